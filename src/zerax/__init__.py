@@ -1,0 +1,27 @@
+"""zerax: a pure-functional array-transform library.
+
+Immutable arrays are traced through pure Python functions into a small typed IR;
+composable transforms (grad of any order, jvp/vjp, vmap, jit) rewrite it.
+
+>>> import zerax as zx, zerax.numpy as znp
+>>> float(zx.grad(lambda x: znp.sum(znp.tanh(x) ** 2))(0.5))
+0.7864477329659274
+"""
+
+from . import errors
+from ._src import ops as _ops  # noqa: F401  (registers every primitive)
+from ._src.ad import grad, jvp, linearize, value_and_grad, vjp
+from ._src.array import Array
+from ._src.custom import Function, checkpoint, custom_jvp, custom_vjp, remat
+from ._src.ops.misc import stop_gradient
+from ._src.tracing import make_jaxpr
+from ._src.ir import ClosedJaxpr, Jaxpr, eval_jaxpr
+from . import numpy, lax, tree_util, test_util  # noqa: E402
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Array", "ClosedJaxpr", "Function", "Jaxpr", "checkpoint", "custom_jvp", "custom_vjp",
+    "errors", "eval_jaxpr", "grad", "jvp", "lax", "linearize", "make_jaxpr", "numpy", "remat",
+    "stop_gradient", "test_util", "tree_util", "value_and_grad", "vjp",
+]

@@ -1,0 +1,111 @@
+"""`zerax.Array`: the immutable concrete array.
+
+An Array wraps a read-only NumPy ndarray.  It never changes: item assignment raises
+an error pointing to ``x.at[idx].set(v)``, which returns a new Array.  Operators and
+methods come from `ArrayMethods`, shared with tracers.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import errors
+from .array_methods import ArrayMethods
+
+
+class Array(ArrayMethods):
+    """An immutable n-dimensional array.
+
+    >>> import zerax.numpy as znp
+    >>> x = znp.array([1.0, 2.0, 3.0])
+    >>> (x * 2).sum()
+    Array(12., dtype=float64)
+    >>> x.at[0].set(10.0)
+    Array([10.,  2.,  3.], dtype=float64)
+    """
+
+    __slots__ = ("_value",)
+    __array_priority__ = 100
+    __array_ufunc__ = None
+
+    def __init__(self, value):
+        v = np.array(value)  # a private copy: the caller's ndarray may change later
+        v.flags.writeable = False
+        self._value = v
+
+    @staticmethod
+    def _wrap(value) -> "Array":
+        """Wrap a freshly computed ndarray without copying (it must not be shared)."""
+        a = object.__new__(Array)
+        if type(value) is not np.ndarray:
+            value = np.asarray(value)
+        value.flags.writeable = False
+        a._value = value
+        return a
+
+    shape = property(lambda self: self._value.shape)
+    dtype = property(lambda self: self._value.dtype)
+    ndim = property(lambda self: self._value.ndim)
+    size = property(lambda self: self._value.size)
+    nbytes = property(lambda self: self._value.nbytes)
+
+    @property
+    def aval(self):
+        from .core import ShapedArray
+        return ShapedArray(self._value.shape, self._value.dtype)
+
+    def __array__(self, dtype=None, copy=None):
+        v = self._value
+        if dtype is not None and np.dtype(dtype) != v.dtype:
+            return v.astype(dtype)
+        if copy:
+            return v.copy()
+        return v
+
+    def __len__(self):
+        return len(self._value)
+
+    def __setitem__(self, idx, value):
+        raise errors.ImmutableArrayError(
+            "zerax Arrays are immutable: item assignment is not supported. "
+            "Use x = x.at[idx].set(value) (or .add, .multiply, .min, .max), which "
+            "returns an updated copy.")
+
+    def __repr__(self):
+        body = np.array2string(self._value, separator=", ", prefix="Array(")
+        return f"Array({body}, dtype={self._value.dtype.name})"
+
+    def __str__(self):
+        return str(self._value)
+
+    def __format__(self, spec):
+        if self._value.ndim == 0:
+            return format(self._value.item(), spec)
+        return format(str(self), spec)
+
+    def __bool__(self):
+        return bool(self._value)
+
+    def __float__(self):
+        return float(self._value)
+
+    def __int__(self):
+        return int(self._value)
+
+    def __index__(self):
+        return self._value.__index__()
+
+    def item(self, *args):
+        return self._value.item(*args)
+
+    def tolist(self):
+        return self._value.tolist()
+
+    def __reduce__(self):
+        return (Array, (np.array(self._value),))
+
+    __hash__ = None
+
+    def block_until_ready(self):
+        """Arrays are computed eagerly; present for JAX compatibility."""
+        return self

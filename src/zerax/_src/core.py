@@ -1,0 +1,311 @@
+"""The heart of zerax: primitives, `bind`, traces and tracers, abstract values.
+
+A *primitive* is an operation zerax knows the rules of.  `bind(prim, *args, **params)`
+applies it: with only concrete arguments it runs the primitive's NumPy implementation
+at once (the eager path); otherwise the innermost live *trace* among the arguments'
+tracers handles it (a JVP trace computes tangents, a recording trace writes an IR
+equation, ...).  Traces are numbered by *level*: a trace started inside another has a
+higher level, and `bind` always dispatches to the highest level present, lifting the
+other arguments.  That ordering is what keeps nested transforms from confusing their
+perturbations.
+"""
+
+from __future__ import annotations
+
+import itertools
+from contextlib import contextmanager
+from typing import Callable
+
+import numpy as np
+
+from .. import errors
+
+# --------------------------------------------------------------------------- avals
+
+
+class ShapedArray:
+    """The abstract value of an array: its shape and dtype (what tracing knows)."""
+
+    __slots__ = ("shape", "dtype")
+
+    def __init__(self, shape, dtype):
+        self.shape = tuple(shape)
+        self.dtype = np.dtype(dtype)
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    def __eq__(self, other):
+        return (type(other) is ShapedArray and self.shape == other.shape
+                and self.dtype == other.dtype)
+
+    def __hash__(self):
+        return hash((self.shape, self.dtype))
+
+    def str_short(self) -> str:
+        return f"{short_dtype(self.dtype)}[{','.join(map(str, self.shape))}]"
+
+    __repr__ = str_short
+
+
+_SHORT = {"float64": "f64", "float32": "f32", "float16": "f16", "int64": "i64",
+          "int32": "i32", "int16": "i16", "int8": "i8", "uint8": "u8", "uint16": "u16",
+          "uint32": "u32", "uint64": "u64", "bool": "bool", "complex128": "c128",
+          "complex64": "c64"}
+
+
+def short_dtype(dtype) -> str:
+    name = np.dtype(dtype).name
+    return _SHORT.get(name, name)
+
+
+def get_aval(x) -> ShapedArray:
+    """The abstract value of a concrete value or a tracer."""
+    if isinstance(x, Tracer):
+        return x.aval
+    v = getattr(x, "_value", None)
+    if v is None:
+        if isinstance(x, np.ndarray):
+            return ShapedArray(x.shape, x.dtype)
+        if isinstance(x, (bool, int, float, complex, np.generic)):
+            return ShapedArray((), np.asarray(x).dtype)
+        raise errors.ZeraxTypeError(
+            f"{type(x).__name__!r} object is not a valid zerax array value: {x!r:.80}")
+    return ShapedArray(v.shape, v.dtype)
+
+
+# --------------------------------------------------------------------------- primitives
+
+_registry: dict[str, "Primitive"] = {}
+
+
+class Primitive:
+    """One operation with all of its rules.
+
+    Rules (set by the module in ``ops/`` that declares the primitive):
+      impl(*ndarrays, **params) -> ndarray       the reference semantics (NumPy)
+      abstract_eval(*avals, **params) -> aval    the shape/dtype rule
+      jvp(primals, tangents, **params) -> (out, tangent_out)
+      transpose(ct, *args, **params) -> cts       only for primitives linear in some inputs
+      batch(args, dims, **params) -> (out, dim)   filled by the vmap issue
+      lower_numba / lower_cupy                    filled by the jit / GPU issues
+      simplify(trace, args, params) -> value|None algebraic folding while recording
+    A rule that is deliberately absent is listed in ``unsupported`` with a reason;
+    using the primitive under that transform raises NotSupportedError with it.
+    """
+
+    def __init__(self, name: str, *, multiple_results: bool = False):
+        self.name = name
+        self.multiple_results = multiple_results
+        self.impl: Callable | None = None
+        self.abstract_eval: Callable | None = None
+        self.jvp: Callable | None = None
+        self.transpose: Callable | None = None
+        self.batch: Callable | None = None
+        self.lower_numba: Callable | None = None
+        self.lower_cupy: Callable | None = None
+        self.simplify: Callable | None = None
+        self.unsupported: dict[str, str] = {}
+        _registry[name] = self
+
+    def __repr__(self):
+        return self.name
+
+    def bind(self, *args, **params):
+        return bind(self, *args, **params)
+
+    def rule_missing(self, kind: str) -> errors.NotSupportedError:
+        reason = self.unsupported.get(kind, f"no {kind} rule is defined")
+        return errors.NotSupportedError(
+            f"primitive '{self.name}' cannot be used under {kind}: {reason} "
+            f"(at {errors.user_frame()})")
+
+
+def all_primitives() -> dict[str, Primitive]:
+    return dict(_registry)
+
+
+# --------------------------------------------------------------------------- traces
+
+class Trace:
+    """A transform in progress.  Subclasses implement ``process_primitive``."""
+
+    __slots__ = ("level", "alive", "name")
+
+    def __init__(self, level: int, name: str = ""):
+        self.level = level
+        self.alive = True
+        self.name = name
+
+    def process_primitive(self, prim, args, params):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def process_custom_jvp(self, prim, fun, jvp_rule, args, params):
+        """A custom_jvp function: traces that do not differentiate just call it."""
+        return fun(*args)
+
+    def process_custom_vjp(self, prim, fun, fwd, bwd, args, params):
+        return fun(*args)
+
+
+_trace_stack: list[Trace] = []
+
+
+@contextmanager
+def new_trace(cls, *args, **kw):
+    """Start a trace one level above every live trace; end it on exit."""
+    trace = cls(len(_trace_stack), *args, **kw)
+    _trace_stack.append(trace)
+    try:
+        yield trace
+    finally:
+        _trace_stack.pop()
+        trace.alive = False
+
+
+def current_level() -> int:
+    return len(_trace_stack)
+
+
+from .array_methods import ArrayMethods  # noqa: E402  (operators shared by Array and Tracer)
+
+
+class Tracer(ArrayMethods):
+    """A value flowing through a transform: stands in for an array."""
+
+    __slots__ = ("_trace",)
+    __array_priority__ = 100
+    __array_ufunc__ = None
+
+    @property
+    def aval(self) -> ShapedArray:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    @property
+    def shape(self):
+        return self.aval.shape
+
+    @property
+    def dtype(self):
+        return self.aval.dtype
+
+    @property
+    def ndim(self):
+        return len(self.aval.shape)
+
+    @property
+    def size(self):
+        return self.aval.size
+
+    def __len__(self):
+        shape = self.shape
+        if not shape:
+            raise TypeError("len() of unsized object (a 0-d traced array)")
+        return shape[0]
+
+    def __array__(self, dtype=None, copy=None):
+        raise errors.TracerArrayConversionError(
+            f"a traced value {self.aval.str_short()} was converted to a NumPy array "
+            f"at {errors.user_frame()}: NumPy functions cannot see inside a transform. "
+            "Use zerax.numpy instead of numpy on traced values.")
+
+    def __repr__(self):
+        return f"Traced<{self.aval.str_short()}>({type(self._trace).__name__} level {self._trace.level})"
+
+    __hash__ = None
+
+    def to_concrete(self, what: str):
+        """The concrete value behind this tracer, or a ConcretizationError."""
+        raise concretization_error(self, what)
+
+
+def concretization_error(tracer, what: str) -> errors.ConcretizationError:
+    trace = tracer._trace
+    fun = f" while tracing {trace.name!r}" if getattr(trace, "name", "") else ""
+    return errors.ConcretizationError(
+        f"{what} was called on a traced value {tracer.aval.str_short()}{fun}, at "
+        f"{errors.user_frame()}. Its value is not known until the program runs. "
+        "Use zerax.lax.cond / zerax.lax.while_loop or zerax.numpy.where instead of Python "
+        "control flow on traced values, or mark the argument static "
+        "(static_argnums / static_argnames).")
+
+
+def _dead_tracer(tracer) -> errors.UnexpectedTracerError:
+    return errors.UnexpectedTracerError(
+        f"a tracer {tracer.aval.str_short()} from a transform that has already ended "
+        f"({type(tracer._trace).__name__}) was used at {errors.user_frame()}. This happens "
+        "when a traced value is stored outside the function being transformed (a global, "
+        "a list, an attribute). Return values from the function instead.")
+
+
+# --------------------------------------------------------------------------- bind
+
+def bind(prim: Primitive, *args, **params):
+    """Apply ``prim`` to ``args``: eagerly, or by the innermost trace among them."""
+    top = None
+    level = -1
+    for a in args:
+        if isinstance(a, Tracer):
+            t = a._trace
+            if not t.alive:
+                raise _dead_tracer(a)
+            if t.level > level:
+                top, level = t, t.level
+    if top is None:
+        return eval_primitive(prim, args, params)
+    return top.process_primitive(prim, args, params)
+
+
+def eval_primitive(prim: Primitive, args, params):
+    """The eager path: NumPy implementation on concrete values, wrapped as Arrays."""
+    vals = [a._value if type(a) is Array else a for a in args]
+    out = prim.impl(*vals, **params)
+    if prim.multiple_results:
+        return [Array._wrap(o) for o in out]
+    return Array._wrap(out)
+
+
+def full_lower(x):
+    """Strip trace wrappers that carry no information (used for outputs)."""
+    return x
+
+
+def find_top_trace(args):
+    top, level = None, -1
+    for a in args:
+        if isinstance(a, Tracer):
+            t = a._trace
+            if not t.alive:
+                raise _dead_tracer(a)
+            if t.level > level:
+                top, level = t, t.level
+    return top
+
+
+def is_concrete(x) -> bool:
+    return not isinstance(x, Tracer)
+
+
+def concrete_value(x, what: str = "converting to a Python value"):
+    """The ndarray behind ``x``; tracers are asked for a concrete value (JVP tracers
+    have one, recording tracers raise a ConcretizationError)."""
+    while isinstance(x, Tracer):
+        x = x.to_concrete(what)
+    if type(x) is Array:
+        return x._value
+    return np.asarray(x)
+
+
+_counter = itertools.count()
+
+
+def fresh_id() -> int:
+    return next(_counter)
+
+
+from .array import Array  # noqa: E402

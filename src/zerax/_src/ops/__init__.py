@@ -1,0 +1,5 @@
+"""The primitives, grouped by kind; each module declares its primitives with all rules.
+
+Importing this package registers every primitive."""
+
+from . import elementwise, shape, reduce, indexing, linalg, misc  # noqa: F401

@@ -1,0 +1,150 @@
+"""Small factories that remove boilerplate when declaring primitives.
+
+`elementwise(...)` gives an n-ary elementwise primitive its shape/dtype rule;
+`defjvp` builds a JVP rule from one derivative function per argument, skipping
+symbolic-zero tangents; `deflinear` and `unbroadcast` serve linear primitives.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ... import errors
+from ..ad import Zero, is_undefined
+from ..core import Primitive, ShapedArray, bind
+
+
+def elementwise_shape(name, avals):
+    """Elementwise operands share one shape; a 0-d operand broadcasts (like a literal)."""
+    shape = ()
+    for a in avals:
+        if a.shape:
+            if shape and a.shape != shape:
+                raise errors.ShapeError(
+                    f"{name}: operand shapes {' and '.join(str(b.shape) for b in avals)} do "
+                    "not match (elementwise primitives need equal shapes; zerax.numpy "
+                    "functions broadcast first).")
+            shape = a.shape
+    return shape
+
+
+def same_dtype(name, avals):
+    dts = {a.dtype for a in avals}
+    if len(dts) > 1:
+        raise errors.ZeraxTypeError(
+            f"{name}: operands must have one dtype, got {', '.join(sorted(d.name for d in dts))} "
+            "(zerax.numpy functions promote first).")
+    return avals[0].dtype
+
+
+def elementwise(name, impl, nargs=1, *, dtype_rule=None, kinds=None):
+    """Declare an elementwise primitive with its NumPy ``impl`` and shape rule.
+
+    ``kinds`` restricts operand dtype kinds (e.g. "fc" for float math); ``dtype_rule``
+    maps input avals to the output dtype (default: the common input dtype)."""
+    prim = Primitive(name)
+    prim.impl = impl
+    prim.nargs = nargs
+
+    def abstract_eval(*avals, **params):
+        shape = elementwise_shape(name, avals)
+        if dtype_rule is None:
+            dtype = same_dtype(name, avals)
+        else:
+            dtype = dtype_rule(*avals, **params)
+        if kinds is not None:
+            for a in avals:
+                if a.dtype.kind not in kinds:
+                    raise errors.ZeraxTypeError(
+                        f"{name} does not accept dtype {a.dtype.name}")
+        return ShapedArray(shape, dtype)
+
+    prim.abstract_eval = abstract_eval
+    prim.elementwise = True
+    return prim
+
+
+def broadcast_to_shape(x, shape):
+    """Broadcast ``x`` (same rank or 0-d) to ``shape`` with the broadcast primitive."""
+    from .shape import broadcast_in_dim
+    xs = tuple(x.shape)
+    if xs == tuple(shape):
+        return x
+    if not xs:
+        return broadcast_in_dim(x, tuple(shape), ())
+    raise errors.ShapeError(f"cannot broadcast {xs} to {tuple(shape)}")
+
+
+def unbroadcast(ct, aval):
+    """A cotangent for an operand of type ``aval`` from one of the output's shape."""
+    if type(ct) is Zero:
+        return ct
+    if tuple(ct.shape) == aval.shape:
+        return ct
+    from .reduce import reduce_sum
+    return reduce_sum(ct, axes=tuple(range(len(ct.shape))))
+
+
+def _add_tangents(a, b):
+    from .elementwise import add_any
+    if a is None:
+        return b
+    return add_any(a, b)
+
+
+def defjvp(prim, *rules):
+    """JVP from per-argument rules ``rule(g, ans, *primals, **params)``; a rule of None
+    means the output does not depend differentiably on that argument."""
+
+    def jvp(primals, tangents, **params):
+        ans = bind(prim, *primals, **params)
+        if ans.dtype.kind not in "fc":
+            return ans, Zero(ShapedArray(ans.shape, ans.dtype))
+        out = None
+        for rule, t in zip(rules, tangents):
+            if rule is None or type(t) is Zero:
+                continue
+            contribution = rule(t, ans, *primals, **params)
+            if tuple(contribution.shape) != tuple(ans.shape):
+                contribution = broadcast_to_shape(contribution, ans.shape)
+            out = _add_tangents(out, contribution)
+        if out is None:
+            return ans, Zero(ShapedArray(ans.shape, ans.dtype))
+        return ans, out
+
+    prim.jvp = jvp
+    return jvp
+
+
+def deflinear(prim, transpose_rule):
+    """A primitive linear in all of its array arguments: its JVP applies itself to the
+    tangents; ``transpose_rule(ct, *args, **params)`` returns input cotangents."""
+
+    def jvp(primals, tangents, **params):
+        ans = bind(prim, *primals, **params)
+        if all(type(t) is Zero for t in tangents):
+            return ans, Zero(ShapedArray(ans.shape, ans.dtype))
+        ts = [np.zeros(t.aval.shape, t.aval.dtype) if type(t) is Zero else t for t in tangents]
+        return ans, bind(prim, *ts, **params)
+
+    prim.jvp = jvp
+    prim.transpose = transpose_rule
+    return prim
+
+
+def not_differentiable(prim, reason="its output is piecewise constant"):
+    """Integer/boolean-valued primitives: zero tangents, nothing to transpose."""
+
+    def jvp(primals, tangents, **params):
+        ans = bind(prim, *primals, **params)
+        if prim.multiple_results:
+            return ans, [Zero(ShapedArray(a.shape, a.dtype)) for a in ans]
+        return ans, Zero(ShapedArray(ans.shape, ans.dtype))
+
+    prim.jvp = jvp
+    prim.unsupported["transpose"] = f"{prim.name} is not linear ({reason})"
+    return prim
+
+
+__all__ = ["elementwise", "defjvp", "deflinear", "not_differentiable", "unbroadcast",
+           "broadcast_to_shape", "is_undefined", "elementwise_shape", "same_dtype"]

@@ -1,0 +1,589 @@
+"""Elementwise primitives: arithmetic, comparisons, logic, and NumPy's math functions.
+
+Each primitive is declared once here with its NumPy implementation, its shape/dtype
+rule (from the `elementwise` factory), its JVP, its transpose where it is linear, and
+its algebraic simplification where one applies.  Operands share one shape and one
+dtype, except that a 0-d operand broadcasts (as a literal does); `zerax.numpy`
+promotes and broadcasts before it binds.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..ad import Zero, is_undefined
+from ..core import ShapedArray, Tracer, bind
+from ._factory import defjvp, elementwise, not_differentiable, unbroadcast
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _c(x, v):
+    """A 0-d constant of ``x``'s dtype (rules never use weak Python scalars)."""
+    return np.array(v, dtype=x.dtype)
+
+
+def _is_const(x, value) -> bool:
+    """Whether ``x`` is a concrete scalar equal to ``value`` (for folding)."""
+    if isinstance(x, Tracer):
+        return False
+    v = getattr(x, "_value", x)
+    v = np.asarray(v)
+    return v.ndim == 0 and v == value
+
+
+def _binary_identity(identity_right=None, identity_left=None):
+    """simplify rule: ``op(x, e) -> x`` and ``op(e, x) -> x`` for an identity element
+    ``e`` (a concrete scalar of the same dtype that does not change the result's shape)."""
+
+    def simplify(trace, args, atoms, params):
+        ax, ay = atoms[0].aval, atoms[1].aval
+        if ax.dtype != ay.dtype:
+            return None
+        if identity_right is not None and _is_const(args[1], identity_right) \
+                and len(ax.shape) >= len(ay.shape):
+            return args[0]
+        if identity_left is not None and _is_const(args[0], identity_left) \
+                and len(ay.shape) >= len(ax.shape):
+            return args[1]
+        return None
+
+    return simplify
+
+
+# --------------------------------------------------------------------------- arithmetic
+
+add_p = elementwise("add", np.add, 2)
+sub_p = elementwise("sub", np.subtract, 2)
+mul_p = elementwise("mul", np.multiply, 2)
+div_p = elementwise("div", np.true_divide, 2, kinds="fc")
+neg_p = elementwise("neg", np.negative, 1)
+
+
+def add(x, y):
+    return bind(add_p, x, y)
+
+
+add_any = add
+
+
+def sub(x, y):
+    return bind(sub_p, x, y)
+
+
+def mul(x, y):
+    return bind(mul_p, x, y)
+
+
+def div(x, y):
+    return bind(div_p, x, y)
+
+
+def neg(x):
+    return bind(neg_p, x)
+
+
+defjvp(add_p, lambda g, ans, x, y: g, lambda g, ans, x, y: g)
+defjvp(sub_p, lambda g, ans, x, y: g, lambda g, ans, x, y: neg(g))
+defjvp(mul_p, lambda g, ans, x, y: mul(g, y), lambda g, ans, x, y: mul(x, g))
+defjvp(div_p, lambda g, ans, x, y: div(g, y), lambda g, ans, x, y: neg(mul(g, div(ans, y))))
+defjvp(neg_p, lambda g, ans, x: neg(g))
+
+
+def _add_transpose(ct, x, y):
+    return [unbroadcast(ct, x.aval) if is_undefined(x) else None,
+            unbroadcast(ct, y.aval) if is_undefined(y) else None]
+
+
+def _sub_transpose(ct, x, y):
+    return [unbroadcast(ct, x.aval) if is_undefined(x) else None,
+            unbroadcast(neg(ct), y.aval) if is_undefined(y) else None]
+
+
+def _mul_transpose(ct, x, y):
+    if is_undefined(x) and is_undefined(y):
+        raise NotImplementedError("mul transposed in both operands: the program is not linear")
+    if is_undefined(x):
+        return [unbroadcast(mul(ct, y), x.aval), None]
+    return [None, unbroadcast(mul(x, ct), y.aval)]
+
+
+def _div_transpose(ct, x, y):
+    if is_undefined(y):
+        raise NotImplementedError("div is not linear in its divisor")
+    return [unbroadcast(div(ct, y), x.aval), None]
+
+
+add_p.transpose = _add_transpose
+sub_p.transpose = _sub_transpose
+mul_p.transpose = _mul_transpose
+div_p.transpose = _div_transpose
+neg_p.transpose = lambda ct, x: [neg(ct)]
+
+add_p.simplify = _binary_identity(0, 0)
+sub_p.simplify = _binary_identity(0, None)
+mul_p.simplify = _binary_identity(1, 1)
+div_p.simplify = _binary_identity(1, None)
+
+
+def _neg_simplify(trace, args, atoms, params):
+    eqn = trace.producer.get(atoms[0])
+    if eqn is not None and eqn.primitive is neg_p:
+        return trace.value_of(eqn.invars[0])  # neg(neg(x)) -> x
+    return None
+
+
+neg_p.simplify = _neg_simplify
+
+# --------------------------------------------------------------------------- integer-ish
+
+floor_divide_p = not_differentiable(elementwise("floor_divide", np.floor_divide, 2))
+rem_p = elementwise("rem", np.remainder, 2)
+sign_p = not_differentiable(elementwise("sign", np.sign, 1))
+floor_p = not_differentiable(elementwise("floor", np.floor, 1, kinds="f"))
+ceil_p = not_differentiable(elementwise("ceil", np.ceil, 1, kinds="f"))
+round_p = not_differentiable(elementwise("round", lambda x: np.round(x), 1, kinds="f"))
+
+
+def floor_divide(x, y):
+    return bind(floor_divide_p, x, y)
+
+
+def rem(x, y):
+    return bind(rem_p, x, y)
+
+
+def sign(x):
+    return bind(sign_p, x)
+
+
+def floor(x):
+    return bind(floor_p, x)
+
+
+def ceil(x):
+    return bind(ceil_p, x)
+
+
+def round(x):  # noqa: A001 - lax's name; rounds half to even, like NumPy
+    return bind(round_p, x)
+
+
+defjvp(rem_p, lambda g, ans, x, y: g,
+       lambda g, ans, x, y: mul(g, neg(floor(div(x, y)))))
+
+# --------------------------------------------------------------------------- max/min/pow
+
+max_p = elementwise("max", np.maximum, 2)
+min_p = elementwise("min", np.minimum, 2)
+pow_p = elementwise("pow", np.power, 2)
+integer_pow_p = elementwise("integer_pow", lambda x, *, y: _integer_pow_impl(x, y), 1)
+atan2_p = elementwise("atan2", np.arctan2, 2, kinds="f")
+
+
+def _integer_pow_impl(x, y):
+    if y < 0 and x.dtype.kind in "iu":
+        raise ValueError("integers to negative integer powers are not allowed")
+    return np.power(x, np.array(y, dtype=x.dtype))
+
+
+def maximum(x, y):
+    return bind(max_p, x, y)
+
+
+def minimum(x, y):
+    return bind(min_p, x, y)
+
+
+def pow(x, y):  # noqa: A001 - lax's name
+    return bind(pow_p, x, y)
+
+
+def integer_pow(x, y: int):
+    return bind(integer_pow_p, x, y=int(y))
+
+
+def _balanced_mask(x, y, pick_greater):
+    """1 where this operand wins, 0.5 on ties, 0 where it loses (JAX's convention)."""
+    wins = gt(x, y) if pick_greater else lt(x, y)
+    one = _c(x, 1.0)
+    half = _c(x, 0.5)
+    zero = _c(x, 0.0)
+    return select_n(wins, select_n(eq(x, y), zero, half), one)
+
+
+defjvp(max_p, lambda g, ans, x, y: mul(g, _balanced_mask(x, y, True)),
+       lambda g, ans, x, y: mul(g, _balanced_mask(y, x, True)))
+defjvp(min_p, lambda g, ans, x, y: mul(g, _balanced_mask(x, y, False)),
+       lambda g, ans, x, y: mul(g, _balanced_mask(y, x, False)))
+
+
+def _pow_jvp_x(g, ans, x, y):
+    # d/dx x**y = y * x**(y-1); written with a where so x == 0, y == 0 gives 0, not nan.
+    safe = select_n(eq(y, _c(y, 0.0)), pow(x, sub(y, _c(y, 1.0))), _c(x, 0.0))
+    return mul(g, mul(y, safe))
+
+
+def _pow_jvp_y(g, ans, x, y):
+    safe_log = log(select_n(eq(x, _c(x, 0.0)), x, _c(x, 1.0)))
+    return mul(g, mul(ans, safe_log))
+
+
+defjvp(pow_p, _pow_jvp_x, _pow_jvp_y)
+
+
+def _integer_pow_jvp(g, ans, x, *, y):
+    if y == 0:
+        return mul(g, _c(x, 0.0))
+    if y == 1:
+        return g
+    if y == 2:
+        return mul(g, mul(_c(x, 2.0), x))
+    return mul(g, mul(_c(x, float(y)), integer_pow(x, y - 1)))
+
+
+defjvp(integer_pow_p, _integer_pow_jvp)
+
+
+def _integer_pow_simplify(trace, args, atoms, params):
+    if params["y"] == 1:
+        return args[0]
+    return None
+
+
+integer_pow_p.simplify = _integer_pow_simplify
+
+
+def _atan2_denominator(x, y):
+    return add(mul(x, x), mul(y, y))
+
+
+defjvp(atan2_p, lambda g, ans, y, x: mul(g, div(x, _atan2_denominator(x, y))),
+       lambda g, ans, y, x: mul(g, neg(div(y, _atan2_denominator(x, y)))))
+
+# --------------------------------------------------------------------------- comparisons, logic
+
+_bool_out = lambda *avals, **params: np.dtype(np.bool_)  # noqa: E731
+_cmp_dtype = lambda *avals, **params: (_check_same(avals), np.dtype(np.bool_))[1]  # noqa: E731
+
+
+def _check_same(avals):
+    from ._factory import same_dtype
+    return same_dtype("comparison", avals)
+
+
+eq_p = not_differentiable(elementwise("eq", np.equal, 2, dtype_rule=_cmp_dtype))
+ne_p = not_differentiable(elementwise("ne", np.not_equal, 2, dtype_rule=_cmp_dtype))
+lt_p = not_differentiable(elementwise("lt", np.less, 2, dtype_rule=_cmp_dtype))
+le_p = not_differentiable(elementwise("le", np.less_equal, 2, dtype_rule=_cmp_dtype))
+gt_p = not_differentiable(elementwise("gt", np.greater, 2, dtype_rule=_cmp_dtype))
+ge_p = not_differentiable(elementwise("ge", np.greater_equal, 2, dtype_rule=_cmp_dtype))
+and_p = not_differentiable(elementwise("and", np.bitwise_and, 2, kinds="biu"))
+or_p = not_differentiable(elementwise("or", np.bitwise_or, 2, kinds="biu"))
+xor_p = not_differentiable(elementwise("xor", np.bitwise_xor, 2, kinds="biu"))
+not_p = not_differentiable(elementwise("not", np.invert, 1, kinds="biu"))
+shift_left_p = not_differentiable(elementwise("shift_left", np.left_shift, 2, kinds="iu"))
+shift_right_p = not_differentiable(elementwise("shift_right", np.right_shift, 2, kinds="iu"))
+is_finite_p = not_differentiable(
+    elementwise("is_finite", np.isfinite, 1, dtype_rule=_bool_out))
+isnan_p = not_differentiable(elementwise("isnan", np.isnan, 1, dtype_rule=_bool_out))
+
+
+def eq(x, y):
+    return bind(eq_p, x, y)
+
+
+def ne(x, y):
+    return bind(ne_p, x, y)
+
+
+def lt(x, y):
+    return bind(lt_p, x, y)
+
+
+def le(x, y):
+    return bind(le_p, x, y)
+
+
+def gt(x, y):
+    return bind(gt_p, x, y)
+
+
+def ge(x, y):
+    return bind(ge_p, x, y)
+
+
+def bitwise_and(x, y):
+    return bind(and_p, x, y)
+
+
+def bitwise_or(x, y):
+    return bind(or_p, x, y)
+
+
+def bitwise_not(x):
+    return bind(not_p, x)
+
+
+def bitwise_xor(x, y):
+    return bind(xor_p, x, y)
+
+
+def shift_left(x, y):
+    return bind(shift_left_p, x, y)
+
+
+def shift_right(x, y):
+    return bind(shift_right_p, x, y)
+
+
+def is_finite(x):
+    return bind(is_finite_p, x)
+
+
+def isnan(x):
+    return bind(isnan_p, x)
+
+
+# --------------------------------------------------------------------------- select, clamp
+
+def _select_impl(pred, *cases):
+    if len(cases) == 2 and pred.dtype == np.bool_:
+        return np.where(pred, cases[1], cases[0])
+    return np.choose(np.asarray(pred, dtype=np.intp), cases)
+
+
+def _select_dtype(pred, *cases, **params):
+    from ... import errors
+    from ._factory import same_dtype
+    if pred.dtype.kind not in "biu":
+        raise errors.ZeraxTypeError(f"select_n: the predicate must be bool or int, got {pred.dtype}")
+    return same_dtype("select_n", cases)
+
+
+select_n_p = elementwise("select_n", _select_impl, 3, dtype_rule=_select_dtype)
+
+
+def select_n(pred, *cases):
+    """``cases[pred]`` elementwise (for a bool ``pred``: ``where(pred, cases[1], cases[0])``)."""
+    return bind(select_n_p, pred, *cases)
+
+
+def _select_jvp(primals, tangents):
+    pred, *cases = primals
+    ans = select_n(pred, *cases)
+    case_ts = tangents[1:]
+    if ans.dtype.kind not in "fc" or all(type(t) is Zero for t in case_ts):
+        return ans, Zero(ShapedArray(ans.shape, ans.dtype))
+    ts = [_zeros_like_aval(t.aval) if type(t) is Zero else t for t in case_ts]
+    return ans, select_n(pred, *ts)
+
+
+def _zeros_like_aval(aval):
+    return np.zeros(aval.shape, aval.dtype)
+
+
+def _select_transpose(ct, pred, *cases):
+    if is_undefined(pred):
+        raise NotImplementedError("select_n is not linear in its predicate")
+    out_shape = tuple(ct.shape)
+    zero = _zeros_like_aval(ShapedArray((), ct.dtype))
+    res = [None]
+    for i, c in enumerate(cases):
+        if is_undefined(c):
+            branches = [ct if j == i else zero for j in range(len(cases))]
+            res.append(unbroadcast(select_n(pred, *branches), c.aval))
+        else:
+            res.append(None)
+    del out_shape
+    return res
+
+
+def _select_simplify(trace, args, atoms, params):
+    cases = atoms[1:]
+    first = cases[0]
+    if all(c is first for c in cases) and first.aval.shape == _out_shape(atoms):
+        return args[1]
+    return None
+
+
+def _out_shape(atoms):
+    for a in atoms:
+        if a.aval.shape:
+            return a.aval.shape
+    return ()
+
+
+select_n_p.jvp = _select_jvp
+select_n_p.transpose = _select_transpose
+select_n_p.simplify = _select_simplify
+
+clamp_p = elementwise("clamp", lambda lo, x, hi: np.minimum(np.maximum(x, lo), hi), 3)
+
+
+def clamp(lo, x, hi):
+    return bind(clamp_p, lo, x, hi)
+
+
+def _zero_like(x):
+    return _c(x, 0.0)
+
+
+defjvp(clamp_p,
+       lambda g, ans, lo, x, hi: select_n(lt(x, lo), _zero_like(g), g),
+       lambda g, ans, lo, x, hi: select_n(bitwise_and(gt(x, lo), lt(x, hi)), _zero_like(g), g),
+       lambda g, ans, lo, x, hi: select_n(gt(x, hi), _zero_like(g), g))
+
+# --------------------------------------------------------------------------- math functions
+
+
+def _unary(name, impl, jvp_rule, kinds="fc"):
+    prim = elementwise(name, impl, 1, kinds=kinds)
+    defjvp(prim, jvp_rule)
+    return prim
+
+
+def _special(fname):
+    def impl(x):
+        from .. import special
+        return getattr(special, fname)(x)
+    return impl
+
+
+exp_p = _unary("exp", np.exp, lambda g, ans, x: mul(g, ans))
+exp2_p = _unary("exp2", np.exp2, lambda g, ans, x: mul(g, mul(ans, _c(x, math.log(2.0)))))
+log_p = _unary("log", np.log, lambda g, ans, x: div(g, x))
+log1p_p = _unary("log1p", np.log1p, lambda g, ans, x: div(g, add(x, _c(x, 1.0))))
+expm1_p = _unary("expm1", np.expm1, lambda g, ans, x: mul(g, add(ans, _c(x, 1.0))))
+sin_p = _unary("sin", np.sin, lambda g, ans, x: mul(g, cos(x)))
+cos_p = _unary("cos", np.cos, lambda g, ans, x: neg(mul(g, sin(x))))
+tan_p = _unary("tan", np.tan, lambda g, ans, x: mul(g, add(_c(x, 1.0), mul(ans, ans))))
+asin_p = _unary("asin", np.arcsin,
+                lambda g, ans, x: mul(g, rsqrt(sub(_c(x, 1.0), mul(x, x)))))
+acos_p = _unary("acos", np.arccos,
+                lambda g, ans, x: neg(mul(g, rsqrt(sub(_c(x, 1.0), mul(x, x))))))
+atan_p = _unary("atan", np.arctan, lambda g, ans, x: div(g, add(_c(x, 1.0), mul(x, x))))
+sinh_p = _unary("sinh", np.sinh, lambda g, ans, x: mul(g, cosh(x)))
+cosh_p = _unary("cosh", np.cosh, lambda g, ans, x: mul(g, sinh(x)))
+tanh_p = _unary("tanh", np.tanh, lambda g, ans, x: mul(g, sub(_c(x, 1.0), mul(ans, ans))))
+asinh_p = _unary("asinh", np.arcsinh,
+                 lambda g, ans, x: mul(g, rsqrt(add(mul(x, x), _c(x, 1.0)))))
+acosh_p = _unary("acosh", np.arccosh,
+                 lambda g, ans, x: mul(g, rsqrt(mul(sub(x, _c(x, 1.0)), add(x, _c(x, 1.0))))))
+atanh_p = _unary("atanh", np.arctanh,
+                 lambda g, ans, x: div(g, sub(_c(x, 1.0), mul(x, x))))
+sqrt_p = _unary("sqrt", np.sqrt, lambda g, ans, x: div(g, mul(_c(x, 2.0), ans)))
+rsqrt_p = _unary("rsqrt", lambda x: 1.0 / np.sqrt(x),
+                 lambda g, ans, x: mul(g, mul(_c(x, -0.5), div(ans, x))))
+cbrt_p = _unary("cbrt", np.cbrt, lambda g, ans, x: div(g, mul(_c(x, 3.0), mul(ans, ans))))
+logistic_p = _unary("logistic", lambda x: _logistic_impl(x),
+                    lambda g, ans, x: mul(g, mul(ans, sub(_c(x, 1.0), ans))))
+erf_p = _unary("erf", _special("erf"),
+               lambda g, ans, x: mul(g, mul(_c(x, 2.0 / math.sqrt(math.pi)), exp(neg(mul(x, x))))),
+               kinds="f")
+erfc_p = _unary("erfc", _special("erfc"),
+                lambda g, ans, x: mul(g, mul(_c(x, -2.0 / math.sqrt(math.pi)),
+                                             exp(neg(mul(x, x))))), kinds="f")
+erf_inv_p = _unary("erf_inv", _special("erf_inv"),
+                   lambda g, ans, x: mul(g, mul(_c(x, math.sqrt(math.pi) / 2.0),
+                                                exp(mul(ans, ans)))), kinds="f")
+lgamma_p = _unary("lgamma", _special("lgamma"), lambda g, ans, x: mul(g, digamma(x)), kinds="f")
+digamma_p = _unary("digamma", _special("digamma"),
+                   lambda g, ans, x: mul(g, polygamma(1, x)), kinds="f")
+polygamma_p = elementwise("polygamma", lambda x, *, m: _polygamma_impl(m, x), 1, kinds="f")
+defjvp(polygamma_p, lambda g, ans, x, *, m: mul(g, polygamma(m + 1, x)))
+
+
+def _polygamma_impl(m, x):
+    from .. import special
+    return special.polygamma(m, x)
+
+
+def _logistic_impl(x):
+    # exp(-|x|) never overflows; both halves are exact to rounding.
+    e = np.exp(-np.abs(x))
+    return np.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(x.dtype, copy=False)
+
+
+abs_p = elementwise("abs", np.abs, 1)
+defjvp(abs_p, lambda g, ans, x: mul(g, sign(x)))
+
+
+def exp(x):
+    return bind(exp_p, x)
+
+
+def log(x):
+    return bind(log_p, x)
+
+
+def sin(x):
+    return bind(sin_p, x)
+
+
+def cos(x):
+    return bind(cos_p, x)
+
+
+def sinh(x):
+    return bind(sinh_p, x)
+
+
+def cosh(x):
+    return bind(cosh_p, x)
+
+
+def tanh(x):
+    return bind(tanh_p, x)
+
+
+def sqrt(x):
+    return bind(sqrt_p, x)
+
+
+def rsqrt(x):
+    return bind(rsqrt_p, x)
+
+
+def digamma(x):
+    return bind(digamma_p, x)
+
+
+def polygamma(m: int, x):
+    return bind(polygamma_p, x, m=int(m))
+
+
+# --------------------------------------------------------------------------- dtype conversion
+
+def _convert_impl(x, *, new_dtype):
+    return x.astype(new_dtype)
+
+
+convert_element_type_p = elementwise(
+    "convert_element_type", _convert_impl, 1,
+    dtype_rule=lambda a, *, new_dtype: np.dtype(new_dtype))
+
+
+def convert_element_type(x, new_dtype):
+    new_dtype = np.dtype(new_dtype)
+    if np.dtype(x.dtype) == new_dtype:
+        return x
+    return bind(convert_element_type_p, x, new_dtype=new_dtype)
+
+
+def _convert_jvp(primals, tangents, *, new_dtype):
+    (x,), (t,) = primals, tangents
+    ans = bind(convert_element_type_p, x, new_dtype=new_dtype)
+    if type(t) is Zero or new_dtype.kind not in "fc" or np.dtype(x.dtype).kind not in "fc":
+        return ans, Zero(ShapedArray(ans.shape, ans.dtype))
+    return ans, bind(convert_element_type_p, t, new_dtype=new_dtype)
+
+
+def _convert_transpose(ct, x, *, new_dtype):
+    return [convert_element_type(ct, x.aval.dtype)]
+
+
+convert_element_type_p.jvp = _convert_jvp
+convert_element_type_p.transpose = _convert_transpose

@@ -1,0 +1,37 @@
+"""Primitives that belong to no family: stop_gradient."""
+
+from __future__ import annotations
+
+from ..ad import Zero
+from ..core import Primitive, ShapedArray, Tracer, bind
+
+stop_gradient_p = Primitive("stop_gradient")
+stop_gradient_p.impl = lambda x: x
+stop_gradient_p.abstract_eval = lambda x: ShapedArray(x.shape, x.dtype)
+
+
+def _stop_gradient_jvp(primals, tangents):
+    ans = stop_gradient(primals[0])
+    return ans, Zero(ShapedArray(ans.shape, ans.dtype))
+
+
+stop_gradient_p.jvp = _stop_gradient_jvp
+stop_gradient_p.unsupported["transpose"] = "its tangent is always zero, so it is never transposed"
+
+
+def stop_gradient(x):
+    """The identity, with a derivative of zero: gradients do not flow through ``x``.
+
+    >>> import zerax as zx
+    >>> float(zx.grad(lambda x: x * zx.lax.stop_gradient(x))(3.0))
+    3.0
+    """
+    from .. import tree
+    from ..api_util import as_input
+
+    def one(leaf):
+        if not isinstance(leaf, Tracer):
+            return as_input(leaf, "stop_gradient argument")
+        return bind(stop_gradient_p, leaf)
+
+    return tree.tree_map(one, x)

@@ -1,0 +1,462 @@
+"""Shape primitives: broadcast, reshape, transpose, squeeze, concatenate, pad, slice,
+dynamic slice/update, reverse, iota.
+
+All but iota are linear in their array operands, so each has a transpose rule; the
+JVP of a linear primitive applies the primitive to the tangents (`deflinear`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ... import errors
+from ..ad import Zero, is_undefined
+from ..core import Primitive, ShapedArray, bind
+from ._factory import deflinear, not_differentiable
+
+
+def _zeros(aval):
+    return np.zeros(aval.shape, aval.dtype)
+
+
+# --------------------------------------------------------------------------- broadcast
+
+broadcast_in_dim_p = Primitive("broadcast_in_dim")
+
+
+def broadcast_in_dim(x, shape, broadcast_dimensions):
+    """Place ``x``'s dims at ``broadcast_dimensions`` of a result of ``shape``."""
+    shape = tuple(int(d) for d in shape)
+    broadcast_dimensions = tuple(int(d) for d in broadcast_dimensions)
+    if tuple(x.shape) == shape and broadcast_dimensions == tuple(range(len(shape))):
+        return x
+    return bind(broadcast_in_dim_p, x, shape=shape, broadcast_dimensions=broadcast_dimensions)
+
+
+def _bid_impl(x, *, shape, broadcast_dimensions):
+    expanded = [1] * len(shape)
+    for src, dst in enumerate(broadcast_dimensions):
+        expanded[dst] = x.shape[src]
+    return np.broadcast_to(x.reshape(expanded), shape)
+
+
+def _bid_abstract(x, *, shape, broadcast_dimensions):
+    if len(broadcast_dimensions) != x.ndim:
+        raise errors.ShapeError(
+            f"broadcast_in_dim: operand of rank {x.ndim} needs {x.ndim} broadcast dimensions, "
+            f"got {broadcast_dimensions}")
+    for src, dst in enumerate(broadcast_dimensions):
+        if not 0 <= dst < len(shape) or x.shape[src] not in (1, shape[dst]):
+            raise errors.ShapeError(
+                f"broadcast_in_dim: cannot broadcast operand shape {x.shape} to {shape} "
+                f"along dimensions {broadcast_dimensions}")
+    return ShapedArray(shape, x.dtype)
+
+
+def _bid_transpose(ct, x, *, shape, broadcast_dimensions):
+    from .reduce import reduce_sum
+    in_shape = x.aval.shape
+    summed = [d for d in range(len(shape)) if d not in broadcast_dimensions]
+    expanded = [dst for src, dst in enumerate(broadcast_dimensions)
+                if in_shape[src] == 1 and shape[dst] != 1]
+    axes = tuple(sorted(summed + expanded))
+    out = reduce_sum(ct, axes=axes) if axes else ct
+    if tuple(out.shape) != in_shape:
+        out = reshape(out, in_shape)
+    return [out]
+
+
+broadcast_in_dim_p.impl = _bid_impl
+broadcast_in_dim_p.abstract_eval = _bid_abstract
+deflinear(broadcast_in_dim_p, _bid_transpose)
+
+# --------------------------------------------------------------------------- reshape
+
+reshape_p = Primitive("reshape")
+
+
+def reshape(x, new_sizes):
+    new_sizes = tuple(int(d) for d in new_sizes)
+    if tuple(x.shape) == new_sizes:
+        return x
+    return bind(reshape_p, x, new_sizes=new_sizes)
+
+
+def _reshape_abstract(x, *, new_sizes):
+    if int(np.prod(new_sizes, dtype=np.int64)) != x.size:
+        raise errors.ShapeError(f"cannot reshape an array of shape {x.shape} into {new_sizes}")
+    return ShapedArray(new_sizes, x.dtype)
+
+
+def _reshape_simplify(trace, args, atoms, params):
+    eqn = trace.producer.get(atoms[0])
+    if eqn is not None and eqn.primitive is reshape_p:  # reshape(reshape(x)) -> one reshape
+        inner = eqn.invars[0]
+        if inner.aval.shape == params["new_sizes"]:
+            return trace.value_of(inner)
+    return None
+
+
+reshape_p.impl = lambda x, *, new_sizes: np.reshape(x, new_sizes)
+reshape_p.abstract_eval = _reshape_abstract
+reshape_p.simplify = _reshape_simplify
+deflinear(reshape_p, lambda ct, x, *, new_sizes: [reshape(ct, x.aval.shape)])
+
+# --------------------------------------------------------------------------- transpose
+
+transpose_p = Primitive("transpose")
+
+
+def transpose(x, permutation):
+    permutation = tuple(int(p) for p in permutation)
+    if permutation == tuple(range(len(permutation))):
+        return x
+    return bind(transpose_p, x, permutation=permutation)
+
+
+def _transpose_abstract(x, *, permutation):
+    if sorted(permutation) != list(range(x.ndim)):
+        raise errors.ShapeError(f"transpose: {permutation} is not a permutation of {x.ndim} axes")
+    return ShapedArray([x.shape[p] for p in permutation], x.dtype)
+
+
+transpose_p.impl = lambda x, *, permutation: np.transpose(x, permutation)
+transpose_p.abstract_eval = _transpose_abstract
+deflinear(transpose_p, lambda ct, x, *, permutation: [
+    transpose(ct, tuple(np.argsort(permutation)))])
+
+# --------------------------------------------------------------------------- squeeze
+
+squeeze_p = Primitive("squeeze")
+
+
+def squeeze(x, dimensions):
+    dimensions = tuple(sorted(int(d) % max(x.ndim, 1) for d in dimensions))
+    if not dimensions:
+        return x
+    return bind(squeeze_p, x, dimensions=dimensions)
+
+
+def _squeeze_abstract(x, *, dimensions):
+    for d in dimensions:
+        if x.shape[d] != 1:
+            raise errors.ShapeError(
+                f"cannot squeeze axis {d} of shape {x.shape}: it has size {x.shape[d]}, not 1")
+    return ShapedArray([n for i, n in enumerate(x.shape) if i not in dimensions], x.dtype)
+
+
+squeeze_p.impl = lambda x, *, dimensions: np.squeeze(x, axis=dimensions)
+squeeze_p.abstract_eval = _squeeze_abstract
+deflinear(squeeze_p, lambda ct, x, *, dimensions: [reshape(ct, x.aval.shape)])
+
+
+def expand_dims(x, dimensions):
+    """Insert size-1 axes at ``dimensions`` (positions in the result)."""
+    ndim = x.ndim + len(dimensions)
+    dims = sorted(int(d) % ndim for d in dimensions)
+    shape = list(x.shape)
+    for d in dims:
+        shape.insert(d, 1)
+    return reshape(x, shape)
+
+# --------------------------------------------------------------------------- concatenate
+
+
+concatenate_p = Primitive("concatenate")
+
+
+def concatenate(xs, dimension):
+    xs = list(xs)
+    if len(xs) == 1:
+        return xs[0]
+    return bind(concatenate_p, *xs, dimension=int(dimension))
+
+
+def _concat_abstract(*xs, dimension):
+    first = xs[0]
+    for x in xs[1:]:
+        if x.ndim != first.ndim or any(a != b for i, (a, b) in enumerate(zip(x.shape, first.shape))
+                                       if i != dimension):
+            raise errors.ShapeError(
+                "concatenate: all inputs must have the same shape except along axis "
+                f"{dimension}; got {', '.join(str(a.shape) for a in xs)}")
+        if x.dtype != first.dtype:
+            raise errors.ZeraxTypeError("concatenate: inputs must share a dtype")
+    shape = list(first.shape)
+    shape[dimension] = sum(x.shape[dimension] for x in xs)
+    return ShapedArray(shape, first.dtype)
+
+
+def _concat_transpose(ct, *xs, dimension):
+    res, start = [], 0
+    for x in xs:
+        aval = x.aval if is_undefined(x) else ShapedArray(x.shape, x.dtype)
+        size = aval.shape[dimension]
+        if is_undefined(x):
+            starts = [0] * len(aval.shape)
+            limits = list(ct.shape)
+            starts[dimension], limits[dimension] = start, start + size
+            res.append(slice_p_bind(ct, starts, limits, None))
+        else:
+            res.append(None)
+        start += size
+    return res
+
+
+concatenate_p.impl = lambda *xs, dimension: np.concatenate(xs, axis=dimension)
+concatenate_p.abstract_eval = _concat_abstract
+deflinear(concatenate_p, _concat_transpose)
+
+# --------------------------------------------------------------------------- slice
+
+slice_p = Primitive("slice")
+
+
+def slice_p_bind(x, start_indices, limit_indices, strides=None):
+    start_indices = tuple(int(i) for i in start_indices)
+    limit_indices = tuple(int(i) for i in limit_indices)
+    strides = None if strides is None or all(s == 1 for s in strides) else \
+        tuple(int(s) for s in strides)
+    if start_indices == (0,) * x.ndim and limit_indices == tuple(x.shape) and strides is None:
+        return x
+    return bind(slice_p, x, start_indices=start_indices, limit_indices=limit_indices,
+                strides=strides)
+
+
+def _slice_impl(x, *, start_indices, limit_indices, strides):
+    st = strides or (1,) * x.ndim
+    return x[tuple(slice(a, b, s) for a, b, s in zip(start_indices, limit_indices, st))]
+
+
+def _slice_abstract(x, *, start_indices, limit_indices, strides):
+    st = strides or (1,) * x.ndim
+    shape = []
+    for n, a, b, s in zip(x.shape, start_indices, limit_indices, st):
+        if not (0 <= a <= b <= n) or s < 1:
+            raise errors.ShapeError(
+                f"slice: start {start_indices}, limit {limit_indices} out of range for {x.shape}")
+        shape.append(max(0, -(-(b - a) // s)))
+    return ShapedArray(shape, x.dtype)
+
+
+def _slice_transpose(ct, x, *, start_indices, limit_indices, strides):
+    in_shape = x.aval.shape
+    st = strides or (1,) * len(in_shape)
+    if any(n == 0 for n in ct.shape):
+        return [_zeros(x.aval)]
+    config = []
+    for n, a, out, s in zip(in_shape, start_indices, ct.shape, st):
+        real_limit = a + (out - 1) * s + 1
+        config.append((a, n - real_limit, s - 1))
+    return [pad(ct, np.zeros((), ct.dtype), tuple(config))]
+
+
+slice_p.impl = _slice_impl
+slice_p.abstract_eval = _slice_abstract
+deflinear(slice_p, _slice_transpose)
+
+# --------------------------------------------------------------------------- pad
+
+pad_p = Primitive("pad")
+
+
+def pad(x, padding_value, padding_config):
+    """lax.pad: ``padding_config`` is one (low, high, interior) per axis; low/high may
+    be negative (cropping)."""
+    padding_config = tuple((int(lo), int(hi), int(i)) for lo, hi, i in padding_config)
+    if all(c == (0, 0, 0) for c in padding_config):
+        return x
+    return bind(pad_p, x, padding_value, padding_config=padding_config)
+
+
+def _pad_impl(x, pv, *, padding_config):
+    inner = [(n - 1) * (i + 1) + 1 if n > 0 else 0 for n, (_, _, i) in zip(x.shape, padding_config)]
+    full = [max(lo, 0) + m + max(hi, 0) for m, (lo, hi, _) in zip(inner, padding_config)]
+    out = np.full(full, pv, dtype=x.dtype)
+    out[tuple(slice(max(lo, 0), max(lo, 0) + m, i + 1)
+              for m, (lo, _, i) in zip(inner, padding_config))] = x
+    crop = tuple(slice(max(-lo, 0), f - max(-hi, 0)) for f, (lo, hi, _) in zip(full, padding_config))
+    return out[crop]
+
+
+def _pad_abstract(x, pv, *, padding_config):
+    if pv.shape != ():
+        raise errors.ShapeError("pad: the padding value must be a scalar")
+    if len(padding_config) != x.ndim:
+        raise errors.ShapeError(f"pad: need {x.ndim} (low, high, interior) triples")
+    shape = []
+    for n, (lo, hi, i) in zip(x.shape, padding_config):
+        if i < 0:
+            raise errors.ShapeError("pad: interior padding must be non-negative")
+        d = lo + hi + n + max(n - 1, 0) * i
+        if d < 0:
+            raise errors.ShapeError(f"pad: negative padding removes more than axis size {n}")
+        shape.append(d)
+    return ShapedArray(shape, x.dtype)
+
+
+def _pad_transpose(ct, x, pv, *, padding_config):
+    from .reduce import reduce_sum
+    res = [None, None]
+    if is_undefined(x):
+        uncrop = tuple((max(-lo, 0), max(-hi, 0), 0) for lo, hi, _ in padding_config)
+        full = pad(ct, np.zeros((), ct.dtype), uncrop)
+        in_shape = x.aval.shape
+        starts = [max(lo, 0) for lo, _, _ in padding_config]
+        limits = [s + ((n - 1) * (i + 1) + 1 if n > 0 else 0)
+                  for s, n, (_, _, i) in zip(starts, in_shape, padding_config)]
+        strides = [i + 1 for _, _, i in padding_config]
+        res[0] = slice_p_bind(full, starts, limits, strides)
+    if is_undefined(pv):
+        from .elementwise import sub
+        total = reduce_sum(ct, axes=tuple(range(len(ct.shape))))
+        inner = res[0] if res[0] is not None else None
+        if inner is not None:
+            total = sub(total, reduce_sum(inner, axes=tuple(range(len(inner.shape)))))
+        else:
+            # The operand is a constant: its positions carry no padding value.
+            mask = pad(np.zeros(x.shape, ct.dtype), np.ones((), ct.dtype), padding_config)
+            from .elementwise import mul
+            total = reduce_sum(mul(ct, mask), axes=tuple(range(len(ct.shape))))
+        res[1] = total
+    return res
+
+
+pad_p.impl = _pad_impl
+pad_p.abstract_eval = _pad_abstract
+deflinear(pad_p, _pad_transpose)
+
+# --------------------------------------------------------------------------- dynamic slices
+
+
+def _clamp_starts(starts, shape, sizes):
+    return tuple(int(min(max(int(s), 0), n - k)) for s, n, k in zip(starts, shape, sizes))
+
+
+dynamic_slice_p = Primitive("dynamic_slice")
+
+
+def dynamic_slice(x, start_indices, slice_sizes):
+    """``x[s0:s0+k0, ...]`` with traced starts, clamped into range (as in JAX)."""
+    return bind(dynamic_slice_p, x, *start_indices,
+                slice_sizes=tuple(int(k) for k in slice_sizes))
+
+
+def _ds_impl(x, *starts, slice_sizes):
+    st = _clamp_starts(starts, x.shape, slice_sizes)
+    return x[tuple(slice(s, s + k) for s, k in zip(st, slice_sizes))]
+
+
+def _ds_abstract(x, *starts, slice_sizes):
+    if len(starts) != x.ndim or len(slice_sizes) != x.ndim:
+        raise errors.ShapeError(f"dynamic_slice: need {x.ndim} start indices and sizes")
+    for s in starts:
+        if s.shape != () or s.dtype.kind not in "iu":
+            raise errors.ZeraxTypeError("dynamic_slice: start indices must be integer scalars")
+    for n, k in zip(x.shape, slice_sizes):
+        if not 0 <= k <= n:
+            raise errors.ShapeError(f"dynamic_slice: slice sizes {slice_sizes} exceed {x.shape}")
+    return ShapedArray(slice_sizes, x.dtype)
+
+
+def _ds_jvp(primals, tangents, *, slice_sizes):
+    x, *starts = primals
+    ans = dynamic_slice(x, starts, slice_sizes)
+    t = tangents[0]
+    if type(t) is Zero:
+        return ans, Zero(ShapedArray(ans.shape, ans.dtype))
+    return ans, dynamic_slice(t, starts, slice_sizes)
+
+
+def _ds_transpose(ct, x, *starts, slice_sizes):
+    zeros = _zeros(x.aval)
+    return [dynamic_update_slice(zeros, ct, starts)] + [None] * len(starts)
+
+
+dynamic_slice_p.impl = _ds_impl
+dynamic_slice_p.abstract_eval = _ds_abstract
+dynamic_slice_p.jvp = _ds_jvp
+dynamic_slice_p.transpose = _ds_transpose
+
+dynamic_update_slice_p = Primitive("dynamic_update_slice")
+
+
+def dynamic_update_slice(x, update, start_indices):
+    return bind(dynamic_update_slice_p, x, update, *start_indices)
+
+
+def _dus_impl(x, update, *starts):
+    st = _clamp_starts(starts, x.shape, update.shape)
+    out = x.copy()
+    out[tuple(slice(s, s + k) for s, k in zip(st, update.shape))] = update
+    return out
+
+
+def _dus_abstract(x, update, *starts):
+    if update.ndim != x.ndim or any(u > n for u, n in zip(update.shape, x.shape)):
+        raise errors.ShapeError(
+            f"dynamic_update_slice: update shape {update.shape} does not fit in {x.shape}")
+    if update.dtype != x.dtype:
+        raise errors.ZeraxTypeError("dynamic_update_slice: update dtype differs from operand's")
+    if len(starts) != x.ndim:
+        raise errors.ShapeError(f"dynamic_update_slice: need {x.ndim} start indices")
+    return ShapedArray(x.shape, x.dtype)
+
+
+def _dus_jvp(primals, tangents):
+    x, update, *starts = primals
+    ans = dynamic_update_slice(x, update, starts)
+    tx, tu = tangents[0], tangents[1]
+    if type(tx) is Zero and type(tu) is Zero:
+        return ans, Zero(ShapedArray(ans.shape, ans.dtype))
+    tx = _zeros(tx.aval) if type(tx) is Zero else tx
+    tu = _zeros(tu.aval) if type(tu) is Zero else tu
+    return ans, dynamic_update_slice(tx, tu, starts)
+
+
+def _dus_transpose(ct, x, update, *starts):
+    u_aval = update.aval if is_undefined(update) else ShapedArray(update.shape, update.dtype)
+    ct_x = dynamic_update_slice(ct, _zeros(u_aval), starts) if is_undefined(x) else None
+    ct_u = dynamic_slice(ct, starts, u_aval.shape) if is_undefined(update) else None
+    return [ct_x, ct_u] + [None] * len(starts)
+
+
+dynamic_update_slice_p.impl = _dus_impl
+dynamic_update_slice_p.abstract_eval = _dus_abstract
+dynamic_update_slice_p.jvp = _dus_jvp
+dynamic_update_slice_p.transpose = _dus_transpose
+
+# --------------------------------------------------------------------------- rev, iota
+
+rev_p = Primitive("rev")
+
+
+def rev(x, dimensions):
+    dimensions = tuple(sorted(int(d) for d in dimensions))
+    if not dimensions:
+        return x
+    return bind(rev_p, x, dimensions=dimensions)
+
+
+rev_p.impl = lambda x, *, dimensions: np.flip(x, axis=dimensions)
+rev_p.abstract_eval = lambda x, *, dimensions: ShapedArray(x.shape, x.dtype)
+deflinear(rev_p, lambda ct, x, *, dimensions: [rev(ct, dimensions)])
+
+iota_p = not_differentiable(Primitive("iota"), "it has no operands")
+
+
+def iota(dtype, shape, dimension=0):
+    """An array of ``shape`` counting 0, 1, ... along ``dimension``."""
+    return bind(iota_p, dtype=np.dtype(dtype), shape=tuple(int(d) for d in shape),
+                dimension=int(dimension))
+
+
+def _iota_impl(*, dtype, shape, dimension):
+    r = np.arange(shape[dimension], dtype=dtype)
+    expanded = [1] * len(shape)
+    expanded[dimension] = shape[dimension]
+    return np.ascontiguousarray(np.broadcast_to(r.reshape(expanded), shape))
+
+
+iota_p.impl = _iota_impl
+iota_p.abstract_eval = lambda *, dtype, shape, dimension: ShapedArray(shape, dtype)

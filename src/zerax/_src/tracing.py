@@ -1,0 +1,198 @@
+"""Turning Python functions into IR: the recording trace and `make_jaxpr`.
+
+`RecordingTrace` writes one equation per primitive applied to its tracers.  Values
+from outside (concrete arrays, tracers of enclosing transforms) become constant
+variables; scalars become inline literals.  While recording it merges an equation
+identical to one already recorded (common-subexpression elimination) and asks the
+primitive's ``simplify`` rule to fold trivial algebra (``x*1``, ``x+0``, ``--x``), so
+derivative programs stay small.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from . import tree
+from .core import ShapedArray, Trace, Tracer, concretization_error, get_aval, new_trace
+from .ir import ClosedJaxpr, Jaxpr, Literal, Var, dce
+
+
+class RecordingTracer(Tracer):
+    __slots__ = ("var",)
+
+    def __init__(self, trace, var):
+        self._trace = trace
+        self.var = var
+
+    @property
+    def aval(self):
+        return self.var.aval
+
+    @property
+    def shape(self):
+        return self.var.aval.shape
+
+    @property
+    def dtype(self):
+        return self.var.aval.dtype
+
+    def to_concrete(self, what):
+        raise concretization_error(self, what)
+
+
+def _is_scalar_const(x) -> bool:
+    if isinstance(x, (bool, int, float, complex, np.generic)):
+        return True
+    v = getattr(x, "_value", x)
+    return isinstance(v, np.ndarray) and v.ndim == 0
+
+
+class RecordingTrace(Trace):
+    """Records equations; the base of make_jaxpr, linearize, jit and control flow."""
+
+    __slots__ = ("eqns", "invars", "_const_vars", "const_values", "_cse", "producer")
+
+    def __init__(self, level, name=""):
+        super().__init__(level, name)
+        self.eqns: list = []
+        self.invars: list = []
+        self._const_vars: dict[int, Var] = {}
+        self.const_values: dict[Var, object] = {}
+        self._cse: dict = {}
+        self.producer: dict[Var, object] = {}  # var -> the equation that defines it
+
+    # -- atoms
+    def new_arg(self, aval: ShapedArray) -> RecordingTracer:
+        v = Var(aval)
+        self.invars.append(v)
+        return RecordingTracer(self, v)
+
+    def to_atom(self, x):
+        if type(x) is RecordingTracer and x._trace is self:
+            return x.var
+        if not isinstance(x, Tracer) and _is_scalar_const(x):
+            return Literal(getattr(x, "_value", x))
+        v = self._const_vars.get(id(x))
+        if v is None:
+            v = Var(get_aval(x))
+            self._const_vars[id(x)] = v
+            self.const_values[v] = x
+        return v
+
+    def value_of(self, atom):
+        """The value an atom stands for, as seen by code running in this trace."""
+        if type(atom) is Literal:
+            return atom.val
+        if atom in self.const_values:
+            return self.const_values[atom]
+        return RecordingTracer(self, atom)
+
+    # -- primitives
+    def process_primitive(self, prim, args, params):
+        atoms = [self.to_atom(a) for a in args]
+        if prim.simplify is not None:
+            folded = prim.simplify(self, args, atoms, params)
+            if folded is not None:
+                return folded
+        try:
+            key = (prim, tuple(a.key() if type(a) is Literal else a for a in atoms),
+                   tuple(sorted(params.items())))
+            hash(key)
+        except TypeError:
+            key = None
+        outvars = self._cse.get(key) if key is not None else None
+        if outvars is None:
+            if prim.abstract_eval is None:
+                raise prim.rule_missing("tracing (no shape rule)")
+            out = prim.abstract_eval(*[a.aval for a in atoms], **params)
+            outs = out if prim.multiple_results else [out]
+            outvars = [Var(aval) for aval in outs]
+            eqn = _make_eqn(prim, atoms, outvars, params)
+            self.eqns.append(eqn)
+            for v in outvars:
+                self.producer[v] = eqn
+            if key is not None:
+                self._cse[key] = outvars
+        tracers = [RecordingTracer(self, v) for v in outvars]
+        return tracers if prim.multiple_results else tracers[0]
+
+    def process_custom_jvp(self, prim, fun, jvp_rule, args, params):
+        return prim.record(self, fun, jvp_rule, args, params)
+
+    def process_custom_vjp(self, prim, fun, fwd, bwd, args, params):
+        return prim.record(self, fun, fwd, bwd, args, params)
+
+    # -- result
+    def to_jaxpr(self, outs, prune: bool = True) -> ClosedJaxpr:
+        outvars = [self.to_atom(o) for o in outs]
+        jaxpr = Jaxpr([], self.invars, outvars, self.eqns)
+        if prune:
+            jaxpr = dce(jaxpr)
+        used = set()
+        for eqn in jaxpr.eqns:
+            used.update(a for a in eqn.invars if type(a) is Var)
+        used.update(a for a in outvars if type(a) is Var)
+        constvars = [v for v in self.const_values if v in used]
+        jaxpr.constvars = constvars
+        return ClosedJaxpr(jaxpr, [self.const_values[v] for v in constvars])
+
+
+def _make_eqn(prim, atoms, outvars, params):
+    from .ir import Eqn
+    return Eqn(prim, atoms, outvars, params)
+
+
+def trace_to_jaxpr(fun, in_avals, name: str = "") -> ClosedJaxpr:
+    """Trace ``fun(*tracers) -> list of outputs`` into a closed program."""
+    with new_trace(RecordingTrace, name) as trace:
+        tracers = [trace.new_arg(a) for a in in_avals]
+        outs = fun(*tracers)
+        return trace.to_jaxpr(outs)
+
+
+def fun_name(fun) -> str:
+    while isinstance(fun, functools.partial):
+        fun = fun.func
+    return getattr(fun, "__name__", type(fun).__name__)
+
+
+def make_jaxpr(fun, static_argnums=(), return_shape: bool = False):
+    """A function that returns the IR of ``fun`` for given example arguments.
+
+    >>> import zerax as zx, zerax.numpy as znp
+    >>> print(zx.make_jaxpr(lambda x: znp.sin(x) * 2.0)(1.0))
+    { lambda ; a:f64[]. let
+        b:f64[] = sin a
+        c:f64[] = mul b 2.0:f64[]
+      in (c,) }
+    """
+    if isinstance(static_argnums, int):
+        static_argnums = (static_argnums,)
+
+    @functools.wraps(fun)
+    def make(*args, **kwargs):
+        from .api_util import as_input
+        dyn_idx = [i for i in range(len(args)) if i not in static_argnums]
+        leaves, in_tree = tree.tree_flatten([args[i] for i in dyn_idx])
+        leaves = [as_input(x, f"argument {i}") for i, x in enumerate(leaves)]
+        out_tree_box = []
+
+        def flat(*tracers):
+            dyn = tree.tree_unflatten(in_tree, list(tracers))
+            full = list(args)
+            for i, v in zip(dyn_idx, dyn):
+                full[i] = v
+            out = fun(*full, **kwargs)
+            out_leaves, out_tree = tree.tree_flatten(out)
+            out_tree_box.append(out_tree)
+            return out_leaves
+
+        closed = trace_to_jaxpr(flat, [get_aval(x) for x in leaves], fun_name(fun))
+        if return_shape:
+            shapes = [ShapedArray(v.aval.shape, v.aval.dtype) for v in closed.jaxpr.outvars]
+            return closed, tree.tree_unflatten(out_tree_box[0], shapes)
+        return closed
+
+    return make

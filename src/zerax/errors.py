@@ -1,0 +1,86 @@
+"""The exceptions zerax raises at its users.
+
+Every error says what was wrong, where in the user's code, and what to do instead.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+__all__ = [
+    "ZeraxError",
+    "ZeraxTypeError",
+    "ConcretizationError",
+    "TracerArrayConversionError",
+    "UnexpectedTracerError",
+    "ShapeError",
+    "NonScalarOutputError",
+    "IntegerInputError",
+    "NonDifferentiableError",
+    "NotSupportedError",
+    "NonConcreteBooleanIndexError",
+    "ImmutableArrayError",
+    "user_frame",
+]
+
+_PKG_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+class ZeraxError(Exception):
+    """Base class of every zerax error."""
+
+
+class ZeraxTypeError(ZeraxError, TypeError):
+    """An argument of the wrong kind was passed (a string, an arbitrary object...)."""
+
+
+class ConcretizationError(ZeraxError, TypeError):
+    """A traced (abstract) value was used where a concrete Python value is needed."""
+
+
+class TracerArrayConversionError(ConcretizationError):
+    """A traced value was converted to a NumPy array."""
+
+
+class UnexpectedTracerError(ZeraxError):
+    """A tracer was used after the transform that created it had ended."""
+
+
+class ShapeError(ZeraxError, ValueError):
+    """Shapes that do not fit together."""
+
+
+class NonScalarOutputError(ZeraxError, TypeError):
+    """grad was asked for the gradient of a function whose output is not a scalar."""
+
+
+class IntegerInputError(ZeraxError, TypeError):
+    """grad was asked for a derivative with respect to an integer or boolean input."""
+
+
+class NonDifferentiableError(ZeraxError, TypeError):
+    """A primitive has no derivative rule of the kind that was asked for."""
+
+
+class NotSupportedError(ZeraxError, NotImplementedError):
+    """A primitive does not support the transform it was used under."""
+
+
+class NonConcreteBooleanIndexError(ZeraxError, IndexError):
+    """A boolean mask whose values are not known while tracing was used as an index."""
+
+
+class ImmutableArrayError(ZeraxError, TypeError):
+    """An attempt to assign into an immutable zerax Array."""
+
+
+def user_frame() -> str:
+    """Return 'file:line (in function)' of the innermost frame outside zerax."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        filename = os.path.abspath(frame.f_code.co_filename)
+        if not filename.startswith(_PKG_DIR) and "importlib" not in filename:
+            return f"{frame.f_code.co_filename}:{frame.f_lineno} (in {frame.f_code.co_name})"
+        frame = frame.f_back
+    return "<unknown location>"

@@ -1,0 +1,21 @@
+"""`zerax.numpy`: NumPy's API on immutable zerax arrays, usable under every transform."""
+
+import numpy as _np
+
+from .._src.lax_numpy import *  # noqa: F401,F403
+from .._src.lax_numpy import __all__ as _all
+from .._src.array import Array as ndarray  # noqa: F401
+from . import linalg  # noqa: F401
+
+# dtypes and constants, NumPy's own objects
+from numpy import (  # noqa: F401
+    bool_, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float16, float32,
+    float64, complex64, complex128, dtype, finfo, iinfo, issubdtype, promote_types,
+    result_type, can_cast, pi, e, inf, nan, newaxis, euler_gamma, integer, floating,
+    inexact, number, signedinteger, unsignedinteger, complexfloating, generic,
+)
+
+bool = _np.bool_  # noqa: A001 - NumPy 2 exposes np.bool
+float_ = _np.float64
+
+__all__ = list(_all) + ["ndarray", "linalg"]

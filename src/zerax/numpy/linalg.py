@@ -1,0 +1,1 @@
+"""`zerax.numpy.linalg`: linear algebra (being written)."""

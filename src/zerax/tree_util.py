@@ -1,0 +1,54 @@
+"""Public pytree utilities: re-exports of :mod:`zerax._src.tree`.
+
+>>> from zerax import tree_util
+>>> tree_util.tree_map(lambda x: x + 1, (1, [2]))
+(2, [3])
+"""
+
+from zerax._src.tree import (
+    DictKey,
+    FlattenedIndexKey,
+    GetAttrKey,
+    PyTreeDef,
+    SequenceKey,
+    all_leaves,
+    keystr,
+    register_dataclass,
+    register_pytree_node,
+    register_pytree_node_class,
+    tree_all,
+    tree_flatten,
+    tree_flatten_with_path,
+    tree_leaves,
+    tree_map,
+    tree_map_with_path,
+    tree_reduce,
+    tree_structure,
+    tree_transpose,
+    tree_unflatten,
+    treedef_is_leaf,
+)
+
+__all__ = [
+    "DictKey",
+    "FlattenedIndexKey",
+    "GetAttrKey",
+    "PyTreeDef",
+    "SequenceKey",
+    "all_leaves",
+    "keystr",
+    "register_dataclass",
+    "register_pytree_node",
+    "register_pytree_node_class",
+    "tree_all",
+    "tree_flatten",
+    "tree_flatten_with_path",
+    "tree_leaves",
+    "tree_map",
+    "tree_map_with_path",
+    "tree_reduce",
+    "tree_structure",
+    "tree_transpose",
+    "tree_unflatten",
+    "treedef_is_leaf",
+]
