@@ -15,9 +15,7 @@ from hypothesis import strategies as st
 
 from zerax._src import special
 
-SETTINGS = settings(
-    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow]
-)
+SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 EULER_GAMMA = 0.5772156649015329
 ZETA3 = 1.2020569031595942
@@ -25,7 +23,9 @@ ZETA3 = 1.2020569031595942
 
 def finite_lists(lo, hi, min_size=1, max_size=20):
     return st.lists(
-        st.floats(lo, hi, allow_nan=False, allow_infinity=False), min_size=min_size, max_size=max_size
+        st.floats(lo, hi, allow_nan=False, allow_infinity=False),
+        min_size=min_size,
+        max_size=max_size,
     )
 
 
@@ -100,7 +100,11 @@ def test_special_values_erf_lgamma():
     lg = special.lgamma(np.array([0.0, -0.0, -1.0, -7.0, -1e300, np.inf, -np.inf, np.nan, 1e306]))
     np.testing.assert_array_equal(lg[:-1], [np.inf] * 7 + [np.nan])
     assert lg[-1] == np.inf
-    np.testing.assert_allclose(special.lgamma(np.array([0.5, -0.5])), [0.5 * math.log(math.pi), math.log(2 * math.sqrt(math.pi))], rtol=1e-15)
+    np.testing.assert_allclose(
+        special.lgamma(np.array([0.5, -0.5])),
+        [0.5 * math.log(math.pi), math.log(2 * math.sqrt(math.pi))],
+        rtol=1e-15,
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -161,7 +165,9 @@ def test_digamma_matches_lgamma_finite_difference(xs):
 @SETTINGS
 @given(finite_lists(-20.0, 100.0))
 def test_digamma_recurrence(xs):
-    xs = [v for v in xs if away_from_nonpositive_integers(v) and away_from_nonpositive_integers(v + 1)]
+    xs = [
+        v for v in xs if away_from_nonpositive_integers(v) and away_from_nonpositive_integers(v + 1)
+    ]
     if not xs:
         return
     x = np.array(xs)
@@ -175,13 +181,15 @@ def test_digamma_recurrence(xs):
 
 
 def test_digamma_near_positive_root_is_relatively_accurate():
-    # psi(root + h) = psi'(root) h + psi''(root) h^2 / 2 + ...: relative accuracy is kept near the root.
+    # psi(root + h) = psi'(root) h + psi''(root) h^2 / 2 + ...: relative accuracy near the root.
     root = 1.4616321449683622
     h = np.array([1e-3, -1e-5, 1e-9, -3e-13])
     got = special.digamma(root + h)
     h = (root + h) - root  # the representable offsets
     p1, p2, p3 = (float(special.polygamma(m, np.array(root))) for m in (1, 2, 3))
-    np.testing.assert_allclose(got, -9.241265521729427e-17 + p1 * h + p2 / 2 * h**2 + p3 / 6 * h**3, rtol=1e-9)
+    np.testing.assert_allclose(
+        got, -9.241265521729427e-17 + p1 * h + p2 / 2 * h**2 + p3 / 6 * h**3, rtol=1e-9
+    )
     for h in (0.1, -0.12, 0.13, -0.2):  # both sides of the series' range
         assert np.sign(special.digamma(np.array(root + h))) == np.sign(h)
 
@@ -210,7 +218,9 @@ POLYGAMMA_REFERENCE = [
 
 def test_polygamma_known_values():
     assert float(special.polygamma(1, np.array(1.0))) == pytest.approx(math.pi**2 / 6, rel=1e-15)
-    assert float(special.polygamma(2, np.array(1.0))) == pytest.approx(-2.4041138063191885, rel=1e-15)
+    assert float(special.polygamma(2, np.array(1.0))) == pytest.approx(
+        -2.4041138063191885, rel=1e-15
+    )
     assert float(special.polygamma(2, np.array(1.0))) == pytest.approx(-2 * ZETA3, rel=1e-15)
     assert float(special.polygamma(3, np.array(0.5))) == pytest.approx(math.pi**4, rel=1e-14)
     for m, x, want in POLYGAMMA_REFERENCE:
@@ -218,7 +228,25 @@ def test_polygamma_known_values():
 
 
 def test_polygamma_zero_is_digamma():
-    x = np.array([-19.3, -2.5, -0.504, 0.001, 0.7, 1.46, 1.5, 9.99, 10.0, 55.5, 1e10, 0.0, -3.0, np.inf, np.nan])
+    x = np.array(
+        [
+            -19.3,
+            -2.5,
+            -0.504,
+            0.001,
+            0.7,
+            1.46,
+            1.5,
+            9.99,
+            10.0,
+            55.5,
+            1e10,
+            0.0,
+            -3.0,
+            np.inf,
+            np.nan,
+        ]
+    )
     np.testing.assert_array_equal(special.polygamma(0, x), special.digamma(x))
 
 
@@ -249,7 +277,11 @@ def test_polygamma_matches_finite_difference_of_lower_order(m, xs):
 @given(st.integers(1, 6), finite_lists(-20.0, 100.0))
 def test_polygamma_recurrence(m, xs):
     # psi^(m)(x + 1) = psi^(m)(x) + (-1)^m m! / x^(m+1)
-    xs = [v for v in xs if away_from_nonpositive_integers(v, 0.05) and away_from_nonpositive_integers(v + 1, 0.05)]
+    xs = [
+        v
+        for v in xs
+        if away_from_nonpositive_integers(v, 0.05) and away_from_nonpositive_integers(v + 1, 0.05)
+    ]
     if not xs:
         return
     x = np.array(xs)
@@ -327,7 +359,11 @@ UNARY = [special.erf, special.erfc, special.lgamma, special.digamma, special.erf
 
 
 def _sample(fn):
-    return np.array([[0.1, 0.5], [-0.7, 0.9]]) if fn is special.erf_inv else np.array([[0.3, 1.7], [-2.5, 6.0]])
+    return (
+        np.array([[0.1, 0.5], [-0.7, 0.9]])
+        if fn is special.erf_inv
+        else np.array([[0.3, 1.7], [-2.5, 6.0]])
+    )
 
 
 @pytest.mark.parametrize("fn", UNARY, ids=lambda f: f.__name__)
@@ -345,10 +381,14 @@ def test_polygamma_float32_preserved(m):
     x = np.array([0.3, 1.7, -2.5, 6.0], dtype=np.float32)
     out = special.polygamma(m, x)
     assert out.dtype == np.float32
-    np.testing.assert_array_equal(out, special.polygamma(m, x.astype(np.float64)).astype(np.float32))
+    np.testing.assert_array_equal(
+        out, special.polygamma(m, x.astype(np.float64)).astype(np.float32)
+    )
 
 
-@pytest.mark.parametrize("fn", UNARY + [lambda x: special.polygamma(2, x)], ids=lambda f: f.__name__)
+@pytest.mark.parametrize(
+    "fn", UNARY + [lambda x: special.polygamma(2, x)], ids=lambda f: f.__name__
+)
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_shapes(fn, dtype):
     zero_d = fn(np.array(0.25, dtype=dtype))
@@ -375,7 +415,9 @@ def test_scalar_kernels_run_in_plain_python_and_agree():
         want = np.array([fn(v) for v in xs])
         np.testing.assert_allclose(got, want, rtol=4e-16, atol=0, err_msg=name)
     # plain Python uses CPython's math.lgamma, compiled code the C library's: a few ulps apart
-    np.testing.assert_allclose(special.lgamma(x), [special.lgamma_scalar(v) for v in xs], rtol=4e-15, atol=4e-15)
+    np.testing.assert_allclose(
+        special.lgamma(x), [special.lgamma_scalar(v) for v in xs], rtol=4e-15, atol=4e-15
+    )
     for m in (0, 1, 4):
         np.testing.assert_allclose(
             special.polygamma(m, x), [special.polygamma_scalar(m, v) for v in xs], rtol=4e-16

@@ -176,7 +176,8 @@ def jvp(fun, primals, tangents, has_aux: bool = False):
             out, aux = out
             aux = tree.tree_map(lambda a: _strip(trace, a), aux)
         out_leaves, out_tree = tree.tree_flatten(out)
-        pairs = [_lower_out(trace, o) for o in out_leaves]
+        pairs = [_lower_out(trace, as_input(o, f"output {i} of {fun_name(fun)}"))
+                 for i, o in enumerate(out_leaves)]
     primals_out = [as_output(p) for p, _ in pairs]
     tangents_out = [as_output(instantiate(t)) for _, t in pairs]
     res = (tree.tree_unflatten(out_tree, primals_out), tree.tree_unflatten(out_tree, tangents_out))
@@ -220,7 +221,8 @@ def linearize_flat(flat_fun, primals, name="linearize"):
             ins = [JVPTracer(jt, p, rec.new_arg(get_aval(p))) if m else p
                    for p, m in zip(primals, in_mask)]
             outs, aux = flat_fun(*ins)
-            pairs = [_lower_out(jt, o) for o in outs]
+            pairs = [_lower_out(jt, as_input(o, f"output {i} of {name}"))
+                     for i, o in enumerate(outs)]
             aux = tree.tree_map(lambda a: _strip(jt, a), aux)
         out_mask = [type(t) is not Zero for _, t in pairs]
         closed = rec.to_jaxpr([t for _, t in pairs if type(t) is not Zero])

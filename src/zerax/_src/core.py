@@ -263,7 +263,8 @@ def bind(prim: Primitive, *args, **params):
 
 def eval_primitive(prim: Primitive, args, params):
     """The eager path: NumPy implementation on concrete values, wrapped as Arrays."""
-    vals = [a._value if type(a) is Array else a for a in args]
+    vals = [a._value if type(a) is Array else a if type(a) is np.ndarray else np.asarray(a)
+            for a in args]
     out = prim.impl(*vals, **params)
     if prim.multiple_results:
         return [Array._wrap(o) for o in out]

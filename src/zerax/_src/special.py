@@ -26,18 +26,18 @@ import threading
 import numpy as np
 
 __all__ = [
-    "erf",
-    "erfc",
-    "lgamma",
     "digamma",
-    "polygamma",
-    "erf_inv",
-    "erf_scalar",
-    "erfc_scalar",
-    "lgamma_scalar",
     "digamma_scalar",
-    "polygamma_scalar",
+    "erf",
+    "erf_inv",
     "erf_inv_scalar",
+    "erf_scalar",
+    "erfc",
+    "erfc_scalar",
+    "lgamma",
+    "lgamma_scalar",
+    "polygamma",
+    "polygamma_scalar",
 ]
 
 # ---------------------------------------------------------------------------------------------
@@ -125,8 +125,12 @@ def erfc_scalar(x):
 
 
 def lgamma_scalar(x):
-    """``log|Gamma(x)|`` of a float64 scalar; ``+inf`` at non-positive integers and at +-inf."""
-    if x != x:
+    """``log|Gamma(x)|`` of a float64 scalar; ``+inf`` at non-positive integers and at +-inf.
+
+    Compiled, ``math.lgamma`` is the C library's; in plain Python it is CPython's own, which is
+    a few ulps less accurate near the zeros of lgamma (x = 1, 2 and on the negative axis).
+    """
+    if math.isnan(x):
         return x
     if math.isinf(x) or x > _LGAMMA_MAX_X:
         return math.inf
@@ -142,7 +146,7 @@ def digamma_scalar(x):
     Taylor series keeps full relative accuracy; otherwise the recurrence
     ``psi(x) = psi(x + 1) - 1/x`` shifts x to >= 10 for the asymptotic expansion.
     """
-    if x != x:
+    if math.isnan(x):
         return x
     if x == math.inf:
         return math.inf
@@ -170,7 +174,9 @@ def digamma_scalar(x):
         x += 1.0
     inv_x = 1.0 / x
     z = inv_x * inv_x  # asymptotic series: B_2k / (2k x^2k), k = 1..8
-    tail = z * (_B1 - z * (_B2 - z * (_B3 - z * (_B4 - z * (_B5 - z * (_B6 - z * (_B7 - z * _B8)))))))
+    tail = z * (
+        _B1 - z * (_B2 - z * (_B3 - z * (_B4 - z * (_B5 - z * (_B6 - z * (_B7 - z * _B8))))))
+    )
     return result + (math.log(x) - 0.5 * inv_x - tail)
 
 
@@ -183,7 +189,7 @@ def polygamma_scalar(m, x):
     Very negative x uses the reflection ``zeta(s, x) = zeta(s, f) + (-1)^s [zeta(s, 1 - f) -
     zeta(s, 1 - x)]`` with ``f = x - floor(x)``.  nan at non-positive integers and for m < 0.
     """
-    if x != x:
+    if math.isnan(x):
         return x
     if m < 0:
         return math.nan
@@ -215,7 +221,9 @@ def polygamma_scalar(m, x):
             x += 1.0
         inv_x = 1.0 / x
         z = inv_x * inv_x  # asymptotic series: B_2k / (2k x^2k), k = 1..8
-        tail = z * (_B1 - z * (_B2 - z * (_B3 - z * (_B4 - z * (_B5 - z * (_B6 - z * (_B7 - z * _B8)))))))
+        tail = z * (
+            _B1 - z * (_B2 - z * (_B3 - z * (_B4 - z * (_B5 - z * (_B6 - z * (_B7 - z * _B8))))))
+        )
         return result + (math.log(x) - 0.5 * inv_x - tail)
 
     # ---- m >= 1 ----
@@ -284,7 +292,7 @@ def erf_inv_scalar(x):
     ``w = -log(1 - x^2)`` followed by Halley steps on ``erf(y) - x`` (on ``(1-|x|) - erfc(y)``
     for ``|x| > 1/2``, which keeps full accuracy in the tails).
     """
-    if x != x:
+    if math.isnan(x):
         return x
     a = abs(x)
     if a > 1.0:
@@ -319,8 +327,8 @@ def erf_inv_scalar(x):
         p = 2.83297682 + p * w
         y = p * a
     else:
-        # Far tail (1 - |x| < ~5e-8, beyond the fit): erfc(y) ~ exp(-y^2) (1 - 1/(2y^2)) / (y sqrt(pi)),
-        # solved for y^2 by fixed-point iteration.
+        # Far tail (1 - |x| < ~5e-8, beyond the fit):
+        # erfc(y) ~ exp(-y^2) (1 - 1/(2y^2)) / (y sqrt(pi)), solved for y^2 by fixed-point iteration.
         big_l = -math.log(1.0 - a)
         y2 = big_l - 0.5 * math.log(math.pi * big_l)
         for _ in range(2):
@@ -369,7 +377,7 @@ def _ufunc(name):
                 fn, sigs = _KERNEL_SIGNATURES[name]
                 try:
                     uf = numba.vectorize(sigs, cache=True)(fn)
-                except Exception:  # pragma: no cover - e.g. unusable cache directory
+                except RuntimeError:  # pragma: no cover - no usable cache directory
                     uf = numba.vectorize(sigs)(fn)
                 _UFUNCS[name] = uf
     return uf

@@ -1,2 +1,1145 @@
-"""placeholder: being written."""
-__all__: list[str] = []
+"""NumPy's shape manipulation on zerax values: reshape, transpose, joining and
+splitting, tiling and repeating, flips and rolls, broadcasting, padding, diagonals.
+
+Everything here is composed from the linear shape primitives (reshape, transpose,
+broadcast_in_dim, concatenate, pad, slice, rev, dynamic_slice), so every function is
+traceable and differentiable.  Shapes, axes, split points and repeat counts are static
+Python values; passing a traced value where one is needed raises a ConcretizationError.
+"""
+
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+
+from ... import errors
+from ..array import Array
+from ..core import Tracer, concrete_value
+from ..ops import elementwise as ew
+from ..ops import shape as sh
+from ..ops.reduce import reduce_max, reduce_min, reduce_sum
+from ._util import as_dtype, check_arg, ensure_array, normalize_axes, normalize_axis
+
+__all__ = [
+    "append", "array_split", "atleast_1d", "atleast_2d", "atleast_3d", "block",
+    "broadcast_arrays", "broadcast_shapes", "broadcast_to", "column_stack", "concat",
+    "concatenate", "delete", "diagonal", "dsplit", "dstack", "expand_dims", "flip", "fliplr",
+    "flipud", "hsplit", "hstack", "insert", "matrix_transpose", "moveaxis", "ndim", "pad",
+    "permute_dims", "ravel", "repeat", "reshape", "resize", "roll", "rot90", "shape", "size",
+    "split", "squeeze", "stack", "swapaxes", "tile", "trace", "transpose", "unstack", "vsplit",
+    "vstack",
+]
+
+# --------------------------------------------------------------------------- static helpers
+
+
+def _concrete(x, fname, what):
+    """A concrete NumPy value for a static argument (a ConcretizationError if traced)."""
+    if isinstance(x, (Tracer, Array)):
+        return concrete_value(x, f"zerax.numpy.{fname}'s {what} argument")
+    return x
+
+
+def _concrete_int(x, fname, what):
+    x = _concrete(x, fname, what)
+    try:
+        return operator.index(x)
+    except TypeError:
+        raise errors.ZeraxTypeError(
+            f"zerax.numpy.{fname}: {what} must be an integer, got {x!r:.60}") from None
+
+
+def _int_tuple(x, fname, what):
+    """An int or a sequence of ints as a tuple of Python ints."""
+    x = _concrete(x, fname, what)
+    if isinstance(x, np.ndarray) and x.ndim == 0:
+        x = x.item()
+    if isinstance(x, (int, np.integer)):
+        return (operator.index(x),)
+    try:
+        return tuple(_concrete_int(d, fname, what) for d in x)
+    except TypeError:
+        raise errors.ZeraxTypeError(
+            f"zerax.numpy.{fname}: {what} must be an integer or a sequence of integers, "
+            f"got {x!r:.60}") from None
+
+
+def _canon_shape(shape, fname):
+    """A shape argument (int or sequence) as a tuple of non-negative ints."""
+    shape = _int_tuple(shape, fname, "shape")
+    if any(d < 0 for d in shape):
+        raise errors.ShapeError(f"zerax.numpy.{fname}: negative dimensions are not allowed, "
+                                f"got shape {shape}")
+    return shape
+
+
+def _check_dtype(dtype, fname):
+    """``np.dtype(dtype)`` for a dtype zerax supports (None stays None)."""
+    if dtype is None:
+        return None
+    try:
+        dt = np.dtype(dtype)
+    except TypeError:
+        raise errors.ZeraxTypeError(
+            f"zerax.numpy.{fname}: {dtype!r:.60} is not a valid dtype") from None
+    if dt.kind not in "biufc":
+        raise errors.ZeraxTypeError(
+            f"zerax.numpy.{fname}: dtype {dt} is not supported (only bool, integer, float and "
+            "complex dtypes)")
+    return dt
+
+
+def _no_out(out, fname):
+    if out is not None:
+        raise errors.NotSupportedError(
+            f"zerax.numpy.{fname}: the out= argument is not supported because zerax arrays are "
+            "immutable; use the returned array instead.")
+
+
+def _axis_tuple(axis, ndim, fname, allow_repeats=False):
+    """Normalised axes in the order given (not sorted)."""
+    if isinstance(axis, (int, np.integer)):
+        axis = (axis,)
+    axes = tuple(normalize_axis(a, ndim, fname) for a in axis)
+    if not allow_repeats and len(set(axes)) != len(axes):
+        raise errors.ShapeError(f"zerax.numpy.{fname}: repeated axis in {tuple(axis)}")
+    return axes
+
+
+def _slice_axis(x, axis, start, stop, stride=1):
+    starts = [0] * x.ndim
+    limits = list(x.shape)
+    starts[axis], limits[axis] = start, stop
+    strides = None
+    if stride != 1:
+        strides = [1] * x.ndim
+        strides[axis] = stride
+    return sh.slice_p_bind(x, starts, limits, strides)
+
+
+def _bcast_axis(x, axis, n):
+    """Broadcast a size-1 ``axis`` of ``x`` to size ``n``."""
+    shape = list(x.shape)
+    shape[axis] = n
+    return sh.broadcast_in_dim(x, shape, tuple(range(x.ndim)))
+
+
+def _gather_runs(x, axis, idx):
+    """``x`` indexed along ``axis`` by the static integer sequence ``idx``, built from
+    slices (runs of consecutive, reversed or repeated indices) and one concatenate."""
+    idx = [int(i) for i in idx]
+    if not idx:
+        return _slice_axis(x, axis, 0, 0)
+    pieces, i, n = [], 0, len(idx)
+    while i < n:
+        step = idx[i + 1] - idx[i] if i + 1 < n else None
+        j = i + 1
+        if step in (-1, 0, 1):
+            while j < n and idx[j] - idx[j - 1] == step:
+                j += 1
+        length, s = j - i, idx[i]
+        if length == 1 or step == 1:
+            pieces.append(_slice_axis(x, axis, s, s + length))
+        elif step == -1:
+            pieces.append(sh.rev(_slice_axis(x, axis, s - length + 1, s + 1), (axis,)))
+        else:
+            pieces.append(_bcast_axis(_slice_axis(x, axis, s, s + 1), axis, length))
+        i = j
+    return sh.concatenate(pieces, axis)
+
+
+def _result_dtype(xs, dtype, casting, fname):
+    res = np.result_type(*[np.dtype(x.dtype) for x in xs])
+    if dtype is None:
+        return res
+    dtype = _check_dtype(dtype, fname)
+    for x in xs:
+        if not np.can_cast(np.dtype(x.dtype), dtype, casting):
+            raise errors.ZeraxTypeError(
+                f"zerax.numpy.{fname}: cannot cast {np.dtype(x.dtype)} to {dtype} with "
+                f"casting={casting!r}")
+    return dtype
+
+# --------------------------------------------------------------------------- queries
+
+
+def shape(a):
+    """The shape of ``a`` as a tuple.
+
+    >>> import zerax.numpy as znp
+    >>> znp.shape([[1, 2, 3], [4, 5, 6]])
+    (2, 3)
+    """
+    return tuple(ensure_array(a, "shape").shape)
+
+
+def ndim(a):
+    """The number of dimensions of ``a``."""
+    return len(shape(a))
+
+
+def size(a, axis=None):
+    """The number of elements of ``a`` (along ``axis`` if given)."""
+    s = shape(a)
+    if axis is None:
+        return int(np.prod(s, dtype=np.int64))
+    axes = _axis_tuple(axis, len(s), "size")
+    return int(np.prod([s[i] for i in axes], dtype=np.int64))
+
+# --------------------------------------------------------------------------- reshape
+
+
+def _resolve_shape(new, total, old, fname):
+    unknown = [i for i, d in enumerate(new) if d == -1]
+    if len(unknown) > 1:
+        raise errors.ShapeError(f"zerax.numpy.{fname}: can only specify one unknown (-1) "
+                                f"dimension, got {new}")
+    if any(d < -1 for d in new):
+        raise errors.ShapeError(f"zerax.numpy.{fname}: negative dimension in {new}")
+    known = int(np.prod([d for d in new if d != -1], dtype=np.int64))
+    if unknown:
+        if known == 0 or total % known:
+            raise errors.ShapeError(
+                f"zerax.numpy.{fname}: cannot reshape an array of shape {old} (size {total}) "
+                f"into shape {new}")
+        new = tuple(total // known if d == -1 else d for d in new)
+    elif known != total:
+        raise errors.ShapeError(
+            f"zerax.numpy.{fname}: cannot reshape an array of shape {old} (size {total}) into "
+            f"shape {new}")
+    return tuple(new)
+
+
+def _check_order(order, fname):
+    if order in ("F",):
+        raise errors.NotSupportedError(
+            f"zerax.numpy.{fname}: order='F' is not supported; zerax arrays are row-major "
+            "(order='C'). Transpose before and after if you need column-major semantics.")
+    if order not in ("C", "A", "K", None):
+        raise errors.ZeraxTypeError(f"zerax.numpy.{fname}: order must be 'C', got {order!r}")
+
+
+def reshape(a, /, shape=None, order="C", *, newshape=None, copy=None):
+    """``a`` with a new shape (one dimension may be -1); row-major order only.
+
+    >>> import zerax.numpy as znp
+    >>> znp.reshape(znp.arange(6), (2, -1))
+    Array([[0, 1, 2],
+           [3, 4, 5]], dtype=int64)
+    """
+    if shape is None:
+        shape = newshape
+    if shape is None:
+        raise errors.ZeraxTypeError("zerax.numpy.reshape: the shape argument is required")
+    _check_order(order, "reshape")
+    a = ensure_array(a, "reshape")
+    new = _resolve_shape(_int_tuple(shape, "reshape", "shape"), a.size, tuple(a.shape),
+                         "reshape")
+    return sh.reshape(a, new)
+
+
+def ravel(a, order="C"):
+    """The elements of ``a`` as a 1-D array in row-major order."""
+    _check_order(order, "ravel")
+    a = ensure_array(a, "ravel")
+    return sh.reshape(a, (a.size,))
+
+
+def transpose(a, axes=None):
+    """``a`` with its axes permuted (reversed by default).
+
+    >>> import zerax.numpy as znp
+    >>> znp.transpose(znp.ones((2, 3, 4)), (1, 0, 2)).shape
+    (3, 2, 4)
+    """
+    a = ensure_array(a, "transpose")
+    if axes is None:
+        return sh.transpose(a, tuple(range(a.ndim))[::-1])
+    axes = _int_tuple(axes, "transpose", "axes")
+    if len(axes) != a.ndim:
+        raise errors.ShapeError(
+            f"zerax.numpy.transpose: axes {axes} don't match an array of rank {a.ndim}")
+    return sh.transpose(a, _axis_tuple(axes, a.ndim, "transpose"))
+
+
+permute_dims = transpose
+
+
+def matrix_transpose(x, /):
+    """Swap the last two axes of a stack of matrices."""
+    x = ensure_array(x, "matrix_transpose")
+    if x.ndim < 2:
+        raise errors.ShapeError(
+            f"zerax.numpy.matrix_transpose: input must be at least 2-d, got rank {x.ndim}")
+    return swapaxes(x, -1, -2)
+
+
+def swapaxes(a, axis1, axis2):
+    """``a`` with two axes interchanged."""
+    a = ensure_array(a, "swapaxes")
+    i = normalize_axis(axis1, a.ndim, "swapaxes")
+    j = normalize_axis(axis2, a.ndim, "swapaxes")
+    perm = list(range(a.ndim))
+    perm[i], perm[j] = perm[j], perm[i]
+    return sh.transpose(a, perm)
+
+
+def moveaxis(a, source, destination):
+    """Move axes of ``a`` from ``source`` to ``destination`` positions."""
+    a = ensure_array(a, "moveaxis")
+    src = _axis_tuple(_int_tuple(source, "moveaxis", "source"), a.ndim, "moveaxis")
+    dst = _axis_tuple(_int_tuple(destination, "moveaxis", "destination"), a.ndim, "moveaxis")
+    if len(src) != len(dst):
+        raise errors.ShapeError("zerax.numpy.moveaxis: source and destination must have the "
+                                "same number of elements")
+    order = [n for n in range(a.ndim) if n not in src]
+    for d, s in sorted(zip(dst, src)):
+        order.insert(d, s)
+    return sh.transpose(a, order)
+
+
+def squeeze(a, axis=None):
+    """``a`` without its length-1 axes (only those in ``axis`` if given)."""
+    a = ensure_array(a, "squeeze")
+    if axis is None:
+        axes = tuple(i for i, n in enumerate(a.shape) if n == 1)
+    else:
+        axes = _axis_tuple(_int_tuple(axis, "squeeze", "axis"), a.ndim, "squeeze")
+        for i in axes:
+            if a.shape[i] != 1:
+                raise errors.ShapeError(
+                    f"zerax.numpy.squeeze: cannot select axis {i} of shape {tuple(a.shape)} to "
+                    "squeeze out: its size is not one")
+    if not axes:
+        return a
+    return sh.reshape(a, [n for i, n in enumerate(a.shape) if i not in axes])
+
+
+def expand_dims(a, axis):
+    """``a`` with new length-1 axes at positions ``axis`` of the result."""
+    a = ensure_array(a, "expand_dims")
+    axis = _int_tuple(axis, "expand_dims", "axis")
+    out_ndim = a.ndim + len(axis)
+    axes = set(_axis_tuple(axis, out_ndim, "expand_dims"))
+    it = iter(a.shape)
+    return sh.reshape(a, [1 if i in axes else next(it) for i in range(out_ndim)])
+
+# --------------------------------------------------------------------------- joining
+
+
+def _as_list(arrays, fname):
+    if isinstance(arrays, (Array, Tracer, np.ndarray)):
+        arrays = ensure_array(arrays, fname)
+        if arrays.ndim == 0:
+            raise errors.ShapeError(f"zerax.numpy.{fname}: expected a sequence of arrays")
+        return [sh.reshape(_slice_axis(arrays, 0, i, i + 1), arrays.shape[1:])
+                for i in range(arrays.shape[0])]
+    try:
+        arrays = list(arrays)
+    except TypeError:
+        raise errors.ZeraxTypeError(
+            f"zerax.numpy.{fname}: expected a sequence of arrays, got "
+            f"{type(arrays).__name__}") from None
+    return [ensure_array(x, fname) for x in arrays]
+
+
+def _concat(xs, axis, dtype, casting, fname):
+    if not xs:
+        raise errors.ShapeError(f"zerax.numpy.{fname}: need at least one array to concatenate")
+    if axis is None:
+        xs = [sh.reshape(x, (x.size,)) for x in xs]
+        axis = 0
+    nd = xs[0].ndim
+    if any(x.ndim == 0 for x in xs):
+        raise errors.ShapeError(f"zerax.numpy.{fname}: zero-dimensional arrays cannot be "
+                                "concatenated")
+    if any(x.ndim != nd for x in xs):
+        raise errors.ShapeError(
+            f"zerax.numpy.{fname}: all the input arrays must have the same number of "
+            f"dimensions, got shapes {', '.join(str(tuple(x.shape)) for x in xs)}")
+    axis = normalize_axis(axis, nd, fname)
+    for x in xs:
+        if any(p != q for i, (p, q) in enumerate(zip(x.shape, xs[0].shape)) if i != axis):
+            raise errors.ShapeError(
+                f"zerax.numpy.{fname}: all the input array dimensions except for the "
+                f"concatenation axis {axis} must match, got shapes "
+                f"{', '.join(str(tuple(x.shape)) for x in xs)}")
+    dt = _result_dtype(xs, dtype, casting, fname)
+    return sh.concatenate([as_dtype(x, dt) for x in xs], axis)
+
+
+def concatenate(arrays, /, axis=0, out=None, *, dtype=None, casting="same_kind"):
+    """Join arrays along an existing axis (``axis=None`` flattens them first).
+
+    >>> import zerax.numpy as znp
+    >>> znp.concatenate([znp.zeros(2), znp.ones(1)])
+    Array([0., 0., 1.], dtype=float64)
+    """
+    _no_out(out, "concatenate")
+    return _concat(_as_list(arrays, "concatenate"), axis, dtype, casting, "concatenate")
+
+
+def concat(arrays, /, *, axis=0, out=None, dtype=None, casting="same_kind"):
+    """The array-API name of `concatenate`."""
+    _no_out(out, "concat")
+    return _concat(_as_list(arrays, "concat"), axis, dtype, casting, "concat")
+
+
+def stack(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
+    """Join equally shaped arrays along a new axis.
+
+    >>> import zerax.numpy as znp
+    >>> znp.stack([znp.zeros(3), znp.ones(3)], axis=1).shape
+    (3, 2)
+    """
+    _no_out(out, "stack")
+    xs = _as_list(arrays, "stack")
+    if not xs:
+        raise errors.ShapeError("zerax.numpy.stack: need at least one array to stack")
+    if any(tuple(x.shape) != tuple(xs[0].shape) for x in xs):
+        raise errors.ShapeError(
+            "zerax.numpy.stack: all input arrays must have the same shape, got "
+            f"{', '.join(str(tuple(x.shape)) for x in xs)}")
+    axis = normalize_axis(axis, xs[0].ndim + 1, "stack")
+    xs = [expand_dims(x, axis) for x in xs]
+    return _concat(xs, axis, dtype, casting, "stack")
+
+
+def vstack(tup, *, dtype=None, casting="same_kind"):
+    """Stack arrays row-wise (along axis 0 after `atleast_2d`)."""
+    xs = [_atleast(x, 2, "vstack") for x in _as_list(tup, "vstack")]
+    return _concat(xs, 0, dtype, casting, "vstack")
+
+
+def hstack(tup, *, dtype=None, casting="same_kind"):
+    """Stack arrays column-wise (axis 1, or axis 0 for 1-D inputs)."""
+    xs = [_atleast(x, 1, "hstack") for x in _as_list(tup, "hstack")]
+    axis = 0 if xs and xs[0].ndim == 1 else 1
+    return _concat(xs, axis, dtype, casting, "hstack")
+
+
+def dstack(tup):
+    """Stack arrays depth-wise (along axis 2 after `atleast_3d`)."""
+    xs = [_atleast(x, 3, "dstack") for x in _as_list(tup, "dstack")]
+    return _concat(xs, 2, None, "same_kind", "dstack")
+
+
+def column_stack(tup):
+    """Stack 1-D arrays as the columns of a 2-D array."""
+    xs = []
+    for x in _as_list(tup, "column_stack"):
+        if x.ndim < 2:
+            x = sh.reshape(x, (x.size, 1))
+        xs.append(x)
+    return _concat(xs, 1, None, "same_kind", "column_stack")
+
+
+def append(arr, values, axis=None):
+    """``arr`` with ``values`` appended (both flattened when ``axis`` is None)."""
+    arr = ensure_array(arr, "append")
+    values = ensure_array(values, "append")
+    if axis is None:
+        if arr.ndim != 1:
+            arr = ravel(arr)
+        values = ravel(values)
+        axis = arr.ndim - 1
+    return _concat([arr, values], axis, None, "same_kind", "append")
+
+
+def block(arrays):
+    """Assemble an array from nested lists of blocks (innermost lists join on the last axis).
+
+    >>> import zerax.numpy as znp
+    >>> znp.block([[znp.eye(2), znp.zeros((2, 1))], [znp.ones((1, 3))]]).shape
+    (3, 3)
+    """
+    def info(x, depth):
+        if isinstance(x, tuple):
+            raise errors.ZeraxTypeError(
+                "zerax.numpy.block: arrays is a tuple; only lists can be used to arrange blocks")
+        if isinstance(x, list):
+            if not x:
+                raise errors.ShapeError("zerax.numpy.block: lists cannot be empty")
+            subs = [info(e, depth + 1) for e in x]
+            if len({d for d, _ in subs}) != 1:
+                raise errors.ShapeError("zerax.numpy.block: list depths are mismatched")
+            return subs[0][0], max(n for _, n in subs)
+        return depth, ensure_array(x, "block").ndim
+
+    list_ndim, max_nd = info(arrays, 0)
+    result_ndim = max(list_ndim, max_nd)
+    leaves = []
+
+    def collect(x):
+        if isinstance(x, list):
+            for e in x:
+                collect(e)
+        else:
+            leaves.append(ensure_array(x, "block"))
+
+    collect(arrays)
+    dt = np.result_type(*[np.dtype(x.dtype) for x in leaves])
+    it = iter(leaves)
+
+    def build(x, depth):
+        if isinstance(x, list):
+            return _concat([build(e, depth + 1) for e in x], -(list_ndim - depth), None,
+                           "same_kind", "block")
+        leaf = as_dtype(next(it), dt)
+        return sh.reshape(leaf, (1,) * (result_ndim - leaf.ndim) + tuple(leaf.shape))
+
+    return build(arrays, 0)
+
+# --------------------------------------------------------------------------- splitting
+
+
+def unstack(x, /, *, axis=0):
+    """The slices of ``x`` along ``axis``, as a tuple."""
+    x = ensure_array(x, "unstack")
+    if x.ndim == 0:
+        raise errors.ShapeError("zerax.numpy.unstack: input must be at least 1-d")
+    axis = normalize_axis(axis, x.ndim, "unstack")
+    out_shape = [n for i, n in enumerate(x.shape) if i != axis]
+    return tuple(sh.reshape(_slice_axis(x, axis, i, i + 1), out_shape)
+                 for i in range(x.shape[axis]))
+
+
+def array_split(ary, indices_or_sections, axis=0):
+    """Split into sub-arrays, allowing sections of unequal size (a list, as NumPy)."""
+    return _split(ary, indices_or_sections, axis, "array_split", equal=False)
+
+
+def split(ary, indices_or_sections, axis=0):
+    """Split into equal sections (an int) or at the given indices (a list).
+
+    >>> import zerax.numpy as znp
+    >>> [s.shape for s in znp.split(znp.arange(6), [2, 3])]
+    [(2,), (1,), (3,)]
+    """
+    return _split(ary, indices_or_sections, axis, "split", equal=True)
+
+
+def _split(ary, ios, axis, fname, equal):
+    ary = ensure_array(ary, fname)
+    axis = normalize_axis(axis, ary.ndim, fname)
+    total = ary.shape[axis]
+    ios = _concrete(ios, fname, "indices_or_sections")
+    if isinstance(ios, np.ndarray) and ios.ndim == 0:
+        ios = ios.item()
+    if isinstance(ios, (int, np.integer, float, np.floating)) and not isinstance(ios, bool):
+        sections = _concrete_int(ios, fname, "indices_or_sections")
+        if sections <= 0:
+            raise errors.ShapeError(f"zerax.numpy.{fname}: number sections must be larger "
+                                    "than 0")
+        if equal and total % sections:
+            raise errors.ShapeError(
+                f"zerax.numpy.{fname}: array split does not result in an equal division "
+                f"({total} into {sections} sections); use array_split")
+        each, extras = divmod(total, sections)
+        sizes = [0] + extras * [each + 1] + (sections - extras) * [each]
+        points = np.cumsum(sizes).tolist()
+    else:
+        points = [0] + list(_int_tuple(ios, fname, "indices_or_sections")) + [total]
+    out = []
+    for st, end in zip(points[:-1], points[1:]):
+        start, stop, _ = slice(st, end).indices(total)
+        out.append(_slice_axis(ary, axis, start, max(start, stop)))
+    return out
+
+
+def hsplit(ary, indices_or_sections):
+    """`split` along axis 1 (axis 0 for 1-D arrays)."""
+    ary = ensure_array(ary, "hsplit")
+    if ary.ndim == 0:
+        raise errors.ShapeError("zerax.numpy.hsplit only works on arrays of 1 or more "
+                                "dimensions")
+    return split(ary, indices_or_sections, 1 if ary.ndim > 1 else 0)
+
+
+def vsplit(ary, indices_or_sections):
+    """`split` along axis 0 (arrays of 2 or more dimensions)."""
+    ary = ensure_array(ary, "vsplit")
+    if ary.ndim < 2:
+        raise errors.ShapeError("zerax.numpy.vsplit only works on arrays of 2 or more "
+                                "dimensions")
+    return split(ary, indices_or_sections, 0)
+
+
+def dsplit(ary, indices_or_sections):
+    """`split` along axis 2 (arrays of 3 or more dimensions)."""
+    ary = ensure_array(ary, "dsplit")
+    if ary.ndim < 3:
+        raise errors.ShapeError("zerax.numpy.dsplit only works on arrays of 3 or more "
+                                "dimensions")
+    return split(ary, indices_or_sections, 2)
+
+
+def delete(arr, obj, axis=None):
+    """``arr`` without the entries ``obj`` (static indices, slice or mask) along ``axis``."""
+    arr = ensure_array(arr, "delete")
+    if axis is None:
+        if arr.ndim != 1:
+            arr = ravel(arr)
+        axis = 0
+    else:
+        axis = normalize_axis(axis, arr.ndim, "delete")
+    obj = obj if isinstance(obj, slice) else _concrete(obj, "delete", "obj")
+    try:
+        keep = np.delete(np.arange(arr.shape[axis]), obj)
+    except (IndexError, ValueError, TypeError) as e:
+        raise errors.ShapeError(f"zerax.numpy.delete: invalid obj: {e}") from None
+    return _gather_runs(arr, axis, keep)
+
+
+def insert(arr, obj, values, axis=None):
+    """``arr`` with ``values`` inserted before the static indices ``obj`` along ``axis``."""
+    from .creation import array
+    arr = ensure_array(arr, "insert")
+    if axis is None:
+        if arr.ndim != 1:
+            arr = ravel(arr)
+        axis = arr.ndim - 1
+    else:
+        axis = normalize_axis(axis, arr.ndim, "insert")
+    n = arr.shape[axis]
+    if isinstance(obj, slice):
+        indices = np.arange(*obj.indices(n))
+    else:
+        indices = np.array(_concrete(obj, "insert", "obj"))
+        if indices.dtype == np.bool_:
+            if indices.ndim != 1:
+                raise errors.ShapeError("zerax.numpy.insert: a boolean obj must be 1-d")
+            indices = np.flatnonzero(indices)
+        elif indices.ndim > 1:
+            raise errors.ShapeError("zerax.numpy.insert: obj must be 1-d or a scalar")
+        elif indices.size == 0:
+            indices = indices.astype(np.intp)
+        if indices.dtype.kind not in "iu":
+            raise errors.ZeraxTypeError("zerax.numpy.insert: obj must contain integers")
+    if np.any((indices < -n) | (indices > n)):
+        raise errors.ShapeError(
+            f"zerax.numpy.insert: index {obj} is out of bounds for axis {axis} with size {n}")
+    values = array(values, dtype=arr.dtype, ndmin=arr.ndim)
+    if indices.size == 1:
+        index = int(indices.item())
+        index = index + n if index < 0 else index
+        if indices.ndim == 0:
+            values = moveaxis(values, 0, axis)
+        slot = list(arr.shape)
+        slot[axis] = values.shape[axis]
+        values = broadcast_to(values, slot)
+        return sh.concatenate([_slice_axis(arr, axis, 0, index), values,
+                               _slice_axis(arr, axis, index, n)], axis)
+    indices = np.where(indices < 0, indices + n, indices).astype(np.int64)
+    numnew = len(indices)
+    order = indices.argsort(kind="mergesort")
+    indices[order] += np.arange(numnew)
+    slot = list(arr.shape)
+    slot[axis] = numnew
+    values = broadcast_to(values, slot)
+    both = sh.concatenate([arr, values], axis)  # positions >= n are the values
+    src = np.empty(n + numnew, np.int64)
+    is_new = np.zeros(n + numnew, bool)
+    is_new[indices] = True
+    src[indices] = n + np.arange(numnew)
+    src[~is_new] = np.arange(n)
+    return _gather_runs(both, axis, src)
+
+# --------------------------------------------------------------------------- tile, repeat
+
+
+def tile(A, reps):
+    """``A`` repeated ``reps`` times along each axis.
+
+    >>> import zerax.numpy as znp
+    >>> znp.tile(znp.array([1, 2]), 2)
+    Array([1, 2, 1, 2], dtype=int64)
+    """
+    c = ensure_array(A, "tile")
+    tup = _int_tuple(reps, "tile", "reps")
+    if any(r < 0 for r in tup):
+        raise errors.ShapeError(f"zerax.numpy.tile: negative repetitions in {tup}")
+    d = len(tup)
+    if c.ndim < d:
+        c = sh.reshape(c, (1,) * (d - c.ndim) + tuple(c.shape))
+    tup = (1,) * (c.ndim - d) + tup
+    if all(r == 1 for r in tup):
+        return c
+    big, dims = [], []
+    for i, (r, s) in enumerate(zip(tup, c.shape)):
+        big += [r, s]
+        dims.append(2 * i + 1)
+    b = sh.broadcast_in_dim(c, big, dims)
+    return sh.reshape(b, [r * s for r, s in zip(tup, c.shape)])
+
+
+def _repeat_uniform(x, r, axis):
+    shp = list(x.shape)
+    big = shp[:axis + 1] + [r] + shp[axis + 1:]
+    dims = tuple(i if i <= axis else i + 1 for i in range(x.ndim))
+    b = sh.broadcast_in_dim(x, big, dims)
+    shp[axis] *= r
+    return sh.reshape(b, shp)
+
+
+def repeat(a, repeats, axis=None):
+    """Repeat each element of ``a`` (``repeats``: an int or a static array per element).
+
+    >>> import zerax.numpy as znp
+    >>> znp.repeat(znp.array([1, 2]), [1, 3])
+    Array([1, 2, 2, 2], dtype=int64)
+    """
+    a = ensure_array(a, "repeat")
+    if axis is None:
+        a = ravel(a)
+        axis = 0
+    else:
+        axis = normalize_axis(axis, a.ndim, "repeat")
+    r = np.asarray(_concrete(repeats, "repeat", "repeats"))
+    if r.dtype.kind not in "biu":
+        raise errors.ZeraxTypeError(f"zerax.numpy.repeat: repeats must be integers, got "
+                                    f"dtype {r.dtype}")
+    if np.any(r < 0):
+        raise errors.ShapeError("zerax.numpy.repeat: repeats may not contain negative values")
+    n = a.shape[axis]
+    if r.ndim == 0 or r.size == 1:
+        return _repeat_uniform(a, int(r.reshape(-1)[0]), axis)
+    if r.ndim != 1 or r.size != n:
+        raise errors.ShapeError(
+            f"zerax.numpy.repeat: repeats of shape {r.shape} do not fit axis {axis} of size {n}")
+    pieces, i = [], 0
+    while i < n:
+        j = i + 1
+        while j < n and r[j] == r[i]:
+            j += 1
+        if r[i]:
+            pieces.append(_repeat_uniform(_slice_axis(a, axis, i, j), int(r[i]), axis))
+        i = j
+    if not pieces:
+        return _slice_axis(a, axis, 0, 0)
+    return sh.concatenate(pieces, axis)
+
+
+def resize(a, new_shape):
+    """``a`` resized to ``new_shape``, repeating its elements cyclically."""
+    a = ensure_array(a, "resize")
+    new_shape = _canon_shape(new_shape, "resize")
+    total = int(np.prod(new_shape, dtype=np.int64))
+    if a.size == 0 or total == 0:
+        return Array._wrap(np.zeros(new_shape, a.dtype))
+    flat = ravel(a)
+    reps = -(-total // a.size)
+    flat = _slice_axis(tile(flat, reps), 0, 0, total)
+    return sh.reshape(flat, new_shape)
+
+# --------------------------------------------------------------------------- flips, rolls
+
+
+def flip(m, axis=None):
+    """Reverse the order of elements along ``axis`` (all axes by default)."""
+    m = ensure_array(m, "flip")
+    axes = normalize_axes(axis, m.ndim, "flip")
+    return sh.rev(m, axes)
+
+
+def fliplr(m):
+    """Reverse the order of columns (axis 1)."""
+    m = ensure_array(m, "fliplr")
+    if m.ndim < 2:
+        raise errors.ShapeError("zerax.numpy.fliplr: input must be >= 2-d")
+    return sh.rev(m, (1,))
+
+
+def flipud(m):
+    """Reverse the order of rows (axis 0)."""
+    m = ensure_array(m, "flipud")
+    if m.ndim < 1:
+        raise errors.ShapeError("zerax.numpy.flipud: input must be >= 1-d")
+    return sh.rev(m, (0,))
+
+
+def _roll_axis(x, s, axis):
+    n = x.shape[axis]
+    if n == 0:
+        return x
+    if not isinstance(s, Tracer):
+        s = int(s) % n
+        if s == 0:
+            return x
+        return sh.concatenate([_slice_axis(x, axis, n - s, n), _slice_axis(x, axis, 0, n - s)],
+                              axis)
+    # A traced shift: slice a window out of two copies.
+    s = ew.convert_element_type(s, np.int64)
+    start = ew.rem(ew.neg(s), np.asarray(n, np.int64))
+    doubled = sh.concatenate([x, x], axis)
+    starts = [np.zeros((), np.int64)] * x.ndim
+    starts[axis] = start
+    return sh.dynamic_slice(doubled, starts, x.shape)
+
+
+def roll(a, shift, axis=None):
+    """Shift elements along ``axis`` cyclically (the flattened array if ``axis`` is None).
+
+    >>> import zerax.numpy as znp
+    >>> znp.roll(znp.arange(5), 2)
+    Array([3, 4, 0, 1, 2], dtype=int64)
+    """
+    a = ensure_array(a, "roll")
+    if axis is None:
+        return sh.reshape(roll(ravel(a), shift, 0), a.shape)
+    axes = _int_tuple(axis, "roll", "axis")
+    if isinstance(shift, (list, tuple)):
+        shifts = list(shift)
+    elif isinstance(shift, Tracer):
+        shifts = [shift] if shift.ndim == 0 else list(unstack(shift))
+    else:
+        shifts = list(np.atleast_1d(np.asarray(_concrete(shift, "roll", "shift"))).ravel())
+    for i, s in enumerate(shifts):
+        if isinstance(s, Tracer):
+            if np.dtype(s.dtype).kind not in "biu" or s.ndim != 0:
+                raise errors.ZeraxTypeError("zerax.numpy.roll: shift must be integers")
+        else:
+            shifts[i] = _concrete_int(s, "roll", "shift")
+    if len(shifts) != len(axes) and 1 not in (len(shifts), len(axes)):
+        raise errors.ShapeError("zerax.numpy.roll: shift and axis must have the same length")
+    k = max(len(shifts), len(axes))
+    shifts = shifts * k if len(shifts) == 1 else shifts
+    axes = axes * k if len(axes) == 1 else axes
+    per_axis = {}
+    for s, ax in zip(shifts, axes):
+        per_axis.setdefault(normalize_axis(ax, a.ndim, "roll"), []).append(s)
+    for ax, ss in per_axis.items():
+        if any(isinstance(s, Tracer) for s in ss):
+            total = None
+            for s in ss:
+                s = (ew.convert_element_type(s, np.int64) if isinstance(s, Tracer)
+                     else np.asarray(s, np.int64))
+                total = s if total is None else ew.add(total, s)
+        else:
+            total = sum(ss)
+        a = _roll_axis(a, total, ax)
+    return a
+
+
+def rot90(m, k=1, axes=(0, 1)):
+    """Rotate by 90 degrees ``k`` times in the plane of ``axes``."""
+    m = ensure_array(m, "rot90")
+    axes = _int_tuple(axes, "rot90", "axes")
+    if len(axes) != 2:
+        raise errors.ShapeError("zerax.numpy.rot90: len(axes) must be 2")
+    if axes[0] == axes[1] or abs(axes[0] - axes[1]) == m.ndim:
+        raise errors.ShapeError("zerax.numpy.rot90: axes must be different")
+    a0 = normalize_axis(axes[0], m.ndim, "rot90")
+    a1 = normalize_axis(axes[1], m.ndim, "rot90")
+    k = _concrete_int(k, "rot90", "k") % 4
+    if k == 0:
+        return m
+    if k == 2:
+        return sh.rev(m, (a0, a1))
+    perm = list(range(m.ndim))
+    perm[a0], perm[a1] = perm[a1], perm[a0]
+    if k == 1:
+        return sh.transpose(sh.rev(m, (a1,)), perm)
+    return sh.rev(sh.transpose(m, perm), (a1,))
+
+# --------------------------------------------------------------------------- broadcasting
+
+
+def broadcast_shapes(*args):
+    """The shape that arrays of shapes ``args`` broadcast to."""
+    shapes = [_int_tuple(s, "broadcast_shapes", "shape") for s in args]
+    try:
+        return tuple(np.broadcast_shapes(*shapes))
+    except ValueError:
+        raise errors.ShapeError(
+            "zerax.numpy.broadcast_shapes: shape mismatch: objects cannot be broadcast to a "
+            f"single shape; got {', '.join(str(s) for s in shapes)}") from None
+
+
+def broadcast_to(array, shape, subok=False):
+    """``array`` broadcast to ``shape`` (NumPy's rules).
+
+    >>> import zerax.numpy as znp
+    >>> znp.broadcast_to(znp.arange(3), (2, 3))
+    Array([[0, 1, 2],
+           [0, 1, 2]], dtype=int64)
+    """
+    x = ensure_array(array, "broadcast_to")
+    shape = _canon_shape(shape, "broadcast_to")
+    nlead = len(shape) - x.ndim
+    if nlead < 0 or any(n not in (1, shape[nlead + i]) for i, n in enumerate(x.shape)):
+        raise errors.ShapeError(
+            f"zerax.numpy.broadcast_to: cannot broadcast an array of shape {tuple(x.shape)} to "
+            f"shape {shape}")
+    return sh.broadcast_in_dim(x, shape, tuple(range(nlead, len(shape))))
+
+
+def broadcast_arrays(*args, subok=False):
+    """The arguments broadcast against each other (a tuple)."""
+    xs = [ensure_array(a, "broadcast_arrays") for a in args]
+    target = broadcast_shapes(*[x.shape for x in xs])
+    return tuple(broadcast_to(x, target) for x in xs)
+
+
+def _atleast(x, n, fname):
+    x = ensure_array(x, fname)
+    if x.ndim >= n:
+        return x
+    s = tuple(x.shape)
+    if n == 1:
+        return sh.reshape(x, (1,))
+    if n == 2:
+        return sh.reshape(x, (1,) * (2 - len(s)) + s)
+    return sh.reshape(x, {0: (1, 1, 1), 1: (1,) + s + (1,), 2: s + (1,)}[len(s)])
+
+
+def _atleast_n(arys, n, fname):
+    res = [_atleast(a, n, fname) for a in arys]
+    return res[0] if len(res) == 1 else tuple(res)
+
+
+def atleast_1d(*arys):
+    """Inputs viewed as arrays with at least one dimension."""
+    return _atleast_n(arys, 1, "atleast_1d")
+
+
+def atleast_2d(*arys):
+    """Inputs viewed as arrays with at least two dimensions."""
+    return _atleast_n(arys, 2, "atleast_2d")
+
+
+def atleast_3d(*arys):
+    """Inputs viewed as arrays with at least three dimensions ((n,) becomes (1, n, 1))."""
+    return _atleast_n(arys, 3, "atleast_3d")
+
+# --------------------------------------------------------------------------- diagonals
+
+
+def diagonal(a, offset=0, axis1=0, axis2=1):
+    """The diagonal of ``a`` in the plane (axis1, axis2), as the last axis of the result.
+
+    >>> import zerax.numpy as znp
+    >>> znp.diagonal(znp.arange(9).reshape(3, 3), 1)
+    Array([1, 5], dtype=int64)
+    """
+    a = ensure_array(a, "diagonal")
+    if a.ndim < 2:
+        raise errors.ShapeError("zerax.numpy.diagonal: input must be at least 2-d")
+    i = normalize_axis(axis1, a.ndim, "diagonal")
+    j = normalize_axis(axis2, a.ndim, "diagonal")
+    if i == j:
+        raise errors.ShapeError("zerax.numpy.diagonal: axis1 and axis2 cannot be the same")
+    offset = _concrete_int(offset, "diagonal", "offset")
+    x = sh.transpose(a, [d for d in range(a.ndim) if d not in (i, j)] + [i, j])
+    n, m = x.shape[-2], x.shape[-1]
+    length = max(0, min(n + min(offset, 0), m - max(offset, 0)))
+    r0, c0 = max(-offset, 0), max(offset, 0)
+    lead = tuple(x.shape[:-2])
+    starts = [0] * x.ndim
+    limits = list(lead) + [r0 + length, c0 + length]
+    starts[-2], starts[-1] = (r0, c0) if length else (0, 0)
+    if not length:
+        limits[-2] = limits[-1] = 0
+    sq = sh.slice_p_bind(x, starts, limits)
+    flat = sh.reshape(sq, lead + (length * length,))
+    if length <= 1:
+        return sh.reshape(flat, lead + (length,))
+    return _slice_axis(flat, len(lead), 0, length * length, length + 1)
+
+
+@__import__("functools").lru_cache(maxsize=256)
+def _trace_dtype(in_dtype, dtype):
+    return np.trace(np.ones((1, 1), in_dtype), dtype=dtype).dtype
+
+
+def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
+    """The sum along a diagonal of ``a`` (NumPy's accumulation dtype: ints widen).
+
+    >>> import zerax.numpy as znp
+    >>> znp.trace(znp.eye(3))
+    Array(3., dtype=float64)
+    """
+    _no_out(out, "trace")
+    a = ensure_array(a, "trace")
+    d = diagonal(a, offset, axis1, axis2)
+    dt = _trace_dtype(np.dtype(a.dtype), _check_dtype(dtype, "trace"))
+    return reduce_sum(as_dtype(d, dt), (d.ndim - 1,))
+
+# --------------------------------------------------------------------------- pad
+
+
+def _pairs(x, nd, fname, what):
+    """NumPy's ``_as_pairs(x, ndim, as_index=True)`` for a static pad width."""
+    x = np.array(_concrete(x, fname, what))
+    if x.dtype.kind not in "biuf":
+        raise errors.ZeraxTypeError(f"zerax.numpy.{fname}: {what} must be integers")
+    x = np.round(x).astype(np.int64)
+    if x.size and x.min() < 0:
+        raise errors.ShapeError(f"zerax.numpy.{fname}: {what} can't contain negative values")
+    if x.ndim < 3:
+        if x.size == 1:
+            return [(int(x.ravel()[0]),) * 2] * nd
+        if x.size == 2 and x.shape != (2, 1):
+            return [tuple(int(v) for v in x.ravel())] * nd
+    try:
+        return [tuple(int(v) for v in row) for row in np.broadcast_to(x, (nd, 2))]
+    except ValueError:
+        raise errors.ShapeError(
+            f"zerax.numpy.{fname}: {what} of shape {x.shape} cannot be broadcast to ({nd}, 2)"
+        ) from None
+
+
+def _value_pairs(v, nd, dtype, fname, what):
+    """Per-axis (before, after) scalars for values such as ``constant_values``; they may
+    be traced."""
+    v = check_arg(v, fname)
+    if not isinstance(v, (Array, Tracer)):
+        v = np.asarray(v)
+    if isinstance(v, np.ndarray) or isinstance(v, Array):
+        vv = np.asarray(v)
+        if vv.ndim < 3 and (vv.size == 1 or (vv.size == 2 and vv.shape != (2, 1))):
+            flat = vv.ravel()
+            pair = (flat[0], flat[-1])
+        else:
+            try:
+                grid = np.broadcast_to(vv, (nd, 2))
+            except ValueError:
+                raise errors.ShapeError(
+                    f"zerax.numpy.{fname}: {what} of shape {vv.shape} cannot be broadcast to "
+                    f"({nd}, 2)") from None
+            return [tuple(np.asarray(grid[i, k]).astype(dtype) for k in range(2))
+                    for i in range(nd)]
+        return [tuple(np.asarray(p).astype(dtype) for p in pair)] * nd
+    # A traced value: pick its scalars with slices.
+    v = as_dtype(v, dtype)
+    if v.ndim < 3 and (v.size == 1 or (v.size == 2 and tuple(v.shape) != (2, 1))):
+        flat = sh.reshape(v, (v.size,))
+        pair = tuple(sh.reshape(_slice_axis(flat, 0, k, k + 1), ()) for k in (0, v.size - 1))
+        return [pair] * nd
+    grid = broadcast_to(v, (nd, 2))
+    return [tuple(sh.reshape(sh.slice_p_bind(grid, (i, k), (i + 1, k + 1)), ())
+                  for k in range(2)) for i in range(nd)]
+
+
+_PAD_KWARGS = {
+    "constant": {"constant_values"}, "empty": set(), "edge": set(), "wrap": set(),
+    "reflect": {"reflect_type"}, "symmetric": {"reflect_type"},
+    "maximum": {"stat_length"}, "minimum": {"stat_length"}, "mean": {"stat_length"},
+    "linear_ramp": {"end_values"},
+}
+
+
+def _stat_pad(x, axis, before, after, mode, stat_length):
+    n = x.shape[axis]
+    sl_b, sl_a = stat_length
+    if sl_b == 0 and before or sl_a == 0 and after:
+        raise errors.ShapeError("zerax.numpy.pad: stat_length of 0 yields no value for padding")
+    reducer = {"maximum": reduce_max, "minimum": reduce_min}.get(mode)
+
+    def stat(lo, hi, width):
+        part = _slice_axis(x, axis, lo, hi)
+        if reducer is not None:
+            v = reducer(part, (axis,))
+        else:
+            dt = x.dtype if np.dtype(x.dtype).kind in "fc" else np.dtype(np.float64)
+            s = reduce_sum(as_dtype(part, dt), (axis,))
+            v = ew.div(s, np.asarray(hi - lo, dt))
+            if np.dtype(x.dtype).kind not in "fc":
+                v = as_dtype(ew.round(v), x.dtype)
+        return _bcast_axis(sh.reshape(v, _with_axis(x.shape, axis, 1)), axis, width)
+
+    pieces = []
+    if before:
+        pieces.append(stat(0, min(sl_b, n), before))
+    pieces.append(x)
+    if after:
+        pieces.append(stat(n - min(sl_a, n), n, after))
+    return sh.concatenate(pieces, axis)
+
+
+def _with_axis(shape, axis, n):
+    s = list(shape)
+    s[axis] = n
+    return s
+
+
+def _ramp_pad(x, axis, before, after, ends):
+    """NumPy's linear_ramp: from the end value towards the edge (edge excluded)."""
+    from .creation import linspace
+    n = x.shape[axis]
+    squeezed = [d for i, d in enumerate(x.shape) if i != axis]
+    pieces = [None, x, None]
+    for k, (width, edge_at) in enumerate(((before, 0), (after, n - 1))):
+        if not width:
+            continue
+        edge = sh.reshape(_slice_axis(x, axis, edge_at, edge_at + 1), squeezed)
+        ramp = linspace(ends[k], edge, width, endpoint=False, dtype=x.dtype, axis=axis)
+        pieces[2 * k] = ramp if k == 0 else sh.rev(ramp, (axis,))
+    return sh.concatenate([p for p in pieces if p is not None], axis)
+
+
+def pad(array, pad_width, mode="constant", **kwargs):
+    """Pad an array. Modes: 'constant' (``constant_values``), 'edge', 'reflect',
+    'symmetric', 'wrap', 'empty', 'maximum'/'minimum'/'mean' (``stat_length``) and
+    'linear_ramp' (``end_values``).
+
+    >>> import zerax.numpy as znp
+    >>> znp.pad(znp.array([1, 2, 3]), (2, 1), mode="reflect")
+    Array([3, 2, 1, 2, 3, 2], dtype=int64)
+    """
+    x = ensure_array(array, "pad")
+    nd = x.ndim
+    if callable(mode):
+        raise errors.NotSupportedError("zerax.numpy.pad: a callable mode is not supported")
+    if mode not in _PAD_KWARGS:
+        raise errors.NotSupportedError(
+            f"zerax.numpy.pad: mode {mode!r} is not supported; use one of "
+            f"{', '.join(sorted(_PAD_KWARGS))}")
+    bad = set(kwargs) - _PAD_KWARGS[mode]
+    if bad:
+        raise errors.ZeraxTypeError(
+            f"zerax.numpy.pad: unsupported keyword arguments for mode {mode!r}: {sorted(bad)}")
+    widths = _pairs(pad_width, nd, "pad", "pad_width")
+    dt = np.dtype(x.dtype)
+    if mode in ("constant", "empty"):
+        values = _value_pairs(kwargs.get("constant_values", 0), nd, dt, "pad",
+                              "constant_values")
+        scalar = values[0][0]
+        uniform = all(p is scalar or (not isinstance(p, Tracer) and not isinstance(scalar, Tracer)
+                                      and p.tobytes() == scalar.tobytes())
+                      for pair in values for p in pair)
+        if uniform:
+            return sh.pad(x, scalar, [(b, a, 0) for b, a in widths])
+        for ax, ((b, a), (vb, va)) in enumerate(zip(widths, values)):
+            cfg = [(0, 0, 0)] * nd
+            cfg[ax] = (b, 0, 0)
+            x = sh.pad(x, vb, cfg)
+            cfg[ax] = (0, a, 0)
+            x = sh.pad(x, va, cfg)
+        return x
+    if mode in ("reflect", "symmetric") and kwargs.get("reflect_type", "even") != "even":
+        raise errors.NotSupportedError("zerax.numpy.pad: only reflect_type='even' is supported")
+    if mode in ("maximum", "minimum", "mean"):
+        stat = kwargs.get("stat_length")
+        stats = [(None, None)] * nd if stat is None else _pairs(stat, nd, "pad", "stat_length")
+    if mode == "linear_ramp":
+        ends = _value_pairs(kwargs.get("end_values", 0), nd,
+                            np.result_type(dt, np.float64), "pad", "end_values")
+    for ax, (b, a) in enumerate(widths):
+        if not (b or a):
+            continue
+        n = x.shape[ax]
+        if n == 0:
+            raise errors.ShapeError(
+                f"zerax.numpy.pad: can't extend empty axis {ax} using modes other than "
+                "'constant' or 'empty'")
+        if mode in ("maximum", "minimum", "mean"):
+            sl = tuple(n if s is None else s for s in stats[ax])
+            x = _stat_pad(x, ax, b, a, mode, sl)
+        elif mode == "linear_ramp":
+            x = _ramp_pad(x, ax, b, a, ends[ax])
+        else:
+            idx = np.pad(np.arange(n), (b, a), mode=mode)
+            x = _gather_runs(x, ax, idx)
+    return x

@@ -113,6 +113,8 @@ def defjvp(prim, *rules):
         return ans, out
 
     prim.jvp = jvp
+    if prim.transpose is None:
+        prim.unsupported.setdefault("transpose", f"{prim.name} is not linear")
     return jvp
 
 

@@ -116,6 +116,8 @@ def _div_transpose(ct, x, y):
     return [unbroadcast(div(ct, y), x.aval), None]
 
 
+for _p in (add_p, sub_p, mul_p, div_p, neg_p):
+    _p.unsupported.pop("transpose", None)  # linear (in one operand at a time)
 add_p.transpose = _add_transpose
 sub_p.transpose = _sub_transpose
 mul_p.transpose = _mul_transpose
@@ -221,9 +223,10 @@ defjvp(min_p, lambda g, ans, x, y: mul(g, _balanced_mask(x, y, False)),
 
 
 def _pow_jvp_x(g, ans, x, y):
-    # d/dx x**y = y * x**(y-1); written with a where so x == 0, y == 0 gives 0, not nan.
-    safe = select_n(eq(y, _c(y, 0.0)), pow(x, sub(y, _c(y, 1.0))), _c(x, 0.0))
-    return mul(g, mul(y, safe))
+    # d/dx x**y = y * x**(y-1); at x == 0, y == 0 that reads 0 * inf, and the limit is 0.
+    jac = mul(y, pow(x, sub(y, _c(y, 1.0))))
+    both_zero = bitwise_and(eq(x, _c(x, 0.0)), eq(y, _c(y, 0.0)))
+    return mul(g, select_n(both_zero, jac, _c(x, 0.0)))
 
 
 def _pow_jvp_y(g, ans, x, y):
@@ -417,6 +420,7 @@ def _out_shape(atoms):
 
 
 select_n_p.jvp = _select_jvp
+select_n_p.unsupported.pop("transpose", None)
 select_n_p.transpose = _select_transpose
 select_n_p.simplify = _select_simplify
 

@@ -284,3 +284,6 @@ def _scan_jvp(prim, op_name):
 _scan_jvp(cumprod_p, "mul")
 _scan_jvp(cummax_p, "maximum")
 _scan_jvp(cummin_p, "minimum")
+
+for _p in (reduce_max_p, reduce_min_p, reduce_prod_p, cumprod_p, cummax_p, cummin_p):
+    _p.unsupported["transpose"] = f"{_p.name} is not linear"

@@ -1,0 +1,10 @@
+import os
+import tempfile
+
+from hypothesis import settings
+
+# Numba's on-disk cache (used once jit lands) goes to a throwaway directory in tests.
+os.environ.setdefault("ZERAX_CACHE_DIR", tempfile.mkdtemp(prefix="zerax-test-cache-"))
+
+settings.register_profile("default", deadline=None, max_examples=30)
+settings.load_profile("default")
