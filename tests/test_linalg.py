@@ -18,6 +18,7 @@ import zerax as zx
 import zerax.numpy as znp
 from zerax import errors
 from zerax._src.ops.linalg import dot, dot_general, dot_general_p
+from zerax.test_util import check_grads
 
 SETTINGS = settings(max_examples=40, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
@@ -53,48 +54,6 @@ def assert_matches(got, want, rtol=None):
         np.testing.assert_allclose(got_v, want, rtol=rtol, atol=rtol * scale)
     else:
         np.testing.assert_array_equal(got_v, want)
-
-
-def _local_check_grads(f, args, order=2, modes=("fwd", "rev"), eps=1e-6, rtol=1e-5, seed=0):
-    """check_grads for functions of arrays returning one array (used only until
-    zerax.test_util.check_grads exists)."""
-    rng = np.random.default_rng(seed)
-    args = tuple(np.asarray(a, np.float64) for a in args)
-    out = np.asarray(f(*args))
-    ts = tuple(rng.standard_normal(a.shape) for a in args)
-    ct = rng.standard_normal(out.shape)
-
-    def close(a, b):
-        a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
-        np.testing.assert_allclose(a, b, rtol=rtol, atol=rtol * max(1.0, float(np.max(np.abs(b),
-                                                                                      initial=0))))
-
-    _, t_out = zx.jvp(f, args, ts)
-    if "fwd" in modes:
-        plus = np.asarray(f(*[a + eps * t for a, t in zip(args, ts)]))
-        minus = np.asarray(f(*[a - eps * t for a, t in zip(args, ts)]))
-        close(t_out, (plus - minus) / (2 * eps))
-    if "rev" in modes:
-        _, f_vjp = zx.vjp(f, *args)
-        cts_in = f_vjp(ct)
-        close(np.sum(np.asarray(t_out) * ct),
-              sum(np.sum(np.asarray(c) * t) for c, t in zip(cts_in, ts)))
-    if order > 1:
-        if "fwd" in modes:
-            _local_check_grads(lambda *xs: zx.jvp(f, xs, ts)[1], args, order - 1, modes, eps,
-                               rtol, seed + 1)
-        if "rev" in modes:
-            for i in range(len(args)):
-                _local_check_grads(lambda *xs, i=i: zx.vjp(f, *xs)[1](ct)[i], args, order - 1,
-                                   modes, eps, rtol, seed + 2)
-
-
-def check_grads(f, args, order=2, modes=("fwd", "rev")):
-    cg = getattr(zx.test_util, "check_grads", None)
-    if cg is None:
-        _local_check_grads(f, args, order=order, modes=modes)
-    else:
-        cg(f, args, order=order, modes=modes)
 
 
 # --------------------------------------------------------------------------- dot_general
@@ -368,7 +327,7 @@ def test_tensordot_errors_and_grads():
         znp.tensordot(np.ones((2, 3)), np.ones(3), axes=2)
     rng = np.random.default_rng(5)
     a, b = rng.standard_normal((2, 3, 4)), rng.standard_normal((4, 3, 2))
-    check_grads(lambda a, b: znp.tensordot(a, b, axes=([1, 2], [1, 0])), (a, b))
+    check_grads(lambda a, b: znp.tensordot(a, b, axes=([1, 2], [1, 0])), (a, b), order=2)
 
 
 @SETTINGS
@@ -408,12 +367,12 @@ def test_cross_axes_and_grads():
 def test_product_grads():
     rng = np.random.default_rng(7)
     a, b = rng.standard_normal((2, 3)), rng.standard_normal((3, 2))
-    check_grads(znp.dot, (a, b))
-    check_grads(znp.kron, (a, b))
-    check_grads(znp.outer, (a[0], b[0]))
-    check_grads(znp.inner, (a, b.T))
-    check_grads(znp.vdot, (a, b.T))
-    check_grads(znp.vecdot, (a, b.T))
+    check_grads(znp.dot, (a, b), order=2)
+    check_grads(znp.kron, (a, b), order=2)
+    check_grads(znp.outer, (a[0], b[0]), order=2)
+    check_grads(znp.inner, (a, b.T), order=2)
+    check_grads(znp.vdot, (a, b.T), order=2)
+    check_grads(znp.vecdot, (a, b.T), order=2)
 
 
 # --------------------------------------------------------------------------- einsum
@@ -502,7 +461,8 @@ def test_einsum_mixed_dtypes_sublists_and_kwargs():
     a = rand(rng, (2, 3), np.int32)
     b = rand(rng, (3, 4), np.float32)
     assert_matches(znp.einsum("ij,jk->ik", a, b), np.einsum("ij,jk->ik", a, b))
-    assert_matches(znp.einsum(a, [0, 1], b, [1, 2], [0, 2]), np.einsum(a, [0, 1], b, [1, 2], [0, 2]))
+    assert_matches(znp.einsum(a, [0, 1], b, [1, 2], [0, 2]),
+                   np.einsum(a, [0, 1], b, [1, 2], [0, 2]))
     assert_matches(znp.einsum(a, [Ellipsis, 1], b, [1, 2]), np.einsum(a, [Ellipsis, 1], b, [1, 2]))
     assert_matches(znp.einsum("ij,jk->ik", a, b, dtype=np.float64),
                    np.einsum("ij,jk->ik", a, b, dtype=np.float64, casting="unsafe"))

@@ -24,8 +24,18 @@ SETTINGS = settings(max_examples=40, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 DTYPES = [np.bool_, np.int32, np.int64, np.float32, np.float64]
 FLOATS = [np.float32, np.float64]
-HAS_SORT = hasattr(znp, "sort")
-needs_sort = pytest.mark.skipif(not HAS_SORT, reason="zerax.numpy.sort is not available yet")
+
+
+def _has_sort():
+    try:
+        from zerax._src.ops.sort import sort  # noqa: F401
+    except ImportError:
+        return hasattr(znp, "sort")
+    return True
+
+
+HAS_SORT = _has_sort()
+needs_sort = pytest.mark.skipif(not HAS_SORT, reason="zerax has no sort yet")
 
 # --------------------------------------------------------------------------- strategies
 
@@ -53,8 +63,8 @@ def arrays(draw, dtypes=DTYPES, min_dims=0, max_dims=3, min_side=0, max_side=4, 
 def axes(draw, ndim, allow_none=True):
     """None, an int (maybe negative) or a tuple of distinct axes."""
     options = [st.just(None)] if allow_none else []
-    if ndim:
-        options.append(st.integers(-ndim, ndim - 1))
+    # a 0-d array takes axis 0 / -1 in NumPy's ufunc reductions (and nowhere else)
+    options.append(st.integers(-ndim, ndim - 1) if ndim else st.sampled_from([0, -1]))
     options.append(st.lists(st.integers(0, max(ndim - 1, 0)), unique=True, max_size=ndim)
                    .map(lambda ax: tuple(a - ndim if i % 2 else a for i, a in enumerate(ax))))
     return draw(st.one_of(options))
@@ -205,13 +215,13 @@ def test_cumulative_array_api(data, name, include_initial, dtype):
        wkind=st.sampled_from(["none", "full", "axis"]))
 def test_average(data, returned, keepdims, wkind):
     x, axis = data.draw(array_axis(min_side=1))
-    kw = dict(returned=returned, keepdims=keepdims)
+    kw = {"returned": returned, "keepdims": keepdims}
     if axis is not None:
         kw["axis"] = axis
     if wkind == "full":
         wdt = data.draw(st.sampled_from([np.int32, np.float32, np.float64]))
         kw["weights"] = data.draw(hnp.arrays(wdt, x.shape, elements=elements(wdt, positive=True)))
-    elif wkind == "axis" and axis is not None:
+    elif wkind == "axis" and axis is not None and x.ndim:
         ax = (axis,) if isinstance(axis, int) else axis
         shape = tuple(x.shape[a] for a in ax)
         kw["weights"] = data.draw(hnp.arrays(np.float64, shape,
@@ -227,12 +237,12 @@ def test_diff(data, n, side):
     axis = data.draw(st.integers(-x.ndim, x.ndim - 1))
     kw = {}
     if side == "scalar":
-        kw = dict(prepend=data.draw(st.sampled_from([0, 1.5, True])), append=2)
+        kw = {"prepend": data.draw(st.sampled_from([0, 1.5, True])), "append": 2}
     elif side == "array":
         shape = list(x.shape)
         shape[axis] = 2
-        kw = dict(prepend=data.draw(hnp.arrays(np.float32, tuple(shape),
-                                               elements=elements(np.float32))))
+        kw = {"prepend": data.draw(hnp.arrays(np.float32, tuple(shape),
+                                               elements=elements(np.float32)))}
     check("diff", x, n=n, axis=axis, **kw)
 
 
@@ -249,24 +259,26 @@ def test_trapezoid(data, mode):
     y = data.draw(arrays(min_dims=1))
     axis = data.draw(st.integers(-y.ndim, y.ndim - 1))
     if mode == "dx":
-        kw = dict(dx=data.draw(st.sampled_from([1.0, 2, 0.25])))
+        kw = {"dx": data.draw(st.sampled_from([1.0, 2, 0.25]))}
     elif mode == "x1d":
-        kw = dict(x=data.draw(hnp.arrays(np.float64, (y.shape[axis],),
-                                         elements=elements(np.float64))))
+        kw = {"x": data.draw(hnp.arrays(np.float64, (y.shape[axis],),
+                                         elements=elements(np.float64)))}
     else:
-        kw = dict(x=data.draw(hnp.arrays(np.int32, y.shape, elements=elements(np.int32))))
+        kw = {"x": data.draw(hnp.arrays(np.int32, y.shape, elements=elements(np.int32)))}
     check("trapezoid", y, axis=axis, **kw)
 
 
 @SETTINGS
 @given(data=st.data(), rowvar=st.booleans(), bias=st.booleans(),
-       ddof=st.sampled_from([None, 0, 2]), weights=st.sampled_from(["none", "f", "a", "fa"]))
+       ddof=st.sampled_from([None, 0, 1]), weights=st.sampled_from(["none", "f", "a", "fa"]))
 def test_cov_corrcoef(data, rowvar, bias, ddof, weights):
-    x = data.draw(arrays([np.int32, np.float64], min_dims=1, max_dims=2, min_side=1))
+    # at least two observations, so that the normalisation is positive (no 0 * inf, whose
+    # outcome hangs on the rounding of a zero covariance)
+    x = data.draw(arrays([np.int32, np.float64], min_dims=1, max_dims=2, min_side=2))
     y = data.draw(st.one_of(st.none(), st.just(x[::-1] * 2 + 1)))
     check("corrcoef", x, y, rowvar=rowvar)
     nobs = x.shape[-1] if (rowvar or x.ndim == 1) else x.shape[0]
-    kw = dict(rowvar=rowvar, bias=bias, ddof=ddof)
+    kw = {"rowvar": rowvar, "bias": bias, "ddof": ddof}
     if "f" in weights:
         kw["fweights"] = data.draw(hnp.arrays(np.int64, (nobs,), elements=st.integers(1, 3)))
     if "a" in weights:

@@ -5,7 +5,7 @@ composable transforms (grad of any order, jvp/vjp, vmap, jit) rewrite it.
 
 >>> import zerax as zx, zerax.numpy as znp
 >>> float(zx.grad(lambda x: znp.sum(znp.tanh(x) ** 2))(0.5))
-0.7864477329659274
+0.7268619813835873
 """
 
 from . import errors

@@ -11,6 +11,7 @@ import sys
 __all__ = [
     "ZeraxError",
     "ZeraxTypeError",
+    "ZeraxValueError",
     "ConcretizationError",
     "TracerArrayConversionError",
     "UnexpectedTracerError",
@@ -45,6 +46,10 @@ class TracerArrayConversionError(ConcretizationError):
 
 class UnexpectedTracerError(ZeraxError):
     """A tracer was used after the transform that created it had ended."""
+
+
+class ZeraxValueError(ZeraxError, ValueError):
+    """An argument of the right kind with a value that is not allowed."""
 
 
 class ShapeError(ZeraxError, ValueError):

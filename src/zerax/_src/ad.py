@@ -215,19 +215,21 @@ class Linearized:
 
 def linearize_flat(flat_fun, primals, name="linearize"):
     """Run ``flat_fun(*primals) -> (out_leaves, aux)`` recording its linearization."""
-    with new_trace(RecordingTrace, name) as rec:
+    with new_trace(RecordingTrace, name, cse=False) as rec:
         with new_trace(JVPTrace) as jt:
-            in_mask = [_differentiable(get_aval(p).dtype) for p in primals]
-            ins = [JVPTracer(jt, p, rec.new_arg(get_aval(p))) if m else p
-                   for p, m in zip(primals, in_mask)]
+            in_avals = [get_aval(p) for p in primals]
+            in_mask = [a.dtype.kind in "fc" for a in in_avals]
+            ins = [JVPTracer(jt, p, rec.new_arg(a)) if m else p
+                   for p, a, m in zip(primals, in_avals, in_mask)]
             outs, aux = flat_fun(*ins)
             pairs = [_lower_out(jt, as_input(o, f"output {i} of {name}"))
                      for i, o in enumerate(outs)]
-            aux = tree.tree_map(lambda a: _strip(jt, a), aux)
+            if aux is not None:
+                aux = tree.tree_map(lambda a: _strip(jt, a), aux)
         out_mask = [type(t) is not Zero for _, t in pairs]
         closed = rec.to_jaxpr([t for _, t in pairs if type(t) is not Zero])
     primals_out = [p for p, _ in pairs]
-    lin = Linearized(closed, [get_aval(p) for p in primals], in_mask,
+    lin = Linearized(closed, in_avals, in_mask,
                      [get_aval(p) for p in primals_out], out_mask)
     return primals_out, lin, aux
 
@@ -282,9 +284,15 @@ def is_undefined(x) -> bool:
     return type(x) is UndefinedPrimal
 
 
+_add_any = None
+
+
 def add_cotangents(a, b):
-    from .ops.elementwise import add_any
-    return add_any(a, b)
+    global _add_any
+    if _add_any is None:
+        from .ops.elementwise import add_any as _impl
+        _add_any = _impl
+    return _add_any(a, b)
 
 
 def backward_pass(jaxpr, consts, cts_out):

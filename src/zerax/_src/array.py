@@ -29,18 +29,16 @@ class Array(ArrayMethods):
     __array_ufunc__ = None
 
     def __init__(self, value):
-        v = np.array(value)  # a private copy: the caller's ndarray may change later
-        v.flags.writeable = False
-        self._value = v
+        self._value = np.array(value)  # a private copy: the caller's may change later
 
     @staticmethod
     def _wrap(value) -> "Array":
-        """Wrap a freshly computed ndarray without copying (it must not be shared)."""
+        """Wrap a freshly computed ndarray without copying (nobody else may hold it).
+
+        The buffer stays private: it is only handed out as a read-only view
+        (``__array__``), so it is never mutated and need not be flagged read-only here."""
         a = object.__new__(Array)
-        if type(value) is not np.ndarray:
-            value = np.asarray(value)
-        value.flags.writeable = False
-        a._value = value
+        a._value = value if type(value) is np.ndarray else np.asarray(value)
         return a
 
     shape = property(lambda self: self._value.shape)
@@ -60,7 +58,9 @@ class Array(ArrayMethods):
             return v.astype(dtype)
         if copy:
             return v.copy()
-        return v
+        view = v.view()
+        view.flags.writeable = False  # the Array is immutable: hand out a read-only view
+        return view
 
     def __len__(self):
         return len(self._value)

@@ -16,7 +16,7 @@ import numpy as np
 
 from . import tree
 from .core import ShapedArray, Trace, Tracer, concretization_error, get_aval, new_trace
-from .ir import ClosedJaxpr, Jaxpr, Literal, Var, dce
+from .ir import ClosedJaxpr, Eqn, Jaxpr, Literal, Var, dce
 
 
 class RecordingTracer(Tracer):
@@ -54,13 +54,15 @@ class RecordingTrace(Trace):
 
     __slots__ = ("eqns", "invars", "_const_vars", "const_values", "_cse", "producer")
 
-    def __init__(self, level, name=""):
+    def __init__(self, level, name="", cse: bool = True):
         super().__init__(level, name)
+        # cse=False for linearization: the tangent program is transposed at once, and
+        # transposition emits into the enclosing trace, which merges duplicates itself.
+        self._cse = {} if cse else None
         self.eqns: list = []
         self.invars: list = []
         self._const_vars: dict[int, Var] = {}
         self.const_values: dict[Var, object] = {}
-        self._cse: dict = {}
         self.producer: dict[Var, object] = {}  # var -> the equation that defines it
 
     # -- atoms
@@ -91,32 +93,43 @@ class RecordingTrace(Trace):
 
     # -- primitives
     def process_primitive(self, prim, args, params):
-        atoms = [self.to_atom(a) for a in args]
-        if prim.simplify is not None:
-            folded = prim.simplify(self, args, atoms, params)
-            if folded is not None:
-                return folded
-        try:
-            key = (prim, tuple(a.key() if type(a) is Literal else a for a in atoms),
-                   tuple(sorted(params.items())))
-            hash(key)
-        except TypeError:
-            key = None
-        outvars = self._cse.get(key) if key is not None else None
+        atoms = []
+        for a in args:
+            if type(a) is RecordingTracer and a._trace is self:
+                atoms.append(a.var)
+            else:
+                atoms.append(self.to_atom(a))
+        cse = self._cse
+        key = None
+        if cse is not None:  # folding and CSE: only for programs that are kept
+            if prim.simplify is not None:
+                folded = prim.simplify(self, args, atoms, params)
+                if folded is not None:
+                    return folded
+            try:
+                key = (prim, tuple(a.key() if type(a) is Literal else a for a in atoms),
+                       tuple(sorted(params.items())) if params else ())
+                outvars = cse.get(key)
+            except TypeError:  # an unhashable parameter: record without merging
+                key = outvars = None
+        else:
+            outvars = None
         if outvars is None:
             if prim.abstract_eval is None:
                 raise prim.rule_missing("tracing (no shape rule)")
             out = prim.abstract_eval(*[a.aval for a in atoms], **params)
-            outs = out if prim.multiple_results else [out]
+            outs = out if prim.multiple_results else (out,)
             outvars = [Var(aval) for aval in outs]
-            eqn = _make_eqn(prim, atoms, outvars, params)
+            eqn = Eqn(prim, atoms, outvars, params)
             self.eqns.append(eqn)
+            producer = self.producer
             for v in outvars:
-                self.producer[v] = eqn
+                producer[v] = eqn
             if key is not None:
-                self._cse[key] = outvars
-        tracers = [RecordingTracer(self, v) for v in outvars]
-        return tracers if prim.multiple_results else tracers[0]
+                cse[key] = outvars
+        if prim.multiple_results:
+            return [RecordingTracer(self, v) for v in outvars]
+        return RecordingTracer(self, outvars[0])
 
     def process_custom_jvp(self, prim, fun, jvp_rule, args, params):
         return prim.record(self, fun, jvp_rule, args, params)
@@ -137,11 +150,6 @@ class RecordingTrace(Trace):
         constvars = [v for v in self.const_values if v in used]
         jaxpr.constvars = constvars
         return ClosedJaxpr(jaxpr, [self.const_values[v] for v in constvars])
-
-
-def _make_eqn(prim, atoms, outvars, params):
-    from .ir import Eqn
-    return Eqn(prim, atoms, outvars, params)
 
 
 def trace_to_jaxpr(fun, in_avals, name: str = "") -> ClosedJaxpr:

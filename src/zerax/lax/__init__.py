@@ -21,3 +21,4 @@ from .._src.ops.misc import stop_gradient  # noqa: F401
 def select(pred, on_true, on_false):
     """``where(pred, on_true, on_false)`` on equal shapes (JAX's lax.select)."""
     return select_n(pred, on_false, on_true)
+from .._src.ops.linalg import dot, dot_general  # noqa: F401,E402

@@ -20,8 +20,16 @@ from ..ops import elementwise as ew
 from ..ops import shape as sh
 from ._util import as_dtype, check_arg, ensure_array, normalize_axis, result_type
 from .shape_ops import (
-    _canon_shape, _check_dtype, _concrete, _concrete_int, _slice_axis, broadcast_arrays,
-    broadcast_to, diagonal, moveaxis, ravel,
+    _canon_shape,
+    _check_dtype,
+    _concrete,
+    _concrete_int,
+    _slice_axis,
+    broadcast_arrays,
+    broadcast_to,
+    diagonal,
+    moveaxis,
+    ravel,
 )
 
 __all__ = [
@@ -90,7 +98,7 @@ def _build(x, dtype):
     return np.asarray(x, dtype=dtype)
 
 
-def array(object, dtype=None, *, copy=True, order="K", subok=False, ndmin=0, like=None):  # noqa: A002
+def array(object, dtype=None, *, copy=True, order="K", subok=False, ndmin=0, like=None):
     """An array from ``object``: an array, a Python number, or nested lists (which may
     hold zerax arrays and traced values).
 

@@ -12,6 +12,7 @@ scalars are converted to arrays of NumPy's default dtypes first, as NumPy's own
 from __future__ import annotations
 
 import functools
+import math
 
 import numpy as np
 
@@ -522,53 +523,223 @@ def _interleaved(args):
     return subscripts, ops
 
 
-def _take_diagonals(x, labels):
-    """Collapse labels repeated within one operand to their diagonal (a strided slice)."""
+class _Plan:
+    """An einsum lowering computed on shapes only, cached, then replayed on values.
+
+    Registers hold the operands and intermediates; each step rewrites one register
+    (transpose, reshape, strided slice, sum) or appends a new one (dot_general)."""
+
+    def __init__(self, shapes):
+        self.shapes = [tuple(s) for s in shapes]
+        self.steps = []
+        self.result = None
+
+    def transpose(self, r, perm):
+        perm = tuple(perm)
+        if perm != tuple(range(len(perm))):
+            self.shapes[r] = tuple(self.shapes[r][p] for p in perm)
+            self.steps.append(("transpose", r, perm))
+
+    def reshape(self, r, shape):
+        shape = tuple(shape)
+        if shape != self.shapes[r]:
+            self.shapes[r] = shape
+            self.steps.append(("reshape", r, shape))
+
+    def slice(self, r, starts, limits, strides):
+        self.shapes[r] = tuple(max(0, -(-(b - a) // st))
+                               for a, b, st in zip(starts, limits, strides))
+        self.steps.append(("slice", r, (tuple(starts), tuple(limits), tuple(strides))))
+
+    def sum(self, r, axes):
+        if axes:
+            self.shapes[r] = tuple(n for i, n in enumerate(self.shapes[r]) if i not in axes)
+            self.steps.append(("sum", r, tuple(axes)))
+
+    def dot(self, ra, rb, dn):
+        (ca, cb), (ba, bb) = dn
+        sa, sb = self.shapes[ra], self.shapes[rb]
+        shape = ([sa[d] for d in ba] + [n for d, n in enumerate(sa) if d not in ca + ba]
+                 + [n for d, n in enumerate(sb) if d not in cb + bb])
+        self.shapes.append(tuple(shape))
+        self.steps.append(("dot", (ra, rb), dn))
+        return len(self.shapes) - 1
+
+    def run(self, values):
+        env = list(values)
+        for op, r, arg in self.steps:
+            if op == "dot":
+                env.append(dot_general(env[r[0]], env[r[1]], arg))
+            elif op == "transpose":
+                env[r] = transpose(env[r], arg)
+            elif op == "reshape":
+                env[r] = reshape(env[r], arg)
+            elif op == "slice":
+                env[r] = slice_p_bind(env[r], *arg)
+            else:
+                env[r] = reduce_sum(env[r], arg)
+        return env[self.result]
+
+
+def _take_diagonals(plan, r, labels):
+    """Collapse labels repeated within one operand to their diagonal: a transpose, a
+    reshape and a strided slice (linear primitives; O(size), no mask)."""
     while len(set(labels)) != len(labels):
+        shape = plan.shapes[r]
         lab = next(lb for lb in labels if labels.count(lb) > 1)
         pos = [i for i, lb in enumerate(labels) if lb == lab]
-        sizes = {x.shape[p] for p in pos}
-        if len(sizes) != 1:
+        sizes = [shape[p] for p in pos]
+        if len(set(sizes)) != 1:
             raise errors.ShapeError(
                 f"zerax.numpy.einsum: subscript {lab!r} is repeated in one operand for axes of "
-                f"different sizes {[x.shape[p] for p in pos]}")
-        n = sizes.pop()
+                f"different sizes {sizes}")
+        n, k = sizes[0], len(pos)
         rest = [i for i in range(len(labels)) if i not in pos]
-        x = transpose(x, rest + pos)
-        lead = [x.shape[i] for i in range(len(rest))]
-        r = len(pos)
+        lead = [shape[i] for i in rest]
+        plan.transpose(r, rest + pos)
         if n <= 1:
-            x = reshape(x, lead + [n])
+            plan.reshape(r, lead + [n])
         else:
-            stride = (n ** r - 1) // (n - 1)
-            flat = reshape(x, lead + [n ** r])
-            x = slice_p_bind(flat, [0] * (len(lead) + 1), lead + [(n - 1) * stride + 1],
-                             [1] * len(lead) + [stride])
+            stride = (n ** k - 1) // (n - 1)      # 1 + n + ... + n^(k-1)
+            plan.reshape(r, lead + [n ** k])
+            plan.slice(r, [0] * (len(lead) + 1), lead + [(n - 1) * stride + 1],
+                       [1] * len(lead) + [stride])
         labels = [labels[i] for i in rest] + [lab]
-    return x, labels
+    return labels
 
 
-def _sum_unneeded(x, labels, needed):
+def _sum_unneeded(plan, r, labels, needed):
     axes = tuple(i for i, lb in enumerate(labels) if lb not in needed)
-    if not axes:
-        return x, labels
-    return reduce_sum(x, axes), [lb for lb in labels if lb in needed]
+    plan.sum(r, axes)
+    return [lb for lb in labels if lb in needed]
 
 
 def _size(labels, sizes):
-    return int(np.prod([sizes[lb] for lb in labels], dtype=np.int64))
+    return math.prod(sizes[lb] for lb in labels)
 
 
-def _contract_pair(a, la, b, lb, needed):
-    """dot_general of two labelled operands: shared labels still needed are batch axes,
-    the other shared labels are contracted."""
-    batch = [lab for lab in la if lab in lb and lab in needed]
-    contract = [lab for lab in la if lab in lb and lab not in needed]
-    dn = ((tuple(la.index(lab) for lab in contract), tuple(lb.index(lab) for lab in contract)),
-          (tuple(la.index(lab) for lab in batch), tuple(lb.index(lab) for lab in batch)))
-    out = dot_general(a, b, dn)
-    labels = batch + [lab for lab in la if lab not in lb] + [lab for lab in lb if lab not in la]
-    return out, labels
+@functools.lru_cache(maxsize=512)
+def _einsum_plan(subscripts, shapes):
+    """Parse ``subscripts`` for operands of ``shapes`` and lower the sum to a _Plan."""
+    if subscripts.count("->") > 1:
+        raise errors.ZeraxTypeError("zerax.numpy.einsum: subscripts contain more than one '->'")
+    explicit = "->" in subscripts
+    lhs, out_term = subscripts.split("->") if explicit else (subscripts, None)
+    terms = lhs.split(",")
+    if len(terms) != len(shapes):
+        raise errors.ZeraxTypeError(
+            f"zerax.numpy.einsum: the subscripts {subscripts!r} name {len(terms)} operands but "
+            f"{len(shapes)} were given")
+    parsed = [_parse_term(t, "operand subscripts") for t in terms]
+
+    # Expand '...' into per-position labels, right-aligned across operands.
+    ell_dims = []
+    for p, shape in zip(parsed, shapes):
+        nlet = len(p) - ("..." in p)
+        if ("..." in p and len(shape) < nlet) or ("..." not in p and len(shape) != nlet):
+            raise errors.ShapeError(
+                f"zerax.numpy.einsum: an operand of shape {shape} has {len(shape)} axes but "
+                f"its subscripts {''.join(p)!r} name {nlet}")
+        ell_dims.append(len(shape) - nlet)
+    n_ell = max(ell_dims)
+    ell_labels = [("...", j) for j in range(n_ell)]
+    labels_in = []
+    for p, e in zip(parsed, ell_dims):
+        labs = []
+        for sub in p:
+            labs.extend(ell_labels[n_ell - e:] if sub == "..." else [sub])
+        labels_in.append(labs)
+
+    if explicit:
+        po = _parse_term(out_term, "output subscripts")
+        letters = [sub for sub in po if sub != "..."]
+        if len(set(letters)) != len(letters):
+            raise errors.ZeraxTypeError(
+                f"zerax.numpy.einsum: output subscripts {out_term!r} repeat a subscript")
+        seen = {sub for p in parsed for sub in p}
+        for sub in letters:
+            if sub not in seen:
+                raise errors.ZeraxTypeError(
+                    f"zerax.numpy.einsum: output subscript {sub!r} does not appear in the "
+                    "operands' subscripts")
+        if n_ell and "..." not in po:
+            raise errors.ShapeError(
+                "zerax.numpy.einsum: the operands have axes matched by '...' but the output "
+                f"subscripts {out_term!r} have no '...' to place them")
+        out_labels = []
+        for sub in po:
+            out_labels.extend(ell_labels if sub == "..." else [sub])
+    else:
+        counts: dict = {}
+        for p in parsed:
+            for sub in p:
+                if sub != "...":
+                    counts[sub] = counts.get(sub, 0) + 1
+        out_labels = ell_labels + sorted(sub for sub, c in counts.items() if c == 1)
+
+    plan = _Plan(shapes)
+    labels = [_take_diagonals(plan, r, labs) for r, labs in enumerate(labels_in)]
+
+    # Sizes; axes of size 1 facing a larger size broadcast (they are squeezed out).
+    sizes: dict = {}
+    for r, labs in enumerate(labels):
+        for n, lab in zip(plan.shapes[r], labs):
+            old = sizes.get(lab)
+            if old is None or old == 1:
+                sizes[lab] = n
+            elif n != 1 and n != old:
+                name = "'...'" if isinstance(lab, tuple) else repr(lab)
+                raise errors.ShapeError(
+                    f"zerax.numpy.einsum: subscript {name} has sizes {old} and {n} in "
+                    f"different operands (shapes {', '.join(str(s) for s in shapes)})")
+    for r, labs in enumerate(labels):
+        shape = plan.shapes[r]
+        keep = [i for i, lab in enumerate(labs) if not (shape[i] == 1 and sizes[lab] != 1)]
+        if len(keep) != len(labs):
+            plan.reshape(r, [shape[i] for i in keep])
+            labels[r] = [labs[i] for i in keep]
+
+    out_set = set(out_labels)
+    live = dict(enumerate(labels))          # register -> labels, operands still to combine
+
+    def needed_except(*skip):
+        need = set(out_set)
+        for k, labs in live.items():
+            if k not in skip:
+                need.update(labs)
+        return need
+
+    for r in list(live):
+        live[r] = _sum_unneeded(plan, r, live[r], needed_except(r))
+
+    while len(live) > 1:
+        best = None
+        regs = list(live)
+        for x, i in enumerate(regs):
+            for j in regs[x + 1:]:
+                li, lj = live[i], live[j]
+                need = needed_except(i, j)
+                res = [lab for lab in dict.fromkeys(li + lj)
+                       if lab in need or (lab in li) != (lab in lj)]
+                cost = _size(res, sizes) - _size(li, sizes) - _size(lj, sizes)
+                if best is None or cost < best[0]:
+                    best = (cost, i, j)
+        _, i, j = best
+        need = needed_except(i, j)
+        la, lb = live.pop(i), live.pop(j)
+        batch = [lab for lab in la if lab in lb and lab in need]
+        contract = [lab for lab in la if lab in lb and lab not in need]
+        dn = ((tuple(la.index(lab) for lab in contract), tuple(lb.index(lab) for lab in contract)),
+              (tuple(la.index(lab) for lab in batch), tuple(lb.index(lab) for lab in batch)))
+        r = plan.dot(i, j, dn)
+        lr = batch + [lab for lab in la if lab not in lb] + [lab for lab in lb if lab not in la]
+        live[r] = _sum_unneeded(plan, r, lr, need)
+
+    (r, labs), = live.items()
+    labs = _sum_unneeded(plan, r, labs, out_set)
+    plan.transpose(r, [labs.index(lab) for lab in out_labels])
+    plan.result = r
+    return plan
 
 
 def einsum(subscripts, *operands, out=None, optimize=False, dtype=None, casting="safe",
@@ -577,7 +748,8 @@ def einsum(subscripts, *operands, out=None, optimize=False, dtype=None, casting=
     repeated subscripts (diagonals/traces) and the interleaved sublist form.
 
     Lowered to pairwise ``dot_general`` contractions (the pair giving the smallest
-    intermediate first), ``reduce_sum`` and transposes; ``optimize`` and ``precision``
+    intermediate first), ``reduce_sum``, transposes, and strided slices for diagonals;
+    the lowering is cached per (subscripts, shapes).  ``optimize`` and ``precision``
     are accepted and ignored; ``dtype``/``preferred_element_type`` compute in that
     dtype.
 
@@ -595,125 +767,7 @@ def einsum(subscripts, *operands, out=None, optimize=False, dtype=None, casting=
     ops = [_arr(x, "einsum", i) for i, x in enumerate(operands)]
     if not ops:
         raise errors.ZeraxTypeError("zerax.numpy.einsum: at least one operand is required")
-    subscripts = subscripts.replace(" ", "")
-    if subscripts.count("->") > 1:
-        raise errors.ZeraxTypeError("zerax.numpy.einsum: subscripts contain more than one '->'")
-    explicit = "->" in subscripts
-    lhs, out_term = subscripts.split("->") if explicit else (subscripts, None)
-    terms = lhs.split(",")
-    if len(terms) != len(ops):
-        raise errors.ZeraxTypeError(
-            f"zerax.numpy.einsum: the subscripts {subscripts!r} name {len(terms)} operands but "
-            f"{len(ops)} were given")
-    parsed = [_parse_term(t, "operand subscripts") for t in terms]
-
-    # Expand '...' into per-position labels, right-aligned across operands.
-    ell_dims = []
-    for p, x in zip(parsed, ops):
-        nlet = len(p) - ("..." in p)
-        if "..." in p:
-            if x.ndim < nlet:
-                raise errors.ShapeError(
-                    f"zerax.numpy.einsum: operand of shape {tuple(x.shape)} has fewer axes "
-                    f"than its subscripts {''.join(p)!r}")
-            ell_dims.append(x.ndim - nlet)
-        else:
-            if x.ndim != nlet:
-                raise errors.ShapeError(
-                    f"zerax.numpy.einsum: operand of shape {tuple(x.shape)} has {x.ndim} axes "
-                    f"but its subscripts {''.join(p)!r} name {nlet}")
-            ell_dims.append(0)
-    n_ell = max(ell_dims)
-    ell_labels = [("...", j) for j in range(n_ell)]
-    labels_in = []
-    for p, e in zip(parsed, ell_dims):
-        labs = []
-        for s in p:
-            labs.extend(ell_labels[n_ell - e:] if s == "..." else [s])
-        labels_in.append(labs)
-
-    if explicit:
-        po = _parse_term(out_term, "output subscripts")
-        letters = [s for s in po if s != "..."]
-        if len(set(letters)) != len(letters):
-            raise errors.ZeraxTypeError(
-                f"zerax.numpy.einsum: output subscripts {out_term!r} repeat a subscript")
-        seen = {s for p in parsed for s in p}
-        for s in letters:
-            if s not in seen:
-                raise errors.ZeraxTypeError(
-                    f"zerax.numpy.einsum: output subscript {s!r} does not appear in the "
-                    "operands' subscripts")
-        if n_ell and "..." not in po:
-            raise errors.ShapeError(
-                "zerax.numpy.einsum: the operands have axes matched by '...' but the output "
-                f"subscripts {out_term!r} have no '...' to place them")
-        out_labels = []
-        for s in po:
-            out_labels.extend(ell_labels if s == "..." else [s])
-    else:
-        counts: dict = {}
-        for p in parsed:
-            for s in p:
-                if s != "...":
-                    counts[s] = counts.get(s, 0) + 1
-        out_labels = ell_labels + sorted(s for s, c in counts.items() if c == 1)
-
+    plan = _einsum_plan(subscripts.replace(" ", ""), tuple(tuple(x.shape) for x in ops))
     ops = _promote("einsum", *ops,
                    dtype=preferred_element_type if preferred_element_type is not None else dtype)
-
-    # Repeated subscripts within an operand: take diagonals.
-    items = [_take_diagonals(x, labs) for x, labs in zip(ops, labels_in)]
-
-    # Sizes; axes of size 1 facing a larger size broadcast (squeeze them out).
-    sizes: dict = {}
-    for x, labs in items:
-        for n, lab in zip(x.shape, labs):
-            old = sizes.get(lab)
-            if old is None or old == 1:
-                sizes[lab] = n
-            elif n != 1 and n != old:
-                name = "..." if isinstance(lab, tuple) else repr(lab)
-                raise errors.ShapeError(
-                    f"zerax.numpy.einsum: subscript {name} has sizes {old} and {n} in different "
-                    f"operands (shapes {', '.join(str(tuple(o.shape)) for o in ops)})")
-    squeezed = []
-    for x, labs in items:
-        keep = [i for i, lab in enumerate(labs) if not (x.shape[i] == 1 and sizes[lab] != 1)]
-        if len(keep) != len(labs):
-            x = reshape(x, [x.shape[i] for i in keep])
-            labs = [labs[i] for i in keep]
-        squeezed.append((x, labs))
-    items = squeezed
-
-    out_set = set(out_labels)
-
-    def needed_except(skip):
-        need = set(out_set)
-        for k, (_, labs) in enumerate(items):
-            if k not in skip:
-                need.update(labs)
-        return need
-
-    items = [_sum_unneeded(x, labs, needed_except({k})) for k, (x, labs) in enumerate(items)]
-
-    while len(items) > 1:
-        best = None
-        for i in range(len(items)):
-            for j in range(i + 1, len(items)):
-                li, lj = items[i][1], items[j][1]
-                need = needed_except({i, j})
-                res = [lab for lab in dict.fromkeys(li + lj)
-                       if lab in need or (lab in li) != (lab in lj)]
-                cost = _size(res, sizes) - _size(li, sizes) - _size(lj, sizes)
-                if best is None or cost < best[0]:
-                    best = (cost, i, j)
-        _, i, j = best
-        need = needed_except({i, j})
-        (a, la), (b, lb) = items[i], items[j]
-        r, lr = _contract_pair(a, la, b, lb, need)
-        r, lr = _sum_unneeded(r, lr, need)
-        items = [it for k, it in enumerate(items) if k not in (i, j)] + [(r, lr)]
-
-    x, labs = _sum_unneeded(*items[0], out_set)
-    return transpose(x, [labs.index(lab) for lab in out_labels])
+    return plan.run(ops)

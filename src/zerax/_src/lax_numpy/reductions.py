@@ -21,21 +21,24 @@ from ..array import Array
 from ..core import Tracer, concrete_value
 from ..ops import elementwise as ew
 from ..ops import reduce as rd
-from ..ops.shape import (
-    broadcast_in_dim, concatenate, reshape, slice_p_bind, transpose,
-)
+from ..ops.shape import broadcast_in_dim, concatenate, reshape, slice_p_bind, transpose
 from . import ufuncs as _uf
 from ._util import (
-    as_dtype, broadcast_to_shape, ensure_array, normalize_axes, normalize_axis,
-    numpy_result_dtype, result_type,
+    as_dtype,
+    broadcast_to_shape,
+    ensure_array,
+    normalize_axes,
+    normalize_axis,
+    numpy_result_dtype,
+    result_type,
 )
 
 __all__ = [
-    "sum", "prod", "mean", "var", "std", "max", "min", "amax", "amin", "argmax", "argmin",
-    "any", "all", "cumsum", "cumprod", "cumulative_sum", "cumulative_prod", "nansum",
-    "nanprod", "nanmean", "nanvar", "nanstd", "nanmax", "nanmin", "nanargmax", "nanargmin",
-    "nancumsum", "nancumprod", "average", "ptp", "count_nonzero", "median", "percentile",
-    "quantile", "diff", "ediff1d", "trapezoid", "cov", "corrcoef",
+    "all", "amax", "amin", "any", "argmax", "argmin", "average", "corrcoef", "count_nonzero",
+    "cov", "cumprod", "cumsum", "cumulative_prod", "cumulative_sum", "diff", "ediff1d", "max",
+    "mean", "median", "min", "nanargmax", "nanargmin", "nancumprod", "nancumsum", "nanmax",
+    "nanmean", "nanmin", "nanprod", "nanstd", "nansum", "nanvar", "percentile", "prod", "ptp",
+    "quantile", "std", "sum", "trapezoid", "var"
 ]
 
 # --------------------------------------------------------------------------- helpers
@@ -45,12 +48,18 @@ def _arr(a, fname):
     return ensure_array(a, fname)
 
 
-def _axes(axis, ndim, fname):
-    """``normalize_axes`` with a clear error for axes that are not ints."""
+def _axes(axis, ndim, fname, scalar_ok=True):
+    """``normalize_axes`` with a clear error for axes that are not ints. On a 0-d array
+    NumPy's ufunc reductions take ``axis=0`` or ``-1`` (``scalar_ok``) as no axis."""
     if axis is not None and not isinstance(axis, (int, np.integer, tuple, list)):
         raise errors.ZeraxTypeError(
             f"zerax.numpy.{fname}: axis must be None, an integer or a tuple of integers, "
             f"got {axis!r}")
+    if ndim == 0 and axis is not None and len(np.atleast_1d(axis)):
+        if scalar_ok and isinstance(axis, (int, np.integer)) and axis in (0, -1):
+            return ()
+        raise errors.ShapeError(
+            f"zerax.numpy.{fname}: axis {axis} is out of bounds for an array of rank 0")
     return normalize_axes(axis, ndim, fname)
 
 
@@ -216,7 +225,7 @@ def _sum_like(fname, np_fn, red, op, identity, a, axis, dtype, out, keepdims, in
     return _keepdims(y, a.shape, axes, keepdims)
 
 
-def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=True):  # noqa: A001
+def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=True):
     """Sum of array elements over the given axes (``numpy.sum``).
 
     >>> import numpy as np, zerax.numpy as znp
@@ -264,8 +273,8 @@ def _mean(fname, np_fn, a, axis, dtype, out, keepdims, where, nan):
     a = _arr(a, fname)
     _no_out(out, fname)
     rdt = _np_dtype(np_fn, fname, a, dtype)
-    axes = _axes(axis, a.ndim, fname)
     mask = _mask(where, a.shape, fname)
+    axes = _axes(axis, a.ndim, fname, scalar_ok=(nan and _is_inexact(a)) or mask is not None)
     cdt = _compute_dtype(rdt)
     if nan and _is_inexact(a):
         valid = ew.bitwise_not(ew.isnan(a))
@@ -307,10 +316,13 @@ def _var(fname, np_fn, a, axis, dtype, out, ddof, keepdims, where, mean, correct
     _real_only(fname, a)
     ddof = _ddof(fname, ddof, correction)
     rdt = _np_dtype(np_fn, fname, a, dtype)
-    axes = _axes(axis, a.ndim, fname)
+    if nan and _is_inexact(a) and rdt.kind not in "fc":
+        raise errors.ZeraxTypeError(f"zerax.numpy.{fname}: if a is inexact, dtype must be too")
     mask = _mask(where, a.shape, fname)
+    axes = _axes(axis, a.ndim, fname, scalar_ok=(nan and _is_inexact(a)) or mask is not None)
     cdt = rdt if rdt.kind == "f" else np.dtype(np.float64)
-    if nan and _is_inexact(a):
+    inexact = _is_inexact(a)
+    if nan and inexact:
         valid = ew.bitwise_not(ew.isnan(a))
         mask = valid if mask is None else ew.bitwise_and(mask, valid)
         a = _fill_nan(a, 0)
@@ -322,15 +334,17 @@ def _var(fname, np_fn, a, axis, dtype, out, ddof, keepdims, where, mean, correct
         mu = _bcast_back(ew.div(s, n), a.shape, axes)
     else:
         mu = _bcast_full(as_dtype(ensure_array(mean, fname), cdt), tuple(a.shape), fname, "mean=")
-    d = ew.sub(x, mu)
-    if nan and a.dtype != cdt and _is_inexact(a):  # NumPy's nanvar keeps deviations in a.dtype
-        d = as_dtype(as_dtype(d, a.dtype), cdt)
+    # Deviations as NumPy forms them: ``a - mean`` promoted (nanvar stores them in a.dtype).
+    pdt = np.promote_types(a.dtype, cdt)
+    d = ew.sub(as_dtype(a, pdt), as_dtype(mu, pdt))
+    if nan and _is_inexact(a):
+        d = as_dtype(d, a.dtype)
     d = _fill(d, mask, 0)
-    ss = ew.mul(d, d)
+    ss = as_dtype(ew.mul(d, d), cdt)
     ss = rd.reduce_sum(ss, axes) if axes else ss
     dof = ew.sub(n, _c(ddof, cdt))
     y = ew.div(ss, _nonneg(dof, cdt))
-    if nan:  # NumPy's nanvar gives NaN (not inf) where the degrees of freedom are <= 0
+    if nan and inexact:  # NumPy's nanvar gives NaN (not inf) where the dof are <= 0
         y = ew.select_n(ew.le(dof, _c(0, cdt)), y, _c(np.nan, cdt))
     return as_dtype(_keepdims(y, a.shape, axes, keepdims), rdt)
 
@@ -402,7 +416,7 @@ def _extreme(fname, is_max, a, axis, out, keepdims, initial, where, nan=False):
     return _keepdims(y, a.shape, axes, keepdims)
 
 
-def max(a, axis=None, out=None, keepdims=False, initial=None, where=True):  # noqa: A001
+def max(a, axis=None, out=None, keepdims=False, initial=None, where=True):
     """Maximum over the given axes (``numpy.max``); NaNs propagate.
 
     >>> import numpy as np, zerax.numpy as znp
@@ -412,7 +426,7 @@ def max(a, axis=None, out=None, keepdims=False, initial=None, where=True):  # no
     return _extreme("max", True, a, axis, out, keepdims, initial, where)
 
 
-def min(a, axis=None, out=None, keepdims=False, initial=None, where=True):  # noqa: A001
+def min(a, axis=None, out=None, keepdims=False, initial=None, where=True):
     """Minimum over the given axes (``numpy.min``); NaNs propagate."""
     return _extreme("min", False, a, axis, out, keepdims, initial, where)
 
@@ -453,7 +467,7 @@ def _argextreme(fname, is_max, a, axis, out, keepdims, nan=False):
     if axis is None:
         x, ax = _ravel(a), 0
     else:
-        ax = normalize_axis(axis, a.ndim, fname)
+        ax = normalize_axis(axis, a.ndim or 1, fname)
         x = a if a.ndim else reshape(a, (1,))
     if x.shape[ax] == 0:
         raise errors.ShapeError(
@@ -519,7 +533,7 @@ def _logical(fname, is_any, a, axis, out, keepdims, where):
     return _keepdims(y, a.shape, axes, keepdims)
 
 
-def any(a, axis=None, out=None, keepdims=False, *, where=True):  # noqa: A001
+def any(a, axis=None, out=None, keepdims=False, *, where=True):
     """Whether any element along the given axes is true (``numpy.any``).
 
     >>> import numpy as np, zerax.numpy as znp
@@ -529,7 +543,7 @@ def any(a, axis=None, out=None, keepdims=False, *, where=True):  # noqa: A001
     return _logical("any", True, a, axis, out, keepdims, where)
 
 
-def all(a, axis=None, out=None, keepdims=False, *, where=True):  # noqa: A001
+def all(a, axis=None, out=None, keepdims=False, *, where=True):
     """Whether all elements along the given axes are true (``numpy.all``)."""
     return _logical("all", False, a, axis, out, keepdims, where)
 
@@ -628,7 +642,7 @@ def average(a, axis=None, weights=None, returned=False, *, keepdims=False):
     Array(2.75, dtype=float64)
     """
     a = _arr(a, "average")
-    axes = None if axis is None else _axes(axis, a.ndim, "average")
+    axes = None if axis is None else _axes(axis, a.ndim, "average", scalar_ok=False)
     if weights is None:
         avg = mean(a, axis, keepdims=keepdims)
         scl = _c(a.size / _b.max(avg.size, 1), avg.dtype)
@@ -666,15 +680,20 @@ def average(a, axis=None, weights=None, returned=False, *, keepdims=False):
 
 
 def _sort_last(x, fname):
-    """``x`` sorted along its last axis with ``zerax.numpy.sort`` (NaNs last)."""
+    """``x`` sorted along its last axis (NaNs last): the ``sort`` primitive of
+    ``ops/sort.py``, else ``zerax.numpy.sort``."""
     if x.shape[-1] <= 1:
         return x
-    import zerax.numpy as znp
-    sort = getattr(znp, "sort", None)
-    if sort is None:
-        raise errors.NotSupportedError(
-            f"zerax.numpy.{fname} needs zerax.numpy.sort, which is not available yet")
-    return sort(x, axis=-1)
+    try:
+        from ..ops.sort import sort as sort_primitive
+    except ImportError:
+        import zerax.numpy as znp
+        sort = getattr(znp, "sort", None)
+        if sort is None:
+            raise errors.NotSupportedError(
+                f"zerax.numpy.{fname} needs a sort, which zerax does not have yet") from None
+        return sort(x, axis=-1)
+    return sort_primitive(x, x.ndim - 1)
 
 
 def _nan_last_check(res, s, n):
@@ -692,7 +711,7 @@ def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
     a = _arr(a, "median")
     _no_out(out, "median")
     _real_only("median", a)
-    axes = _axes(axis, a.ndim, "median")
+    axes = _axes(axis, a.ndim, "median", scalar_ok=False)
     x = _reduced_last(a, axes)
     n = x.shape[-1]
     s = _sort_last(x, "median")
@@ -788,7 +807,7 @@ def _quantile(fname, np_fn, scale, a, q, axis, out, method, keepdims, weights):
         raise errors.ShapeError(f"zerax.numpy.{fname}: {what}, got {q!r:.60}")
     if qv.ndim > 2:
         raise errors.ShapeError(f"zerax.numpy.{fname}: q must be a scalar or 1d")
-    axes = _axes(axis, a.ndim, fname)
+    axes = _axes(axis, a.ndim, fname, scalar_ok=False)
     x = _reduced_last(a, axes)
     n = x.shape[-1]
     if n == 0:

@@ -9,6 +9,8 @@ Python values; passing a traced value where one is needed raises a Concretizatio
 
 from __future__ import annotations
 
+import functools
+import itertools
 import operator
 
 import numpy as np
@@ -45,6 +47,8 @@ def _concrete_int(x, fname, what):
     x = _concrete(x, fname, what)
     try:
         return operator.index(x)
+    except errors.ConcretizationError:
+        raise
     except TypeError:
         raise errors.ZeraxTypeError(
             f"zerax.numpy.{fname}: {what} must be an integer, got {x!r:.60}") from None
@@ -59,6 +63,8 @@ def _int_tuple(x, fname, what):
         return (operator.index(x),)
     try:
         return tuple(_concrete_int(d, fname, what) for d in x)
+    except errors.ConcretizationError:
+        raise
     except TypeError:
         raise errors.ZeraxTypeError(
             f"zerax.numpy.{fname}: {what} must be an integer or a sequence of integers, "
@@ -240,7 +246,8 @@ def reshape(a, /, shape=None, order="C", *, newshape=None, copy=None):
 
 
 def ravel(a, order="C"):
-    """The elements of ``a`` as a 1-D array in row-major order."""
+    """The elements of ``a`` as a 1-D array in row-major order ('A' and 'K' mean 'C':
+    zerax arrays have no memory layout)."""
     _check_order(order, "ravel")
     a = ensure_array(a, "ravel")
     return sh.reshape(a, (a.size,))
@@ -542,7 +549,7 @@ def _split(ary, ios, axis, fname, equal):
     else:
         points = [0] + list(_int_tuple(ios, fname, "indices_or_sections")) + [total]
     out = []
-    for st, end in zip(points[:-1], points[1:]):
+    for st, end in itertools.pairwise(points):
         start, stop, _ = slice(st, end).indices(total)
         out.append(_slice_axis(ary, axis, start, max(start, stop)))
     return out
@@ -592,6 +599,14 @@ def delete(arr, obj, axis=None):
     return _gather_runs(arr, axis, keep)
 
 
+def _fit(values, slot):
+    """``values`` broadcast to ``slot`` as NumPy's item assignment does (extra leading
+    length-1 axes are dropped)."""
+    while values.ndim > len(slot) and values.shape[0] == 1:
+        values = sh.reshape(values, values.shape[1:])
+    return broadcast_to(values, slot)
+
+
 def insert(arr, obj, values, axis=None):
     """``arr`` with ``values`` inserted before the static indices ``obj`` along ``axis``."""
     from .creation import array
@@ -628,7 +643,7 @@ def insert(arr, obj, values, axis=None):
             values = moveaxis(values, 0, axis)
         slot = list(arr.shape)
         slot[axis] = values.shape[axis]
-        values = broadcast_to(values, slot)
+        values = _fit(values, slot)
         return sh.concatenate([_slice_axis(arr, axis, 0, index), values,
                                _slice_axis(arr, axis, index, n)], axis)
     indices = np.where(indices < 0, indices + n, indices).astype(np.int64)
@@ -637,7 +652,7 @@ def insert(arr, obj, values, axis=None):
     indices[order] += np.arange(numnew)
     slot = list(arr.shape)
     slot[axis] = numnew
-    values = broadcast_to(values, slot)
+    values = _fit(values, slot)
     both = sh.concatenate([arr, values], axis)  # positions >= n are the values
     src = np.empty(n + numnew, np.int64)
     is_new = np.zeros(n + numnew, bool)
@@ -697,6 +712,8 @@ def repeat(a, repeats, axis=None):
     else:
         axis = normalize_axis(axis, a.ndim, "repeat")
     r = np.asarray(_concrete(repeats, "repeat", "repeats"))
+    if r.size == 0:
+        r = r.astype(np.int64)
     if r.dtype.kind not in "biu":
         raise errors.ZeraxTypeError(f"zerax.numpy.repeat: repeats must be integers, got "
                                     f"dtype {r.dtype}")
@@ -948,7 +965,7 @@ def diagonal(a, offset=0, axis1=0, axis2=1):
     return _slice_axis(flat, len(lead), 0, length * length, length + 1)
 
 
-@__import__("functools").lru_cache(maxsize=256)
+@functools.lru_cache(maxsize=256)
 def _trace_dtype(in_dtype, dtype):
     return np.trace(np.ones((1, 1), in_dtype), dtype=dtype).dtype
 
@@ -969,11 +986,11 @@ def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
 # --------------------------------------------------------------------------- pad
 
 
-def _pairs(x, nd, fname, what):
+def _pairs(x, nd, fname, what, integral=False):
     """NumPy's ``_as_pairs(x, ndim, as_index=True)`` for a static pad width."""
     x = np.array(_concrete(x, fname, what))
-    if x.dtype.kind not in "biuf":
-        raise errors.ZeraxTypeError(f"zerax.numpy.{fname}: {what} must be integers")
+    if x.dtype.kind not in ("i" if integral else "biuf"):
+        raise errors.ZeraxTypeError(f"zerax.numpy.{fname}: {what} must be of integral type")
     x = np.round(x).astype(np.int64)
     if x.size and x.min() < 0:
         raise errors.ShapeError(f"zerax.numpy.{fname}: {what} can't contain negative values")
@@ -996,7 +1013,7 @@ def _value_pairs(v, nd, dtype, fname, what):
     v = check_arg(v, fname)
     if not isinstance(v, (Array, Tracer)):
         v = np.asarray(v)
-    if isinstance(v, np.ndarray) or isinstance(v, Array):
+    if isinstance(v, (np.ndarray, Array)):
         vv = np.asarray(v)
         if vv.ndim < 3 and (vv.size == 1 or (vv.size == 2 and vv.shape != (2, 1))):
             flat = vv.ravel()
@@ -1100,7 +1117,15 @@ def pad(array, pad_width, mode="constant", **kwargs):
     if bad:
         raise errors.ZeraxTypeError(
             f"zerax.numpy.pad: unsupported keyword arguments for mode {mode!r}: {sorted(bad)}")
-    widths = _pairs(pad_width, nd, "pad", "pad_width")
+    if isinstance(pad_width, dict):  # NumPy 2.3: {axis: width or (before, after)}
+        seq = [(0, 0)] * nd
+        for ax, w in pad_width.items():
+            w = _int_tuple(w, "pad", "pad_width")
+            seq[normalize_axis(ax, nd, "pad")] = w * 2 if len(w) == 1 else w
+        pad_width = seq
+    widths = _pairs(pad_width, nd, "pad", "pad_width", integral=True)
+    if nd == 0:
+        return x
     dt = np.dtype(x.dtype)
     if mode in ("constant", "empty"):
         values = _value_pairs(kwargs.get("constant_values", 0), nd, dt, "pad",

@@ -12,6 +12,8 @@ import math
 import numpy as np
 
 from ... import errors
+from ..array import Array
+from ..core import Tracer
 from ..ops import elementwise as ew
 from ._util import (
     as_dtype, check_arg, numpy_result_dtype, promote_and_broadcast, result_type,
@@ -47,6 +49,12 @@ def _unary(fname, np_fn, prim_fn):
     """A float-math ufunc: integer inputs compute in NumPy's float dtype."""
 
     def f(x, /):
+        if type(x) is Array and x._value.dtype.kind == "f":
+            # Eager fast path: with only concrete values the primitive's implementation
+            # is NumPy's own function, so call it directly.
+            return Array._wrap(np_fn(x._value))
+        if isinstance(x, Tracer) and x.dtype.kind == "f":
+            return prim_fn(x)
         x = check_arg(x, fname)
         dtype = _result_dtype(np_fn, fname, x)
         _no_complex(fname, dtype)
@@ -57,11 +65,34 @@ def _unary(fname, np_fn, prim_fn):
     return f
 
 
-def _binary(fname, np_fn, prim_fn, operands="result"):
+def _binary(fname, np_fn, prim_fn, operands="result", float_ops=True):
     """``operands``: "result" converts operands to the result dtype; "common" to their
-    common dtype (comparisons, whose result is bool)."""
+    common dtype (comparisons, whose result is bool).  ``float_ops``: the function
+    accepts float operands (False for bitwise operations)."""
 
     def f(x1, x2, /):
+        if type(x1) is Array:
+            if type(x2) is Array:
+                fast = _eager(np_fn, x1._value, x2._value)
+            elif type(x2) in _FAST_SCALARS:
+                fast = _eager(np_fn, x1._value, x2)
+            else:
+                fast = None
+            if fast is not None:
+                return fast
+        elif type(x2) is Array and type(x1) in _FAST_SCALARS:
+            fast = _eager(np_fn, x1, x2._value)
+            if fast is not None:
+                return fast
+        elif float_ops and isinstance(x1, Tracer):
+            # Traced fast path for the common float cases, where NumPy 2's rules leave
+            # the dtype and shape of ``x1`` unchanged.
+            dt = x1.dtype
+            if dt.kind == "f":
+                if type(x2) in _FAST_SCALARS:
+                    return prim_fn(x1, np.array(x2, dt))
+                if isinstance(x2, Tracer) and x2.dtype == dt and x2.shape == x1.shape:
+                    return prim_fn(x1, x2)
         x1 = check_arg(x1, fname, 0)
         x2 = check_arg(x2, fname, 1)
         dtype = _result_dtype(np_fn, fname, x1, x2)
@@ -72,6 +103,22 @@ def _binary(fname, np_fn, prim_fn, operands="result"):
     f.__name__ = f.__qualname__ = fname
     f.__doc__ = f"Elementwise ``numpy.{np_fn.__name__}`` with NumPy 2 broadcasting and dtypes."
     return f
+
+
+_FAST_SCALARS = (float, int)
+
+
+def _eager(np_fn, a, b):
+    """Concrete operands only: NumPy's function is the primitive's implementation, with
+    NumPy 2's promotion and broadcasting.  None sends the call down the general path
+    (which raises zerax's errors for bad input)."""
+    if a.dtype.kind == "c" if type(a) is np.ndarray else False:
+        return None
+    try:
+        out = np_fn(a, b)
+    except (ValueError, TypeError, OverflowError):
+        return None
+    return Array._wrap(out)
 
 
 # --------------------------------------------------------------------------- arithmetic
@@ -91,17 +138,24 @@ _export(_binary("less", np.less, ew.lt, "common"), "less")
 _export(_binary("less_equal", np.less_equal, ew.le, "common"), "less_equal")
 _export(_binary("greater", np.greater, ew.gt, "common"), "greater")
 _export(_binary("greater_equal", np.greater_equal, ew.ge, "common"), "greater_equal")
-_export(_binary("bitwise_and", np.bitwise_and, ew.bitwise_and), "bitwise_and")
-_export(_binary("bitwise_or", np.bitwise_or, ew.bitwise_or), "bitwise_or")
-_export(_binary("bitwise_xor", np.bitwise_xor, ew.bitwise_xor), "bitwise_xor")
-_export(_binary("left_shift", np.left_shift, ew.shift_left), "left_shift", "bitwise_left_shift")
-_export(_binary("right_shift", np.right_shift, ew.shift_right), "right_shift",
+_export(_binary("bitwise_and", np.bitwise_and, ew.bitwise_and, float_ops=False), "bitwise_and")
+_export(_binary("bitwise_or", np.bitwise_or, ew.bitwise_or, float_ops=False), "bitwise_or")
+_export(_binary("bitwise_xor", np.bitwise_xor, ew.bitwise_xor, float_ops=False), "bitwise_xor")
+_export(_binary("left_shift", np.left_shift, ew.shift_left, float_ops=False),
+        "left_shift", "bitwise_left_shift")
+_export(_binary("right_shift", np.right_shift, ew.shift_right, float_ops=False),
+        "right_shift",
         "bitwise_right_shift")
 
 
 def power(x1, x2, /):
     """Elementwise ``numpy.power``; a Python-int exponent becomes ``integer_pow``, whose
     derivatives stay compact."""
+    if type(x2) is int:
+        if type(x1) is Array and x2 >= 0:
+            return Array._wrap(np.power(x1._value, x2))
+        if isinstance(x1, Tracer) and x1.dtype.kind == "f":
+            return ew.integer_pow(x1, x2)
     x1 = check_arg(x1, "power", 0)
     x2 = check_arg(x2, "power", 1)
     dtype = _result_dtype(np.power, "power", x1, x2)

@@ -147,7 +147,8 @@ def _slice_bound(v):
     if v is None:
         return None
     if isinstance(v, (Array, Tracer)):
-        v = concrete_value(v, "slicing with a traced bound (use zerax.lax.dynamic_slice)")
+        v = concrete_value(v, "using it as a slice bound (for a traced start, use "
+                              "zerax.lax.dynamic_slice)")
     try:
         return int(np.asarray(v).__index__()) if not isinstance(v, int) else v
     except (TypeError, AttributeError):
@@ -176,16 +177,20 @@ def _parse(shape, idx, check: bool = True) -> _Plan:
                          f"but {consumed} were indexed")
     fill = [("slice", slice(None))] * (len(shape) - consumed)
     if n_ell:
+        # An Ellipsis that stands for no axes still separates advanced indices (NumPy).
         i = [k for k, _ in items].index("ellipsis")
-        items = items[:i] + fill + items[i + 1:]
+        items = items[:i] + (fill or [("empty_ellipsis", None)]) + items[i + 1:]
     else:
         items = items + fill
 
-    entries, arrays, expand, new_shape = [], [], [], []
+    entries, arrays, expand, new_shape, to_check = [], [], [], [], []
     axis = 0
     for kind, v in items:
         if kind == "none":
             entries.append(None)
+            continue
+        if kind == "empty_ellipsis":
+            entries.append(("e",))
             continue
         if kind == "bool0":
             expand.append(len(new_shape))
@@ -224,11 +229,7 @@ def _parse(shape, idx, check: bool = True) -> _Plan:
             entries.append(("i", v))
         else:  # "arr"
             if check and isinstance(v, np.ndarray):
-                v = v.astype(_INTP)
-                if v.size and (v.min() < -n or v.max() >= n):
-                    bad = v[(v < -n) | (v >= n)].flat[0]
-                    raise _oob(int(bad), axis, n)
-                v = np.where(v < 0, v + n, v)
+                to_check.append((len(arrays), axis, n))
             entries.append(("a", len(arrays)))
             arrays.append(v)
         new_shape.append(n)
@@ -236,10 +237,17 @@ def _parse(shape, idx, check: bool = True) -> _Plan:
     if arrays:
         shapes = [tuple(a.shape) for a in arrays]
         try:
-            np.broadcast_shapes(*shapes)
+            bshape = np.broadcast_shapes(*shapes)
         except ValueError:
             raise IndexError("shape mismatch: indexing arrays could not be broadcast together "
                              f"with shapes {' '.join(str(s) for s in shapes)}") from None
+        # Concrete index arrays are bound-checked (like NumPy, not when the broadcast index
+        # is empty) and their negative entries wrapped.
+        for k, ax, n in to_check:
+            v = arrays[k].astype(_INTP)
+            if v.size and 0 not in bshape and (v.min() < -n or v.max() >= n):
+                raise _oob(int(v[(v < -n) | (v >= n)].flat[0]), ax, n)
+            arrays[k] = np.where(v < 0, v + n, v)
     return _Plan(new_shape, expand, entries, arrays)
 
 
@@ -259,6 +267,9 @@ def _gather_shape(shape, indexer, idx_shapes):
     for e in indexer:
         if e is None:
             out.append(1)
+            gap = gap or seen
+            continue
+        if e[0] == "e":
             gap = gap or seen
             continue
         if axis >= len(shape):
@@ -291,8 +302,8 @@ def _numpy_index(shape, indexer, idx):
     tup, valid, empty = [], None, False
     axis = 0
     for e in indexer:
-        if e is None:
-            tup.append(None)
+        if e is None or e[0] == "e":
+            tup.append(None if e is None else Ellipsis)
             continue
         n = shape[axis]
         if e[0] == "s":
@@ -557,22 +568,55 @@ def _scatter_mul_jvp(primals, tangents, *, indexer, mode):
     if type(tx) is not Zero:
         t = bind(scatter_mul_p, tx, u, *idx, **kw)
     if type(tu) is not Zero:
-        # d/du_j of x * prod_k u_k = x * (product of the other updates at that position),
-        # computed without dividing by zero: count the zero updates per position.
-        one, zero = np.ones((), dt), _zero(dt)
-        is_zero = eq(u, zero)
-        u_safe = select_n(is_zero, u, one)
-        ones = np.ones(x.shape, dt)
-        prod_nz = _sgather(bind(scatter_mul_p, ones, u_safe, *idx, **kw), idx, indexer, mode, 1)
-        n_zero = _sgather(bind(scatter_add_p, np.zeros(x.shape, dt),
-                               convert_element_type(is_zero, dt), *idx, **kw),
-                          idx, indexer, mode, 0)
-        others = select_n(is_zero,
-                          select_n(eq(n_zero, zero), zero, div(prod_nz, u_safe)),
-                          select_n(eq(n_zero, one), zero, prod_nz))
+        # d/du_j of x * prod_k u_k is x times the product of the *other* updates at the
+        # same position: exclusive segmented products, exact also with zeros.
+        pos = bind(gather_p, reshape(iota(_INTP, (int(np.prod(x.shape, dtype=np.int64)),)),
+                                     x.shape),
+                   *idx, indexer=indexer, mode=_gmode(mode),
+                   fill_value=-1 if mode == "drop" else None)
+        others = _others_product(u, pos)
         contrib = mul(x, bind(scatter_add_p, np.zeros(x.shape, dt), mul(tu, others), *idx, **kw))
         t = contrib if t is None else add(t, contrib)
     return out, t
+
+
+def _segmented_exclusive_products(v, seg):
+    """For a 1-d ``v`` grouped in contiguous segments (equal ``seg`` values), the product
+    of the earlier elements of each element's segment (a log-depth scan of primitives, so
+    it is differentiable to any order)."""
+    from .shape import concatenate
+    m = v.shape[0]
+    one = np.ones((1,), v.dtype)
+    sentinel = np.full((1,), -2, _INTP)
+
+    def shifted(a, s, fill):
+        return concatenate([np.broadcast_to(fill, (s,)).copy(),
+                            slice_p_bind(a, (0,), (m - s,))], 0)
+
+    inc, s = v, 1
+    while s < m:
+        same = eq(seg, shifted(seg, s, sentinel))
+        inc = mul(inc, select_n(same, np.ones((), v.dtype), shifted(inc, s, one)))
+        s *= 2
+    return select_n(eq(seg, shifted(seg, 1, sentinel)), np.ones((), v.dtype), shifted(inc, 1, one))
+
+
+def _others_product(u, pos):
+    """For each update, the product of the other updates sent to the same position."""
+    m = int(np.prod(u.shape, dtype=np.int64))
+    if m <= 1:
+        return np.ones(u.shape, u.dtype)
+    from .sort import argsort
+    uf, pf = reshape(u, (m,)), reshape(pos, (m,))
+    perm = argsort(pf, 0)
+    entry = (("a", 0),)
+    us = bind(gather_p, uf, perm, indexer=entry, mode="clip", fill_value=None)
+    ps = bind(gather_p, pf, perm, indexer=entry, mode="clip", fill_value=None)
+    left = _segmented_exclusive_products(us, ps)
+    right = rev(_segmented_exclusive_products(rev(us, (0,)), rev(ps, (0,))), (0,))
+    others = bind(scatter_p, np.zeros((m,), u.dtype), mul(left, right), perm, indexer=entry,
+                  mode="clip")
+    return reshape(others, u.shape)
 
 
 def _scatter_mul_transpose(ct, x, u, *idx, indexer, mode):
@@ -638,6 +682,8 @@ def _basic_index(x, plan):
     for e in plan.entries:
         if e is None:
             out_shape.append(1)
+            continue
+        if e[0] == "e":
             continue
         n = plan.shape[axis]
         if e[0] == "s":

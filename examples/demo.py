@@ -1,0 +1,46 @@
+"""A short tour of what zerax does today (run by `make demo`)."""
+
+import numpy as np
+
+import zerax as zx
+import zerax.numpy as znp
+
+
+def main():
+    f = lambda x: znp.sum(znp.tanh(x) ** 2)
+    x = np.array([0.1, 0.2, 0.3])
+    print("f(x)            =", f(x))
+    print("grad f(x)       =", zx.grad(f)(x))
+
+    # Derivatives of any order, each one an ordinary function.
+    d = znp.tanh
+    for order in range(1, 5):
+        d = zx.grad(d)
+        print(f"d^{order}/dx^{order} tanh(0.3) = {float(d(0.3)):+.6f}")
+
+    # jvp, vjp and linearize.
+    y, t = zx.jvp(znp.sin, (0.5,), (1.0,))
+    print("jvp(sin)(0.5)   =", float(y), float(t))
+    y, f_vjp = zx.vjp(lambda a, b: a * b, 2.0, 3.0)
+    print("vjp(a*b)(2, 3)  =", [float(c) for c in f_vjp(1.0)])
+
+    # The derivative program, readable.
+    print("IR of grad(tanh(x) * sin(x)):")
+    print(zx.make_jaxpr(zx.grad(lambda v: znp.tanh(v) * znp.sin(v)))(0.3))
+
+    # The seed's style: forward on NumPy arrays, backward with zerax operations.
+    class Square(zx.Function):
+        def forward(self, x):
+            return x ** 2
+
+        def backward(self, gy):
+            (x,) = self.inputs
+            return 2 * x * gy
+
+    print("Square: value, 1st and 2nd derivative at 3:",
+          float(Square()(3.0)), float(zx.grad(Square())(3.0)),
+          float(zx.grad(zx.grad(Square()))(3.0)))
+
+
+if __name__ == "__main__":
+    main()
