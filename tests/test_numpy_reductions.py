@@ -1,4 +1,5 @@
-"""Tests for zerax.numpy's reductions (src/zerax/_src/lax_numpy/reductions.py).
+"""Tests for zerax.numpy's reductions and statistics (src/zerax/_src/lax_numpy/reductions.py,
+statistics.py).
 
 Values, dtypes and shapes against NumPy 2 (hypothesis picks shapes, axes, dtypes and
 values; where NumPy raises, zerax must raise a zerax error), derivatives against finite
@@ -413,6 +414,28 @@ def test_bad_arguments():
     with pytest.raises(errors.ZeraxTypeError, match="boolean"):
         znp.ptp(np.ones(3, bool))
 
+
+@pytest.mark.parametrize("axis", [1.0, np.float64(1.0), "a", "ab", (0, 1.0), [0, "a"], np.array(1),
+                                  object()])
+def test_non_integer_axis_is_a_zerax_type_error(axis):
+    from zerax._src.lax_numpy._util import normalize_axes, normalize_axis
+    with pytest.raises(errors.ZeraxTypeError, match="axis"):
+        normalize_axes(axis, 2, "f")
+    with pytest.raises(errors.ZeraxTypeError, match="axis"):
+        normalize_axis(axis, 2, "f")
+    x = np.ones((2, 3))
+    for call in (lambda: znp.sum(x, axis=axis), lambda: znp.flip(x, axis),
+                 lambda: znp.diff(x, axis=axis), lambda: znp.median(x, axis=axis)):
+        with pytest.raises(errors.ZeraxTypeError, match="axis"):
+            call()
+
+
+def test_integer_like_axes_still_work():
+    from zerax._src.lax_numpy._util import normalize_axes
+    assert normalize_axes(np.array([1, 0]), 2) == (0, 1)
+    assert normalize_axes(range(2), 2) == (0, 1)
+    assert normalize_axes([np.int32(-1)], 2) == (1,)
+    assert normalize_axes(np.int64(-2), 2) == (0,)
 
 def test_quantile_needs_static_q():
     x = np.arange(5.0)

@@ -12,16 +12,20 @@ from . import errors
 from ._src import ops as _ops  # noqa: F401  (registers every primitive)
 from ._src.ad import grad, jvp, linearize, value_and_grad, vjp
 from ._src.array import Array
+from ._src.batching import vmap
+from ._src.jacobians import hessian, jacfwd, jacrev
+from ._src.jit import config, disable_jit, jit
 from ._src.custom import Function, checkpoint, custom_jvp, custom_vjp, remat
 from ._src.ops.misc import stop_gradient
 from ._src.tracing import make_jaxpr
 from ._src.ir import ClosedJaxpr, Jaxpr, eval_jaxpr
-from . import numpy, lax, tree_util, test_util  # noqa: E402
+from . import numpy, lax, tree_util, test_util, nn, scipy  # noqa: E402
 
 __version__ = "0.1.0"
 
 __all__ = [
     "Array", "ClosedJaxpr", "Function", "Jaxpr", "checkpoint", "custom_jvp", "custom_vjp",
     "errors", "eval_jaxpr", "grad", "jvp", "lax", "linearize", "make_jaxpr", "numpy", "remat",
-    "stop_gradient", "test_util", "tree_util", "value_and_grad", "vjp",
+    "stop_gradient", "test_util", "tree_util", "value_and_grad", "vjp", "vmap", "jacfwd",
+    "jacrev", "hessian", "nn", "scipy", "jit", "disable_jit", "config",
 ]

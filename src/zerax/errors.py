@@ -12,6 +12,7 @@ __all__ = [
     "ZeraxError",
     "ZeraxTypeError",
     "ZeraxValueError",
+    "ZeraxIndexError",
     "ConcretizationError",
     "TracerArrayConversionError",
     "UnexpectedTracerError",
@@ -50,6 +51,10 @@ class UnexpectedTracerError(ZeraxError):
 
 class ZeraxValueError(ZeraxError, ValueError):
     """An argument of the right kind with a value that is not allowed."""
+
+
+class ZeraxIndexError(ZeraxError, IndexError):
+    """An index out of range, or of a kind that cannot index this array."""
 
 
 class ShapeError(ZeraxError, ValueError):

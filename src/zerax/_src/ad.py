@@ -20,7 +20,7 @@ import numpy as np
 from .. import errors
 from . import tree
 from .api_util import as_input, as_output, normalize_argnums
-from .core import ShapedArray, Trace, Tracer, bind, get_aval, new_trace
+from .core import ShapedArray, Trace, Tracer, bind, current_level, get_aval, new_trace
 from .dtypes import float0
 from .ir import Literal, Var
 from .tracing import RecordingTrace, fun_name
@@ -215,7 +215,9 @@ class Linearized:
 
 def linearize_flat(flat_fun, primals, name="linearize"):
     """Run ``flat_fun(*primals) -> (out_leaves, aux)`` recording its linearization."""
-    with new_trace(RecordingTrace, name, cse=False) as rec:
+    # Folding and CSE pay off when the tangent program is itself traced by an enclosing
+    # transform (higher-order derivatives); for a plain eager grad they are skipped.
+    with new_trace(RecordingTrace, name, cse=current_level() > 0) as rec:
         with new_trace(JVPTrace) as jt:
             in_avals = [get_aval(p) for p in primals]
             in_mask = [a.dtype.kind in "fc" for a in in_avals]

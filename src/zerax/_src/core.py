@@ -110,6 +110,7 @@ class Primitive:
         self.lower_numba: Callable | None = None
         self.lower_cupy: Callable | None = None
         self.simplify: Callable | None = None
+        self.commutative = False  # operands may be swapped (used by CSE)
         self.unsupported: dict[str, str] = {}
         _registry[name] = self
 
@@ -265,7 +266,20 @@ def eval_primitive(prim: Primitive, args, params):
     """The eager path: NumPy implementation on concrete values, wrapped as Arrays."""
     vals = [a._value if type(a) is Array else a if type(a) is np.ndarray else np.asarray(a)
             for a in args]
-    out = prim.impl(*vals, **params)
+    try:
+        out = prim.impl(*vals, **params)
+    except (ValueError, TypeError, IndexError) as e:
+        # Eager calls skip the shape rule for speed; on failure, run it so that bad
+        # input is reported by zerax (naming shapes), not by NumPy.
+        if prim.abstract_eval is not None:
+            prim.abstract_eval(*[ShapedArray(v.shape, v.dtype) for v in vals], **params)
+        if isinstance(e, errors.ZeraxError):
+            raise
+        cls = (errors.ZeraxIndexError if isinstance(e, IndexError) else
+               errors.ZeraxTypeError if isinstance(e, TypeError) else errors.ZeraxValueError)
+        raise cls(
+            f"{prim.name} failed on operands {', '.join(str(v.shape) for v in vals)} "
+            f"at {errors.user_frame()}: {e}") from e
     if prim.multiple_results:
         return [Array._wrap(o) for o in out]
     return Array._wrap(out)

@@ -465,3 +465,138 @@ class Function:
         outs = call(*xs)
         single.append(len(outs) == 1)
         return outs[0] if single[0] else outs
+
+
+# --------------------------------------------------------------------------- batching
+# Custom rules see whole batches: every operand's batch dimension moves to the front
+# (unmapped operands are broadcast), and the function and its rules are vmapped.
+
+
+def batched_custom_call(prim, fun, rules, vals, dims, size):
+    """Apply a custom_jvp / custom_vjp call to batched operands; outputs are batched
+    along axis 0.  The call continues to the next trace down with vmapped rules."""
+    from .batching import bdim_at_front, vmap
+    from .core import find_top_trace
+    args0 = [bdim_at_front(v, d, size) for v, d in zip(vals, dims)]
+
+    def bfun(*xs):
+        return list(vmap(lambda *a: list(fun(*a)))(*xs))
+
+    if prim is custom_jvp_call_p or prim.name == "custom_jvp_call":
+        (jvp_rule,) = rules
+
+        def bjvp(primals, tangents):
+            outs, t_outs = vmap(lambda p, t: tuple(map(list, jvp_rule(list(p), list(t)))))(
+                tuple(primals), tuple(tangents))
+            return list(outs), list(t_outs)
+
+        top = find_top_trace(args0)
+        if top is None:
+            return bfun(*args0)
+        return top.process_custom_jvp(custom_jvp_call_p, bfun, bjvp, args0, {})
+    fwd, bwd = rules
+
+    def bfwd(*xs):
+        outs, res = vmap(lambda *a: tuple(map(list, fwd(*a))))(*xs)
+        return list(outs), list(res)
+
+    def bbwd(res, cts):
+        return list(vmap(lambda r, c: list(bwd(list(r), list(c))))(tuple(res), tuple(cts)))
+
+    top = find_top_trace(args0)
+    if top is None:
+        return bfun(*args0)
+    return top.process_custom_vjp(custom_vjp_call_p, bfun, bfwd, bbwd, args0, {})
+
+
+def _custom_jvp_call_batch(args, dims, *, call_jaxpr, jvp, num_consts):
+    from .batching import batch_size_of
+
+    def fun(*a):
+        return eval_jaxpr(call_jaxpr, [], *a)
+
+    def jvp_all(primals, tangents):
+        return jvp(list(primals[num_consts:]), list(tangents[num_consts:]))
+
+    outs = batched_custom_call(custom_jvp_call_p, fun, (jvp_all,), args, dims,
+                               batch_size_of(args, dims))
+    return outs, [0] * len(outs)
+
+
+def _custom_vjp_call_batch(args, dims, *, call_jaxpr, fwd, bwd, num_consts):
+    from .batching import batch_size_of
+
+    def fun(*a):
+        return eval_jaxpr(call_jaxpr, [], *a)
+
+    def fwd_all(*a):
+        return fwd(*a[num_consts:])
+
+    def bwd_all(res, cts):
+        return [np.zeros(a.shape, a.dtype) for a in call_jaxpr.in_avals[:num_consts]] + \
+            list(bwd(res, cts))
+
+    outs = batched_custom_call(custom_vjp_call_p, fun, (fwd_all, bwd_all), args, dims,
+                               batch_size_of(args, dims))
+    return outs, [0] * len(outs)
+
+
+def _batched_jaxpr(jaxpr, batched_avals):
+    from .batching import vmap
+    closed = trace_to_jaxpr(lambda *a: list(vmap(lambda *b: eval_jaxpr(jaxpr, [], *b))(*a)),
+                            batched_avals, "vmap")
+    return convert_constvars(closed.jaxpr), closed.consts
+
+
+def _front_all(args, dims):
+    from .batching import batch_size_of, bdim_at_front
+    size = batch_size_of(args, dims)
+    return [bdim_at_front(a, d, size) for a, d in zip(args, dims)], size
+
+
+def _remat_batch(prim):
+    def rule(args, dims, *, jaxpr):
+        args0, _ = _front_all(args, dims)
+        n = len(jaxpr.invars)
+        bj, consts = _batched_jaxpr(jaxpr, [get_aval(a) for a in args0[:n]])
+        if prim is remat_jvp_p:
+            # checkpoint_jvp's operands are (primals, tangents) of the same program.
+            outs = bind(prim, *args0, jaxpr=_with_consts_as_inputs(bj, consts))
+        else:
+            outs = bind(prim, *consts, *args0, jaxpr=bj)
+        return outs, [0] * len(outs)
+    return rule
+
+
+def _with_consts_as_inputs(jaxpr, consts):
+    if consts:
+        raise errors.NotSupportedError(
+            "vmap of the forward-mode derivative of a checkpointed function that closes "
+            "over batched values is not supported")
+    return jaxpr
+
+
+def _custom_lin_batch(args, dims, *, num_res, bwd, out_avals):
+    from .batching import vmap
+    args0, size = _front_all(args, dims)
+
+    def bbwd(res, cts):
+        return list(vmap(lambda r, c: list(bwd(list(r), list(c))))(tuple(res), tuple(cts)))
+
+    b_avals = tuple(ShapedArray((size,) + tuple(a.shape), a.dtype) for a in out_avals)
+    outs = bind(custom_lin_p, *args0, num_res=num_res, bwd=bbwd, out_avals=b_avals)
+    return outs, [0] * len(outs)
+
+
+def _function_call_batch(args, dims, *, fn):
+    from .batching import batch_by_loop
+    # A Function's forward is NumPy code for one example: run it example by example.
+    return batch_by_loop(function_call_p, args, dims, {"fn": fn})
+
+
+custom_jvp_call_p.batch = _custom_jvp_call_batch
+custom_vjp_call_p.batch = _custom_vjp_call_batch
+remat_p.batch = _remat_batch(remat_p)
+remat_jvp_p.batch = _remat_batch(remat_jvp_p)
+custom_lin_p.batch = _custom_lin_batch
+function_call_p.batch = _function_call_batch

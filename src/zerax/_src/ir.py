@@ -65,9 +65,10 @@ class Eqn:
 class Jaxpr:
     """A typed program: ``{ lambda constvars ; invars . let eqns in outvars }``."""
 
-    __slots__ = ("constvars", "invars", "outvars", "eqns")
+    __slots__ = ("constvars", "invars", "outvars", "eqns", "_executable")
 
     def __init__(self, constvars, invars, outvars, eqns):
+        self._executable = None  # set by jit when the program is compiled
         self.constvars = list(constvars)
         self.invars = list(invars)
         self.outvars = list(outvars)

@@ -107,8 +107,10 @@ class RecordingTrace(Trace):
                 if folded is not None:
                     return folded
             try:
-                key = (prim, tuple(a.key() if type(a) is Literal else a for a in atoms),
-                       tuple(sorted(params.items())) if params else ())
+                ins = tuple(a.key() if type(a) is Literal else a for a in atoms)
+                if prim.commutative:  # x*y and y*x are one equation
+                    ins = tuple(sorted(ins, key=_atom_order))
+                key = (prim, ins, tuple(sorted(params.items())) if params else ())
                 outvars = cse.get(key)
             except TypeError:  # an unhashable parameter: record without merging
                 key = outvars = None
@@ -150,6 +152,10 @@ class RecordingTrace(Trace):
         constvars = [v for v in self.const_values if v in used]
         jaxpr.constvars = constvars
         return ClosedJaxpr(jaxpr, [self.const_values[v] for v in constvars])
+
+
+def _atom_order(k):
+    return (0, id(k)) if type(k) is Var else (1, repr(k))
 
 
 def trace_to_jaxpr(fun, in_avals, name: str = "") -> ClosedJaxpr:

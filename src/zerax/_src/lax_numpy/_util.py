@@ -141,6 +141,16 @@ def normalize_axes(axis, ndim, fname="function"):
         return tuple(range(ndim))
     if isinstance(axis, (int, np.integer)):
         axis = (axis,)
+    elif not isinstance(axis, (tuple, list)):
+        try:
+            seq = None if isinstance(axis, (str, bytes)) else tuple(axis)
+        except TypeError:  # not iterable: a float, a 0-d array, ...
+            seq = None
+        if seq is None:
+            raise errors.ZeraxTypeError(
+                f"zerax.numpy.{fname}: axis must be None, an integer or a tuple of integers, "
+                f"got {axis!r}")
+        axis = seq
     axes = tuple(normalize_axis(a, ndim, fname) for a in axis)
     if len(set(axes)) != len(axes):
         raise errors.ShapeError(f"zerax.numpy.{fname}: repeated axis in {axis}")

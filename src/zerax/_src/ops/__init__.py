@@ -2,4 +2,4 @@
 
 Importing this package registers every primitive."""
 
-from . import elementwise, shape, reduce, indexing, linalg, misc  # noqa: F401
+from . import elementwise, shape, reduce, indexing, linalg, sort, misc  # noqa: F401

@@ -61,6 +61,8 @@ def elementwise(name, impl, nargs=1, *, dtype_rule=None, kinds=None):
 
     prim.abstract_eval = abstract_eval
     prim.elementwise = True
+    from ..batching import broadcast_batcher
+    broadcast_batcher(prim)
     return prim
 
 

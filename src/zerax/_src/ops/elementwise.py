@@ -130,6 +130,10 @@ mul_p.simplify = _binary_identity(1, 1)
 div_p.simplify = _binary_identity(1, None)
 
 
+for _p in (add_p, mul_p):
+    _p.commutative = True
+
+
 def _neg_simplify(trace, args, atoms, params):
     eqn = trace.producer.get(atoms[0])
     if eqn is not None and eqn.primitive is neg_p:
@@ -189,6 +193,9 @@ def _integer_pow_impl(x, y):
     if y < 0 and x.dtype.kind in "iu":
         raise ValueError("integers to negative integer powers are not allowed")
     return np.power(x, np.array(y, dtype=x.dtype))
+
+
+max_p.commutative = min_p.commutative = True
 
 
 def maximum(x, y):
@@ -591,3 +598,116 @@ def _convert_transpose(ct, x, *, new_dtype):
 
 convert_element_type_p.jvp = _convert_jvp
 convert_element_type_p.transpose = _convert_transpose
+
+for _p in (eq_p, ne_p, and_p, or_p, xor_p):
+    _p.commutative = True
+
+
+# --------------------------------------------------------------------------- Numba lowering
+# Each elementwise primitive gives the scalar expression that computes one element;
+# the Numba backend fuses runs of them into one loop nest.  NumPy's scalar functions
+# are used inside njit code so that special values (inf, nan) behave as in eager mode.
+
+
+def _dn(dtype):
+    d = np.dtype(dtype)
+    return "np.bool_" if d == np.bool_ else f"np.{d.name}"
+
+
+def _scalar(template):
+    def rule(args, in_dtypes, out_dtype, ctx, **params):
+        return f"{_dn(out_dtype)}({template.format(*args, **params)})"
+    return rule
+
+
+def _special_helper(ctx, name):
+    from .. import special
+    import numba
+    fn = getattr(special, f"{name}_scalar")
+    return ctx.helper(f"_{name}", numba.njit(fn, cache=False))
+
+
+_SCALAR = {
+    add_p: "{0} + {1}", sub_p: "{0} - {1}", mul_p: "{0} * {1}", div_p: "{0} / {1}",
+    neg_p: "-{0}", floor_divide_p: "{0} // {1}", rem_p: "np.remainder({0}, {1})",
+    sign_p: "np.sign({0})", floor_p: "np.floor({0})", ceil_p: "np.ceil({0})",
+    round_p: "np.rint({0})", pow_p: "np.power({0}, {1})", atan2_p: "np.arctan2({0}, {1})",
+    max_p: "({0} if ({0} > {1} or {0} != {0}) else {1})",
+    min_p: "({0} if ({0} < {1} or {0} != {0}) else {1})",
+    eq_p: "{0} == {1}", ne_p: "{0} != {1}", lt_p: "{0} < {1}", le_p: "{0} <= {1}",
+    gt_p: "{0} > {1}", ge_p: "{0} >= {1}", and_p: "{0} & {1}", or_p: "{0} | {1}",
+    xor_p: "{0} ^ {1}", shift_left_p: "{0} << {1}", shift_right_p: "{0} >> {1}",
+    is_finite_p: "np.isfinite({0})", isnan_p: "np.isnan({0})",
+    exp_p: "np.exp({0})", exp2_p: "np.exp2({0})", log_p: "np.log({0})",
+    log1p_p: "np.log1p({0})", expm1_p: "np.expm1({0})", sin_p: "np.sin({0})",
+    cos_p: "np.cos({0})", tan_p: "np.tan({0})", asin_p: "np.arcsin({0})",
+    acos_p: "np.arccos({0})", atan_p: "np.arctan({0})", sinh_p: "np.sinh({0})",
+    cosh_p: "np.cosh({0})", tanh_p: "np.tanh({0})", asinh_p: "np.arcsinh({0})",
+    acosh_p: "np.arccosh({0})", atanh_p: "np.arctanh({0})", sqrt_p: "np.sqrt({0})",
+    rsqrt_p: "1.0 / np.sqrt({0})", cbrt_p: "np.cbrt({0})", abs_p: "np.abs({0})",
+    logistic_p: "(1.0 / (1.0 + np.exp(-{0})) if {0} >= 0 else np.exp({0}) / (1.0 + np.exp({0})))",
+}
+for _p, _t in _SCALAR.items():
+    _p.numba_scalar = _scalar(_t)
+
+
+def _not_scalar(args, in_dtypes, out_dtype, ctx):
+    if np.dtype(out_dtype) == np.bool_:
+        return f"not {args[0]}"
+    return f"{_dn(out_dtype)}(~{args[0]})"
+
+
+def _integer_pow_scalar(args, in_dtypes, out_dtype, ctx, *, y):
+    (x,) = args
+    if y == 0:
+        return f"{_dn(out_dtype)}(1)"
+    if 1 <= y <= 4:  # repeated multiplication, as NumPy does for small powers
+        return f"{_dn(out_dtype)}({' * '.join([x] * y)})"
+    return f"{_dn(out_dtype)}(np.power({x}, {_dn(in_dtypes[0])}({y})))"
+
+
+def _select_scalar(args, in_dtypes, out_dtype, ctx):
+    pred, *cases = args
+    if len(cases) == 2:
+        return f"({cases[1]} if {pred} else {cases[0]})"
+    expr = cases[-1]
+    for k in range(len(cases) - 2, -1, -1):
+        expr = f"({cases[k]} if {pred} == {k} else {expr})"
+    return expr
+
+
+def _clamp_scalar(args, in_dtypes, out_dtype, ctx):
+    lo, x, hi = args
+    inner = f"({x} if ({x} > {lo} or {x} != {x}) else {lo})"
+    return f"({inner} if ({inner} < {hi} or {inner} != {inner}) else {hi})"
+
+
+def _convert_scalar(args, in_dtypes, out_dtype, ctx, *, new_dtype):
+    if np.dtype(new_dtype) == np.bool_:
+        return f"({args[0]} != 0)"
+    return f"{_dn(new_dtype)}({args[0]})"
+
+
+def _special_scalar(name):
+    def rule(args, in_dtypes, out_dtype, ctx, **params):
+        fn = _special_helper(ctx, name)
+        return f"{_dn(out_dtype)}({fn}(np.float64({args[0]})))"
+    return rule
+
+
+def _polygamma_scalar(args, in_dtypes, out_dtype, ctx, *, m):
+    fn = _special_helper(ctx, "polygamma")
+    return f"{_dn(out_dtype)}({fn}({int(m)}, np.float64({args[0]})))"
+
+
+not_p.numba_scalar = _not_scalar
+integer_pow_p.numba_scalar = _integer_pow_scalar
+select_n_p.numba_scalar = _select_scalar
+clamp_p.numba_scalar = _clamp_scalar
+convert_element_type_p.numba_scalar = _convert_scalar
+erf_p.numba_scalar = _special_scalar("erf")
+erfc_p.numba_scalar = _special_scalar("erfc")
+erf_inv_p.numba_scalar = _special_scalar("erf_inv")
+lgamma_p.numba_scalar = _special_scalar("lgamma")
+digamma_p.numba_scalar = _special_scalar("digamma")
+polygamma_p.numba_scalar = _polygamma_scalar

@@ -307,3 +307,78 @@ dot_general_p.jvp = _dot_general_jvp
 dot_general_p.transpose = _dot_general_transpose
 
 __all__ = ["dot_general_p", "dot_general", "dot"]
+
+
+# --------------------------------------------------------------------------- batching
+
+
+def _dot_general_batch(args, dims, *, dimension_numbers, preferred_element_type):
+    """A mapped operand's batch dimension becomes a batch dimension of the product when
+    both are mapped, and otherwise a free dimension: ``vmap(lambda x: x @ W)`` stays one
+    matrix product, with ``W`` untouched."""
+    from ..batching import moveaxis
+    lhs, rhs = args
+    ld, rd = dims
+    (lc, rc), (lb, rb) = dimension_numbers
+    shift = lambda ds, d: tuple(x + (x >= d) for x in ds)  # noqa: E731
+    if ld is not None and rd is not None:
+        lhs, rhs = moveaxis(lhs, ld, 0), moveaxis(rhs, rd, 0)
+        dn = ((shift(lc, 0), shift(rc, 0)), ((0,) + shift(lb, 0), (0,) + shift(rb, 0)))
+        return dot_general(lhs, rhs, dn, preferred_element_type), 0
+    if ld is not None:
+        dn = ((shift(lc, ld), rc), (shift(lb, ld), rb))
+        lhs_free = _free_dims(lhs.ndim, dn[0][0], dn[1][0])
+        return dot_general(lhs, rhs, dn, preferred_element_type), len(lb) + lhs_free.index(ld)
+    dn = ((lc, shift(rc, rd)), (lb, shift(rb, rd)))
+    rhs_free = _free_dims(rhs.ndim, dn[0][1], dn[1][1])
+    lhs_free = _free_dims(lhs.ndim, lc, lb)
+    return (dot_general(lhs, rhs, dn, preferred_element_type),
+            len(lb) + len(lhs_free) + rhs_free.index(rd))
+
+
+dot_general_p.batch = _dot_general_batch
+
+
+# --------------------------------------------------------------------------- Numba lowering
+
+
+def _dot_general_lower_numba(ctx, eqn):
+    """Transpose both operands to (batch, free, contract) / (batch, contract, free),
+    then one BLAS matrix product per batch element (explicit loops for integers)."""
+    from ..backends.numba.codegen import dtype_name
+    lhs, rhs = eqn.invars
+    (lc, rc), (lb, rb) = eqn.params["dimension_numbers"]
+    ls, rs = lhs.aval.shape, rhs.aval.shape
+    lf = _free_dims(len(ls), lc, lb)
+    rf = _free_dims(len(rs), rc, rb)
+    size = lambda dims, shape: int(math.prod(shape[d] for d in dims))  # noqa: E731
+    B, M, K, N = size(lb, ls), size(lf, ls), size(lc, ls), size(rf, rs)
+    out = eqn.outvars[0]
+    dt = dtype_name(out.aval.dtype)
+    ctx.emit(f"# dot_general: {B} x ({M} x {K}) @ ({K} x {N})")
+    lname, rname = ctx.fresh("l"), ctx.fresh("r")
+    lperm, rperm = tuple(lb) + lf + tuple(lc), tuple(rb) + tuple(rc) + rf
+    for name, atom, perm, shape3 in ((lname, lhs, lperm, (B, M, K)), (rname, rhs, rperm, (B, K, N))):
+        src = ctx.name(atom)
+        if perm != tuple(range(len(perm))):
+            src = f"np.ascontiguousarray(np.transpose({src}, {perm!r}))"
+        else:
+            src = f"np.ascontiguousarray({src})"
+        ctx.emit(f"{name} = {src}.reshape({shape3!r}).astype({dt})")
+    acc = ctx.fresh("p")
+    ctx.emit(f"{acc} = np.empty(({B}, {M}, {N}), {dt})")
+    if np.dtype(out.aval.dtype).kind in "fc" and M * N * K > 0:
+        with ctx.loop("b", B):
+            ctx.emit(f"{acc}[b] = np.dot({lname}[b], {rname}[b])")
+    else:
+        with ctx.nest((B, M, N)) as (b, m, n):
+            s = ctx.fresh("s")
+            ctx.emit(f"{s} = {dt}(0)")
+            with ctx.loop("k", K):
+                ctx.emit(f"{s} += {lname}[{b}, {m}, k] * {rname}[{b}, k, {n}]")
+            ctx.emit(f"{acc}[{b}, {m}, {n}] = {s}")
+    name = ctx.out(out)
+    ctx.emit(f"{name} = {acc}.reshape({tuple(out.aval.shape)!r})")
+
+
+dot_general_p.lower_numba = _dot_general_lower_numba

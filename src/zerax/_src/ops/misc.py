@@ -35,3 +35,5 @@ def stop_gradient(x):
         return bind(stop_gradient_p, leaf)
 
     return tree.tree_map(one, x)
+
+stop_gradient_p.batch = lambda args, dims: (bind(stop_gradient_p, args[0]), dims[0])

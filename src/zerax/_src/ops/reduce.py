@@ -287,3 +287,45 @@ _scan_jvp(cummin_p, "minimum")
 
 for _p in (reduce_max_p, reduce_min_p, reduce_prod_p, cumprod_p, cummax_p, cummin_p):
     _p.unsupported["transpose"] = f"{_p.name} is not linear"
+
+
+# --------------------------------------------------------------------------- batching
+
+
+def _actual_axes(nd, d, axes):
+    ex = [i for i in range(nd) if i != d]
+    return tuple(ex[a] for a in axes)
+
+
+def _reduction_batch(bind_fn):
+    def rule(args, dims, *, axes):
+        (x,), (d,) = args, dims
+        actual = _actual_axes(len(x.shape), d, axes)
+        return bind_fn(x, actual), d - sum(1 for a in actual if a < d)
+    return rule
+
+
+def _arg_batch(prim):
+    def rule(args, dims, *, axis, index_dtype):
+        (x,), (d,) = args, dims
+        (actual,) = _actual_axes(len(x.shape), d, (axis,))
+        return bind(prim, x, axis=actual, index_dtype=index_dtype), d - (actual < d)
+    return rule
+
+
+def _cum_batch(prim):
+    def rule(args, dims, *, axis, reverse):
+        (x,), (d,) = args, dims
+        (actual,) = _actual_axes(len(x.shape), d, (axis,))
+        return bind(prim, x, axis=actual, reverse=reverse), d
+    return rule
+
+
+reduce_sum_p.batch = _reduction_batch(reduce_sum)
+reduce_max_p.batch = _reduction_batch(reduce_max)
+reduce_min_p.batch = _reduction_batch(reduce_min)
+reduce_prod_p.batch = _reduction_batch(reduce_prod)
+argmax_p.batch = _arg_batch(argmax_p)
+argmin_p.batch = _arg_batch(argmin_p)
+for _p in (cumsum_p, cumprod_p, cummax_p, cummin_p):
+    _p.batch = _cum_batch(_p)

@@ -460,3 +460,124 @@ def _iota_impl(*, dtype, shape, dimension):
 
 iota_p.impl = _iota_impl
 iota_p.abstract_eval = lambda *, dtype, shape, dimension: ShapedArray(shape, dtype)
+
+
+# --------------------------------------------------------------------------- batching
+# Each rule receives the operands and their batch dimensions (None: not mapped).
+
+
+def _bid_batch(args, dims, *, shape, broadcast_dimensions):
+    from ..batching import moveaxis
+    (x,), (d,) = args, dims
+    x = moveaxis(x, d, 0)
+    size = x.shape[0]
+    return broadcast_in_dim(x, (size,) + tuple(shape),
+                            (0,) + tuple(b + 1 for b in broadcast_dimensions)), 0
+
+
+def _reshape_batch(args, dims, *, new_sizes):
+    from ..batching import moveaxis
+    x = moveaxis(args[0], dims[0], 0)
+    return reshape(x, (x.shape[0],) + tuple(new_sizes)), 0
+
+
+def _example_axes(nd, d):
+    """The actual axes of an operand's per-example axes, batch dimension ``d`` skipped."""
+    return [i for i in range(nd) if i != d]
+
+
+def _transpose_batch(args, dims, *, permutation):
+    (x,), (d,) = args, dims
+    ex = _example_axes(len(x.shape), d)
+    return transpose(x, [d] + [ex[p] for p in permutation]), 0
+
+
+def _squeeze_batch(args, dims, *, dimensions):
+    (x,), (d,) = args, dims
+    ex = _example_axes(len(x.shape), d)
+    actual = tuple(ex[i] for i in dimensions)
+    return squeeze(x, actual), d - sum(1 for a in actual if a < d)
+
+
+def _concat_batch(args, dims, *, dimension):
+    from ..batching import bdim_at_front, batch_size_of
+    size = batch_size_of(args, dims)
+    return concatenate([bdim_at_front(a, d, size) for a, d in zip(args, dims)],
+                       dimension + 1), 0
+
+
+def _pad_batch(args, dims, *, padding_config):
+    from ..batching import moveaxis
+    from .elementwise import add, mul
+    (x, pv), (dx, dpv) = args, dims
+    if dpv is None:
+        x = moveaxis(x, dx, 0)
+        return pad(x, pv, ((0, 0, 0),) + tuple(padding_config)), 0
+    # A batched padding value: pad with zeros, then add the value where padding went.
+    size = pv.shape[dpv]
+    dtype = np.dtype(x.dtype)
+    if dx is None:
+        example_shape = tuple(x.shape)
+        x = broadcast_in_dim(x, (size,) + example_shape, tuple(range(1, len(example_shape) + 1)))
+    else:
+        x = moveaxis(x, dx, 0)
+        example_shape = tuple(x.shape[1:])
+    padded = pad(x, np.zeros((), dtype), ((0, 0, 0),) + tuple(padding_config))
+    mask = _pad_impl(np.zeros(example_shape, dtype), np.ones((), dtype),
+                     padding_config=tuple(padding_config))
+    out_shape = tuple(padded.shape)
+    pv_b = broadcast_in_dim(moveaxis(pv, dpv, 0) if pv.ndim else pv, out_shape, (0,))
+    return add(padded, mul(pv_b, mask)), 0
+
+
+def _slice_batch(args, dims, *, start_indices, limit_indices, strides):
+    (x,), (d,) = args, dims
+    starts, limits = list(start_indices), list(limit_indices)
+    starts.insert(d, 0)
+    limits.insert(d, x.shape[d])
+    st = None if strides is None else tuple(strides[:d]) + (1,) + tuple(strides[d:])
+    return slice_p_bind(x, starts, limits, st), d
+
+
+def _ds_batch(args, dims, *, slice_sizes):
+    from ..batching import batch_by_loop
+    x, *starts = args
+    dx, *dstarts = dims
+    if all(d is None for d in dstarts):
+        sizes = list(slice_sizes)
+        sizes.insert(dx, x.shape[dx])
+        st = list(starts)
+        st.insert(dx, np.zeros((), np.asarray(starts[0]).dtype if starts else np.int64))
+        return dynamic_slice(x, st, sizes), dx
+    return batch_by_loop(dynamic_slice_p, args, dims, {"slice_sizes": slice_sizes})
+
+
+def _dus_batch(args, dims):
+    from ..batching import batch_by_loop, bdim_at_front, batch_size_of
+    x, update, *starts = args
+    dx, du, *dstarts = dims
+    if all(d is None for d in dstarts):
+        size = batch_size_of(args, dims)
+        x, update = bdim_at_front(x, dx, size), bdim_at_front(update, du, size)
+        zero = np.zeros((), np.asarray(starts[0]).dtype if starts else np.int64)
+        return dynamic_update_slice(x, update, [zero] + list(starts)), 0
+    return batch_by_loop(dynamic_update_slice_p, args, dims, {})
+
+
+def _rev_batch(args, dims, *, dimensions):
+    (x,), (d,) = args, dims
+    ex = _example_axes(len(x.shape), d)
+    return rev(x, tuple(ex[i] for i in dimensions)), d
+
+
+broadcast_in_dim_p.batch = _bid_batch
+reshape_p.batch = _reshape_batch
+transpose_p.batch = _transpose_batch
+squeeze_p.batch = _squeeze_batch
+concatenate_p.batch = _concat_batch
+pad_p.batch = _pad_batch
+slice_p.batch = _slice_batch
+dynamic_slice_p.batch = _ds_batch
+dynamic_update_slice_p.batch = _dus_batch
+rev_p.batch = _rev_batch
+iota_p.unsupported["batch"] = "it has no operands, so it is never mapped"

@@ -3,7 +3,8 @@
 Both sort stably along one dimension with NumPy's order (NaNs last; complex numbers
 lexicographically).  The derivative of ``sort`` moves the tangent the way the values
 moved: a gather of the tangent by the sorting permutation (``argsort``), which
-transposes to a scatter-add.
+transposes to a scatter-add.  Batching sorts along the same dimension of the batched
+operand (the batch dimension stays where it is).
 """
 
 from __future__ import annotations
@@ -79,5 +80,19 @@ def _argsort_abstract(x, *, dimension):
 
 argsort_p.impl = _argsort_impl
 argsort_p.abstract_eval = _argsort_abstract
+
+# --------------------------------------------------------------------------- batching
+
+
+def _sort_batch(prim):
+    def rule(args, dims, *, dimension):
+        (x,), (d,) = args, dims
+        return bind(prim, x, dimension=dimension + (dimension >= d)), d
+    prim.batch = rule
+    return rule
+
+
+_sort_batch(sort_p)
+_sort_batch(argsort_p)
 
 __all__ = ["sort", "argsort", "sort_p", "argsort_p"]

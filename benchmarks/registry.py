@@ -1,0 +1,101 @@
+"""The workload registry: what is measured, against whom, and with which target.
+
+A workload has one or more *cases* (sizes, orders, ...) and one *setup function per
+contender*. A setup function takes the case id and returns a zero-argument callable that
+runs one call of the workload (blocking until the result is ready), or a pair
+``(callable, extras)`` where ``extras`` is a dict of static numbers to report (for example
+the IR size). Every import happens inside the setup function, so each contender's process
+loads only its own library.
+
+A workload whose ``zerax`` contender is not registered yet is *pending*: the anchors are
+still measured and the table shows the reason (``needs``). Adding the zerax side later is one
+function::
+
+    @MLP_STEP.contender("zerax")
+    def _(case):
+        import zerax as zx
+        ...
+        return lambda: step(params, batch)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+REGISTRY: dict[str, "Workload"] = {}
+
+# Display names of contender ids (a workload may override one with `label=`).
+LABELS = {
+    "zerax": "zerax",
+    "zerax_loop": "zerax, Python loop",
+    "autograd": "autograd",
+    "jax": "JAX eager",
+    "jax_jit": "jax.jit",
+    "numpy": "NumPy by hand",
+    "numba": "Numba by hand",
+}
+
+
+@dataclass(frozen=True)
+class Case:
+    id: str
+    label: str
+    compare: bool = True   # compare the contenders' results (checksum) for this case
+    rounds: int | None = None  # overrides the workload's rounds
+
+
+@dataclass(frozen=True)
+class Target:
+    """zerax / anchor must be at most ``limit`` (median of per-pair ratios)."""
+
+    anchor: str
+    limit: float
+    text: str
+    source: str
+    cases: tuple[str, ...] | None = None   # None: every case of the workload
+    metric: str = "time"                   # "time", or the name of an extras entry
+
+    def applies(self, case_id: str) -> bool:
+        return self.cases is None or case_id in self.cases
+
+
+@dataclass
+class Workload:
+    key: str
+    title: str
+    cases: list[Case]
+    needs: str | None = None        # why the zerax side is pending, until it is registered
+    targets: list[Target] = field(default_factory=list)
+    rounds: int = 7
+    description: str = ""
+    miss_note: str = ""             # what would close a missed target (shown when missed)
+    contenders: dict[str, Callable] = field(default_factory=dict)
+    labels: dict[str, str] = field(default_factory=dict)
+
+    def contender(self, name: str, label: str | None = None):
+        """Register the setup function of contender ``name`` (a decorator)."""
+        def register(setup):
+            self.contenders[name] = setup
+            if label:
+                self.labels[name] = label
+            return setup
+        return register
+
+    def label(self, name: str) -> str:
+        return self.labels.get(name, LABELS.get(name, name))
+
+    @property
+    def pending(self) -> str | None:
+        return None if "zerax" in self.contenders else (self.needs or "pending")
+
+    def order(self) -> list[str]:
+        """Contender ids, zerax first."""
+        names = list(self.contenders)
+        return sorted(names, key=lambda n: (n != "zerax", names.index(n)))
+
+
+def workload(key, title, cases=None, **kw) -> Workload:
+    w = Workload(key, title, cases or [Case("main", "")], **kw)
+    REGISTRY[key] = w
+    return w

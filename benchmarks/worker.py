@@ -1,0 +1,141 @@
+"""One contender of one workload, in a process of its own, driven by run.py.
+
+Usage: ``python benchmarks/worker.py WORKLOAD CONTENDER``. The worker reads one JSON
+command per line on stdin and answers one JSON line on the protocol channel (the original
+stdout; anything a library prints goes to stderr instead):
+
+- ``{"op": "setup", "case": ID, "min_sample_s": S, "warmup_s": W}``: builds the case,
+  times its first call (compile / trace / first-use costs), warms up, and chooses how
+  many calls make one sample (at least S seconds). Answers setup_s, first_s, number,
+  extras, checksum, or ``{"skip": true}`` when the contender has nothing for this case.
+- ``{"op": "sample", "case": ID}``: one sample; answers the seconds per call.
+- ``{"op": "profile", "case": ID, "seconds": S}``: cProfile over calls for about S
+  seconds; answers the top functions by own time, as text.
+- ``{"op": "quit"}``.
+"""
+
+from __future__ import annotations
+
+import cProfile
+import gc
+import io
+import json
+import math
+import os
+import pstats
+import sys
+import time
+import traceback
+
+MAX_NUMBER = 100_000
+
+
+def _checksum(out):
+    """Sum of |leaves| of a result (lists, tuples, dicts, arrays), for cross-checking."""
+    import numpy as np
+    total, stack = 0.0, [out]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, dict):
+            stack.extend(v.values())
+        elif isinstance(v, (list, tuple)):
+            stack.extend(v)
+        elif v is not None:
+            total += float(np.abs(np.asarray(v, dtype=np.float64)).sum())
+    return total
+
+
+def _profile_text(fn, seconds: float, top: int = 14) -> str:
+    prof = cProfile.Profile()
+    calls, t0 = 0, time.perf_counter()
+    prof.enable()
+    while calls < 3 or time.perf_counter() - t0 < seconds:
+        fn()
+        calls += 1
+    prof.disable()
+    buf = io.StringIO()
+    stats = pstats.Stats(prof, stream=buf)
+    stats.sort_stats("tottime").print_stats(top)
+    text = buf.getvalue()
+    # Shorten absolute paths to something a reader recognises.
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    for prefix in sorted({os.path.join(root, "src") + os.sep, root + os.sep,
+                          *[p + os.sep for p in sys.path if "site-packages" in p]},
+                         key=len, reverse=True):
+        text = text.replace(prefix, "")
+    lines = [ln.rstrip() for ln in text.splitlines()]
+    start = next((i for i, ln in enumerate(lines) if "ncalls" in ln), 0)
+    header = f"{calls} calls profiled; top {top} functions by own time (tottime)"
+    return "\n".join([header] + [ln for ln in lines[start:] if ln])
+
+
+def main() -> None:
+    wl_key, name = sys.argv[1], sys.argv[2]
+    proto = os.fdopen(os.dup(1), "w", buffering=1)
+    os.dup2(2, 1)                       # stray prints from libraries go to stderr
+    sys.stdout = sys.stderr
+
+    def send(obj):
+        proto.write(json.dumps(obj) + "\n")
+        proto.flush()
+
+    t0 = time.perf_counter()
+    try:
+        import workloads  # noqa: F401  (fills the registry)
+        from registry import REGISTRY
+        setup = REGISTRY[wl_key].contenders[name]
+    except Exception:
+        send({"error": traceback.format_exc(limit=4)})
+        return
+    send({"ready": True, "import_s": time.perf_counter() - t0})
+
+    fns: dict[str, object] = {}
+    numbers: dict[str, int] = {}
+    for line in sys.stdin:
+        cmd = json.loads(line)
+        op = cmd["op"]
+        try:
+            if op == "quit":
+                break
+            case = cmd.get("case")
+            if op == "setup":
+                t = time.perf_counter()
+                made = setup(case)
+                setup_s = time.perf_counter() - t
+                if made is None:
+                    send({"skip": True})
+                    continue
+                fn, extras = made if isinstance(made, tuple) else (made, {})
+                t = time.perf_counter()
+                out = fn()
+                first_s = time.perf_counter() - t
+                checksum = _checksum(out) if cmd.get("compare") else None
+                del out
+                # Warm-up (excluded from the samples): at least two more calls.
+                per_call, warm, calls = math.inf, 0.0, 0
+                while calls < 2 or warm < cmd["warmup_s"]:
+                    t = time.perf_counter()
+                    fn()
+                    dt = time.perf_counter() - t
+                    per_call, warm, calls = min(per_call, dt), warm + dt, calls + 1
+                number = max(1, min(MAX_NUMBER, math.ceil(cmd["min_sample_s"] / per_call)))
+                fns[case], numbers[case] = fn, number
+                send({"setup_s": setup_s, "first_s": first_s, "number": number,
+                      "extras": extras, "checksum": checksum})
+            elif op == "sample":
+                fn, number = fns[case], numbers[case]
+                gc.collect()
+                t = time.perf_counter()
+                for _ in range(number):
+                    fn()
+                send({"t": (time.perf_counter() - t) / number})
+            elif op == "profile":
+                send({"text": _profile_text(fns[case], cmd.get("seconds", 1.0))})
+            else:
+                send({"error": f"unknown op {op!r}"})
+        except Exception:
+            send({"error": traceback.format_exc(limit=6)})
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,724 @@
+"""The workloads of the benchmark suite, each with its contenders and targets.
+
+Every setup function runs in the contender's own process (see worker.py); it builds its
+inputs from a fixed seed, so all contenders compute the same thing in float64, and returns
+the callable to time (see registry.py). JAX runs on the CPU with ``jax_enable_x64``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from registry import Case, Target, workload
+
+ISSUE_CORE = "issue 2"
+ISSUE_VMAP = "issue 3"
+ISSUE_JIT = "issue 4"
+ISSUE_CF = "issue 5"
+NEEDS_JIT = "needs zerax.jit (issue 4)"
+NEEDS_CF = "needs control flow (issue 5) and zerax.jit (issue 4)"
+
+
+def _jax():
+    """Import JAX on the CPU in float64."""
+    import os
+    os.environ.setdefault("JAX_PLATFORMS", "cpu")
+    import jax
+    jax.config.update("jax_enable_x64", True)
+    return jax
+
+
+def _ready(jax, f):
+    """Wrap f so that a call waits for JAX's asynchronous dispatch to finish."""
+    block = jax.block_until_ready
+    return lambda *a: block(f(*a))
+
+
+# --------------------------------------------------------------------------------------
+# Eager grad of a small function
+# --------------------------------------------------------------------------------------
+
+N_SMALL = 16
+
+GRAD_SMALL = workload(
+    "grad_small", "Eager grad of a small function",
+    description=f"`grad(lambda x: sum(tanh(x) ** 2))(x)`, x: {N_SMALL} float64, no jit "
+                "anywhere: the per-call overhead of an eager reverse pass.",
+    targets=[Target("autograd", 0.5, "<= 0.5x autograd (2x faster)", ISSUE_CORE)],
+    rounds=9,
+    miss_note="The time is per-operation overhead in Python (a few ops, each dispatched, "
+              "recorded for the backward pass and transposed), not arithmetic on 16 "
+              "numbers: the profile shows where it goes. Closing the gap means a leaner "
+              "eager grad path: fewer Python calls per primitive in `bind`/JVP/transpose "
+              "(no abstract-eval or pytree work per op on concrete values), or caching "
+              "the linearised program per input signature so a repeated `grad` call "
+              "evaluates a stored program instead of re-tracing.",
+)
+
+
+@GRAD_SMALL.contender("zerax")
+def _(case):
+    import zerax as zx
+    import zerax.numpy as znp
+    g = zx.grad(lambda x: znp.sum(znp.tanh(x) ** 2))
+    x = znp.asarray(np.linspace(-1.0, 1.0, N_SMALL))
+    return lambda: g(x)
+
+
+@GRAD_SMALL.contender("autograd")
+def _(case):
+    import autograd
+    import autograd.numpy as anp
+    g = autograd.grad(lambda x: anp.sum(anp.tanh(x) ** 2))
+    x = np.linspace(-1.0, 1.0, N_SMALL)
+    return lambda: g(x)
+
+
+@GRAD_SMALL.contender("jax")
+def _(case):
+    jax = _jax()
+    import jax.numpy as jnp
+    g = _ready(jax, jax.grad(lambda x: jnp.sum(jnp.tanh(x) ** 2)))
+    x = jnp.asarray(np.linspace(-1.0, 1.0, N_SMALL))
+    return lambda: g(x)
+
+
+# --------------------------------------------------------------------------------------
+# Eager grad through a 1000-op chain
+# --------------------------------------------------------------------------------------
+
+CHAIN_OPS = 1000
+
+
+def _chain(mod, x):
+    for _ in range(CHAIN_OPS // 2):
+        x = mod.sin(x) * 1.001
+    return mod.sum(x)
+
+
+GRAD_CHAIN = workload(
+    "grad_chain", "Eager grad through a 1000-op chain",
+    description=f"`grad` of `x -> sum(f(f(...f(x))))` with f = `sin(x) * 1.001`, "
+                f"{CHAIN_OPS} elementwise ops on {N_SMALL} float64, no jit.",
+    rounds=7,
+)
+
+
+@GRAD_CHAIN.contender("zerax")
+def _(case):
+    import zerax as zx
+    import zerax.numpy as znp
+    g = zx.grad(lambda x: _chain(znp, x))
+    x = znp.asarray(np.linspace(-1.0, 1.0, N_SMALL))
+    return lambda: g(x)
+
+
+@GRAD_CHAIN.contender("autograd")
+def _(case):
+    import autograd
+    import autograd.numpy as anp
+    g = autograd.grad(lambda x: _chain(anp, x))
+    x = np.linspace(-1.0, 1.0, N_SMALL)
+    return lambda: g(x)
+
+
+@GRAD_CHAIN.contender("jax")
+def _(case):
+    jax = _jax()
+    import jax.numpy as jnp
+    g = _ready(jax, jax.grad(lambda x: _chain(jnp, x)))
+    x = jnp.asarray(np.linspace(-1.0, 1.0, N_SMALL))
+    return lambda: g(x)
+
+
+# --------------------------------------------------------------------------------------
+# Row-wise softmax / logsumexp
+# --------------------------------------------------------------------------------------
+
+SM_SHAPE = (256, 1000)
+
+
+def _sm_input():
+    return 3.0 * np.random.default_rng(1).standard_normal(SM_SHAPE)
+
+
+SOFTMAX = workload(
+    "softmax", "Row-wise softmax and logsumexp",
+    cases=[Case("softmax", f"softmax(x, axis=-1), x: {SM_SHAPE[0]}x{SM_SHAPE[1]}"),
+           Case("logsumexp", f"logsumexp(x, axis=-1), x: {SM_SHAPE[0]}x{SM_SHAPE[1]}")],
+    description="Eager evaluation, float64. zerax: `zerax.nn.softmax`, "
+                "`zerax.scipy.special.logsumexp`; JAX: `jax.nn.softmax` (which JAX "
+                "itself wraps in `jit`) and `jax.scipy.special.logsumexp`; NumPy: the "
+                "max-shifted formula written by hand.",
+    rounds=7,
+)
+
+
+@SOFTMAX.contender("zerax")
+def _(case):
+    import zerax as zx
+    import zerax.numpy as znp
+    from zerax.scipy.special import logsumexp
+    x = znp.asarray(_sm_input())
+    if case == "softmax":
+        return lambda: zx.nn.softmax(x, axis=-1)
+    return lambda: logsumexp(x, axis=-1)
+
+
+@SOFTMAX.contender("numpy")
+def _(case):
+    x = _sm_input()
+
+    def softmax(x):
+        e = np.exp(x - x.max(axis=-1, keepdims=True))
+        return e / e.sum(axis=-1, keepdims=True)
+
+    def logsumexp(x):
+        m = x.max(axis=-1, keepdims=True)
+        return (m + np.log(np.exp(x - m).sum(axis=-1, keepdims=True)))[:, 0]
+
+    f = softmax if case == "softmax" else logsumexp
+    return lambda: f(x)
+
+
+@SOFTMAX.contender("jax")
+def _(case):
+    jax = _jax()
+    import jax.numpy as jnp
+    from jax.scipy.special import logsumexp
+    x = jnp.asarray(_sm_input())
+    f = (lambda x: jax.nn.softmax(x, axis=-1)) if case == "softmax" else \
+        (lambda x: logsumexp(x, axis=-1))
+    return lambda: _ready(jax, f)(x)
+
+
+# --------------------------------------------------------------------------------------
+# Per-example gradients of an MLP with vmap(grad)
+# --------------------------------------------------------------------------------------
+
+PE_SIZES = (32, 64, 64, 10)
+PE_BATCH = 64
+
+
+def _pe_data():
+    rng = np.random.default_rng(2)
+    params = [(rng.standard_normal((a, b)) / np.sqrt(a), 0.1 * rng.standard_normal(b))
+              for a, b in zip(PE_SIZES[:-1], PE_SIZES[1:])]
+    x = rng.standard_normal((PE_BATCH, PE_SIZES[0]))
+    y = rng.integers(0, PE_SIZES[-1], PE_BATCH)
+    return params, x, y
+
+
+def _pe_loss(mod, logsumexp):
+    def loss(params, x, y):
+        h = x
+        for w, b in params[:-1]:
+            h = mod.tanh(h @ w + b)
+        w, b = params[-1]
+        logits = h @ w + b
+        return logsumexp(logits) - logits[y]
+    return loss
+
+
+PER_EXAMPLE = workload(
+    "per_example", "Per-example gradients, eager vmap(grad)",
+    description=f"Gradients of the cross-entropy loss of a tanh MLP "
+                f"{'-'.join(map(str, PE_SIZES))} for each of {PE_BATCH} examples: "
+                "`vmap(grad(loss), in_axes=(None, 0, 0))`, eager; against a Python loop "
+                "of zerax `grad` calls and JAX's eager `vmap(grad)`.",
+    targets=[Target("zerax_loop", 0.2,
+                    "much faster than the loop (ratio reported; <= 0.2x taken as met)",
+                    ISSUE_VMAP)],
+    rounds=7,
+)
+
+
+@PER_EXAMPLE.contender("zerax")
+def _(case):
+    import zerax as zx
+    import zerax.numpy as znp
+    from zerax.scipy.special import logsumexp
+    params, x, y = _pe_data()
+    params = [(znp.asarray(w), znp.asarray(b)) for w, b in params]
+    x, y = znp.asarray(x), znp.asarray(y)
+    f = zx.vmap(zx.grad(_pe_loss(znp, logsumexp)), in_axes=(None, 0, 0))
+    return lambda: f(params, x, y)
+
+
+@PER_EXAMPLE.contender("zerax_loop")
+def _(case):
+    import zerax as zx
+    import zerax.numpy as znp
+    from zerax.scipy.special import logsumexp
+    params, x, y = _pe_data()
+    params = [(znp.asarray(w), znp.asarray(b)) for w, b in params]
+    g = zx.grad(_pe_loss(znp, logsumexp))
+    return lambda: [g(params, x[i], y[i]) for i in range(PE_BATCH)]
+
+
+@PER_EXAMPLE.contender("jax")
+def _(case):
+    jax = _jax()
+    import jax.numpy as jnp
+    from jax.scipy.special import logsumexp
+    params, x, y = _pe_data()
+    params = [(jnp.asarray(w), jnp.asarray(b)) for w, b in params]
+    x, y = jnp.asarray(x), jnp.asarray(y)
+    f = _ready(jax, jax.vmap(jax.grad(_pe_loss(jnp, logsumexp)), in_axes=(None, 0, 0)))
+    return lambda: f(params, x, y)
+
+
+# --------------------------------------------------------------------------------------
+# Hessian of a 100-dimensional function
+# --------------------------------------------------------------------------------------
+
+H_DIM = 100
+
+
+def _h_data():
+    rng = np.random.default_rng(3)
+    return rng.standard_normal((H_DIM, H_DIM)) / np.sqrt(H_DIM), rng.standard_normal(H_DIM)
+
+
+HESSIAN = workload(
+    "hessian", "Hessian of a 100-dimensional function",
+    description=f"`hessian(f)(x)` (forward over reverse) for "
+                f"`f(x) = sum(tanh(A @ x) ** 2) + 0.25 * sum(x ** 4)`, x: {H_DIM} float64, "
+                "eager.",
+    rounds=7,
+)
+
+
+@HESSIAN.contender("zerax")
+def _(case):
+    import zerax as zx
+    import zerax.numpy as znp
+    a, x = _h_data()
+    a, x = znp.asarray(a), znp.asarray(x)
+    h = zx.hessian(lambda x: znp.sum(znp.tanh(a @ x) ** 2) + 0.25 * znp.sum(x ** 4))
+    return lambda: h(x)
+
+
+@HESSIAN.contender("jax")
+def _(case):
+    jax = _jax()
+    import jax.numpy as jnp
+    a, x = _h_data()
+    a, x = jnp.asarray(a), jnp.asarray(x)
+    h = _ready(jax, jax.hessian(
+        lambda x: jnp.sum(jnp.tanh(a @ x) ** 2) + 0.25 * jnp.sum(x ** 4)))
+    return lambda: h(x)
+
+
+# --------------------------------------------------------------------------------------
+# n-th derivative of tanh: trace time, IR size, evaluation time
+# --------------------------------------------------------------------------------------
+
+MAX_ORDER = 8
+X0 = 0.3
+
+
+def _nth(grad, f, n):
+    for _ in range(n):
+        f = grad(f)
+    return f
+
+
+def _deriv_cases():
+    cases = []
+    for n in range(1, MAX_ORDER + 1):
+        cases.append(Case(f"trace{n}", f"trace d{n} tanh (make_jaxpr)", compare=False))
+    for n in range(1, MAX_ORDER + 1):
+        cases.append(Case(f"eval{n}", f"evaluate d{n} tanh (eager)"))
+    cases.append(Case("trace_ts6", "trace d6 [tanh(x) sin(x)] (make_jaxpr)", compare=False))
+    return cases
+
+
+TANH_DERIVS = workload(
+    "tanh_derivs", "n-th derivative of tanh: trace time, IR size, evaluation",
+    cases=_deriv_cases(),
+    description=f"`f = grad(grad(...grad(tanh)))` (n times) at x = {X0}. "
+                "trace: `make_jaxpr(f)(x)`; IR size: the number of equations of that "
+                "program (`len(jaxpr.eqns)`, top level); evaluate: `f(x)` called eagerly "
+                "(no jit). The last case is the core issue's IR target: the 6th derivative "
+                "of `tanh(x) * sin(x)`.",
+    targets=[Target("jax", 0.2, "IR size <= 0.2x JAX's equation count", ISSUE_CORE,
+                    cases=("trace_ts6",), metric="eqns")],
+    rounds=5,
+)
+
+
+def _deriv_setup(case, grad, make_jaxpr, mod, ready=lambda f: f):
+    if case == "trace_ts6":
+        f = _nth(grad, lambda x: mod.tanh(x) * mod.sin(x), 6)
+    else:
+        f = _nth(grad, mod.tanh, int(case.removeprefix("trace").removeprefix("eval")))
+    if case.startswith("trace"):
+        n_eqns = len(make_jaxpr(f)(X0).eqns)
+        return (lambda: make_jaxpr(f)(X0)), {"eqns": n_eqns}
+    f = ready(f)
+    return lambda: f(X0)
+
+
+@TANH_DERIVS.contender("zerax")
+def _(case):
+    import zerax as zx
+    import zerax.numpy as znp
+    return _deriv_setup(case, zx.grad, zx.make_jaxpr, znp)
+
+
+@TANH_DERIVS.contender("jax")
+def _(case):
+    jax = _jax()
+    import jax.numpy as jnp
+    return _deriv_setup(case, jax.grad, jax.make_jaxpr, jnp, lambda f: _ready(jax, f))
+
+
+# ======================================================================================
+# Pending workloads: the zerax side needs jit (issue 4) or control flow (issue 5).
+# Their anchors are measured now, so the table shows what zerax will be compared with.
+# ======================================================================================
+
+JIT_DISPATCH = workload(
+    "jit_dispatch", "jit dispatch of a small function",
+    needs=NEEDS_JIT,
+    description="A compiled call with two 3-element float64 arrays, `a * b + sin(a)`: "
+                "the cost of a cache hit in the dispatcher (the issue also asks for at "
+                "most about 5 us of overhead).",
+    targets=[Target("jax_jit", 0.5, "<= 0.5x jax.jit", ISSUE_JIT)],
+    rounds=7,
+)
+
+
+@JIT_DISPATCH.contender("jax_jit")
+def _(case):
+    jax = _jax()
+    import jax.numpy as jnp
+    f = _ready(jax, jax.jit(lambda a, b: a * b + jnp.sin(a)))
+    a, b = jnp.asarray([0.1, 0.2, 0.3]), jnp.asarray([1.0, 2.0, 3.0])
+    return lambda: f(a, b)
+
+
+@JIT_DISPATCH.contender("numba")
+def _(case):
+    import numba
+    f = numba.njit(lambda a, b: a * b + np.sin(a))
+    a, b = np.array([0.1, 0.2, 0.3]), np.array([1.0, 2.0, 3.0])
+    return lambda: f(a, b)
+
+
+# --------------------------------------------------------------------------------------
+
+def _ew_data(n):
+    rng = np.random.default_rng(4)
+    return rng.standard_normal(n), rng.standard_normal(n)
+
+
+def _ew_numba(parallel=True):
+    import numba
+    loop_range = numba.prange if parallel else range
+
+    def loop(a, b):
+        out = np.empty_like(a)
+        for i in loop_range(a.shape[0]):
+            x, y = a[i], b[i]
+            out[i] = np.tanh(x) * y + np.sqrt(x * x + 1.0) - np.log1p(y * y)
+        return out
+    return numba.njit(parallel=parallel)(loop)
+
+
+ELEMENTWISE = workload(
+    "elementwise", "Fused elementwise chain",
+    cases=[Case("1e6", "n = 10^6"), Case("1e7", "n = 10^7", rounds=5)],
+    needs=NEEDS_JIT,
+    description="`tanh(a) * b + sqrt(a * a + 1) - log1p(b * b)` over n float64: NumPy "
+                "evaluates it op by op, jax.jit fuses it, the hand-written Numba loop "
+                "uses `prange` (the ceiling of what plain Numba lowering reaches).",
+    targets=[Target("numpy", 1 / 3, ">= 3x faster than NumPy (<= 0.33x)", ISSUE_JIT),
+             Target("jax_jit", 1.0, "<= 1.0x jax.jit", ISSUE_JIT),
+             Target("numba", 1.2, "<= 1.2x Numba by hand", ISSUE_JIT)],
+    rounds=7,
+)
+
+
+@ELEMENTWISE.contender("numpy")
+def _(case):
+    a, b = _ew_data(int(float(case)))
+    return lambda: np.tanh(a) * b + np.sqrt(a * a + 1) - np.log1p(b * b)
+
+
+@ELEMENTWISE.contender("jax_jit")
+def _(case):
+    jax = _jax()
+    import jax.numpy as jnp
+    f = _ready(jax, jax.jit(lambda a, b: jnp.tanh(a) * b + jnp.sqrt(a * a + 1)
+                            - jnp.log1p(b * b)))
+    a, b = map(jnp.asarray, _ew_data(int(float(case))))
+    return lambda: f(a, b)
+
+
+@ELEMENTWISE.contender("numba")
+def _(case):
+    f = _ew_numba(parallel=True)
+    a, b = _ew_data(int(float(case)))
+    return lambda: f(a, b)
+
+
+# --------------------------------------------------------------------------------------
+
+MLP_SIZES = (784, 512, 512, 10)
+MLP_BATCH = 128
+
+
+def _mlp_data():
+    rng = np.random.default_rng(5)
+    params = [(rng.standard_normal((a, b)) * np.sqrt(2.0 / a), np.zeros(b))
+              for a, b in zip(MLP_SIZES[:-1], MLP_SIZES[1:])]
+    x = rng.standard_normal((MLP_BATCH, MLP_SIZES[0]))
+    y = rng.integers(0, MLP_SIZES[-1], MLP_BATCH)
+    return params, x, y
+
+
+def _mlp_loss(mod, logsumexp, relu):
+    def loss(params, x, y):
+        h = x
+        for w, b in params[:-1]:
+            h = relu(h @ w + b)
+        w, b = params[-1]
+        logits = h @ w + b
+        return mod.mean(logsumexp(logits, axis=-1) - logits[mod.arange(x.shape[0]), y])
+    return loss
+
+
+def _mlp_numpy_grad(params, x, y):
+    """Hand-written backward pass of _mlp_loss (ReLU MLP, mean cross-entropy)."""
+    (w1, b1), (w2, b2), (w3, b3) = params
+    h1 = x @ w1 + b1
+    a1 = np.maximum(h1, 0.0)
+    h2 = a1 @ w2 + b2
+    a2 = np.maximum(h2, 0.0)
+    logits = a2 @ w3 + b3
+    e = np.exp(logits - logits.max(axis=-1, keepdims=True))
+    p = e / e.sum(axis=-1, keepdims=True)
+    p[np.arange(x.shape[0]), y] -= 1.0
+    d3 = p / x.shape[0]
+    g3 = (a2.T @ d3, d3.sum(axis=0))
+    d2 = (d3 @ w3.T) * (h2 > 0)
+    g2 = (a1.T @ d2, d2.sum(axis=0))
+    d1 = (d2 @ w2.T) * (h1 > 0)
+    g1 = (x.T @ d1, d1.sum(axis=0))
+    return [g1, g2, g3]
+
+
+MLP_STEP = workload(
+    "mlp_step", "MLP training step jit(grad(loss))",
+    needs=NEEDS_JIT,
+    description=f"Gradient of the mean cross-entropy of a ReLU MLP "
+                f"{'-'.join(map(str, MLP_SIZES))}, batch {MLP_BATCH}, float64.",
+    targets=[Target("jax_jit", 1.1, "<= 1.1x jax.jit", ISSUE_JIT)],
+    rounds=7,
+)
+
+
+@MLP_STEP.contender("jax_jit")
+def _(case):
+    jax = _jax()
+    import jax.numpy as jnp
+    from jax.scipy.special import logsumexp
+    params, x, y = _mlp_data()
+    params = [(jnp.asarray(w), jnp.asarray(b)) for w, b in params]
+    x, y = jnp.asarray(x), jnp.asarray(y)
+    g = _ready(jax, jax.jit(jax.grad(_mlp_loss(jnp, logsumexp, jax.nn.relu))))
+    return lambda: g(params, x, y)
+
+
+@MLP_STEP.contender("numpy")
+def _(case):
+    params, x, y = _mlp_data()
+    return lambda: _mlp_numpy_grad(params, x, y)
+
+
+# --------------------------------------------------------------------------------------
+
+PER_EXAMPLE_JIT = workload(
+    "per_example_jit", "Per-example gradients, jit(vmap(grad))",
+    needs=NEEDS_JIT,
+    description="The per-example workload above, compiled: "
+                "`jit(vmap(grad(loss), in_axes=(None, 0, 0)))`.",
+    targets=[Target("jax_jit", 1.2, "<= 1.2x jax.jit", ISSUE_VMAP)],
+    rounds=7,
+)
+
+
+@PER_EXAMPLE_JIT.contender("jax_jit")
+def _(case):
+    jax = _jax()
+    import jax.numpy as jnp
+    from jax.scipy.special import logsumexp
+    params, x, y = _pe_data()
+    params = [(jnp.asarray(w), jnp.asarray(b)) for w, b in params]
+    x, y = jnp.asarray(x), jnp.asarray(y)
+    f = _ready(jax, jax.jit(jax.vmap(jax.grad(_pe_loss(jnp, logsumexp)),
+                                     in_axes=(None, 0, 0))))
+    return lambda: f(params, x, y)
+
+
+# --------------------------------------------------------------------------------------
+
+FORI_N = 10 ** 6
+
+FORI = workload(
+    "fori_loop", "Scalar fori_loop of 10^6 iterations",
+    needs=NEEDS_CF,
+    description=f"`fori_loop(0, {FORI_N}, lambda i, x: x + 1e-6 * cos(x), 0.5)` on a "
+                "float64 scalar, compiled.",
+    targets=[Target("jax_jit", 0.5, "<= 0.5x jax.jit", ISSUE_CF)],
+    rounds=7,
+)
+
+
+@FORI.contender("jax_jit")
+def _(case):
+    jax = _jax()
+    import jax.numpy as jnp
+    f = _ready(jax, jax.jit(lambda x: jax.lax.fori_loop(
+        0, FORI_N, lambda i, x: x + 1e-6 * jnp.cos(x), x)))
+    x = jnp.asarray(0.5)
+    return lambda: f(x)
+
+
+@FORI.contender("numba")
+def _(case):
+    import numba
+
+    @numba.njit
+    def f(x):
+        for _ in range(FORI_N):
+            x = x + 1e-6 * np.cos(x)
+        return x
+    return lambda: f(0.5)
+
+
+# --------------------------------------------------------------------------------------
+
+RNN_T, RNN_BATCH, RNN_IN, RNN_HIDDEN = 100, 32, 32, 128
+
+
+def _rnn_data():
+    rng = np.random.default_rng(6)
+    w = rng.standard_normal((RNN_HIDDEN, RNN_HIDDEN)) / np.sqrt(RNN_HIDDEN)
+    u = rng.standard_normal((RNN_IN, RNN_HIDDEN)) / np.sqrt(RNN_IN)
+    b = np.zeros(RNN_HIDDEN)
+    xs = rng.standard_normal((RNN_T, RNN_BATCH, RNN_IN))
+    return (w, u, b), xs
+
+
+def _rnn_numpy_grad(params, xs):
+    """Hand-written backpropagation through time of loss = sum(h_T ** 2)."""
+    w, u, b = params
+    hs = [np.zeros((xs.shape[1], w.shape[0]))]
+    for x in xs:
+        hs.append(np.tanh(hs[-1] @ w + x @ u + b))
+    dw, du, db = np.zeros_like(w), np.zeros_like(u), np.zeros_like(b)
+    dh = 2.0 * hs[-1]
+    for t in range(xs.shape[0] - 1, -1, -1):
+        dz = dh * (1.0 - hs[t + 1] ** 2)
+        dw += hs[t].T @ dz
+        du += xs[t].T @ dz
+        db += dz.sum(axis=0)
+        dh = dz @ w.T
+    return dw, du, db
+
+
+RNN = workload(
+    "rnn_scan", "RNN with scan, forward and backward",
+    needs=NEEDS_CF,
+    description=f"`jit(grad(loss))` of a tanh RNN written with `scan`: {RNN_T} steps, "
+                f"batch {RNN_BATCH}, input {RNN_IN}, hidden {RNN_HIDDEN}, "
+                "loss = sum(h_T ** 2).",
+    targets=[Target("jax_jit", 1.2, "<= 1.2x jax.jit", ISSUE_CF)],
+    rounds=7,
+)
+
+
+@RNN.contender("jax_jit")
+def _(case):
+    jax = _jax()
+    import jax.numpy as jnp
+    params, xs = _rnn_data()
+    params, xs = tuple(map(jnp.asarray, params)), jnp.asarray(xs)
+
+    def loss(params, xs):
+        w, u, b = params
+        step = lambda h, x: (jnp.tanh(h @ w + x @ u + b), None)  # noqa: E731
+        h, _ = jax.lax.scan(step, jnp.zeros((xs.shape[1], w.shape[0])), xs)
+        return jnp.sum(h ** 2)
+    g = _ready(jax, jax.jit(jax.grad(loss)))
+    return lambda: g(params, xs)
+
+
+@RNN.contender("numpy")
+def _(case):
+    params, xs = _rnn_data()
+    return lambda: _rnn_numpy_grad(params, xs)
+
+
+# --------------------------------------------------------------------------------------
+
+WHILE_VS_SCAN = workload(
+    "while_vs_scan", "Reverse mode through a 1000-step while_loop vs scan",
+    needs=NEEDS_CF,
+    description="zerax against itself: `grad` through a `while_loop` whose trip count "
+                "(1000) is known only at run time, against the same computation written "
+                "with `scan`. JAX has no anchor here: it refuses reverse-mode "
+                "differentiation of `while_loop`.",
+    targets=[Target("zerax_scan", 3.0, "<= 3x zerax scan", ISSUE_CF)],
+)
+
+
+# --------------------------------------------------------------------------------------
+
+JIT_COMPILE = workload(
+    "jit_compile", "jit compile time, cold and with a warm disk cache",
+    cases=[Case("cold_mlp", "MLP jit(grad): first call, cold", compare=False),
+           Case("warm_mlp", "MLP jit(grad): zerax warm disk cache vs JAX cold",
+                compare=False),
+           Case("cold_elementwise", "elementwise chain: first call, cold", compare=False)],
+    needs=NEEDS_JIT,
+    description="Trace + lower + compile time of a program seen for the first time "
+                "(JAX: `jax.clear_caches()` then `jit(f).lower(*args).compile()`, its "
+                "persistent cache off; Numba: a fresh `njit(parallel=True)` dispatcher "
+                "compiled by its first call on small arrays). The programs are the MLP "
+                "training step and the elementwise chain above.",
+    targets=[Target("jax_jit", 0.2, "warm disk cache <= 0.2x JAX's cold compile",
+                    ISSUE_JIT, cases=("warm_mlp",))],
+    rounds=5,
+)
+
+
+@JIT_COMPILE.contender("jax_jit", label="JAX compile")
+def _(case):
+    jax = _jax()
+    import jax.numpy as jnp
+    from jax.scipy.special import logsumexp
+    if case == "cold_elementwise":
+        f = lambda a, b: jnp.tanh(a) * b + jnp.sqrt(a * a + 1) - jnp.log1p(b * b)  # noqa
+        args = tuple(map(jnp.asarray, _ew_data(10 ** 6)))
+    else:
+        f = jax.grad(_mlp_loss(jnp, logsumexp, jax.nn.relu))
+        params, x, y = _mlp_data()
+        args = ([(jnp.asarray(w), jnp.asarray(b)) for w, b in params],
+                jnp.asarray(x), jnp.asarray(y))
+
+    def compile_cold():
+        jax.clear_caches()
+        return jax.jit(f).lower(*args).compile()
+    return compile_cold
+
+
+@JIT_COMPILE.contender("numba", label="Numba compile")
+def _(case):
+    if case != "cold_elementwise":
+        return None   # no hand-written Numba MLP: nothing to compare for this case
+    a, b = _ew_data(16)
+    return lambda: _ew_numba(parallel=True)(a, b)

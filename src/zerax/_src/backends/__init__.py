@@ -1,0 +1,1 @@
+"""Backends that compile IR programs: `numba` (CPU) now, `cupy` (GPU) later."""

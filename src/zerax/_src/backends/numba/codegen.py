@@ -1,0 +1,293 @@
+"""Code generation: one Python function of loops per program, for ``numba.njit``.
+
+Elementwise equations whose outputs share one shape are *fused*: they become a single
+loop nest computing scalars, and only the values used outside the group are stored.
+Every other equation is lowered by its primitive's ``lower_numba(ctx, eqn)`` rule,
+which emits lines that define the output variables.  Shapes are static, so loops are
+written with literal bounds.  0-d arrays are real 0-d arrays (read with ``a[()]``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ... import ir
+from ...ir import Literal, Var
+
+PARALLEL_THRESHOLD = 100_000  # elements: loops this large run with prange
+
+
+def dtype_name(dtype) -> str:
+    """``np.float64``-style spelling of a dtype, valid inside njit code."""
+    d = np.dtype(dtype)
+    return "np.bool_" if d == np.bool_ else f"np.{d.name}"
+
+
+def literal_text(value, dtype=None) -> str:
+    """A scalar constant as source text with the right dtype."""
+    v = np.asarray(value)
+    dtype = np.dtype(dtype or v.dtype)
+    item = v.item()
+    if dtype == np.bool_:
+        return "True" if item else "False"
+    if dtype.kind == "f":
+        if np.isnan(item):
+            return f"{dtype_name(dtype)}(np.nan)"
+        if np.isinf(item):
+            return f"{dtype_name(dtype)}({'-' if item < 0 else ''}np.inf)"
+        return f"{dtype_name(dtype)}({float(item)!r})"
+    return f"{dtype_name(dtype)}({int(item)})"
+
+
+class LoweringError(Exception):
+    """A primitive without a Numba lowering (turned into a zerax error by the caller)."""
+
+    def __init__(self, prim, message):
+        super().__init__(message)
+        self.prim = prim
+
+
+class Lowering:
+    """The context a lowering rule writes into."""
+
+    def __init__(self, helpers):
+        self.lines: list[str] = []
+        self.level = 1
+        self._names: dict = {}
+        self._counter = 0
+        self.helpers = helpers  # name -> object made available to the generated module
+        self.uses_prange = False
+
+    # -- names
+    def fresh(self, prefix="t") -> str:
+        self._counter += 1
+        return f"{prefix}{self._counter}"
+
+    def bind_name(self, var, name):
+        self._names[var] = name
+
+    def name(self, atom) -> str:
+        """The source name of an array variable (a literal becomes a 0-d array)."""
+        if type(atom) is Literal:
+            return f"np.full((), {literal_text(atom.val)})"
+        return self._names[atom]
+
+    def scalar(self, atom) -> str:
+        """Source text of a 0-d operand's value."""
+        if type(atom) is Literal:
+            return literal_text(atom.val)
+        return f"{self._names[atom]}[()]"
+
+    def out(self, var, prefix="v") -> str:
+        """Name an output variable (the rule must assign it)."""
+        name = self.fresh(prefix)
+        self._names[var] = name
+        return name
+
+    # -- emission
+    def emit(self, line: str):
+        self.lines.append("    " * self.level + line)
+
+    def loop(self, index: str, n) -> "_Indent":
+        """``for index in range(n):`` (prange for large outer loops) and indent."""
+        rng = "range"
+        if isinstance(n, int) and n >= PARALLEL_THRESHOLD and self.level == 1:
+            rng = "prange"
+            self.uses_prange = True
+        self.emit(f"for {index} in {rng}({n}):")
+        return _Indent(self)
+
+    def loops(self, shape, prefix="i", parallel_size=None) -> tuple:
+        """Open a loop nest over ``shape``; returns the index names (use as context
+        via ``with ctx.nest(shape) as idx``)."""
+        raise NotImplementedError  # see nest()
+
+    def nest(self, shape, prefix=None):
+        return _Nest(self, tuple(shape), prefix or self.fresh("i") + "_")
+
+    def helper(self, name: str, obj) -> str:
+        self.helpers[name] = obj
+        return name
+
+
+class _Indent:
+    def __init__(self, ctx):
+        self.ctx = ctx
+
+    def __enter__(self):
+        self.ctx.level += 1
+        return self
+
+    def __exit__(self, *exc):
+        self.ctx.level -= 1
+
+
+class _Nest:
+    """A loop nest over a static shape; yields the index tuple as source text."""
+
+    def __init__(self, ctx, shape, prefix):
+        self.ctx, self.shape, self.prefix = ctx, shape, prefix
+        self.opened = 0
+
+    def __enter__(self):
+        ctx = self.ctx
+        names = [f"{self.prefix}{k}" for k in range(len(self.shape))]
+        total = int(np.prod(self.shape, dtype=np.int64))
+        for k, (nm, n) in enumerate(zip(names, self.shape)):
+            rng = "range"
+            if k == 0 and total >= PARALLEL_THRESHOLD and ctx.level == 1:
+                rng, ctx.uses_prange = "prange", True
+            ctx.emit(f"for {nm} in {rng}({n}):")
+            ctx.level += 1
+            self.opened += 1
+        return names
+
+    def __exit__(self, *exc):
+        self.ctx.level -= self.opened
+
+
+def index_text(names) -> str:
+    return ", ".join(names) if names else "()"
+
+
+# --------------------------------------------------------------------------- fusion
+
+
+def _fusible(eqn) -> bool:
+    return getattr(eqn.primitive, "numba_scalar", None) is not None
+
+
+def _group_shape(eqn):
+    return eqn.outvars[0].aval.shape
+
+
+def _operand_fits(atom, shape) -> bool:
+    return atom.aval.shape == shape or atom.aval.shape == ()
+
+
+def plan_groups(jaxpr):
+    """Split the equations into runs: fused elementwise groups and single equations."""
+    groups, current, shape = [], [], None
+    for eqn in jaxpr.eqns:
+        if _fusible(eqn) and (not current or (_group_shape(eqn) == shape and
+                                              all(_operand_fits(a, shape) for a in eqn.invars))):
+            if not current:
+                shape = _group_shape(eqn)
+                if not all(_operand_fits(a, shape) for a in eqn.invars):
+                    groups.append(("single", [eqn]))
+                    continue
+            current.append(eqn)
+            continue
+        if current:
+            groups.append(("fused", current))
+            current = []
+        if _fusible(eqn) and all(_operand_fits(a, _group_shape(eqn)) for a in eqn.invars):
+            current, shape = [eqn], _group_shape(eqn)
+        else:
+            groups.append(("single", [eqn]))
+    if current:
+        groups.append(("fused", current))
+    return groups
+
+
+def _uses(jaxpr):
+    """var -> number of equations (and outputs) that read it."""
+    count: dict = {}
+    for eqn in jaxpr.eqns:
+        for a in eqn.invars:
+            if type(a) is Var:
+                count[a] = count.get(a, 0) + 1
+    for a in jaxpr.outvars:
+        if type(a) is Var:
+            count[a] = count.get(a, 0) + 1
+    return count
+
+
+def lower_fused(ctx: Lowering, eqns, total_uses):
+    """One loop nest computing a group of elementwise equations."""
+    shape = _group_shape(eqns[0])
+    produced = {v for e in eqns for v in e.outvars}
+    inner_uses: dict = {}
+    for e in eqns:
+        for a in e.invars:
+            if type(a) is Var and a in produced:
+                inner_uses[a] = inner_uses.get(a, 0) + 1
+    stored = [v for e in eqns for v in e.outvars if total_uses.get(v, 0) > inner_uses.get(v, 0)]
+    prims = ", ".join(dict.fromkeys(e.primitive.name for e in eqns))
+    ctx.emit(f"# fused: {prims}")
+    for v in stored:
+        name = ctx.out(v)
+        ctx.emit(f"{name} = np.empty({tuple(shape)!r}, {dtype_name(v.aval.dtype)})")
+    # 0-d operands from outside are read once, before the loop.
+    pre: dict = {}
+    for e in eqns:
+        for a in e.invars:
+            if type(a) is Var and a not in produced and a.aval.shape == () and shape != () \
+                    and a not in pre:
+                pre[a] = ctx.fresh("s")
+                ctx.emit(f"{pre[a]} = {ctx.scalar(a)}")
+    with ctx.nest(shape) as idx:
+        ix = index_text(idx)
+        local: dict = {}
+        for e in eqns:
+            args = []
+            for a in e.invars:
+                if type(a) is Literal:
+                    args.append(literal_text(a.val))
+                elif a in local:
+                    args.append(local[a])
+                elif a in pre:
+                    args.append(pre[a])
+                else:
+                    nm = ctx.fresh("x")
+                    ctx.emit(f"{nm} = {ctx.name(a)}[{ix}]")
+                    local[a] = nm
+                    args.append(nm)
+            out = e.outvars[0]
+            expr = e.primitive.numba_scalar(args, [a.aval.dtype for a in e.invars],
+                                            out.aval.dtype, ctx, **e.params)
+            nm = ctx.fresh("y")
+            ctx.emit(f"{nm} = {expr}")
+            local[out] = nm
+        for v in stored:
+            ctx.emit(f"{ctx.name(v)}[{ix}] = {local[v]}")
+
+
+def lower_jaxpr_body(ctx: Lowering, jaxpr, in_names):
+    """Lower ``jaxpr``'s equations with its inputs bound to ``in_names``; returns the
+    source names of its outputs (used for the top level and for inlined sub-programs)."""
+    for v, nm in zip(jaxpr.invars, in_names):
+        ctx.bind_name(v, nm)
+    total_uses = _uses(jaxpr)
+    for kind, eqns in plan_groups(jaxpr):
+        if kind == "fused":
+            lower_fused(ctx, eqns, total_uses)
+            continue
+        (eqn,) = eqns
+        rule = getattr(eqn.primitive, "lower_numba", None)
+        if rule is None:
+            if _fusible(eqn):
+                lower_fused(ctx, [eqn], total_uses)
+                continue
+            raise LoweringError(eqn.primitive,
+                                f"primitive '{eqn.primitive.name}' has no Numba lowering")
+        rule(ctx, eqn)
+    outs = []
+    for a in jaxpr.outvars:
+        if type(a) is Literal:
+            outs.append(f"np.full((), {literal_text(a.val)})")
+        else:
+            outs.append(ctx.name(a))
+    return outs
+
+
+def generate(jaxpr: ir.Jaxpr, fn_name: str = "kernel"):
+    """Python source of an njit-able function computing ``jaxpr``, and its helpers."""
+    helpers: dict = {}
+    ctx = Lowering(helpers)
+    args = [f"a{k}" for k in range(len(jaxpr.invars))]
+    outs = lower_jaxpr_body(ctx, jaxpr, args)
+    body = ctx.lines or ["    pass"]
+    header = f"def {fn_name}({', '.join(args)}):"
+    ret = f"    return ({', '.join(outs)}{',' if len(outs) == 1 else ''})"
+    return "\n".join([header, *body, ret]) + "\n", helpers, ctx.uses_prange

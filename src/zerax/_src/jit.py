@@ -1,0 +1,361 @@
+"""`jit`: trace a function once per signature into the IR and compile it.
+
+A signature is the tree structure, shapes and dtypes of the array arguments plus the
+values of the static ones.  Called with concrete arrays, a jitted function runs the
+compiled program; called inside another transform, it binds the call primitive
+``jit`` (whose JVP, transpose and batching rules produce jitted programs in turn), so
+``grad(jit(f))``, ``vmap(jit(f))`` and nested ``jit`` work.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+from contextlib import contextmanager
+
+import numpy as np
+
+from .. import errors
+from . import tree
+from .ad import Zero, is_undefined, jvp as ad_jvp, vjp as ad_vjp
+from .api_util import as_input
+from .array import Array
+from .core import Primitive, ShapedArray, Tracer, bind, get_aval
+from .ir import convert_constvars, eval_jaxpr
+from .tracing import fun_name, trace_to_jaxpr
+
+
+class Config:
+    """``zerax.config``: the backend (``"numba"``; ``"cupy"`` once it exists) and
+    whether compiled programs are cached on disk (directory ``ZERAX_CACHE_DIR``)."""
+
+    def __init__(self):
+        self.backend = "numba"
+        self.disk_cache = True
+        self.jit_disabled = False
+
+    def update(self, name, value):
+        if not hasattr(self, name):
+            raise errors.ZeraxValueError(f"unknown zerax config option {name!r}")
+        if name == "backend" and value not in ("numba",):
+            raise errors.NotSupportedError(f"backend {value!r} is not available (have: numba)")
+        setattr(self, name, value)
+
+
+config = Config()
+
+
+@contextmanager
+def disable_jit(disable: bool = True):
+    """Run jitted functions eagerly (op by op) inside this block, for debugging."""
+    old = config.jit_disabled
+    config.jit_disabled = disable
+    try:
+        yield
+    finally:
+        config.jit_disabled = old
+
+
+# --------------------------------------------------------------------------- executables
+
+_exec_lock = threading.Lock()
+
+
+class Executable:
+    """A compiled program: ``run(*ndarrays) -> list of ndarrays``."""
+
+    def __init__(self, jaxpr, name):
+        from .backends.numba import compile_jaxpr
+        from .backends.numba.codegen import LoweringError
+        self.jaxpr = jaxpr
+        self.out_avals = jaxpr.out_avals
+        try:
+            self.kernel, self.source = compile_jaxpr(jaxpr)
+        except LoweringError as e:
+            raise errors.NotSupportedError(
+                f"jit of {name}: {e}. It cannot be compiled yet; call the function without "
+                "jit (or inside zerax.disable_jit()).") from None
+
+    def run(self, *vals):
+        try:
+            outs = self.kernel(*vals)
+        except Exception as e:  # numba typing errors must not reach the user raw
+            import numba
+            if isinstance(e, (numba.core.errors.NumbaError,)):
+                raise errors.ZeraxError(
+                    f"the Numba backend failed to compile this program ({type(e).__name__}); "
+                    "this is a zerax bug, please report it. First lines: "
+                    f"{str(e).splitlines()[0] if str(e) else ''}") from None
+            raise
+        return outs
+
+
+def executable_for(jaxpr, name="jit"):
+    exe = getattr(jaxpr, "_executable", None)
+    if exe is None:
+        with _exec_lock:
+            exe = getattr(jaxpr, "_executable", None)
+            if exe is None:
+                exe = Executable(jaxpr, name)
+                jaxpr._executable = exe
+    return exe
+
+
+def _contiguous(v):
+    return v if v.flags.c_contiguous else np.ascontiguousarray(v)
+
+
+# --------------------------------------------------------------------------- the primitive
+
+jit_p = Primitive("jit", multiple_results=True)
+
+
+def _jit_impl(*args, jaxpr, name):
+    exe = executable_for(jaxpr, name)
+    return list(exe.run(*[_contiguous(np.asarray(a)) for a in args]))
+
+
+jit_p.impl = _jit_impl
+jit_p.abstract_eval = lambda *avals, jaxpr, name: list(jaxpr.out_avals)
+
+_derived: dict = {}
+
+
+def _cached(key, make):
+    fn = _derived.get(key)
+    if fn is None:
+        fn = _derived[key] = make()
+    return fn
+
+
+def _trace_closed(fun, avals, name):
+    closed = trace_to_jaxpr(fun, avals, name)
+    return convert_constvars(closed.jaxpr), closed.consts
+
+
+def _jvp_jaxpr(jaxpr, nonzero):
+    """Program ``(primals, nonzero tangents) -> tangent outputs``."""
+    def make():
+        n = len(jaxpr.invars)
+
+        def f(*args):
+            primals, ts = args[:n], iter(args[n:])
+            tangents = [next(ts) if m else np.zeros(a.shape, a.dtype)
+                        for m, a in zip(nonzero, jaxpr.in_avals)]
+            _, t_out = ad_jvp(lambda *p: eval_jaxpr(jaxpr, [], *p), tuple(primals),
+                              tuple(tangents))
+            return [t if a.dtype.kind in "fc" else np.zeros(a.shape, a.dtype)
+                    for t, a in zip(t_out, jaxpr.out_avals)]
+        avals = list(jaxpr.in_avals) + [a for a, m in zip(jaxpr.in_avals, nonzero) if m]
+        return _trace_closed(f, avals, "jvp")
+    return _cached(("jvp", id(jaxpr), tuple(nonzero)), make)
+
+
+def _jit_jvp(primals, tangents, *, jaxpr, name):
+    outs = bind(jit_p, *primals, jaxpr=jaxpr, name=name)
+    nonzero = [type(t) is not Zero and a.dtype.kind in "fc"
+               for t, a in zip(tangents, jaxpr.in_avals)]
+    out_avals = jaxpr.out_avals
+    if not any(nonzero):
+        return outs, [Zero(a) for a in out_avals]
+    tj, consts = _jvp_jaxpr(jaxpr, nonzero)
+    t_outs = bind(jit_p, *consts, *primals, *[t for t, m in zip(tangents, nonzero) if m],
+                  jaxpr=tj, name=f"jvp({name})")
+    return outs, [t if a.dtype.kind in "fc" else Zero(a) for t, a in zip(t_outs, out_avals)]
+
+
+def _transpose_jaxpr(jaxpr, linear):
+    """Program ``(defined inputs, output cotangents) -> cotangents of linear inputs``."""
+    def make():
+        lin_avals = [a for a, m in zip(jaxpr.in_avals, linear) if m]
+        def_avals = [a for a, m in zip(jaxpr.in_avals, linear) if not m]
+        n_def = len(def_avals)
+
+        def f(*args):
+            defined, cts = args[:n_def], args[n_def:]
+
+            def f_lin(*lin):
+                li, di = iter(lin), iter(defined)
+                full = [next(li) if m else next(di) for m in linear]
+                return eval_jaxpr(jaxpr, [], *full)
+
+            zeros = [np.zeros(a.shape, a.dtype) for a in lin_avals]
+            _, pullback = ad_vjp(f_lin, *zeros)
+            return list(pullback(list(cts)))
+        return _trace_closed(f, def_avals + list(jaxpr.out_avals), "transpose")
+    return _cached(("transpose", id(jaxpr), tuple(linear)), make)
+
+
+def _jit_transpose(cts, *args, jaxpr, name):
+    linear = [is_undefined(a) for a in args]
+    tj, consts = _transpose_jaxpr(jaxpr, linear)
+    cts = [np.zeros(c.aval.shape, c.aval.dtype) if type(c) is Zero else c for c in cts]
+    defined = [a for a in args if not is_undefined(a)]
+    res = iter(bind(jit_p, *consts, *defined, *cts, jaxpr=tj, name=f"transpose({name})"))
+    return [next(res) if m else None for m in linear]
+
+
+def _jit_batch(args, dims, *, jaxpr, name):
+    from .batching import vmap
+    key = ("vmap", id(jaxpr), tuple(dims))
+
+    def make():
+        avals = [get_aval(a) for a in args]
+        f = vmap(lambda *a: eval_jaxpr(jaxpr, [], *a), in_axes=tuple(dims))
+        return _trace_closed(lambda *a: list(f(*a)), avals, "vmap")
+    bj, consts = _cached(key, make)
+    outs = bind(jit_p, *consts, *args, jaxpr=bj, name=f"vmap({name})")
+    return outs, [0] * len(outs)
+
+
+def _jit_lower_numba(ctx, eqn):
+    """A nested jit is inlined into the enclosing program."""
+    from .backends.numba.codegen import lower_jaxpr_body
+    sub = eqn.params["jaxpr"]
+    outs = lower_jaxpr_body(ctx, sub, [ctx.name(a) for a in eqn.invars])
+    for v, nm in zip(eqn.outvars, outs):
+        ctx.bind_name(v, nm)
+
+
+jit_p.jvp = _jit_jvp
+jit_p.transpose = _jit_transpose
+jit_p.batch = _jit_batch
+jit_p.lower_numba = _jit_lower_numba
+
+
+# --------------------------------------------------------------------------- the API
+
+
+class Lowered:
+    """``jit(f).lower(*args)``: the traced program and its generated source."""
+
+    def __init__(self, jaxpr, consts, out_tree, name):
+        self.jaxpr, self.consts, self.out_tree, self.name = jaxpr, consts, out_tree, name
+
+    def as_text(self) -> str:
+        """The generated Python source (what Numba compiles)."""
+        from .backends.numba import generate_source
+        return generate_source(self.jaxpr)[0]
+
+    def compile(self):
+        executable_for(self.jaxpr, self.name)
+        return self
+
+
+class JitFunction:
+    """The result of `jit`: call it like the original function."""
+
+    def __init__(self, fun, static_argnums, static_argnames, donate_argnums):
+        functools.update_wrapper(self, fun)
+        self.fun = fun
+        self.static_argnums = tuple(static_argnums)
+        self.static_argnames = tuple(static_argnames)
+        self.donate_argnums = tuple(donate_argnums)  # accepted; CPU buffers are not donated
+        self.name = fun_name(fun)
+        self._cache: dict = {}
+        self._fast: dict = {}  # (shape, dtype) of positional Array args -> compiled call
+        self._lock = threading.Lock()
+
+    def _specialise(self, args, kwargs):
+        static = tuple((i, args[i]) for i in self.static_argnums if i < len(args))
+        dyn_pos = [i for i in range(len(args)) if i not in self.static_argnums]
+        st_kw = tuple(sorted((k, v) for k, v in kwargs.items() if k in self.static_argnames))
+        dyn_kw = {k: v for k, v in kwargs.items() if k not in self.static_argnames}
+        leaves, in_tree = tree.tree_flatten(([args[i] for i in dyn_pos], dyn_kw))
+        leaves = [as_input(x, f"argument of {self.name}") for x in leaves]
+        try:
+            key = (in_tree, tuple((tuple(x.shape), np.dtype(x.dtype)) for x in leaves),
+                   static, st_kw)
+            hash(key)
+        except TypeError:
+            raise errors.ZeraxTypeError(
+                f"jit of {self.name}: static arguments must be hashable, got {static + st_kw}"
+            ) from None
+        return key, leaves, in_tree, dyn_pos, dict(st_kw)
+
+    def _trace(self, args, kwargs, leaves, in_tree, dyn_pos, st_kw):
+        out_tree = []
+
+        def flat(*xs):
+            dyn_args, dyn_kw = tree.tree_unflatten(in_tree, xs)
+            full = list(args)
+            for i, v in zip(dyn_pos, dyn_args):
+                full[i] = v
+            out = self.fun(*full, **dyn_kw, **st_kw)
+            out_leaves, t = tree.tree_flatten(out)
+            out_tree.append(t)
+            return [as_input(o, f"output of {self.name}") for o in out_leaves]
+
+        jaxpr, consts = _trace_closed(flat, [get_aval(x) for x in leaves], self.name)
+        return jaxpr, consts, out_tree[0]
+
+    def _entry(self, args, kwargs):
+        key, leaves, in_tree, dyn_pos, st_kw = self._specialise(args, kwargs)
+        entry = self._cache.get(key)
+        if entry is None:
+            jaxpr, consts, out_tree = self._trace(args, kwargs, leaves, in_tree, dyn_pos, st_kw)
+            entry = (jaxpr, consts, out_tree)
+            if not any(isinstance(c, Tracer) for c in consts):
+                with self._lock:
+                    self._cache[key] = entry
+        return entry, leaves
+
+    def __call__(self, *args, **kwargs):
+        if not kwargs and not config.jit_disabled:
+            # The dispatch fast path: positional zerax Arrays whose shapes and dtypes were
+            # seen before go straight to the compiled kernel.
+            try:
+                vals = [a._value for a in args]
+                hit = self._fast.get(tuple([(v.shape, v.dtype.char) for v in vals]))
+            except AttributeError:
+                hit = None
+            if hit is not None and all(type(a) is Array for a in args):
+                kernel, const_vals, single, out_tree = hit
+                outs = kernel(*const_vals, *vals)
+                if single:
+                    return Array._wrap(outs[0])
+                return tree.tree_unflatten(out_tree, [Array._wrap(o) for o in outs])
+        if config.jit_disabled:
+            return self.fun(*args, **kwargs)
+        (jaxpr, consts, out_tree), leaves = self._entry(args, kwargs)
+        if any(isinstance(x, Tracer) for x in leaves) or \
+                any(isinstance(c, Tracer) for c in consts):
+            outs = bind(jit_p, *consts, *leaves, jaxpr=jaxpr, name=self.name)
+        else:
+            exe = executable_for(jaxpr, self.name)
+            vals = [_contiguous(c._value if type(c) is Array else np.asarray(c)) for c in consts]
+            vals += [_contiguous(x._value if type(x) is Array else np.asarray(x)) for x in leaves]
+            outs = [Array._wrap(o) for o in exe.run(*vals)]
+            if not kwargs and not self.static_argnums and args and \
+                    all(type(a) is Array for a in args) and len(leaves) == len(args):
+                sig = tuple((a._value.shape, a._value.dtype.char) for a in args)
+                single = out_tree.num_leaves == 1 and out_tree == tree.tree_structure(0)
+                self._fast[sig] = (exe.kernel, tuple(vals[:len(consts)]), single, out_tree)
+        return tree.tree_unflatten(out_tree, outs)
+
+    def lower(self, *args, **kwargs) -> Lowered:
+        (jaxpr, consts, out_tree), _ = self._entry(args, kwargs)
+        return Lowered(jaxpr, consts, out_tree, self.name)
+
+
+def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=()):
+    """Compile ``fun`` to native code (through Numba), once per signature.
+
+    >>> import zerax as zx, zerax.numpy as znp
+    >>> f = zx.jit(lambda x: znp.sin(x) * 2.0 + 1.0)
+    >>> f(znp.zeros(3))
+    Array([1., 1., 1.], dtype=float64)
+    """
+    if isinstance(static_argnums, int):
+        static_argnums = (static_argnums,)
+    if isinstance(static_argnames, str):
+        static_argnames = (static_argnames,)
+    if isinstance(donate_argnums, int):
+        donate_argnums = (donate_argnums,)
+    if fun is None:
+        return lambda f: jit(f, static_argnums=static_argnums, static_argnames=static_argnames,
+                             donate_argnums=donate_argnums)
+    return JitFunction(fun, static_argnums, static_argnames, donate_argnums)
+
+
+

@@ -1,0 +1,3 @@
+"""`zerax.scipy`: SciPy functions on zerax values."""
+
+from . import special  # noqa: F401

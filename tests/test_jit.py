@@ -1,0 +1,172 @@
+"""zerax.jit: API, caching, composition with grad/vmap, errors, the on-disk cache."""
+
+import os
+import subprocess
+import sys
+import textwrap
+import threading
+
+import numpy as np
+import pytest
+
+import zerax as zx
+import zerax.numpy as znp
+from zerax import errors
+
+
+def chain(a, b):
+    return znp.tanh(a) * b + znp.sqrt(a * a + 1.0) - znp.log1p(b * b)
+
+
+def chain_np(a, b):
+    return np.tanh(a) * b + np.sqrt(a * a + 1.0) - np.log1p(b * b)
+
+
+@pytest.fixture(scope="module")
+def jchain():
+    return zx.jit(chain)
+
+
+def test_jit_matches_eager_and_numpy(jchain):
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal(1000), rng.standard_normal(1000)
+    np.testing.assert_allclose(jchain(a, b), chain_np(a, b), rtol=1e-13)
+    np.testing.assert_allclose(jchain(a, b), chain(a, b), rtol=1e-13)
+    assert isinstance(jchain(a, b), zx.Array)
+
+
+def test_fused_source_is_one_loop(jchain):
+    text = jchain.lower(np.ones(1000), np.ones(1000)).as_text()
+    assert text.count("for ") == 1 and "np.tanh" in text and "# fused" in text
+
+
+def test_retrace_only_when_signature_changes():
+    traces = []
+
+    @zx.jit
+    def f(x):
+        traces.append(1)
+        return x * 2.0
+
+    f(np.ones(3))
+    f(np.zeros(3))
+    assert len(traces) == 1
+    f(np.ones(4))
+    f(np.ones(3, np.float32))
+    assert len(traces) == 3
+
+
+def test_static_argnums_and_argnames():
+    @zx.jit
+    def plain(x, n):
+        return x * n
+
+    def power(x, n):
+        out = x
+        for _ in range(n - 1):  # Python control flow on a static argument
+            out = out * x
+        return out
+
+    f = zx.jit(power, static_argnums=1)
+    np.testing.assert_allclose(f(np.array([2.0]), 3), [8.0])
+    g = zx.jit(power, static_argnames="n")
+    np.testing.assert_allclose(g(np.array([2.0]), n=4), [16.0])
+    with pytest.raises(errors.ConcretizationError, match="static"):
+        zx.jit(power)(np.array([2.0]), 3)
+    np.testing.assert_allclose(plain(np.array([2.0]), 3), [6.0])
+
+
+def test_disable_jit_runs_eagerly():
+    seen = []
+
+    @zx.jit
+    def f(x):
+        seen.append(isinstance(x, zx._src.core.Tracer))
+        return x + 1.0
+
+    with zx.disable_jit():
+        f(np.ones(2))
+    f(np.ones(2))
+    assert seen == [False, True]  # eager inside the block, traced outside
+
+
+def test_grad_of_jit_and_jit_of_grad_and_vmap_of_jit():
+    f = lambda x: znp.sum(znp.sin(x) * x)
+    x = np.linspace(0.1, 1.0, 5)
+    want = np.cos(x) * x + np.sin(x)
+    np.testing.assert_allclose(zx.grad(zx.jit(f))(x), want, rtol=1e-13)
+    np.testing.assert_allclose(zx.jit(zx.grad(f))(x), want, rtol=1e-13)
+    xs = np.stack([x, 2 * x])
+    np.testing.assert_allclose(zx.vmap(zx.jit(f))(xs), [f(x), f(2 * x)], rtol=1e-13)
+    np.testing.assert_allclose(zx.grad(zx.grad(zx.jit(lambda v: znp.sin(v) * v)))(0.3),
+                               2 * np.cos(0.3) - 0.3 * np.sin(0.3), rtol=1e-12)
+
+
+def test_nested_jit_is_inlined():
+    inner = zx.jit(lambda x: x * 3.0)
+    outer = zx.jit(lambda x: inner(x) + 1.0)
+    np.testing.assert_allclose(outer(np.ones(3)), np.full(3, 4.0))
+    assert "jit" in str(zx.make_jaxpr(outer)(np.ones(3)))
+
+
+def test_matmul_mlp_gradient_under_jit():
+    rng = np.random.default_rng(1)
+    W, x, y = rng.standard_normal((6, 4)), rng.standard_normal((5, 6)), rng.standard_normal((5, 4))
+    loss = lambda W: znp.sum((znp.tanh(x @ W) - y) ** 2)
+    np.testing.assert_allclose(zx.jit(zx.grad(loss))(W), zx.grad(loss)(W), rtol=1e-12)
+
+
+def test_threads_share_one_compiled_program(jchain):
+    a = np.ones(1000)
+    out = []
+
+    def run():
+        out.append(np.asarray(jchain(a, a)))
+
+    threads = [threading.Thread(target=run) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for o in out:
+        np.testing.assert_allclose(o, chain_np(a, a))
+
+
+def _run(code, cache_dir):
+    env = dict(os.environ, ZERAX_CACHE_DIR=str(cache_dir), NUMBA_DEBUG_CACHE="1")
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=env,
+                          capture_output=True, text=True, timeout=300)
+
+
+PROGRAM = """
+    import numpy as np, zerax as zx, zerax.numpy as znp
+    f = zx.jit(lambda a: znp.exp(a) * 2.0 + 1.0)
+    print(float(f(np.ones(7))[0]))
+"""
+
+
+def test_second_process_skips_numba_compilation(tmp_path):
+    first = _run(PROGRAM, tmp_path)
+    assert first.returncode == 0, first.stderr
+    second = _run(PROGRAM, tmp_path)
+    assert second.returncode == 0, second.stderr
+    assert first.stdout.splitlines()[-1] == second.stdout.splitlines()[-1]
+    assert "data saved" in first.stdout          # Numba wrote the machine code ...
+    assert "data loaded" in second.stdout        # ... and the second process loaded it
+    assert "data saved" not in second.stdout
+
+
+def test_corrupt_or_unwritable_cache_warns_and_recompiles(tmp_path):
+    first = _run(PROGRAM, tmp_path)
+    assert first.returncode == 0, first.stderr
+    for name in os.listdir(tmp_path):
+        if name.endswith(".py"):
+            with open(tmp_path / name, "w") as f:
+                f.write("this is not python")
+    again = _run(PROGRAM, tmp_path)
+    assert again.returncode == 0, again.stderr
+    assert "could not be used" in again.stderr
+    blocked = tmp_path / "file-not-dir"
+    blocked.write_text("x")
+    third = _run(PROGRAM, blocked)
+    assert third.returncode == 0 and "could not be used" in third.stderr
