@@ -210,7 +210,8 @@ def _progress(wl: Workload, case, res: dict) -> None:
         parts.append(f"{wl.label(n)} " + (fmt_t(info["median"]) if "median" in info
                                            else "error"))
     label = f"{wl.key}/{case.id}"
-    print(f"  {label:<32} " + " | ".join(parts), flush=True)
+    warn = f"  [results differ: {', '.join(res['mismatch'])}]" if res.get("mismatch") else ""
+    print(f"  {label:<32} " + " | ".join(parts) + warn, flush=True)
 
 
 # --------------------------------------------------------------------------------------

@@ -600,3 +600,82 @@ remat_p.batch = _remat_batch(remat_p)
 remat_jvp_p.batch = _remat_batch(remat_jvp_p)
 custom_lin_p.batch = _custom_lin_batch
 function_call_p.batch = _function_call_batch
+
+
+# --------------------------------------------------------------------------- Numba lowering
+# The call primitives are inlined: their sub-programs are lowered into the enclosing
+# program with the operands' names bound to the sub-program's inputs.
+
+
+def _nb_const(ctx, value) -> str:
+    """A local holding a constant array of a program traced at lowering time."""
+    import hashlib
+
+    from .backends.numba.codegen import dtype_name, literal_text
+    v = np.ascontiguousarray(np.asarray(getattr(value, "_value", value)))
+    dt = dtype_name(v.dtype)
+    name = ctx.fresh("k")
+    shape = repr(tuple(int(d) for d in v.shape))
+    if v.size == 0:
+        ctx.emit(f"{name} = np.empty({shape}, {dt})")
+    elif np.all(v == v.flat[0]) or (v.dtype.kind == "f" and np.all(np.isnan(v))):
+        ctx.emit(f"{name} = np.full({shape}, {literal_text(v.flat[0], v.dtype)}, {dt})")
+    else:
+        # A module-level array (frozen into the machine code): named by its contents,
+        # so that the on-disk cache can never confuse two programs' constants.
+        digest = hashlib.sha256(v.dtype.str.encode() + shape.encode() + v.tobytes()).hexdigest()
+        glob = ctx.helper(f"_zx_const_{digest[:24]}", v)
+        ctx.emit(f"{name} = {glob}.copy()")
+    return name
+
+
+def _nb_inline(ctx, eqn, sub_jaxpr, in_names):
+    from .backends.numba.codegen import lower_jaxpr_body
+    from .ir import Literal
+    names = []
+    for name in in_names:
+        if not name.isidentifier():  # a literal operand: materialise it once
+            local = ctx.fresh("c")
+            ctx.emit(f"{local} = {name}")
+            name = local
+        names.append(name)
+    outs = lower_jaxpr_body(ctx, sub_jaxpr, names)
+    for v, sub_out, name in zip(eqn.outvars, sub_jaxpr.outvars, outs):
+        if type(sub_out) is Literal or name in names:
+            # The sub-program returns an input or a constant: outputs must be fresh.
+            fresh = ctx.fresh("v")
+            ctx.emit(f"{fresh} = np.copy({name})")
+            name = fresh
+        ctx.bind_name(v, name)
+
+
+def _call_lower(param):
+    def rule(ctx, eqn):
+        ctx.emit(f"# {eqn.primitive.name} (inlined)")
+        _nb_inline(ctx, eqn, eqn.params[param], [ctx.name(a) for a in eqn.invars])
+        ctx.emit(f"# end {eqn.primitive.name}")
+    return rule
+
+
+def _remat_jvp_lower(ctx, eqn):
+    """The JVP of a checkpointed program, traced now and inlined."""
+    jaxpr = eqn.params["jaxpr"]
+    closed = trace_to_jaxpr(lambda *a: _remat_jvp_fn(jaxpr, a), [a.aval for a in eqn.invars],
+                            "checkpoint_jvp")
+    ctx.emit("# checkpoint_jvp (inlined JVP program)")
+    consts = [_nb_const(ctx, c) for c in closed.consts]
+    _nb_inline(ctx, eqn, convert_constvars(closed.jaxpr),
+               consts + [ctx.name(a) for a in eqn.invars])
+    ctx.emit("# end checkpoint_jvp")
+
+
+custom_jvp_call_p.lower_numba = _call_lower("call_jaxpr")
+custom_vjp_call_p.lower_numba = _call_lower("call_jaxpr")
+remat_p.lower_numba = _call_lower("jaxpr")
+remat_jvp_p.lower_numba = _remat_jvp_lower
+custom_lin_p.unsupported["lower_numba"] = (
+    "it is the forward-mode derivative of a custom_vjp function, which is only known "
+    "through its bwd rule (use reverse mode, or a custom_jvp)")
+function_call_p.unsupported["lower_numba"] = (
+    "a zerax.Function's forward is arbitrary NumPy code, which cannot be compiled; call it "
+    "without jit")

@@ -212,9 +212,9 @@ def _jit_lower_numba(ctx, eqn):
     """A nested jit is inlined into the enclosing program."""
     from .backends.numba.codegen import lower_jaxpr_body
     sub = eqn.params["jaxpr"]
-    outs = lower_jaxpr_body(ctx, sub, [ctx.name(a) for a in eqn.invars])
-    for v, nm in zip(eqn.outvars, outs):
-        ctx.bind_name(v, nm)
+    outs = lower_jaxpr_body(ctx, sub, [ctx.ref(a) for a in eqn.invars])
+    for v, ref in zip(eqn.outvars, outs):
+        ctx.bind_name(v, ref)
 
 
 jit_p.jvp = _jit_jvp

@@ -22,3 +22,4 @@ def select(pred, on_true, on_false):
     """``where(pred, on_true, on_false)`` on equal shapes (JAX's lax.select)."""
     return select_n(pred, on_false, on_true)
 from .._src.ops.linalg import dot, dot_general  # noqa: F401,E402
+from .._src.control_flow import cond, fori_loop, map, scan, switch, while_loop  # noqa: F401,E402,A004

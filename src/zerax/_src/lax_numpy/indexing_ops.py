@@ -1,10 +1,11 @@
-"""`zerax.numpy` indexing, searching, sorting and set functions.
+"""`zerax.numpy` indexing, searching, sorting and counting functions (the set functions
+``unique``, ``isin``, ... are in `setops`).
 
-Composed from the gather/scatter/sort primitives (`ops.indexing`, `ops.sort`).  Functions
-whose output shape depends on values (``nonzero`` without ``size=``, ``unique``,
-``compress``, the set functions, ``bincount`` without ``length=``) need concrete inputs
-and raise `ConcretizationError` under tracing, like JAX; their float outputs are still
-gathers of the inputs, so derivatives flow through them.  Out-of-bounds traced indices
+Composed from the gather/scatter/sort primitives (`ops.indexing`, `ops.index_update`,
+`ops.sort`).  Functions whose output shape depends on values (``nonzero`` without
+``size=``, ``compress``, ``bincount`` without ``length=``) need concrete inputs and raise
+`ConcretizationError` under tracing, like JAX; their float outputs are still gathers of
+the inputs, so derivatives flow through them.  Out-of-bounds traced indices
 follow JAX (see each function); concrete ones raise like NumPy where NumPy raises.
 """
 
@@ -18,6 +19,7 @@ import numpy as np
 from ... import errors
 from ..array import Array
 from ..core import Tracer, concrete_value, is_concrete
+from ..ops import index_update as _upd
 from ..ops import indexing as _ix
 from ..ops import sort as _sort
 from ..ops.elementwise import (add, bitwise_and, clamp, convert_element_type, eq, ge, le,
@@ -30,8 +32,8 @@ from ._util import (as_dtype, broadcast_shapes, broadcast_to_shape, check_arg, e
 __all__ = [
     "where", "nonzero", "flatnonzero", "argwhere", "take", "take_along_axis",
     "put_along_axis", "put", "choose", "select", "compress", "extract", "searchsorted",
-    "digitize", "sort", "argsort", "lexsort", "partition", "argpartition", "unique", "isin",
-    "intersect1d", "union1d", "setdiff1d", "setxor1d", "bincount", "histogram",
+    "digitize", "sort", "argsort", "lexsort", "partition", "argpartition", "bincount",
+    "histogram",
     "tril_indices", "triu_indices", "tril_indices_from", "triu_indices_from", "diag_indices",
     "diag_indices_from", "ix_", "unravel_index", "ravel_multi_index", "fill_diagonal",
 ]
@@ -122,7 +124,7 @@ def nonzero(a, *, size=None, fill_value=None):
     n = mask.shape[0]
     pos = sub(cumsum(convert_element_type(mask, _I64), 0), np.ones((), _I64))
     target = select_n(mask, np.array(size, _I64), pos)
-    flat = _ix.scatter(np.full((size,), -1, _I64), iota(_I64, (n,)), [target], [("a", 0)],
+    flat = _upd.scatter(np.full((size,), -1, _I64), iota(_I64, (n,)), [target], [("a", 0)],
                        "set", "drop")
     fills = fill_value if isinstance(fill_value, (tuple, list)) else [fill_value] * a.ndim
     if len(fills) != a.ndim:
@@ -253,8 +255,8 @@ def put_along_axis(arr, indices, values, axis, inplace=True, mode=None):
             shp[d] = arr.shape[d]
             arrays.append(np.arange(arr.shape[d], dtype=_I64).reshape(shp))
     shape, _, _ = _ix._gather_shape(arr.shape, entries, [x.shape for x in arrays])
-    v = _ix._updates_to(values, shape, arr.dtype, "zerax.numpy.put_along_axis")
-    out = _ix.scatter(arr, v, arrays, entries, "set", "clip" if mode == "clip" else "drop")
+    v = _upd._updates_to(values, shape, arr.dtype, "zerax.numpy.put_along_axis")
+    out = _upd.scatter(arr, v, arrays, entries, "set", "clip" if mode == "clip" else "drop")
     return reshape(out, arr0.shape)
 
 
@@ -471,7 +473,7 @@ def argpartition(a, kth, axis=-1, kind="introselect", order=None):
 def _rank(x):
     """rank[i] = position of x[i] in the stable sort of x (1-d)."""
     n = x.shape[0]
-    return _ix.scatter(np.zeros((n,), _I64), iota(_I64, (n,)), [_sort.argsort(x, 0)],
+    return _upd.scatter(np.zeros((n,), _I64), iota(_I64, (n,)), [_sort.argsort(x, 0)],
                        [("a", 0)], "set", "drop")
 
 
@@ -533,109 +535,6 @@ def digitize(x, bins, right=False, *, method=None):
     return select_n(ge(last, first), dec(), inc())
 
 
-# --------------------------------------------------------------------------- set functions
-
-
-def unique(ar, return_index=False, return_inverse=False, return_counts=False, axis=None, *,
-           equal_nan=True, sorted=True):
-    """The sorted unique elements (concrete input), with NumPy's optional extras.
-
-    >>> import zerax.numpy as znp
-    >>> znp.unique([3, 1, 3, 2])
-    Array([1, 2, 3], dtype=int64)
-    """
-    ar = ensure_array(ar, "unique")
-    v = np.asarray(_concrete(ar, "unique"))
-    if axis is not None:
-        axis = normalize_axis(axis, ar.ndim, "unique")
-    res = np.unique(v, return_index=True, return_inverse=return_inverse,
-                    return_counts=return_counts, axis=axis, equal_nan=equal_nan)
-    first = res[1].astype(_I64)
-    if axis is None:
-        values = _ix.gather(_ravel(ar), [first], [("a", 0)])
-    else:
-        values = _ix.gather(ar, [first], _axis_entries(ar.ndim, axis, ar.shape))
-    out = [values]
-    if return_index:
-        out.append(_wrap(first))
-    if return_inverse:
-        out.append(_wrap(res[2].astype(_I64)))
-    if return_counts:
-        out.append(_wrap(res[-1].astype(_I64)))
-    return out[0] if len(out) == 1 else tuple(out)
-
-
-def _common(ar1, ar2, fname):
-    a1, a2 = ensure_array(ar1, fname), ensure_array(ar2, fname)
-    dtype = np.result_type(np.dtype(a1.dtype), np.dtype(a2.dtype))
-    return as_dtype(a1, dtype), as_dtype(a2, dtype)
-
-
-def isin(element, test_elements, assume_unique=False, invert=False, *, kind=None):
-    """Whether each element is in ``test_elements`` (works under tracing: a sort and a
-    binary search).
-
-    >>> import zerax.numpy as znp
-    >>> znp.isin([1, 2, 3], [3, 1])
-    Array([ True, False,  True], dtype=bool)
-    """
-    e, t = _common(element, test_elements, "isin")
-    t = _sort.sort(_ravel(t), 0)
-    n = t.shape[0]
-    if n == 0:
-        found = _wrap(np.zeros(e.shape, bool))
-    else:
-        pos = clamp(np.zeros((), _I64), searchsorted(t, e, "left"), np.array(n - 1, _I64))
-        found = eq(_ix.gather(t, [pos], [("a", 0)]), e)
-    if invert:
-        from .ufuncs import logical_not
-        return logical_not(found)
-    return found
-
-
-def intersect1d(ar1, ar2, assume_unique=False, return_indices=False):
-    """The sorted values in both arrays (concrete inputs)."""
-    a1, a2 = ensure_array(ar1, "intersect1d"), ensure_array(ar2, "intersect1d")
-    v1 = np.asarray(_concrete(a1, "intersect1d"))
-    v2 = np.asarray(_concrete(a2, "intersect1d"))
-    vals, i1, i2 = np.intersect1d(v1, v2, assume_unique=assume_unique, return_indices=True)
-    out = convert_element_type(_ix.gather(_ravel(a1), [i1.astype(_I64)], [("a", 0)]),
-                               vals.dtype)
-    if return_indices:
-        return out, _wrap(i1.astype(_I64)), _wrap(i2.astype(_I64))
-    return out
-
-
-def union1d(ar1, ar2):
-    """The sorted values in either array (concrete inputs)."""
-    a1, a2 = _common(ar1, ar2, "union1d")
-    return unique(concatenate([_ravel(_as_zx(a1)), _ravel(_as_zx(a2))], 0))
-
-
-def setdiff1d(ar1, ar2, assume_unique=False):
-    """The values of ``ar1`` not in ``ar2`` (sorted unique unless ``assume_unique``)."""
-    a1 = ensure_array(ar1, "setdiff1d")
-    a1 = _ravel(a1) if assume_unique else unique(a1)
-    v2 = np.asarray(_concrete(ensure_array(ar2, "setdiff1d"), "setdiff1d"))
-    keep = ~np.isin(np.asarray(_concrete(a1, "setdiff1d")), v2)
-    return _ix.getitem(a1, keep)
-
-
-def setxor1d(ar1, ar2, assume_unique=False):
-    """The sorted values in exactly one of the arrays (concrete inputs)."""
-    a1, a2 = _common(ar1, ar2, "setxor1d")
-    a1, a2 = _as_zx(a1), _as_zx(a2)
-    if not assume_unique:
-        a1, a2 = unique(a1), unique(a2)
-    aux = concatenate([_ravel(a1), _ravel(a2)], 0)
-    if aux.shape[0] == 0:
-        return aux
-    aux = _sort.sort(aux, 0)
-    v = np.asarray(_concrete(aux, "setxor1d"))
-    flag = np.concatenate(([True], v[1:] != v[:-1], [True]))
-    return _ix.getitem(aux, flag[1:] & flag[:-1])
-
-
 # --------------------------------------------------------------------------- counting
 
 
@@ -679,7 +578,7 @@ def bincount(x, weights=None, minlength=0, *, length=None):
         dtype = np.bincount(np.zeros(min(x.shape[0], 1), np.intp),
                             np.zeros(min(x.shape[0], 1))).dtype
         w = convert_element_type(w, dtype)
-    return _ix.scatter(np.zeros((length,), dtype), w, [idx], [("a", 0)], "add", "drop")
+    return _upd.scatter(np.zeros((length,), dtype), w, [idx], [("a", 0)], "add", "drop")
 
 
 def _linspace_edges(lo, hi, num, dtype):
@@ -755,7 +654,7 @@ def histogram(a, bins=10, range=None, density=None, weights=None):  # noqa: A002
             raise errors.ShapeError("zerax.numpy.histogram: weights should have the same shape "
                                     "as a.")
         ntype = np.dtype(w.dtype)
-    counts = _ix.scatter(np.zeros((nb,), ntype), w, [idx], [("a", 0)], "add", "drop")
+    counts = _upd.scatter(np.zeros((nb,), ntype), w, [idx], [("a", 0)], "add", "drop")
     if density:
         from .ufuncs import true_divide
         db = sub(_ix.getitem(edges, slice(1, None)), _ix.getitem(edges, slice(None, -1)))
@@ -949,6 +848,6 @@ def fill_diagonal(a, val, wrap=False, *, inplace=True):
     if v.shape[0] != pos.size:
         v = _ix.gather(v, [np.arange(pos.size, dtype=_I64) % v.shape[0]], [("a", 0)])
     v = convert_element_type(v, a.dtype)
-    out = _ix.scatter(_ravel(a), v, [pos], [("a", 0)], "set", "clip")
+    out = _upd.scatter(_ravel(a), v, [pos], [("a", 0)], "set", "clip")
     return reshape(out, a.shape)
 

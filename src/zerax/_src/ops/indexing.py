@@ -613,7 +613,7 @@ def take_along_axis(x, indices, axis, mode="clip", fill_value=None):
 # last); re-exported so that ``ops.indexing`` stays the one place to import indexing from.
 from .index_update import (  # noqa: E402
     IndexUpdateHelper, scatter, scatter_add_p, scatter_max_p, scatter_min_p, scatter_mul_p,
-    scatter_p, _updates_to)
+    scatter_p)
 
 __all__ = ["getitem", "IndexUpdateHelper", "gather", "scatter", "take_along_axis",
            "gather_p", "scatter_p", "scatter_add_p", "scatter_mul_p", "scatter_min_p",

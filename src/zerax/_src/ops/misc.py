@@ -37,3 +37,16 @@ def stop_gradient(x):
     return tree.tree_map(one, x)
 
 stop_gradient_p.batch = lambda args, dims: (bind(stop_gradient_p, args[0]), dims[0])
+
+
+def _stop_gradient_lower(ctx, eqn):
+    """The identity: a fresh copy of the operand."""
+    from .shape import _nb_array
+    (x,), (ov,) = eqn.invars, eqn.outvars
+    ctx.emit("# stop_gradient")
+    xn = _nb_array(ctx, x)
+    out = ctx.out(ov)
+    ctx.emit(f"{out} = np.copy({xn})")
+
+
+stop_gradient_p.lower_numba = _stop_gradient_lower

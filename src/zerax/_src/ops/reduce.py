@@ -329,3 +329,241 @@ argmax_p.batch = _arg_batch(argmax_p)
 argmin_p.batch = _arg_batch(argmin_p)
 for _p in (cumsum_p, cumprod_p, cummax_p, cummin_p):
     _p.batch = _cum_batch(_p)
+
+
+# --------------------------------------------------------------------------- Numba lowering
+# Loops over static shapes (see backends/numba/codegen.py and the helpers in shape.py).
+# Only loop nests opened with ``ctx.nest`` may run in parallel, and their iterations
+# write distinct output elements; loops carrying a dependence are serial.
+
+
+def _pairwise_sum_py(a, lo, n):
+    """NumPy's pairwise summation of ``a[lo:lo+n]`` (``pairwise_sum`` in its add loop),
+    so float sums under jit round exactly as eager ones."""
+    if n < 8:
+        res = a[lo]
+        for i in range(lo + 1, lo + n):
+            res += a[i]
+        return res
+    if n <= 128:
+        r0, r1, r2, r3 = a[lo], a[lo + 1], a[lo + 2], a[lo + 3]
+        r4, r5, r6, r7 = a[lo + 4], a[lo + 5], a[lo + 6], a[lo + 7]
+        i = 8
+        stop = n - n % 8
+        while i < stop:
+            j = lo + i
+            r0 += a[j]
+            r1 += a[j + 1]
+            r2 += a[j + 2]
+            r3 += a[j + 3]
+            r4 += a[j + 4]
+            r5 += a[j + 5]
+            r6 += a[j + 6]
+            r7 += a[j + 7]
+            i += 8
+        res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+        while i < n:
+            res += a[lo + i]
+            i += 1
+        return res
+    n2 = n // 2
+    n2 -= n2 % 8
+    return _pairwise_sum_nb(a, lo, n2) + _pairwise_sum_nb(a, lo + n2, n - n2)
+
+
+_pairwise_sum_nb = None
+
+
+def _pairwise_helper(ctx):
+    global _pairwise_sum_nb
+    if _pairwise_sum_nb is None:
+        import numba
+        # The recursive call resolves the global name to this dispatcher.
+        _pairwise_sum_nb = numba.njit(_pairwise_sum_py, cache=False)
+    return ctx.helper("_zx_pairwise_sum", _pairwise_sum_nb)
+
+
+def _nb_combine(kind, dtype, a, b) -> str:
+    """Source text combining accumulator ``a`` with element ``b`` as NumPy's reduction."""
+    from ..backends.numba.codegen import dtype_name
+    dtype = np.dtype(dtype)
+    t = dtype_name(dtype)
+    if dtype == np.bool_:
+        return f"({a} | {b})" if kind in ("sum", "max") else f"({a} & {b})"
+    if kind == "sum":
+        return f"{t}({a} + {b})"
+    if kind == "prod":
+        return f"{t}({a} * {b})"
+    cmp = ">" if kind == "max" else "<"
+    if dtype.kind == "f":  # NaN propagates, as np.maximum / np.minimum
+        return f"({a} if ({a} {cmp} {b} or {a} != {a}) else {b})"
+    return f"({a} if {a} {cmp} {b} else {b})"
+
+
+def _nb_identity(kind, dtype):
+    dtype = np.dtype(dtype)
+    if kind == "sum":
+        return np.zeros((), dtype)
+    if kind == "prod":
+        return np.ones((), dtype)
+    if dtype == np.bool_:
+        return np.array(kind == "min")
+    if dtype.kind == "f":
+        return np.array(-np.inf if kind == "max" else np.inf, dtype)
+    info = np.iinfo(dtype)
+    return np.array(info.min if kind == "max" else info.max, dtype)
+
+
+def _reduce_lower(kind):
+    def rule(ctx, eqn):
+        from ..backends.numba.codegen import dtype_name, literal_text
+        from .shape import _nb_array, _nb_ix, _nb_serial, _nb_shape
+        (x,), (ov,) = eqn.invars, eqn.outvars
+        shape, dtype = x.aval.shape, np.dtype(x.aval.dtype)
+        nd = len(shape)
+        axes = tuple(a for a in eqn.params["axes"] if a < nd)  # a 0-d operand's axis 0
+        out_shape = ov.aval.shape
+        t = dtype_name(dtype)
+        init = literal_text(_nb_identity(kind, dtype), dtype)
+        red = int(np.prod([shape[a] for a in axes], dtype=np.int64))
+        kept = int(np.prod(out_shape, dtype=np.int64))
+        ctx.emit(f"# reduce_{kind} over axes {axes}")
+        out = ctx.out(ov)
+        if red == 0 or kept == 0:
+            ctx.emit(f"{out} = np.full({_nb_shape(out_shape)}, {init}, {t})")
+            return
+        xn = _nb_array(ctx, x)
+        if axes == tuple(range(nd - len(axes), nd)):
+            # The reduced axes are the last ones: one contiguous row per output element.
+            rows, flat = ctx.fresh("r"), ctx.fresh("o")
+            ctx.emit(f"{rows} = np.ascontiguousarray({xn}).reshape(({kept}, {red}))")
+            ctx.emit(f"{out} = np.empty({_nb_shape(out_shape)}, {t})")
+            ctx.emit(f"{flat} = {out}.reshape(({kept},))")
+            with ctx.nest((kept,)) as (k,):
+                if kind == "sum" and dtype.kind == "f" and red >= 8:
+                    psum = _pairwise_helper(ctx)
+                    ctx.emit(f"{flat}[{k}] = {t}({init} + {psum}({rows}[{k}], 0, {red}))")
+                    return
+                acc, j = ctx.fresh("acc"), ctx.fresh("j")
+                ctx.emit(f"{acc} = {init}")
+                with _nb_serial(ctx, j, red):
+                    ctx.emit(f"{acc} = {_nb_combine(kind, dtype, acc, f'{rows}[{k}, {j}]')}")
+                ctx.emit(f"{flat}[{k}] = {acc}")
+            return
+        # Otherwise: visit the operand in memory order, accumulating into the output.
+        # Only the kept axes before the first reduced one may run in parallel.
+        ctx.emit(f"{out} = np.full({_nb_shape(out_shape)}, {init}, {t})")
+        lead = axes[0]
+        with ctx.nest(shape[:lead]) as idx:
+            idx = list(idx)
+            opened = []
+            for d in range(lead, nd):
+                loop = _nb_serial(ctx, ctx.fresh("j"), shape[d])
+                idx.append(loop.__enter__())
+                opened.append(loop)
+            o_ix = _nb_ix(i for d, i in enumerate(idx) if d not in axes)
+            cur = f"{out}[{o_ix}]"
+            ctx.emit(f"{cur} = {_nb_combine(kind, dtype, cur, f'{xn}[{_nb_ix(idx)}]')}")
+            for loop in reversed(opened):
+                loop.__exit__()
+    return rule
+
+
+reduce_sum_p.lower_numba = _reduce_lower("sum")
+reduce_prod_p.lower_numba = _reduce_lower("prod")
+reduce_max_p.lower_numba = _reduce_lower("max")
+reduce_min_p.lower_numba = _reduce_lower("min")
+
+
+def _arg_lower(kind):
+    def rule(ctx, eqn):
+        from ..backends.numba.codegen import dtype_name
+        from .shape import _nb_array, _nb_empty, _nb_ix, _nb_serial
+        (x,), (ov,) = eqn.invars, eqn.outvars
+        axis, index_dtype = eqn.params["axis"], eqn.params["index_dtype"]
+        shape, dtype = x.aval.shape, np.dtype(x.aval.dtype)
+        if shape[axis] == 0:
+            raise errors.ShapeError(f"attempt to get {kind} of an empty sequence")
+        ctx.emit(f"# {kind} along axis {axis} (first occurrence; the first NaN wins)")
+        cmp = ">" if kind == "argmax" else "<"
+        # Replace the best value b by v: strictly better, or the first NaN (then stop).
+        better = lambda v, b: f"{b} == {b} and ({v} {cmp} {b} or {v} != {v})" \
+            if dtype.kind == "f" else f"{v} {cmp} {b}"
+        xn = _nb_array(ctx, x)
+        out = _nb_empty(ctx, ov)
+        it = dtype_name(index_dtype)
+        n, pre, post = shape[axis], shape[:axis], shape[axis + 1:]
+        if int(np.prod(ov.aval.shape, dtype=np.int64)) == 0:
+            return
+        if not post:  # the axis is the last one: the running best lives in locals
+            with ctx.nest(pre) as idx:
+                best, pos, v, j = ctx.fresh("b"), ctx.fresh("p"), ctx.fresh("x"), ctx.fresh("j")
+                ctx.emit(f"{best} = {xn}[{_nb_ix(list(idx) + ['0'])}]")
+                ctx.emit(f"{pos} = 0")
+                with _nb_serial(ctx, j, n, start=1):
+                    ctx.emit(f"{v} = {xn}[{_nb_ix(list(idx) + [j])}]")
+                    ctx.emit(f"if {better(v, best)}:")
+                    ctx.emit(f"    {best} = {v}")
+                    ctx.emit(f"    {pos} = {j}")
+                ctx.emit(f"{out}[{_nb_ix(idx)}] = {it}({pos})")
+            return
+        # Otherwise walk the operand in memory order with an array of running bests.
+        best = ctx.fresh("b")
+        ctx.emit(f"{best} = np.empty({tuple(ov.aval.shape)!r}, {dtype_name(dtype)})")
+        with ctx.nest(pre) as pidx:
+            with ctx.nest(post) as qidx:
+                o = _nb_ix(list(pidx) + list(qidx))
+                ctx.emit(f"{best}[{o}] = {xn}[{_nb_ix(list(pidx) + ['0'] + list(qidx))}]")
+                ctx.emit(f"{out}[{o}] = 0")
+            j = ctx.fresh("j")
+            with _nb_serial(ctx, j, n, start=1):
+                with ctx.nest(post) as qidx:
+                    o = _nb_ix(list(pidx) + list(qidx))
+                    v, b = ctx.fresh("x"), ctx.fresh("b")
+                    ctx.emit(f"{v} = {xn}[{_nb_ix(list(pidx) + [j] + list(qidx))}]")
+                    ctx.emit(f"{b} = {best}[{o}]")
+                    ctx.emit(f"if {better(v, b)}:")
+                    ctx.emit(f"    {best}[{o}] = {v}")
+                    ctx.emit(f"    {out}[{o}] = {j}")
+    return rule
+
+
+argmax_p.lower_numba = _arg_lower("argmax")
+argmin_p.lower_numba = _arg_lower("argmin")
+
+
+def _cum_lower(kind):
+    def rule(ctx, eqn):
+        from .shape import _nb_array, _nb_empty, _nb_ix, _nb_serial
+        (x,), (ov,) = eqn.invars, eqn.outvars
+        axis, reverse = eqn.params["axis"], eqn.params["reverse"]
+        shape, dtype = x.aval.shape, np.dtype(x.aval.dtype)
+        ctx.emit(f"# cum{kind} along axis {axis}{' (reversed)' if reverse else ''}")
+        xn = _nb_array(ctx, x)
+        out = _nb_empty(ctx, ov)
+        if int(np.prod(shape, dtype=np.int64)) == 0:
+            return
+        n, pre, post = shape[axis], shape[:axis], shape[axis + 1:]
+        first = str(n - 1) if reverse else "0"
+        # Memory order: the (parallel) leading axes, then the scanned axis, then the rest.
+        with ctx.nest(pre) as pidx:
+            with ctx.nest(post) as qidx:
+                ix = _nb_ix(list(pidx) + [first] + list(qidx))
+                ctx.emit(f"{out}[{ix}] = {xn}[{ix}]")
+            if n > 1:
+                j = ctx.fresh("j")
+                with _nb_serial(ctx, j, n, start=1):
+                    cur, prev = (f"{n - 1} - {j}", f"{n} - {j}") if reverse else \
+                        (j, f"{j} - 1")
+                    with ctx.nest(post) as qidx:
+                        c = _nb_ix(list(pidx) + [cur] + list(qidx))
+                        p = _nb_ix(list(pidx) + [prev] + list(qidx))
+                        ctx.emit(f"{out}[{c}] = "
+                                 f"{_nb_combine(kind, dtype, f'{out}[{p}]', f'{xn}[{c}]')}")
+    return rule
+
+
+cumsum_p.lower_numba = _cum_lower("sum")
+cumprod_p.lower_numba = _cum_lower("prod")
+cummax_p.lower_numba = _cum_lower("max")
+cummin_p.lower_numba = _cum_lower("min")

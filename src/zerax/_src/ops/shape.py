@@ -581,3 +581,259 @@ dynamic_slice_p.batch = _ds_batch
 dynamic_update_slice_p.batch = _dus_batch
 rev_p.batch = _rev_batch
 iota_p.unsupported["batch"] = "it has no operands, so it is never mapped"
+
+
+# --------------------------------------------------------------------------- Numba lowering
+# Each rule writes explicit loops over static shapes into a fresh C-contiguous array
+# (see backends/numba/codegen.py).  Loop nests opened with ``ctx.nest`` may become
+# ``prange`` loops: their bodies only write distinct output elements.  Loops that
+# carry a dependence are opened with ``_nb_serial`` and are never parallel.
+
+
+def _nb_array(ctx, atom) -> str:
+    """Source name of an operand; a literal is materialised once (not inside loops)."""
+    from ..ir import Literal
+    if type(atom) is Literal:
+        name = ctx.fresh("c")
+        ctx.emit(f"{name} = {ctx.name(atom)}")
+        return name
+    return ctx.name(atom)
+
+
+def _nb_scalar(ctx, atom) -> str:
+    """A local holding a 0-d operand's value, read once before any loop."""
+    from ..ir import Literal
+    if type(atom) is Literal:
+        return ctx.scalar(atom)
+    name = ctx.fresh("s")
+    ctx.emit(f"{name} = {ctx.scalar(atom)}")
+    return name
+
+
+class _nb_serial:
+    """``for index in range(start, stop):`` that is never turned into ``prange``."""
+
+    def __init__(self, ctx, index, stop, start=0):
+        self.ctx, self.index, self.stop, self.start = ctx, index, stop, start
+
+    def __enter__(self):
+        rng = f"{self.start}, {self.stop}" if self.start else f"{self.stop}"
+        self.ctx.emit(f"for {self.index} in range({rng}):")
+        self.ctx.level += 1
+        return self.index
+
+    def __exit__(self, *exc):
+        self.ctx.level -= 1
+
+
+def _nb_shape(shape) -> str:
+    return repr(tuple(int(d) for d in shape))
+
+
+def _nb_ix(items) -> str:
+    items = list(items)
+    return ", ".join(items) if items else "()"
+
+
+def _nb_affine(index: str, base: int, step: int = 1) -> str:
+    """Source text of ``base + index * step`` with trivial terms left out."""
+    term = index if step == 1 else f"{index} * {step}"
+    if base == 0:
+        return term
+    return f"{term} + {base}" if base > 0 else f"{term} - {-base}"
+
+
+def _nb_empty(ctx, var, shape=None) -> str:
+    from ..backends.numba.codegen import dtype_name
+    name = ctx.out(var)
+    shape = var.aval.shape if shape is None else shape
+    ctx.emit(f"{name} = np.empty({_nb_shape(shape)}, {dtype_name(var.aval.dtype)})")
+    return name
+
+
+def _nb_copy_loop(ctx, out, out_ix_fn, src, src_ix_fn, shape):
+    """``out[out_ix(i)] = src[src_ix(i)]`` for every index ``i`` of ``shape``."""
+    if int(np.prod(shape, dtype=np.int64)) == 0:
+        return
+    with ctx.nest(shape) as idx:
+        ctx.emit(f"{out}[{_nb_ix(out_ix_fn(idx))}] = {src}[{_nb_ix(src_ix_fn(idx))}]")
+
+
+def _bid_lower(ctx, eqn):
+    (x,), (ov,) = eqn.invars, eqn.outvars
+    shape, bdims = eqn.params["shape"], eqn.params["broadcast_dimensions"]
+    ctx.emit(f"# broadcast_in_dim {x.aval.shape} -> {tuple(shape)}")
+    in_shape = x.aval.shape
+    if in_shape == ():
+        s = _nb_scalar(ctx, x)
+        out = _nb_empty(ctx, ov)
+        if int(np.prod(shape, dtype=np.int64)):
+            with ctx.nest(shape) as idx:
+                ctx.emit(f"{out}[{_nb_ix(idx)}] = {s}")
+        return
+    xn = _nb_array(ctx, x)
+    out = _nb_empty(ctx, ov)
+    _nb_copy_loop(ctx, out, lambda idx: idx, xn,
+                  lambda idx: [idx[dst] if in_shape[src] == shape[dst] else "0"
+                               for src, dst in enumerate(bdims)], shape)
+
+
+def _reshape_like_lower(name):
+    def rule(ctx, eqn):
+        (x,), (ov,) = eqn.invars, eqn.outvars
+        ctx.emit(f"# {name} {x.aval.shape} -> {ov.aval.shape}")
+        xn = _nb_array(ctx, x)
+        out = ctx.out(ov)
+        ctx.emit(f"{out} = np.ascontiguousarray({xn}).reshape({_nb_shape(ov.aval.shape)}).copy()")
+    return rule
+
+
+def _transpose_lower(ctx, eqn):
+    (x,), (ov,) = eqn.invars, eqn.outvars
+    perm = eqn.params["permutation"]
+    ctx.emit(f"# transpose {perm}")
+    xn = _nb_array(ctx, x)
+    out = _nb_empty(ctx, ov)
+
+    def src_ix(idx):
+        src = [None] * len(perm)
+        for k, p in enumerate(perm):
+            src[p] = idx[k]
+        return src
+    _nb_copy_loop(ctx, out, lambda idx: idx, xn, src_ix, ov.aval.shape)
+
+
+def _concat_lower(ctx, eqn):
+    (ov,) = eqn.outvars
+    dim = eqn.params["dimension"]
+    ctx.emit(f"# concatenate along axis {dim}")
+    names = [_nb_array(ctx, x) for x in eqn.invars]
+    out = _nb_empty(ctx, ov)
+    offset = 0
+    for x, xn in zip(eqn.invars, names):
+        shape = x.aval.shape
+
+        def out_ix(idx, offset=offset):
+            return [_nb_affine(i, offset) if d == dim else i for d, i in enumerate(idx)]
+        _nb_copy_loop(ctx, out, out_ix, xn, lambda idx: idx, shape)
+        offset += shape[dim]
+
+
+def _slice_lower(ctx, eqn):
+    (x,), (ov,) = eqn.invars, eqn.outvars
+    starts, limits = eqn.params["start_indices"], eqn.params["limit_indices"]
+    strides = eqn.params["strides"] or (1,) * len(starts)
+    ctx.emit(f"# slice {starts}:{limits}:{strides}")
+    xn = _nb_array(ctx, x)
+    out = _nb_empty(ctx, ov)
+    _nb_copy_loop(ctx, out, lambda idx: idx, xn,
+                  lambda idx: [_nb_affine(i, a, s) for i, a, s in zip(idx, starts, strides)],
+                  ov.aval.shape)
+
+
+def _pad_lower(ctx, eqn):
+    from ..backends.numba.codegen import dtype_name
+    (x, pv), (ov,) = eqn.invars, eqn.outvars
+    config = eqn.params["padding_config"]
+    out_shape = ov.aval.shape
+    ctx.emit(f"# pad {config}")
+    # Operand element i of an axis lands at lo + i * (interior + 1); keep those inside.
+    first, count, base, step = [], [], [], []
+    for n, d, (lo, _, interior) in zip(x.aval.shape, out_shape, config):
+        s = interior + 1
+        i_min = max(0, (-lo + s - 1) // s)
+        i_max = min(n, max(0, (d - lo + s - 1) // s))
+        first.append(i_min)
+        count.append(max(0, i_max - i_min))
+        base.append(lo + i_min * s)
+        step.append(s)
+    covers = all(s == 1 and c == d for s, c, d in zip(step, count, out_shape))
+    dt = dtype_name(ov.aval.dtype)
+    out = ctx.out(ov)
+    if covers:  # a pure crop: every output element comes from the operand
+        ctx.emit(f"{out} = np.empty({_nb_shape(out_shape)}, {dt})")
+    else:
+        fill = _nb_scalar(ctx, pv)
+        ctx.emit(f"{out} = np.full({_nb_shape(out_shape)}, {dt}({fill}), {dt})")
+    xn = _nb_array(ctx, x)
+    _nb_copy_loop(ctx, out, lambda idx: [_nb_affine(i, b, s) for i, b, s in zip(idx, base, step)],
+                  xn, lambda idx: [_nb_affine(i, f) for i, f in zip(idx, first)], count)
+
+
+def _nb_clamped_starts(ctx, atoms, shape, sizes):
+    """Locals holding the start indices clamped into ``[0, n - k]`` (as ``_clamp_starts``)."""
+    from ..backends.numba.codegen import dtype_name
+    names = []
+    for a, n, k in zip(atoms, shape, sizes):
+        s = _nb_scalar(ctx, a)
+        name = ctx.fresh("st")
+        hi = n - k
+        if np.dtype(a.aval.dtype).kind == "u":
+            ctx.emit(f"{name} = {hi} if {s} > {dtype_name(a.aval.dtype)}({hi}) "
+                     f"else np.int64({s})")
+        else:
+            ctx.emit(f"{name} = min(max(np.int64({s}), 0), {hi})")
+        names.append(name)
+    return names
+
+
+def _ds_lower(ctx, eqn):
+    (x, *starts), (ov,) = eqn.invars, eqn.outvars
+    sizes = eqn.params["slice_sizes"]
+    ctx.emit(f"# dynamic_slice sizes {tuple(sizes)}")
+    xn = _nb_array(ctx, x)
+    st = _nb_clamped_starts(ctx, starts, x.aval.shape, sizes)
+    out = _nb_empty(ctx, ov)
+    _nb_copy_loop(ctx, out, lambda idx: idx, xn,
+                  lambda idx: [f"{i} + {s}" for i, s in zip(idx, st)], sizes)
+
+
+def _dus_lower(ctx, eqn):
+    (x, update, *starts), (ov,) = eqn.invars, eqn.outvars
+    ctx.emit("# dynamic_update_slice")
+    xn = _nb_array(ctx, x)
+    un = _nb_array(ctx, update)
+    st = _nb_clamped_starts(ctx, starts, x.aval.shape, update.aval.shape)
+    out = ctx.out(ov)
+    ctx.emit(f"{out} = np.copy({xn})")
+    _nb_copy_loop(ctx, out, lambda idx: [f"{i} + {s}" for i, s in zip(idx, st)], un,
+                  lambda idx: idx, update.aval.shape)
+
+
+def _rev_lower(ctx, eqn):
+    (x,), (ov,) = eqn.invars, eqn.outvars
+    dims = eqn.params["dimensions"]
+    shape = x.aval.shape
+    ctx.emit(f"# rev {tuple(dims)}")
+    xn = _nb_array(ctx, x)
+    out = _nb_empty(ctx, ov)
+    _nb_copy_loop(ctx, out, lambda idx: idx, xn,
+                  lambda idx: [f"{shape[d] - 1} - {i}" if d in dims else i
+                               for d, i in enumerate(idx)], shape)
+
+
+def _iota_lower(ctx, eqn):
+    from ..backends.numba.codegen import dtype_name
+    (ov,) = eqn.outvars
+    dim = eqn.params["dimension"]
+    shape = ov.aval.shape
+    ctx.emit(f"# iota along axis {dim}")
+    out = _nb_empty(ctx, ov)
+    if int(np.prod(shape, dtype=np.int64)) == 0:
+        return
+    dt = dtype_name(ov.aval.dtype)
+    with ctx.nest(shape) as idx:
+        ctx.emit(f"{out}[{_nb_ix(idx)}] = {dt}({idx[dim]})")
+
+
+broadcast_in_dim_p.lower_numba = _bid_lower
+reshape_p.lower_numba = _reshape_like_lower("reshape")
+squeeze_p.lower_numba = _reshape_like_lower("squeeze")
+transpose_p.lower_numba = _transpose_lower
+concatenate_p.lower_numba = _concat_lower
+slice_p.lower_numba = _slice_lower
+pad_p.lower_numba = _pad_lower
+dynamic_slice_p.lower_numba = _ds_lower
+dynamic_update_slice_p.lower_numba = _dus_lower
+rev_p.lower_numba = _rev_lower
+iota_p.lower_numba = _iota_lower

@@ -4,7 +4,11 @@ Elementwise equations whose outputs share one shape are *fused*: they become a s
 loop nest computing scalars, and only the values used outside the group are stored.
 Every other equation is lowered by its primitive's ``lower_numba(ctx, eqn)`` rule,
 which emits lines that define the output variables.  Shapes are static, so loops are
-written with literal bounds.  0-d arrays are real 0-d arrays (read with ``a[()]``).
+written with literal bounds.
+
+0-d values computed by fused elementwise code, loop carries and kernel inputs are held
+as plain scalars (no allocation: a scalar loop compiles to a tight native loop); rules
+see them through ``ctx.scalar(atom)`` (scalar text) or ``ctx.name(atom)`` (an array).
 """
 
 from __future__ import annotations
@@ -64,24 +68,37 @@ class Lowering:
         return f"{prefix}{self._counter}"
 
     def bind_name(self, var, name):
-        self._names[var] = name
+        """Bind ``var`` to an array name, or to a reference from `ref` (either kind)."""
+        self._names[var] = name if isinstance(name, tuple) else ("array", name)
+
+    def bind_scalar(self, var, name):
+        self._names[var] = ("scalar", name)
+
+    def ref(self, atom):
+        """How ``atom`` is held: ("array", name), ("scalar", name) or ("literal", text)."""
+        if type(atom) is Literal:
+            return ("literal", literal_text(atom.val))
+        return self._names[atom]
 
     def name(self, atom) -> str:
-        """The source name of an array variable (a literal becomes a 0-d array)."""
-        if type(atom) is Literal:
-            return f"np.full((), {literal_text(atom.val)})"
-        return self._names[atom]
+        """Source text of ``atom`` as an array (0-d scalars are wrapped)."""
+        kind, text = self.ref(atom)
+        if kind == "array":
+            return text
+        return f"np.full((), {text}, {dtype_name(atom.aval.dtype)})"
 
     def scalar(self, atom) -> str:
         """Source text of a 0-d operand's value."""
-        if type(atom) is Literal:
-            return literal_text(atom.val)
-        return f"{self._names[atom]}[()]"
+        kind, text = self.ref(atom)
+        return text if kind != "array" else f"{text}[()]"
+
+    def is_scalar(self, atom) -> bool:
+        return self.ref(atom)[0] != "array"
 
     def out(self, var, prefix="v") -> str:
-        """Name an output variable (the rule must assign it)."""
+        """Name an output variable (the rule must assign it an array)."""
         name = self.fresh(prefix)
-        self._names[var] = name
+        self._names[var] = ("array", name)
         return name
 
     # -- emission
@@ -97,17 +114,34 @@ class Lowering:
         self.emit(f"for {index} in {rng}({n}):")
         return _Indent(self)
 
-    def loops(self, shape, prefix="i", parallel_size=None) -> tuple:
-        """Open a loop nest over ``shape``; returns the index names (use as context
-        via ``with ctx.nest(shape) as idx``)."""
-        raise NotImplementedError  # see nest()
-
     def nest(self, shape, prefix=None):
         return _Nest(self, tuple(shape), prefix or self.fresh("i") + "_")
 
     def helper(self, name: str, obj) -> str:
         self.helpers[name] = obj
         return name
+
+    def const_ref(self, value):
+        """A reference to a concrete constant (an array global of the module)."""
+        v = np.asarray(value)
+        if v.ndim == 0:
+            return ("literal", literal_text(v))
+        return ("array", self.helper(self.fresh("K"), np.ascontiguousarray(v)))
+
+    def text(self, ref, scalar: bool) -> str:
+        """Source text of a reference, as a scalar (0-d) or as an array."""
+        kind, text = ref
+        if scalar:
+            return text if kind != "array" else f"{text}[()]"
+        return text
+
+    def serial_loop(self, index: str, n: str) -> "_Indent":
+        """A sequential ``for`` loop (loop-carried dependences: never prange)."""
+        self.emit(f"for {index} in range({n}):")
+        return _Indent(self)
+
+    def block(self) -> "_Indent":
+        return _Indent(self)
 
 
 class _Indent:
@@ -144,6 +178,14 @@ class _Nest:
 
     def __exit__(self, *exc):
         self.ctx.level -= self.opened
+
+
+def inline_closed(ctx, closed, in_refs):
+    """Inline a closed program (its constants become module globals)."""
+    consts = [ctx.const_ref(c) for c in closed.consts]
+    jaxpr = closed.jaxpr
+    from ...ir import convert_constvars
+    return lower_jaxpr_body(ctx, convert_constvars(jaxpr), consts + list(in_refs))
 
 
 def index_text(names) -> str:
@@ -215,6 +257,9 @@ def lower_fused(ctx: Lowering, eqns, total_uses):
     stored = [v for e in eqns for v in e.outvars if total_uses.get(v, 0) > inner_uses.get(v, 0)]
     prims = ", ".join(dict.fromkeys(e.primitive.name for e in eqns))
     ctx.emit(f"# fused: {prims}")
+    if shape == ():
+        _lower_scalar_group(ctx, eqns)
+        return
     for v in stored:
         name = ctx.out(v)
         ctx.emit(f"{name} = np.empty({tuple(shape)!r}, {dtype_name(v.aval.dtype)})")
@@ -222,10 +267,12 @@ def lower_fused(ctx: Lowering, eqns, total_uses):
     pre: dict = {}
     for e in eqns:
         for a in e.invars:
-            if type(a) is Var and a not in produced and a.aval.shape == () and shape != () \
-                    and a not in pre:
-                pre[a] = ctx.fresh("s")
-                ctx.emit(f"{pre[a]} = {ctx.scalar(a)}")
+            if type(a) is Var and a not in produced and a.aval.shape == () and a not in pre:
+                if ctx.is_scalar(a):
+                    pre[a] = ctx.scalar(a)
+                else:
+                    pre[a] = ctx.fresh("s")
+                    ctx.emit(f"{pre[a]} = {ctx.scalar(a)}")
     with ctx.nest(shape) as idx:
         ix = index_text(idx)
         local: dict = {}
@@ -253,11 +300,23 @@ def lower_fused(ctx: Lowering, eqns, total_uses):
             ctx.emit(f"{ctx.name(v)}[{ix}] = {local[v]}")
 
 
+def _lower_scalar_group(ctx, eqns):
+    """0-d elementwise code: plain scalar statements, no arrays at all."""
+    for e in eqns:
+        args = [ctx.scalar(a) for a in e.invars]
+        out = e.outvars[0]
+        expr = e.primitive.numba_scalar(args, [a.aval.dtype for a in e.invars],
+                                        out.aval.dtype, ctx, **e.params)
+        nm = ctx.fresh("y")
+        ctx.emit(f"{nm} = {expr}")
+        ctx.bind_scalar(out, nm)
+
+
 def lower_jaxpr_body(ctx: Lowering, jaxpr, in_names):
     """Lower ``jaxpr``'s equations with its inputs bound to ``in_names``; returns the
     source names of its outputs (used for the top level and for inlined sub-programs)."""
     for v, nm in zip(jaxpr.invars, in_names):
-        ctx.bind_name(v, nm)
+        ctx.bind_name(v, nm)  # an array name, or a reference tuple
     total_uses = _uses(jaxpr)
     for kind, eqns in plan_groups(jaxpr):
         if kind == "fused":
@@ -272,13 +331,14 @@ def lower_jaxpr_body(ctx: Lowering, jaxpr, in_names):
             raise LoweringError(eqn.primitive,
                                 f"primitive '{eqn.primitive.name}' has no Numba lowering")
         rule(ctx, eqn)
-    outs = []
-    for a in jaxpr.outvars:
-        if type(a) is Literal:
-            outs.append(f"np.full((), {literal_text(a.val)})")
-        else:
-            outs.append(ctx.name(a))
-    return outs
+    return [ctx.ref(a) for a in jaxpr.outvars]
+
+
+def _out_text(ref, var):
+    kind, text = ref
+    if kind == "array":
+        return text
+    return f"np.full((), {text}, {dtype_name(var.aval.dtype)})"
 
 
 def generate(jaxpr: ir.Jaxpr, fn_name: str = "kernel"):
@@ -286,8 +346,16 @@ def generate(jaxpr: ir.Jaxpr, fn_name: str = "kernel"):
     helpers: dict = {}
     ctx = Lowering(helpers)
     args = [f"a{k}" for k in range(len(jaxpr.invars))]
-    outs = lower_jaxpr_body(ctx, jaxpr, args)
+    refs = []
+    for v, a in zip(jaxpr.invars, args):
+        if v.aval.shape == ():
+            ctx.emit(f"{a} = {a}[()]")  # 0-d inputs are held as scalars
+            refs.append(("scalar", a))
+        else:
+            refs.append(("array", a))
+    outs = lower_jaxpr_body(ctx, jaxpr, refs)
+    texts = [_out_text(r, v) for r, v in zip(outs, jaxpr.outvars)]
     body = ctx.lines or ["    pass"]
     header = f"def {fn_name}({', '.join(args)}):"
-    ret = f"    return ({', '.join(outs)}{',' if len(outs) == 1 else ''})"
+    ret = f"    return ({', '.join(texts)}{',' if len(texts) == 1 else ''})"
     return "\n".join([header, *body, ret]) + "\n", helpers, ctx.uses_prange

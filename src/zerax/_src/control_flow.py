@@ -1,0 +1,292 @@
+"""Structured control flow: `cond`, `switch`, `while_loop`, `fori_loop`, `scan`, `map`.
+
+With no transform active the Python functions simply run (a Python ``if`` or loop).
+Under a transform, bodies are traced once into sub-programs of the IR (closed-over
+arrays become explicit operands) and bound as the primitives of `ops.cond`,
+`ops.scan` and `ops.while_loop`, whose rules give derivatives (reverse mode through
+``while_loop`` included), vmap and jit.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import errors
+from . import tree
+from .api_util import as_input
+from .core import Tracer, current_level, get_aval
+from .ops.cond import cond_from_fns
+from .ops.scan import scan_from_fn
+from .ops.while_loop import while_from_fns
+from .tracing import fun_name
+
+
+def _eager() -> bool:
+    return current_level() == 0
+
+
+def _types(leaves):
+    return [get_aval(x).str_short() for x in leaves]
+
+
+def _flatten_values(value, what):
+    leaves, treedef = tree.tree_flatten(value)
+    return [as_input(x, f"{what}") for x in leaves], treedef
+
+
+def _check_same(what, tree_a, avals_a, name_a, tree_b, avals_b, name_b):
+    if tree_a != tree_b or [(a.shape, a.dtype) for a in avals_a] != \
+            [(b.shape, b.dtype) for b in avals_b]:
+        show = lambda t, av: f"{t} with types ({', '.join(a.str_short() for a in av)})"  # noqa: E731
+        raise errors.ZeraxTypeError(
+            f"{what}: {name_a} gives {show(tree_a, avals_a)} but {name_b} gives "
+            f"{show(tree_b, avals_b)}; they must have the same structure, shapes and dtypes "
+            "(convert with .astype or initialise with the right dtype, e.g. 0.0 not 0).")
+
+
+def _scalar_index(x, what):
+    x = as_input(x, what)
+    if tuple(x.shape) != ():
+        raise errors.ShapeError(f"{what} must be a scalar, got shape {tuple(x.shape)}")
+    return x
+
+
+# --------------------------------------------------------------------------- cond / switch
+
+
+def switch(index, branches, *operands):
+    """Apply ``branches[index](*operands)``; ``index`` is clamped into range.
+
+    >>> import zerax as zx
+    >>> float(zx.lax.switch(1, [lambda x: x + 1.0, lambda x: x * 10.0], 2.0))
+    20.0
+    """
+    branches = list(branches)
+    if not branches:
+        raise errors.ZeraxValueError("switch needs at least one branch")
+    index = _scalar_index(index, "switch index")
+    if np.dtype(index.dtype).kind not in "biu":
+        raise errors.ZeraxTypeError(f"switch index must be an integer, got {index.dtype}")
+    if not isinstance(index, Tracer):
+        i = int(min(max(int(index), 0), len(branches) - 1))
+        if _eager() or len(branches) == 1:
+            return branches[i](*operands)
+    return _traced_cond(index, branches, operands, "switch")
+
+
+def cond(pred, true_fun, false_fun, *operands):
+    """``true_fun(*operands)`` if ``pred`` else ``false_fun(*operands)``.
+
+    Under a transform both branches are traced (and must return the same types).
+
+    >>> import zerax as zx
+    >>> float(zx.lax.cond(True, lambda x: x * 2.0, lambda x: -x, 3.0))
+    6.0
+    """
+    pred = _scalar_index(pred, "cond predicate")
+    if np.dtype(pred.dtype).kind not in "biuf":
+        raise errors.ZeraxTypeError(f"cond predicate must be a scalar bool, got {pred.dtype}")
+    if not isinstance(pred, Tracer) and _eager():
+        return true_fun(*operands) if bool(pred) else false_fun(*operands)
+    from .ops.elementwise import convert_element_type, ne
+    index = convert_element_type(ne(pred, np.zeros((), pred.dtype)), np.int32)
+    return _traced_cond(index, [false_fun, true_fun], operands, "cond")
+
+
+def _traced_cond(index, branches, operands, what):
+    from .ops.elementwise import convert_element_type
+    leaves, in_tree = _flatten_values(tuple(operands), f"{what} operand")
+    out_trees, out_avals = [], []
+
+    def wrap(fn):
+        def flat(*xs):
+            out = fn(*tree.tree_unflatten(in_tree, list(xs)))
+            o_leaves, o_tree = tree.tree_flatten(out)
+            o_leaves = [as_input(o, f"output of {fun_name(fn)}") for o in o_leaves]
+            out_trees.append(o_tree)
+            out_avals.append([get_aval(o) for o in o_leaves])
+            return o_leaves
+        return flat
+
+    index = convert_element_type(index, np.int32)
+    names = [fun_name(b) for b in branches]
+    fns = [wrap(b) for b in branches]
+    # Trace to check types before binding (errors name both sides).
+    from .tracing import trace_to_jaxpr
+    for f in fns:
+        trace_to_jaxpr(f, [get_aval(x) for x in leaves], what)
+    for k in range(1, len(branches)):
+        _check_same(what, out_trees[0], out_avals[0], f"branch {names[0]}",
+                    out_trees[k], out_avals[k], f"branch {names[k]}")
+    outs = cond_from_fns(index, fns, leaves, what)
+    return tree.tree_unflatten(out_trees[0], outs)
+
+
+# --------------------------------------------------------------------------- while_loop
+
+
+def while_loop(cond_fun, body_fun, init_val, *, checkpoint_every: int = 1):
+    """``val = init_val; while cond_fun(val): val = body_fun(val)``.
+
+    Unlike JAX, reverse-mode differentiation works: the backward pass reruns the loop,
+    recording the carries (every ``checkpoint_every``-th one; the rest are recomputed),
+    then runs the transposed body backwards.
+
+    >>> import zerax as zx
+    >>> float(zx.grad(lambda x: zx.lax.while_loop(lambda v: v < 10.0, lambda v: v * 2.0, x))(3.0))
+    4.0
+    """
+    if _eager():
+        val = init_val
+        while bool(cond_fun(val)):
+            val = body_fun(val)
+        return val
+    leaves, in_tree = _flatten_values(init_val, "while_loop init_val")
+    in_avals = [get_aval(x) for x in leaves]
+
+    def c(carry):
+        out = cond_fun(tree.tree_unflatten(in_tree, carry))
+        out = as_input(out, "cond_fun output")
+        if tuple(out.shape) != () or np.dtype(out.dtype) != np.bool_:
+            raise errors.ZeraxTypeError(
+                f"while_loop cond_fun {fun_name(cond_fun)} must return a scalar bool, got "
+                f"{get_aval(out).str_short()}")
+        return out
+
+    def b(carry):
+        out = body_fun(tree.tree_unflatten(in_tree, carry))
+        o_leaves, o_tree = _flatten_values(out, "body_fun output")
+        _check_same("while_loop", in_tree, in_avals, "init_val", o_tree,
+                    [get_aval(o) for o in o_leaves], f"body_fun {fun_name(body_fun)}")
+        return o_leaves
+
+    outs = while_from_fns(c, b, leaves, "while_loop", checkpoint_every)
+    return tree.tree_unflatten(in_tree, outs)
+
+
+def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
+    """``for i in range(lower, upper): val = body_fun(i, val)``.
+
+    With concrete bounds it is a `scan` (reverse mode stores the carries); otherwise a
+    `while_loop`.
+
+    >>> import zerax as zx
+    >>> float(zx.lax.fori_loop(0, 5, lambda i, v: v + i, 0.0))
+    10.0
+    """
+    if _eager() and not isinstance(lower, Tracer) and not isinstance(upper, Tracer):
+        val = init_val
+        for i in range(int(lower), int(upper)):
+            val = body_fun(as_input(np.int64(i), "fori_loop index"), val)
+        return val
+    concrete = not isinstance(lower, Tracer) and not isinstance(upper, Tracer)
+    if concrete:
+        lo, hi = int(lower), int(upper)
+
+        def step(carry, _):
+            i, val = carry
+            from .ops.elementwise import add
+            return (add(i, np.ones((), np.int64)), body_fun(i, val)), None
+
+        (_, val), _ = scan(step, (np.asarray(lo, np.int64), init_val), None,
+                           length=max(hi - lo, 0), unroll=unroll)
+        return val
+    from .lax_numpy import asarray
+    lo, hi = asarray(lower), asarray(upper)
+    dtype = np.result_type(np.dtype(lo.dtype), np.dtype(hi.dtype))
+
+    def c(carry):
+        return carry[0] < carry[1]
+
+    def b(carry):
+        i, h, val = carry
+        return (i + np.ones((), dtype), h, body_fun(i, val))
+
+    return while_loop(c, b, (lo.astype(dtype), hi.astype(dtype), init_val))[2]
+
+
+# --------------------------------------------------------------------------- scan
+
+
+def scan(f, init, xs=None, length=None, reverse=False, unroll=1):
+    """``carry, y = f(carry, x)`` over the leading axis of ``xs``; returns the final
+    carry and the stacked ``y``s (JAX's semantics; ``unroll`` is accepted and the
+    compiled loop is left to LLVM).
+
+    >>> import zerax as zx, zerax.numpy as znp
+    >>> carry, ys = zx.lax.scan(lambda c, x: (c + x, c * x), 0.0, znp.arange(4.0))
+    >>> float(carry), ys
+    (6.0, Array([0., 1., 4., 9.], dtype=float64))
+    """
+    x_leaves, x_tree = tree.tree_flatten(xs)
+    x_leaves = [as_input(x, "scan xs") for x in x_leaves]
+    lengths = {int(x.shape[0]) for x in x_leaves if len(x.shape)}
+    if any(len(x.shape) == 0 for x in x_leaves):
+        raise errors.ShapeError("scan xs leaves must have a leading axis to scan over")
+    if length is not None:
+        lengths.add(int(length))
+    if len(lengths) != 1:
+        raise errors.ShapeError(
+            f"scan needs one length: got leading axis sizes {sorted(lengths)} from xs and "
+            f"length={length}" if lengths else "scan needs xs or length")
+    n = lengths.pop()
+    if _eager():
+        return _eager_scan(f, init, x_leaves, x_tree, n, reverse)
+    c_leaves, c_tree = _flatten_values(init, "scan init")
+    c_avals = [get_aval(c) for c in c_leaves]
+    y_tree_box = []
+
+    def body(consts, carry, x):
+        x_val = tree.tree_unflatten(x_tree, x)
+        new_carry, y = f(tree.tree_unflatten(c_tree, carry), x_val)
+        nc_leaves, nc_tree = _flatten_values(new_carry, "scan carry")
+        _check_same("scan", c_tree, c_avals, "init", nc_tree, [get_aval(c) for c in nc_leaves],
+                    f"the carry returned by {fun_name(f)}")
+        y_leaves, y_tree = _flatten_values(y, "scan output")
+        y_tree_box.append(y_tree)
+        return nc_leaves, y_leaves
+
+    final, ys = scan_from_fn(body, [], c_leaves, x_leaves, n, reverse, fun_name(f))
+    return tree.tree_unflatten(c_tree, final), tree.tree_unflatten(y_tree_box[-1], ys)
+
+
+def _eager_scan(f, init, x_leaves, x_tree, n, reverse):
+    from .lax_numpy import stack
+    carry, ys = init, []
+    order = range(n - 1, -1, -1) if reverse else range(n)
+    for i in order:
+        x = tree.tree_unflatten(x_tree, [v[i] for v in x_leaves])
+        carry, y = f(carry, x)
+        ys.append(y)
+    if reverse:
+        ys.reverse()
+    if n == 0:
+        return carry, _empty_ys(f, init, x_leaves, x_tree)
+    y_leaves = [tree.tree_leaves(y) for y in ys]
+    y_tree = tree.tree_structure(ys[0])
+    stacked = [stack([as_input(yl[k], "scan output") for yl in y_leaves])
+               for k in range(len(y_leaves[0]))]
+    return carry, tree.tree_unflatten(y_tree, stacked)
+
+
+def _empty_ys(f, init, x_leaves, x_tree):
+    """Zero-length scan: the ys have the body's output types with a leading 0."""
+    from .tracing import make_jaxpr
+    x0 = tree.tree_unflatten(x_tree, [np.zeros(tuple(x.shape[1:]), x.dtype) for x in x_leaves])
+    _, shapes = make_jaxpr(lambda c, x: f(c, x), return_shape=True)(init, x0)
+    from .array import Array
+    return tree.tree_map(lambda s: Array(np.zeros((0,) + tuple(s.shape), s.dtype)), shapes[1])
+
+
+def map(f, xs):  # noqa: A001 - JAX's name
+    """``stack([f(x) for x in xs])`` as a scan.
+
+    >>> import zerax as zx, zerax.numpy as znp
+    >>> zx.lax.map(lambda x: x * 2.0, znp.arange(3.0))
+    Array([0., 2., 4.], dtype=float64)
+    """
+    _, ys = scan(lambda c, x: (c, f(x)), (), xs)
+    return ys
+
+
+

@@ -1,0 +1,280 @@
+"""``scan``: a loop of fixed length over a carry and stacked inputs/outputs.
+
+``scan_p(*consts, *init, *xs, jaxpr, length, reverse, num_consts, num_carry)``; the
+body maps ``(consts, carry, x slices) -> (carry, y slices)``, and the outputs are the
+final carry and the stacked ``y``s.
+
+Reverse mode stores what the backward pass needs: the JVP runs a primal scan that
+also records the carry before each step, and a tangent scan, linear in the tangents,
+that reads those carries; transposing a scan gives a scan in the other direction over
+the transposed body.  Every piece is itself a scan, so derivatives of any order, vmap
+and jit apply to them.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..ad import Zero, is_undefined, jvp as ad_jvp, vjp as ad_vjp
+from ..core import Primitive, ShapedArray, bind, get_aval
+from ..ir import convert_constvars, eval_jaxpr
+from ..tracing import trace_to_jaxpr
+
+scan_p = Primitive("scan", multiple_results=True)
+
+
+def _split(args, num_consts, num_carry):
+    return (list(args[:num_consts]), list(args[num_consts:num_consts + num_carry]),
+            list(args[num_consts + num_carry:]))
+
+
+def _scan_impl(*args, jaxpr, length, reverse, num_consts, num_carry):
+    consts, carry, xs = _split(args, num_consts, num_carry)
+    y_avals = jaxpr.out_avals[num_carry:]
+    ys = [np.empty((length,) + tuple(a.shape), a.dtype) for a in y_avals]
+    for i in (range(length - 1, -1, -1) if reverse else range(length)):
+        outs = eval_jaxpr(jaxpr, [], *consts, *carry, *[x[i] for x in xs])
+        carry = outs[:num_carry]
+        for buf, y in zip(ys, outs[num_carry:]):
+            buf[i] = np.asarray(y)
+    return [np.asarray(c) for c in carry] + ys
+
+
+def _scan_abstract(*avals, jaxpr, length, reverse, num_consts, num_carry):
+    outs = jaxpr.out_avals
+    return list(outs[:num_carry]) + [ShapedArray((length,) + tuple(a.shape), a.dtype)
+                                     for a in outs[num_carry:]]
+
+
+scan_p.impl = _scan_impl
+scan_p.abstract_eval = _scan_abstract
+
+
+def _slice_aval(a):
+    return ShapedArray(tuple(get_aval(a).shape[1:]), get_aval(a).dtype)
+
+
+def scan_from_fn(body, consts, init, xs, length, reverse=False, name="scan"):
+    """Trace ``body(consts, carry, x) -> (carry, ys)`` (flat lists) and bind scan_p."""
+    nc, nk = len(consts), len(init)
+    avals = [get_aval(c) for c in consts] + [get_aval(c) for c in init] + \
+        [_slice_aval(x) for x in xs]
+
+    def flat(*a):
+        new_carry, ys = body(list(a[:nc]), list(a[nc:nc + nk]), list(a[nc + nk:]))
+        return list(new_carry) + list(ys)
+    closed = trace_to_jaxpr(flat, avals, name)
+    jaxpr = convert_constvars(closed.jaxpr)
+    outs = bind(scan_p, *closed.consts, *consts, *init, *xs, jaxpr=jaxpr, length=length,
+                reverse=reverse, num_consts=len(closed.consts) + nc, num_carry=nk)
+    return outs[:nk], outs[nk:]
+
+
+def _is_float(a):
+    return get_aval(a).dtype.kind in "fc"
+
+
+def _zeros(a):
+    a = a if isinstance(a, ShapedArray) else get_aval(a)
+    return np.zeros(a.shape, a.dtype)
+
+
+def _scan_jvp(primals, tangents, *, jaxpr, length, reverse, num_consts, num_carry):
+    consts, init, xs = _split(primals, num_consts, num_carry)
+    t_consts, t_init, t_xs = _split(tangents, num_consts, num_carry)
+    nz_c = [type(t) is not Zero and _is_float(c) for t, c in zip(t_consts, consts)]
+    nz_x = [type(t) is not Zero and _is_float(x) for t, x in zip(t_xs, xs)]
+    any_in = any(nz_c) or any(nz_x) or any(type(t) is not Zero for t in t_init)
+    params = dict(jaxpr=jaxpr, length=length, reverse=reverse, num_consts=num_consts,
+                  num_carry=num_carry)
+    out_avals = _scan_abstract(*[get_aval(p) for p in primals], **params)
+    if not any_in:
+        return bind(scan_p, *primals, **params), [Zero(a) for a in out_avals]
+    # Every float carry may pick up a tangent inside the loop: all of them are tracked.
+    fc = [_is_float(c) for c in init]
+
+    # 1) the primal scan, which also records the carry entering each step
+    def record(cs, carry, x):
+        outs = eval_jaxpr(jaxpr, [], *cs, *carry, *x)
+        return outs[:num_carry], outs[num_carry:] + list(carry)
+    final, ys_and_carries = scan_from_fn(record, consts, init, xs, length, reverse,
+                                         "scan_record")
+    n_y = len(jaxpr.outvars) - num_carry
+    ys, carries = ys_and_carries[:n_y], ys_and_carries[n_y:]
+
+    # 2) the tangent scan: linear in the tangents, reading the recorded carries
+    tc_nz = [t for t, m in zip(t_consts, nz_c) if m]
+    tx_nz = [t for t, m in zip(t_xs, nz_x) if m]
+    t_init_f = [_zeros(c) if type(t) is Zero else t for t, c, f in zip(t_init, init, fc) if f]
+    n_tc = len(tc_nz)
+
+    def lin_body(cs, t_carry, x):
+        p_consts, tcs = cs[:num_consts], iter(cs[num_consts:num_consts + n_tc])
+        n_k = len(init)
+        carry_k, x_k, txs = x[:n_k], x[n_k:n_k + len(xs)], iter(x[n_k + len(xs):])
+        tcarry = iter(t_carry)
+        tans = ([next(tcs) if m else _zeros(c) for m, c in zip(nz_c, consts)] +
+                [next(tcarry) if f else _zeros(c) for f, c in zip(fc, init)] +
+                [next(txs) if m else _zeros(_slice_aval(xv)) for m, xv in zip(nz_x, xs)])
+        _, t_out = ad_jvp(lambda *p: eval_jaxpr(jaxpr, [], *p),
+                          tuple(p_consts) + tuple(carry_k) + tuple(x_k), tuple(tans))
+        t_out = list(t_out)
+        new_tc = [t for t, f in zip(t_out[:num_carry], fc) if f]
+        t_ys = [t if a.dtype.kind in "fc" else _zeros(a)
+                for t, a in zip(t_out[num_carry:], jaxpr.out_avals[num_carry:])]
+        return new_tc, t_ys
+
+    t_final, t_ys = scan_from_fn(lin_body, consts + tc_nz, t_init_f, carries + xs + tx_nz,
+                                 length, reverse, "scan_tangent")
+    it = iter(t_final)
+    t_carry_out = [next(it) if f else Zero(get_aval(c)) for f, c in zip(fc, init)]
+    t_ys_out = [t if get_aval(y).dtype.kind in "fc" else Zero(get_aval(y))
+                for t, y in zip(t_ys, ys)]
+    return list(final) + list(ys), t_carry_out + t_ys_out
+
+
+def _scan_transpose(cts, *args, jaxpr, length, reverse, num_consts, num_carry):
+    consts, init, xs = _split(args, num_consts, num_carry)
+    lin_c = [is_undefined(c) for c in consts]
+    lin_x = [is_undefined(x) for x in xs]
+    # Every carry of a linear scan is linear; a defined one is an instantiated zero
+    # tangent, transposed like the others and its cotangent dropped.
+    carry_defined = [not is_undefined(c) for c in init]
+    ct_carry = [np.zeros(c.aval.shape, c.aval.dtype) if type(c) is Zero else c
+                for c in cts[:num_carry]]
+    ct_ys = [np.zeros(c.aval.shape, c.aval.dtype) if type(c) is Zero else c
+             for c in cts[num_carry:]]
+    d_consts = [c for c, m in zip(consts, lin_c) if not m]
+    d_xs = [x for x, m in zip(xs, lin_x) if not m]
+    lc_avals = [c.aval for c, m in zip(consts, lin_c) if m]
+    lk_avals = [get_aval(c) if d else c.aval for c, d in zip(init, carry_defined)]
+    lx_avals = [ShapedArray(x.aval.shape[1:], x.aval.dtype) for x, m in zip(xs, lin_x) if m]
+    acc0 = [np.zeros(a.shape, a.dtype) for a in lc_avals]
+
+    def body_t(cs, carry, x):
+        ct_c, acc = carry[:num_carry], carry[num_carry:]
+        dx, ct_y = x[:len(d_xs)], x[len(d_xs):]
+
+        def f_lin(*lin):
+            lc, lk, lx = lin[:len(lc_avals)], lin[len(lc_avals):len(lc_avals) + num_carry], \
+                lin[len(lc_avals) + num_carry:]
+            ci, di = iter(lc), iter(cs)
+            xi, dxi = iter(lx), iter(dx)
+            full_c = [next(ci) if m else next(di) for m in lin_c]
+            full_x = [next(xi) if m else next(dxi) for m in lin_x]
+            return eval_jaxpr(jaxpr, [], *full_c, *lk, *full_x)
+
+        zeros = [np.zeros(a.shape, a.dtype) for a in lc_avals + lk_avals + lx_avals]
+        _, pull = ad_vjp(f_lin, *zeros)
+        d = list(pull(list(ct_c) + list(ct_y)))
+        d_c, d_k, d_x = d[:len(lc_avals)], d[len(lc_avals):len(lc_avals) + num_carry], \
+            d[len(lc_avals) + num_carry:]
+        from .elementwise import add
+        new_acc = [add(a, g) for a, g in zip(acc, d_c)]
+        return list(d_k) + new_acc, d_x
+
+    final, ct_xs = scan_from_fn(body_t, d_consts, ct_carry + acc0, d_xs + ct_ys, length,
+                                not reverse, "scan_transpose")
+    ct_init, ct_lc = final[:num_carry], iter(final[num_carry:])
+    ct_init = [None if d else c for c, d in zip(ct_init, carry_defined)]
+    ct_x_it = iter(ct_xs)
+    return ([next(ct_lc) if m else None for m in lin_c] + list(ct_init) +
+            [next(ct_x_it) if m else None for m in lin_x])
+
+
+scan_p.jvp = _scan_jvp
+scan_p.transpose = _scan_transpose
+
+
+def _scan_batch(args, dims, *, jaxpr, length, reverse, num_consts, num_carry):
+    from ..batching import batch_size_of, bdim_at_front, moveaxis, vmap
+    size = batch_size_of(args, dims)
+    consts, init, xs = _split(args, num_consts, num_carry)
+    d_c, d_k, d_x = _split(dims, num_consts, num_carry)
+    carry_batched = [d is not None for d in d_k]
+    # Fixpoint: a carry becomes batched if the body makes it depend on batched values.
+    while True:
+        in_axes = tuple([d if d is None else 0 for d in d_c] +
+                        [0 if b else None for b in carry_batched] +
+                        [None if d is None else 0 for d in d_x])
+        probe = _batched_outs(jaxpr, consts, init, xs, d_c, d_x, carry_batched, size)
+        new = [a or p for a, p in zip(carry_batched, probe[:num_carry])]
+        if new == carry_batched:
+            break
+        carry_batched = new
+    consts0 = [c if d is None else bdim_at_front(c, d, size) for c, d in zip(consts, d_c)]
+    init0 = [bdim_at_front(c, d, size) if b else c
+             for c, d, b in zip(init, d_k, carry_batched)]
+    xs1 = [x if d is None else moveaxis(x, d, 1) for x, d in zip(xs, d_x)]
+
+    def body(cs, carry, x):
+        f = vmap(lambda *a: tuple(eval_jaxpr(jaxpr, [], *a)), in_axes=in_axes,
+                 out_axes=tuple([0 if b else None for b in carry_batched] +
+                                [0] * (len(jaxpr.outvars) - num_carry)), axis_size=size)
+        outs = list(f(*cs, *carry, *x))
+        return outs[:num_carry], outs[num_carry:]
+
+    final, ys = scan_from_fn(body, consts0, init0, xs1, length, reverse, "vmap_scan")
+    return list(final) + list(ys), [0 if b else None for b in carry_batched] + [1] * len(ys)
+
+
+def _batched_outs(jaxpr, consts, init, xs, d_c, d_x, carry_batched, size):
+    """Which body outputs vary over the batch, for the given batched inputs."""
+    from ..batching import BatchTracer, vmap
+    flags = []
+
+    def probe(*a):
+        outs = eval_jaxpr(jaxpr, [], *a)
+        flags.extend(isinstance(o, BatchTracer) for o in outs)
+        return 0.0
+
+    avals = [get_aval(c) for c in consts] + [get_aval(c) for c in init] + \
+        [_slice_aval(x) for x in xs]
+    args, axes = [], []
+    for a, d in zip(avals, list(d_c) + carry_batched + list(d_x)):
+        batched = d is not None and d is not False
+        args.append(np.zeros(((size,) if batched else ()) + tuple(a.shape), a.dtype))
+        axes.append(0 if batched else None)
+    trace_to_jaxpr(lambda *x: [vmap(probe, in_axes=tuple(axes))(*x)], [get_aval(v) for v in args],
+                   "probe")
+    return flags
+
+
+scan_p.batch = _scan_batch
+
+
+# --------------------------------------------------------------------------- Numba lowering
+
+
+def _scan_lower_numba(ctx, eqn):
+    """A sequential loop; the body is inlined, carries are loop variables and the ys
+    are written into preallocated stacked arrays."""
+    from ..backends.numba.codegen import dtype_name, lower_jaxpr_body
+    from ..backends.numba.loops import slice_ref, start_carries, update_carries
+    p = eqn.params
+    jaxpr, length, nc, nk = p["jaxpr"], p["length"], p["num_consts"], p["num_carry"]
+    args = eqn.invars
+    consts, init, xs = args[:nc], args[nc:nc + nk], args[nc + nk:]
+    carry_avals = jaxpr.out_avals[:nk]
+    ctx.emit(f"# scan over {length} steps{' (reversed)' if p['reverse'] else ''}")
+    carries = start_carries(ctx, carry_avals, [ctx.ref(a) for a in init])
+    ys = []
+    for v in eqn.outvars[nk:]:
+        name = ctx.fresh("ys")
+        ctx.emit(f"{name} = np.empty({tuple(v.aval.shape)!r}, {dtype_name(v.aval.dtype)})")
+        ys.append(name)
+    it, ix = ctx.fresh("it"), ctx.fresh("ix")
+    with ctx.serial_loop(it, length):
+        ctx.emit(f"{ix} = {length - 1} - {it}" if p["reverse"] else f"{ix} = {it}")
+        x_refs = [slice_ref(ctx, ctx.name(x), ix, x.aval) for x in xs]
+        outs = lower_jaxpr_body(ctx, jaxpr, [ctx.ref(c) for c in consts] + carries + x_refs)
+        for name, ref, aval in zip(ys, outs[nk:], jaxpr.out_avals[nk:]):
+            ctx.emit(f"{name}[{ix}] = {ctx.text(ref, aval.shape == ())}")
+        update_carries(ctx, carry_avals, carries, outs[:nk])
+    for v, ref in zip(eqn.outvars[:nk], carries):
+        ctx.bind_name(v, ref)
+    for v, name in zip(eqn.outvars[nk:], ys):
+        ctx.bind_name(v, name)
+
+
+scan_p.lower_numba = _scan_lower_numba

@@ -1,0 +1,461 @@
+"""``while_loop``: a loop whose trip count is known only at run time.
+
+``while_p(*cond_consts, *body_consts, *init, cond_jaxpr, body_jaxpr, cond_nconsts,
+body_nconsts)``.  Forward mode runs primal and tangent together (``while_lin``, linear
+in the tangents).  Reverse mode, which JAX refuses for while loops, transposes
+``while_lin`` into ``while_transpose``: it reruns the primal loop, recording the carry
+entering each iteration in a growable buffer (or every k-th carry, recomputing the
+rest: ``checkpoint_every``), then runs the transposed body backwards over them.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ... import errors
+from ..ad import Zero, is_undefined, jvp as ad_jvp, vjp as ad_vjp
+from ..core import Primitive, ShapedArray, bind, get_aval
+from ..ir import convert_constvars, eval_jaxpr
+from ..tracing import trace_to_jaxpr
+
+while_p = Primitive("while", multiple_results=True)
+
+
+def _split(args, cond_nconsts, body_nconsts):
+    return (list(args[:cond_nconsts]), list(args[cond_nconsts:cond_nconsts + body_nconsts]),
+            list(args[cond_nconsts + body_nconsts:]))
+
+
+def _truth(x) -> bool:
+    from ..core import concrete_value
+    return bool(concrete_value(x, "the while_loop predicate"))
+
+
+def _while_impl(*args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts, checkpoint_every):
+    cc, bc, carry = _split(args, cond_nconsts, body_nconsts)
+    while _truth(eval_jaxpr(cond_jaxpr, [], *cc, *carry)[0]):
+        carry = eval_jaxpr(body_jaxpr, [], *bc, *carry)
+    return [np.asarray(c) for c in carry]
+
+
+while_p.impl = _while_impl
+while_p.abstract_eval = lambda *avals, body_jaxpr, **params: list(body_jaxpr.out_avals)
+
+
+
+def _trace_fn(fn, avals, name):
+    closed = trace_to_jaxpr(fn, avals, name)
+    return convert_constvars(closed.jaxpr), list(closed.consts)
+
+
+def while_from_fns(cond_fn, body_fn, init, name="while_loop", checkpoint_every=1):
+    """Trace ``cond_fn(carry) -> bool`` and ``body_fn(carry) -> carry`` (flat lists)
+    and bind while_p; closed-over values become constant operands.
+    ``checkpoint_every``: the memory policy of reverse mode (keep every k-th carry)."""
+    avals = [get_aval(c) for c in init]
+    cj, cc = _trace_fn(lambda *c: [cond_fn(list(c))], avals, f"{name}_cond")
+    bj, bc = _trace_fn(lambda *c: list(body_fn(list(c))), avals, f"{name}_body")
+    return bind(while_p, *cc, *bc, *init, cond_jaxpr=cj, body_jaxpr=bj,
+                cond_nconsts=len(cc), body_nconsts=len(bc),
+                checkpoint_every=int(checkpoint_every))
+
+
+def _is_float(a):
+    return get_aval(a).dtype.kind in "fc"
+
+
+def _zeros(a):
+    a = a if isinstance(a, ShapedArray) else get_aval(a)
+    return np.zeros(a.shape, a.dtype)
+
+
+def _while_jvp(primals, tangents, *, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts,
+               checkpoint_every):
+    params = dict(cond_jaxpr=cond_jaxpr, body_jaxpr=body_jaxpr, cond_nconsts=cond_nconsts,
+                  body_nconsts=body_nconsts)
+    outs = bind(while_p, *primals, checkpoint_every=checkpoint_every, **params)
+    cc, bc, init = _split(primals, cond_nconsts, body_nconsts)
+    _, t_bc, t_init = _split(tangents, cond_nconsts, body_nconsts)
+    nz_bc = tuple(type(t) is not Zero and _is_float(c) for t, c in zip(t_bc, bc))
+    fc = tuple(_is_float(c) for c in init)
+    if not any(nz_bc) and all(type(t) is Zero for t in t_init):
+        return outs, [Zero(get_aval(o)) for o in outs]
+    t_args = [t for t, m in zip(t_bc, nz_bc) if m] + \
+        [_zeros(c) if type(t) is Zero else t for t, c, f in zip(t_init, init, fc) if f]
+    t_outs = iter(bind(while_lin_p, *cc, *bc, *init, *t_args, nz_bc=nz_bc, fc=fc,
+                       checkpoint_every=checkpoint_every, **params))
+    return outs, [next(t_outs) if f else Zero(get_aval(c)) for c, f in zip(init, fc)]
+
+
+# --------------------------------------------------------------------------- while_lin
+
+while_lin_p = Primitive("while_lin", multiple_results=True)
+
+
+def _lin_parts(args, cond_nconsts, body_nconsts, nz_bc, fc, n_carry):
+    cc, bc = list(args[:cond_nconsts]), list(args[cond_nconsts:cond_nconsts + body_nconsts])
+    rest = args[cond_nconsts + body_nconsts:]
+    init, ts = list(rest[:n_carry]), list(rest[n_carry:])
+    n_tbc = sum(nz_bc)
+    return cc, bc, init, ts[:n_tbc], ts[n_tbc:]
+
+
+def _joint_tangent(args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts, nz_bc, fc):
+    """Primal and tangent loops run together, as one while loop; returns the tangents."""
+    n_carry = len(body_jaxpr.outvars)
+    cc, bc, init, t_bc, t_init = _lin_parts(args, cond_nconsts, body_nconsts, nz_bc, fc,
+                                            n_carry)
+
+    def cond(carry):
+        return eval_jaxpr(cond_jaxpr, [], *cc, *carry[:n_carry])[0]
+
+    def body(carry):
+        p, t = carry[:n_carry], iter(carry[n_carry:])
+        tb = iter(t_bc)
+        tans = [next(tb) if m else _zeros(c) for m, c in zip(nz_bc, bc)] + \
+            [next(t) if f else _zeros(c) for f, c in zip(fc, p)]
+        new_p, new_t = ad_jvp(lambda *a: eval_jaxpr(body_jaxpr, [], *a),
+                              tuple(bc) + tuple(p), tuple(tans))
+        return list(new_p) + [nt for nt, f in zip(new_t, fc) if f]
+
+    outs = while_from_fns(cond, body, list(init) + list(t_init), "while_jvp")
+    return outs[n_carry:]
+
+
+def _lin_abstract(*avals, body_jaxpr, fc, **params):
+    return [a for a, f in zip(body_jaxpr.out_avals, fc) if f]
+
+
+def _lin_impl(*args, **params):
+    params.pop("checkpoint_every")
+    return [np.asarray(t) for t in _joint_tangent(args, **params)]
+
+
+def _lin_jvp(primals, tangents, **params):
+    p = dict(params)
+    p.pop("checkpoint_every")
+    outs = bind(while_lin_p, *primals, **params)
+    tans = [_zeros(get_aval(x)) if type(t) is Zero else t for t, x in zip(tangents, primals)]
+    _, t_out = ad_jvp(lambda *a: _joint_tangent(a, **p), tuple(primals), tuple(tans))
+    return outs, list(t_out)
+
+
+def _lin_batch(args, dims, **params):
+    from ..batching import vmap
+    p = dict(params)
+    p.pop("checkpoint_every")
+    outs = vmap(lambda *a: _joint_tangent(a, **p), in_axes=tuple(dims))(*args)
+    return list(outs), [0] * len(outs)
+
+
+def _lin_transpose(cts, *args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts, nz_bc, fc,
+                   checkpoint_every):
+    n_carry = len(body_jaxpr.outvars)
+    n_fixed = cond_nconsts + body_nconsts + n_carry
+    fixed = args[:n_fixed]
+    if any(is_undefined(a) for a in fixed):
+        raise NotImplementedError("while_lin transpose: a primal operand is linear")
+    cts = [_zeros(c.aval) if type(c) is Zero else c for c in cts]
+    outs = bind(while_transpose_p, *fixed, *cts, cond_jaxpr=cond_jaxpr, body_jaxpr=body_jaxpr,
+                cond_nconsts=cond_nconsts, body_nconsts=body_nconsts, nz_bc=nz_bc, fc=fc,
+                checkpoint_every=checkpoint_every)
+    return [None] * n_fixed + list(outs)
+
+
+while_lin_p.impl = _lin_impl
+while_lin_p.abstract_eval = _lin_abstract
+while_lin_p.jvp = _lin_jvp
+while_lin_p.batch = _lin_batch
+while_lin_p.transpose = _lin_transpose
+
+# --------------------------------------------------------------------------- while_transpose
+
+while_transpose_p = Primitive("while_transpose", multiple_results=True)
+
+
+def _bwd_program(body_jaxpr, body_nconsts, nz_bc, fc, bc_avals, carry_avals):
+    """``(body consts, carry, carry cotangent) -> (cotangents of the differentiated
+    consts, cotangent of the carry before the step)``, traced once."""
+    n_bc = body_nconsts
+
+    def bwd(*a):
+        bc, carry, ct = a[:n_bc], a[n_bc:n_bc + len(carry_avals)], a[n_bc + len(carry_avals):]
+        lin_bc = [c for c, m in zip(bc, nz_bc) if m]
+        lin_k = [c for c, f in zip(carry, fc) if f]
+
+        def f(*lin):
+            lb, lk = iter(lin[:len(lin_bc)]), iter(lin[len(lin_bc):])
+            full_bc = [next(lb) if m else c for m, c in zip(nz_bc, bc)]
+            full_k = [next(lk) if f else c for f, c in zip(fc, carry)]
+            outs = eval_jaxpr(body_jaxpr, [], *full_bc, *full_k)
+            return [o for o, f in zip(outs, fc) if f]
+        _, pull = ad_vjp(f, *lin_bc, *lin_k)
+        return list(pull(list(ct)))
+
+    ct_avals = [a for a, f in zip(carry_avals, fc) if f]
+    closed = trace_to_jaxpr(bwd, list(bc_avals) + list(carry_avals) + ct_avals, "while_bwd")
+    return closed
+
+
+def _transpose_impl_fn(args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts, nz_bc, fc,
+                       checkpoint_every):
+    """The reverse pass, in zerax operations (so it can itself be differentiated)."""
+    from .elementwise import add
+    n_carry = len(body_jaxpr.outvars)
+    cc, bc, rest = _split(args, cond_nconsts, body_nconsts)
+    init, ct = list(rest[:n_carry]), list(rest[n_carry:])
+    bwd = _bwd_program(body_jaxpr, body_nconsts, nz_bc, fc, [get_aval(c) for c in bc],
+                       [get_aval(c) for c in init])
+    k = max(1, int(checkpoint_every))
+
+    def step(c):
+        return eval_jaxpr(body_jaxpr, [], *bc, *c)
+
+    # Forward: run the loop again, keeping every k-th carry (a growable list).
+    checkpoints, n, carry = [], 0, init
+    while _truth(eval_jaxpr(cond_jaxpr, [], *cc, *carry)[0]):
+        if n % k == 0:
+            checkpoints.append(carry)
+        carry = step(carry)
+        n += 1
+    acc = [_zeros(c) for c, m in zip(bc, nz_bc) if m]
+    # Backward: segment by segment, recomputing the carries inside each segment.
+    for seg in range(len(checkpoints) - 1, -1, -1):
+        start = seg * k
+        carries = [checkpoints[seg]]
+        for _ in range(start + 1, min(start + k, n)):
+            carries.append(step(carries[-1]))
+        for c in reversed(carries):
+            d = eval_jaxpr(bwd.jaxpr, bwd.consts, *bc, *c, *ct)
+            acc = [add(a, g) for a, g in zip(acc, d[:len(acc)])]
+            ct = d[len(acc):]
+    return list(acc) + list(ct)
+
+
+def _transpose_abstract(*avals, cond_nconsts, body_nconsts, nz_bc, fc, body_jaxpr, **params):
+    bc = avals[cond_nconsts:cond_nconsts + body_nconsts]
+    return [a for a, m in zip(bc, nz_bc) if m] + \
+        [a for a, f in zip(body_jaxpr.out_avals, fc) if f]
+
+
+def _transpose_impl(*args, **params):
+    return [np.asarray(x) for x in _transpose_impl_fn(args, **params)]
+
+
+def _transpose_jvp(primals, tangents, **params):
+    tans = [_zeros(get_aval(x)) if type(t) is Zero else t for t, x in zip(tangents, primals)]
+    try:
+        outs, t_out = ad_jvp(lambda *a: _transpose_impl_fn(a, **params), tuple(primals),
+                             tuple(tans))
+    except errors.ConcretizationError:
+        raise errors.NotSupportedError(
+            "forward-mode differentiation of reverse mode through a while_loop (as in "
+            "hessian) runs eagerly, but not under jit or make_jaxpr: the trip count must be "
+            "known. Call it without jit, or write the loop with fori_loop/scan.") from None
+    return list(outs), list(t_out)
+
+
+def _transpose_batch(args, dims, **params):
+    from ..batching import batch_by_loop
+    # Each batch member may run a different number of iterations.
+    return batch_by_loop(while_transpose_p, args, dims, params)
+
+
+while_transpose_p.impl = _transpose_impl
+while_transpose_p.abstract_eval = _transpose_abstract
+while_transpose_p.jvp = _transpose_jvp
+while_transpose_p.batch = _transpose_batch
+while_transpose_p.unsupported["transpose"] = "it is not linear in the primal operands"
+while_p.unsupported["transpose"] = "it is never linear; while_lin is transposed instead"
+
+# --------------------------------------------------------------------------- batching
+
+
+def _while_batch(args, dims, *, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts,
+                 checkpoint_every):
+    from ..batching import BatchTracer, batch_size_of, bdim_at_front, vmap
+    from .elementwise import select_n
+    from .reduce import reduce_max
+    from .shape import broadcast_in_dim
+    size = batch_size_of(args, dims)
+    cc, bc, init = _split(args, cond_nconsts, body_nconsts)
+    d_cc, d_bc, d_k = _split(dims, cond_nconsts, body_nconsts)
+    n = len(init)
+    batched = [d is not None for d in d_k]
+    cc0 = [c if d is None else bdim_at_front(c, d, size) for c, d in zip(cc, d_cc)]
+    bc0 = [c if d is None else bdim_at_front(c, d, size) for c, d in zip(bc, d_bc)]
+    ax_cc = tuple(None if d is None else 0 for d in d_cc)
+    ax_bc = tuple(None if d is None else 0 for d in d_bc)
+
+    def probe_batched(fn_jaxpr, consts, ax_consts, carry_batched):
+        flags = []
+        avals = [get_aval(c) for c in init]
+
+        def probe(*a):
+            outs = eval_jaxpr(fn_jaxpr, [], *a)
+            flags.extend(isinstance(o, BatchTracer) for o in outs)
+            return 0.0
+        dummies = [np.zeros(((size,) if b else ()) + tuple(a.shape), a.dtype)
+                   for a, b in zip(avals, carry_batched)]
+        axes = ax_consts + tuple(0 if b else None for b in carry_batched)
+        trace_to_jaxpr(lambda *x: [vmap(probe, in_axes=axes, axis_size=size)(*x)],
+                       [get_aval(c) for c in consts] + [get_aval(v) for v in dummies], "probe")
+        return flags
+
+    while True:  # fixpoint: which carries vary over the batch
+        new = [a or b for a, b in zip(batched, probe_batched(body_jaxpr, bc0, ax_bc, batched))]
+        if new == batched:
+            break
+        batched = new
+    pred_batched = probe_batched(cond_jaxpr, cc0, ax_cc, batched)[0]
+    if pred_batched:
+        batched = [True] * n
+    carry0 = [bdim_at_front(c, d, size) if b else c for c, d, b in zip(init, d_k, batched)]
+    ax_k = tuple(0 if b else None for b in batched)
+    v_cond = vmap(lambda *a: eval_jaxpr(cond_jaxpr, [], *a)[0], in_axes=ax_cc + ax_k,
+                  axis_size=size)
+    v_body = vmap(lambda *a: tuple(eval_jaxpr(body_jaxpr, [], *a)), in_axes=ax_bc + ax_k,
+                  out_axes=ax_k, axis_size=size)
+    if not pred_batched:
+        outs = while_from_fns(lambda c: v_cond(*cc0, *c), lambda c: list(v_body(*bc0, *c)),
+                              carry0, "vmap_while", checkpoint_every)
+        return outs, [0 if b else None for b in batched]
+
+    # A batched predicate: run until every member is done; finished members keep their
+    # carry (masked updates).
+    def cond(c):
+        return reduce_max(v_cond(*cc0, *c), (0,))
+
+    def body(c):
+        pred = v_cond(*cc0, *c)
+        new = list(v_body(*bc0, *c))
+        out = []
+        for old, upd in zip(c, new):
+            p = pred if len(upd.shape) == 1 else broadcast_in_dim(pred, tuple(upd.shape), (0,))
+            out.append(select_n(p, old, upd))
+        return out
+
+    outs = while_from_fns(cond, body, carry0, "vmap_while", checkpoint_every)
+    return outs, [0] * n
+
+
+while_p.jvp = _while_jvp
+while_p.batch = _while_batch
+
+
+# --------------------------------------------------------------------------- Numba lowering
+
+
+def _while_lower_numba(ctx, eqn):
+    from ..backends.numba.codegen import lower_jaxpr_body
+    from ..backends.numba.loops import start_carries, update_carries
+    p = eqn.params
+    cc, bc, init = _split(eqn.invars, p["cond_nconsts"], p["body_nconsts"])
+    avals = p["body_jaxpr"].out_avals
+    ctx.emit("# while_loop")
+    carries = start_carries(ctx, avals, [ctx.ref(a) for a in init])
+    ctx.emit("while True:")
+    with ctx.block():
+        (pred,) = lower_jaxpr_body(ctx, p["cond_jaxpr"], [ctx.ref(c) for c in cc] + carries)
+        ctx.emit(f"if not {ctx.text(pred, True)}:")
+        with ctx.block():
+            ctx.emit("break")
+        outs = lower_jaxpr_body(ctx, p["body_jaxpr"], [ctx.ref(c) for c in bc] + carries)
+        update_carries(ctx, avals, carries, outs)
+    for v, ref in zip(eqn.outvars, carries):
+        ctx.bind_name(v, ref)
+
+
+def _lin_lower_numba(ctx, eqn):
+    """Forward mode: the joint primal-and-tangent loop, traced and inlined."""
+    from ..backends.numba.codegen import inline_closed
+    params = dict(eqn.params)
+    params.pop("checkpoint_every")
+    avals = [a.aval for a in eqn.invars]
+    closed = trace_to_jaxpr(lambda *a: _joint_tangent(a, **params), avals, "while_jvp")
+    outs = inline_closed(ctx, closed, [ctx.ref(a) for a in eqn.invars])
+    for v, ref in zip(eqn.outvars, outs):
+        ctx.bind_name(v, ref)
+
+
+def _transpose_lower_numba(ctx, eqn):
+    """Reverse mode: rerun the loop recording every carry in a growable buffer (its
+    capacity doubles when full), then run the transposed body backwards over it."""
+    from ..backends.numba.codegen import dtype_name, inline_closed, lower_jaxpr_body
+    from ..backends.numba.loops import slice_ref, start_carries, update_carries
+    p = eqn.params
+    body, cond = p["body_jaxpr"], p["cond_jaxpr"]
+    n_carry = len(body.outvars)
+    cc, bc, rest = _split(eqn.invars, p["cond_nconsts"], p["body_nconsts"])
+    init, cts = rest[:n_carry], rest[n_carry:]
+    avals = body.out_avals
+    ctx.emit("# while_loop, reverse mode: forward pass recording the carries")
+    carries = start_carries(ctx, avals, [ctx.ref(a) for a in init])
+    cap, n = ctx.fresh("cap"), ctx.fresh("steps")
+    ctx.emit(f"{cap} = 16")
+    ctx.emit(f"{n} = 0")
+    bufs = []
+    for a in avals:
+        b = ctx.fresh("buf")
+        ctx.emit(f"{b} = np.empty(({cap},) + {tuple(a.shape)!r}, {dtype_name(a.dtype)})")
+        bufs.append(b)
+    ctx.emit("while True:")
+    with ctx.block():
+        (pred,) = lower_jaxpr_body(ctx, cond, [ctx.ref(c) for c in cc] + carries)
+        ctx.emit(f"if not {ctx.text(pred, True)}:")
+        with ctx.block():
+            ctx.emit("break")
+        ctx.emit(f"if {n} == {cap}:")
+        with ctx.block():
+            for b, a in zip(bufs, avals):
+                t = ctx.fresh("grown")
+                ctx.emit(f"{t} = np.empty((2 * {cap},) + {tuple(a.shape)!r}, "
+                         f"{dtype_name(a.dtype)})")
+                ctx.emit(f"{t}[:{cap}] = {b}")
+                ctx.emit(f"{b} = {t}")
+            ctx.emit(f"{cap} = 2 * {cap}")
+        for b, ref, a in zip(bufs, carries, avals):
+            ctx.emit(f"{b}[{n}] = {ctx.text(ref, a.shape == ())}")
+        outs = lower_jaxpr_body(ctx, body, [ctx.ref(c) for c in bc] + carries)
+        update_carries(ctx, avals, carries, outs)
+        ctx.emit(f"{n} += 1")
+    ctx.emit("# backward pass over the recorded carries")
+    bwd = _bwd_program(body, p["body_nconsts"], p["nz_bc"], p["fc"],
+                       [a.aval for a in bc], list(avals))
+    acc_avals = [a.aval for a, m in zip(bc, p["nz_bc"]) if m]
+    ct_avals = [a for a, f in zip(avals, p["fc"]) if f]
+    acc = start_carries(ctx, acc_avals, [("literal", "0")] * len(acc_avals), "acc") \
+        if all(a.shape == () for a in acc_avals) else None
+    if acc is None:
+        acc = []
+        for a in acc_avals:
+            name = ctx.fresh("acc")
+            if a.shape == ():
+                ctx.emit(f"{name} = {dtype_name(a.dtype)}(0)")
+                acc.append(("scalar", name))
+            else:
+                ctx.emit(f"{name} = np.zeros({tuple(a.shape)!r}, {dtype_name(a.dtype)})")
+                acc.append(("array", name))
+    ct = start_carries(ctx, ct_avals, [ctx.ref(c) for c in cts], "ct")
+    it = ctx.fresh("k")
+    ctx.emit(f"for {it} in range({n} - 1, -1, -1):")
+    with ctx.block():
+        carry_refs = [slice_ref(ctx, b, it, _stacked(a)) for b, a in zip(bufs, avals)]
+        d = inline_closed(ctx, bwd, [ctx.ref(c) for c in bc] + carry_refs + ct)
+        sums = []
+        for ref, dref, a in zip(acc, d[:len(acc)], acc_avals):
+            scalar = a.shape == ()
+            sums.append(("scalar" if scalar else "array",
+                         f"{ctx.text(ref, scalar)} + {ctx.text(dref, scalar)}"))
+        update_carries(ctx, acc_avals + ct_avals, acc + ct, sums + list(d[len(acc):]))
+    for v, ref in zip(eqn.outvars, acc + ct):
+        ctx.bind_name(v, ref)
+
+
+def _stacked(aval):
+    return ShapedArray((1,) + tuple(aval.shape), aval.dtype)
+
+
+while_p.lower_numba = _while_lower_numba
+while_lin_p.lower_numba = _lin_lower_numba
+while_transpose_p.lower_numba = _transpose_lower_numba
