@@ -23,5 +23,14 @@ demo: $(VENV)/.installed
 test: $(VENV)/.installed-test
 	$(BIN)/python -m pytest -q --nbmake
 
+# Benchmarks (issue 6): JAX, autograd and matplotlib join the venv; writes docs/benchmarks.md
+# and docs/benchmarks.png and prints the table (about 10 minutes on 2 cores).
+$(VENV)/.installed-bench: $(BIN)/python pyproject.toml
+	$(BIN)/python -m pip install --quiet -e ".[bench]" matplotlib
+	touch $@
+
+bench: $(VENV)/.installed-bench
+	$(BIN)/python benchmarks/run.py
+
 clean:
 	rm -rf $(VENV) build src/*.egg-info

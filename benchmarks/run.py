@@ -432,16 +432,14 @@ def write_chart(path: str, all_res: dict) -> bool:
             if not c:
                 continue
             lims = {(t.anchor, t.metric): (t.limit, m) for t, _, m in c["targets"]}
-            name = case.label or wl.title
-            if case.label:
-                name = f"{wl.key}: {case.label}"
+            name = wl.key if len(wl.cases) == 1 else f"{wl.key}/{case.id}"
             for a, r in c["ratios"].items():
                 lim, met = lims.get((a, "time"), (None, None))
-                bars.append((f"{name}  vs {wl.label(a)}", r, lim, met))
+                bars.append((f"{name}: time vs {wl.label(a)}", r, lim, met))
             for k, per in c["extra_ratios"].items():
                 for a, r in per.items():
                     lim, met = lims.get((a, k), (None, None))
-                    bars.append((f"{name}  {k} vs {wl.label(a)}", r, lim, met))
+                    bars.append((f"{name}: {k} vs {wl.label(a)}", r, lim, met))
     if not bars:
         return False
     fig, ax = plt.subplots(figsize=(10, 0.28 * len(bars) + 1.5))
@@ -457,14 +455,14 @@ def write_chart(path: str, all_res: dict) -> bool:
     ax.set_yticklabels([b[0] for b in bars], fontsize=7)
     ax.set_xscale("log")
     ax.axvline(1.0, color="#444444", lw=0.8, ls="--")
-    ax.set_xlabel("zerax / anchor (median of per-round ratios; < 1: zerax faster or "
-                  "smaller). Black tick: target. Green: met, red: missed, grey: no target")
+    ax.set_xlabel("zerax / anchor, median of per-round ratios (< 1: zerax faster or smaller)\n"
+                  "black tick: target; green: met, red: missed, grey: no target")
     ax.set_title("zerax against its anchors")
     lo = min(b[1] for b in bars)
     hi = max(max(b[1] for b in bars), max((b[2] or 0) for b in bars))
     ax.set_xlim(lo / 2, hi * 3)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    fig.savefig(path, dpi=110, bbox_inches="tight")
     plt.close(fig)
     return True
 

@@ -3,17 +3,19 @@ random programs, axes and pytrees; composition with grad/jvp/custom rules/checkp
 Function; jacfwd/jacrev/hessian against finite differences; errors; the batched program's
 shape (an unmapped operand stays unmapped)."""
 
+import functools
+import itertools
 import random
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import zerax as zx
-import zerax.lax as lax
 import zerax.numpy as znp
-from zerax import errors
+from zerax import errors, lax
 from zerax.tree_util import tree_flatten, tree_leaves, tree_map, tree_structure
 
 # --------------------------------------------------------------------------- helpers
@@ -97,6 +99,14 @@ def _axis(draw, nd):
     return draw(st.integers(-nd, nd - 1))
 
 
+def _discontinuous(fn, draw, nd):
+    return (lambda v, y: fn(v)), False, True, False
+
+
+def _with_y(fn, keeps_exact, draw, nd):
+    return fn, True, False, keeps_exact
+
+
 def _op_builders():
     """name -> builder(draw, nd) -> (fn(v, y), uses_y, needs_exact, keeps_exact)."""
     b = {}
@@ -133,15 +143,15 @@ def _op_builders():
                      ("select", lambda v: znp.select([v > 0.5, v < -0.5], [v, -v], 0.25)),
                      ("any_pos", lambda v: znp.any(v > 0)),
                      ("argmax_flat", znp.argmax)]:
-        b[name] = (lambda fn: lambda draw, nd: (lambda v, y: fn(v), False, True, False))(fn)
+        b[name] = functools.partial(_discontinuous, fn)
     for name, fn in [("add_y", znp.add), ("sub_y", znp.subtract), ("mul_y", znp.multiply),
                      ("div_y", lambda v, y: v / (1 + y * y)), ("atan2_y", znp.arctan2),
                      ("hypot_y", znp.hypot)]:
-        b[name] = (lambda fn: lambda draw, nd: (fn, True, False, False))(fn)
+        b[name] = functools.partial(_with_y, fn, False)
     for name, fn in [("max_y", znp.maximum), ("min_y", znp.minimum),
                      ("concat_y", lambda v, y: znp.concatenate(
                          [v, znp.broadcast_to(y, v.shape)], axis=-1))]:
-        b[name] = (lambda fn: lambda draw, nd: (fn, True, False, True))(fn)
+        b[name] = functools.partial(_with_y, fn, True)
     b["where_y"] = lambda draw, nd: (lambda v, y: znp.where(v > y, v, y), True, True, True)
 
     def reduction(draw, nd):
@@ -363,9 +373,9 @@ def vmap_cases(draw):
     if call == "int" and ax_x != ax_y:
         call = "tuple"
     axis_size = size if (ax_x is None and ax_y is None) or draw(st.booleans()) else None
-    return dict(prog=prog, xb=xb, yb=yb, ax_x=ax_x, ax_y=ax_y, out_axes=out_axes,
-                leaf_axes=leaf_axes, call=call, axis_size=axis_size, size=size,
-                dtype=dtype, ops=names)
+    return {"prog": prog, "xb": xb, "yb": yb, "ax_x": ax_x, "ax_y": ax_y,
+            "out_axes": out_axes, "leaf_axes": leaf_axes, "call": call,
+            "axis_size": axis_size, "size": size, "dtype": dtype, "ops": names}
 
 
 @settings(max_examples=30, deadline=None)
@@ -374,7 +384,7 @@ def test_vmap_of_random_programs_equals_stacked_loop(case):
     prog, xb, yb = case["prog"], case["xb"], case["yb"]
     ax_x, ax_y, size = case["ax_x"], case["ax_y"], case["size"]
     want = loop_reference(prog, (xb, yb), [ax_x, ax_y], case["leaf_axes"], size=size)
-    kw = dict(out_axes=case["out_axes"], axis_size=case["axis_size"])
+    kw = {"out_axes": case["out_axes"], "axis_size": case["axis_size"]}
     if case["call"] == "tuple":
         got = zx.vmap(prog, in_axes=(ax_x, ax_y), **kw)(xb, yb)
     elif case["call"] == "int":
@@ -526,6 +536,11 @@ def test_vmap_pytree_in_axes_prefix_dicts_and_tuples():
     got = zx.vmap(f, in_axes=(None, (1, None)), out_axes={"out": 1, "n": 0})(bigger, data)
     want = loop_reference(f, (bigger, data), [None, None, 1, None], [0, 1])  # leaves n, out
     assert_tree_close(got, want, rtol=1e-12)
+    # one integer for a whole tuple subtree maps every leaf in it
+    data2 = (data[0].T, rng.normal(size=(5, 2)))
+    got = zx.vmap(f, in_axes=(None, 0), out_axes=-1)(bigger, data2)
+    want = loop_reference(f, (bigger, data2), [None, None, 0, 0], -1)
+    assert_tree_close(got, want, rtol=1e-12)
     # in_axes given as a list is the tuple of per-argument axes, as in JAX
     got = zx.vmap(f, in_axes=[{"w": None, "b": 0}, (1, None)])(params, data)
     assert_tree_close(got, loop_reference(f, (params, data), [0, None, 1, None]), rtol=1e-12)
@@ -578,7 +593,7 @@ def test_out_axes_none_for_unbatched_outputs_and_dtypes_preserved():
 def _mlp(sizes, seed=0):
     rng = np.random.default_rng(seed)
     return [(rng.normal(size=(m, n)) / np.sqrt(m), 0.1 * rng.normal(size=n))
-            for m, n in zip(sizes[:-1], sizes[1:])]
+            for m, n in itertools.pairwise(sizes)]
 
 
 def _predict(params, x):
@@ -658,6 +673,16 @@ def test_vmap_of_vmap_of_grad():
                                rtol=1e-12)
 
 
+def test_check_grads_through_vmap_to_second_order():
+    from zerax.test_util import check_grads
+    rng = np.random.default_rng(8)
+    xs, w = rng.normal(size=(4, 3)), rng.normal(size=(3, 2))
+    f = zx.vmap(lambda x, v: znp.tanh(x @ v) * znp.sum(x ** 2), in_axes=(0, None))
+    check_grads(f, (xs, w), order=2, modes=("fwd", "rev"))
+    g = zx.vmap(lambda x, v: znp.sin(x) * v, in_axes=(1, None), out_axes=1)
+    check_grads(g, (xs, rng.normal(size=4)), order=2, modes=("fwd", "rev"))
+
+
 # --------------------------------------------------------------------------- 4. custom rules
 
 
@@ -694,7 +719,7 @@ class _Cube(zx.Function):
         return x ** 3 * y
 
     def backward(self, gy):
-        x, y = self.inputs
+        x, _ = self.inputs
         return 7.0 * x * gy, -1.0 * gy  # deliberately not the true derivative
 
 
@@ -1009,7 +1034,7 @@ def test_batched_matmul_is_one_dot_general_and_unmapped_operands_stay_unmapped()
     jx = zx.make_jaxpr(zx.vmap(lambda x, v: (x @ v, v * 2.0), in_axes=(0, None),
                                out_axes=(0, None)))(xs, w)
     assert sorted(_prims(jx)) == ["dot_general", "mul"]
-    mul = [e for e in jx.jaxpr.eqns if e.primitive.name == "mul"][0]
+    mul = next(e for e in jx.jaxpr.eqns if e.primitive.name == "mul")
     assert tuple(mul.outvars[0].aval.shape) == (4, 2)
     out = zx.vmap(lambda x, v: (x @ v, v * 2.0), in_axes=(0, None), out_axes=(0, None))(xs, w)
     np.testing.assert_allclose(out[0], xs @ w)
@@ -1044,3 +1069,10 @@ def test_bug_bool_in_axes_is_rejected_like_jax():
     # zerax treated True as axis 1.
     with pytest.raises(errors.ZeraxTypeError):
         zx.vmap(lambda a: a, in_axes=True)(np.ones((2, 3)))
+
+
+def test_bug_jacfwd_has_aux_without_a_pair_raises_a_zerax_error():
+    # jacrev says clearly "must return a pair (output, auxiliary data)" (ZeraxTypeError);
+    # jacfwd let a raw builtins TypeError "iteration over a 0-d array" escape.
+    with pytest.raises(errors.ZeraxTypeError):
+        zx.jacfwd(lambda a: znp.sum(a * a), has_aux=True)(np.ones(3))

@@ -199,7 +199,7 @@ def _flatten_axes(what, treedef, axes):
     leaves_axes = tree.tree_leaves(axes, is_leaf=lambda x: x is None)
     out = []
     for ax, sub in zip(leaves_axes, subtrees):
-        if ax is not None and not isinstance(ax, (int, np.integer)):
+        if ax is not None and (not isinstance(ax, (int, np.integer)) or isinstance(ax, bool)):
             raise errors.ZeraxTypeError(
                 f"vmap {what} must be integers or None, got {ax!r}")
         out.extend([ax] * len(tree.tree_leaves(sub)))

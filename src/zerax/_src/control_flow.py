@@ -216,7 +216,7 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1):
     >>> import zerax as zx, zerax.numpy as znp
     >>> carry, ys = zx.lax.scan(lambda c, x: (c + x, c * x), 0.0, znp.arange(4.0))
     >>> float(carry), ys
-    (6.0, Array([0., 1., 4., 9.], dtype=float64))
+    (6.0, Array([0., 0., 2., 9.], dtype=float64))
     """
     x_leaves, x_tree = tree.tree_flatten(xs)
     x_leaves = [as_input(x, "scan xs") for x in x_leaves]

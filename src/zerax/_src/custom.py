@@ -629,30 +629,25 @@ def _nb_const(ctx, value) -> str:
     return name
 
 
-def _nb_inline(ctx, eqn, sub_jaxpr, in_names):
+def _nb_inline(ctx, eqn, sub_jaxpr, in_refs):
+    """Lower ``sub_jaxpr`` in place with its inputs bound to ``in_refs`` (references as
+    `ctx.ref` gives them) and bind ``eqn``'s outputs to the sub-program's outputs."""
     from .backends.numba.codegen import lower_jaxpr_body
-    from .ir import Literal
-    names = []
-    for name in in_names:
-        if not name.isidentifier():  # a literal operand: materialise it once
-            local = ctx.fresh("c")
-            ctx.emit(f"{local} = {name}")
-            name = local
-        names.append(name)
-    outs = lower_jaxpr_body(ctx, sub_jaxpr, names)
-    for v, sub_out, name in zip(eqn.outvars, sub_jaxpr.outvars, outs):
-        if type(sub_out) is Literal or name in names:
-            # The sub-program returns an input or a constant: outputs must be fresh.
+    in_arrays = {text for kind, text in in_refs if kind == "array"}
+    outs = lower_jaxpr_body(ctx, sub_jaxpr, list(in_refs))
+    for v, (kind, text) in zip(eqn.outvars, outs):
+        if kind == "array" and text in in_arrays:
+            # The sub-program returns one of its inputs: outputs must be fresh arrays.
             fresh = ctx.fresh("v")
-            ctx.emit(f"{fresh} = np.copy({name})")
-            name = fresh
-        ctx.bind_name(v, name)
+            ctx.emit(f"{fresh} = np.copy({text})")
+            text = fresh
+        ctx.bind_name(v, (kind, text))
 
 
 def _call_lower(param):
     def rule(ctx, eqn):
         ctx.emit(f"# {eqn.primitive.name} (inlined)")
-        _nb_inline(ctx, eqn, eqn.params[param], [ctx.name(a) for a in eqn.invars])
+        _nb_inline(ctx, eqn, eqn.params[param], [ctx.ref(a) for a in eqn.invars])
         ctx.emit(f"# end {eqn.primitive.name}")
     return rule
 
@@ -663,9 +658,9 @@ def _remat_jvp_lower(ctx, eqn):
     closed = trace_to_jaxpr(lambda *a: _remat_jvp_fn(jaxpr, a), [a.aval for a in eqn.invars],
                             "checkpoint_jvp")
     ctx.emit("# checkpoint_jvp (inlined JVP program)")
-    consts = [_nb_const(ctx, c) for c in closed.consts]
+    consts = [("array", _nb_const(ctx, c)) for c in closed.consts]
     _nb_inline(ctx, eqn, convert_constvars(closed.jaxpr),
-               consts + [ctx.name(a) for a in eqn.invars])
+               consts + [ctx.ref(a) for a in eqn.invars])
     ctx.emit("# end checkpoint_jvp")
 
 

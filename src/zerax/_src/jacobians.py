@@ -81,6 +81,10 @@ def jacfwd(fun, argnums=0, has_aux: bool = False):
 
         def flat_fun(*xs):
             out = partial_fun(*tree.tree_unflatten(in_tree, xs))
+            if has_aux and not (isinstance(out, tuple) and len(out) == 2):
+                raise errors.ZeraxTypeError(
+                    f"{name} was transformed with has_aux=True, so it must return a pair "
+                    f"(output, auxiliary data); it returned {type(out).__name__}.")
             return out if has_aux else (out, None)
 
         def pushfwd(*tangents):
@@ -93,6 +97,13 @@ def jacfwd(fun, argnums=0, has_aux: bool = False):
         jac_leaves = tree.tree_leaves(jac)
         blocks = []
         for yl, jl in zip(y_leaves, jac_leaves):
+            if np.dtype(yl.dtype).kind not in "fc":  # an integer output: zero derivative
+                from .array import Array
+                per_input = [Array(np.zeros(tuple(yl.shape) + tuple(x.shape), yl.dtype))
+                             for x in leaves]
+                inner = tree.tree_unflatten(in_tree, per_input)
+                blocks.append(inner[0] if single else inner)
+                continue
             per_input = _split_last(jl, leaves, tuple(yl.shape))
             inner = tree.tree_unflatten(in_tree, per_input)
             blocks.append(inner[0] if single else inner)

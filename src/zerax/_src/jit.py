@@ -235,7 +235,7 @@ class Lowered:
     def as_text(self) -> str:
         """The generated Python source (what Numba compiles)."""
         from .backends.numba import generate_source
-        return generate_source(self.jaxpr)[0]
+        return generate_source(self.jaxpr)
 
     def compile(self):
         executable_for(self.jaxpr, self.name)

@@ -1,7 +1,7 @@
 """The NumPy API composed from zerax primitives (no rules of its own).
 
 Submodules by concept: ufuncs (elementwise), creation, shape_ops, padding, reductions,
-statistics, indexing_ops, linalg_ops.  Each defines ``__all__``; this package re-exports them.
+statistics, indexing_ops, setops, linalg_ops.  Each defines ``__all__``; this package re-exports them.
 """
 
 from .ufuncs import *  # noqa: F401,F403
@@ -11,13 +11,14 @@ from .padding import *  # noqa: F401,F403
 from .reductions import *  # noqa: F401,F403
 from .statistics import *  # noqa: F401,F403
 from .indexing_ops import *  # noqa: F401,F403
+from .setops import *  # noqa: F401,F403
 from .linalg_ops import *  # noqa: F401,F403
 from . import (ufuncs, creation, shape_ops, padding, reductions, statistics, indexing_ops,
-               linalg_ops)
+               setops, linalg_ops)
 
 __all__ = sorted(set(ufuncs.__all__ + creation.__all__ + shape_ops.__all__ + padding.__all__
                      + reductions.__all__ + statistics.__all__ + indexing_ops.__all__
-                     + linalg_ops.__all__))
+                     + setops.__all__ + linalg_ops.__all__))
 
 
 def _install_array_operators():

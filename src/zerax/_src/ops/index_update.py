@@ -20,7 +20,8 @@ from ..array import Array
 from ..core import Primitive, ShapedArray, Tracer, bind, concrete_value
 from .elementwise import add, convert_element_type, div, eq, mul, select_n
 from .indexing import (_INTP, _apply_plan, _as_value, _check_index_avals, _expand,
-                       _gather_shape, _index_and_mask, _parse, _zero, batch_indexer, gather_p)
+                       _batch_at, _gather_shape, _index_and_mask, _parse, _zero, batch_indexer,
+                       gather_p)
 from .shape import broadcast_in_dim, iota, reshape, rev, slice_p_bind
 
 # --------------------------------------------------------------------------- scatter
@@ -161,11 +162,6 @@ scatter_p.transpose = _scatter_set_transpose
 scatter_add_p.transpose = _scatter_add_transpose
 
 
-def _sgather(v, idx, indexer, mode, fill):
-    return bind(gather_p, v, *idx, indexer=indexer, mode=_gmode(mode),
-                fill_value=fill if mode == "drop" else None)
-
-
 def _scatter_mul_jvp(primals, tangents, *, indexer, mode):
     x, u, *idx = primals
     tx, tu = tangents[0], tangents[1]
@@ -284,7 +280,6 @@ def _scatter_batch(prim):
 
     def rule(args, dims, *, indexer, mode):
         from ..batching import batch_size_of
-        from .indexing import _batch_at
         (x, u, *idx), (dx, du, *didx) = args, dims
         size = batch_size_of(args, dims)
         x, idx, indexer, x_dim, u_dim = batch_indexer(x, dx, idx, didx, indexer, size,

@@ -423,6 +423,7 @@ gather_p.transpose = _gather_transpose
 
 
 def _example_shape(a, d):
+    """The shape of one batch member of ``a`` (batch dimension ``d``, None: unmapped)."""
     s = list(np.shape(a))
     if d is not None:
         del s[d]
@@ -453,6 +454,7 @@ def batch_indexer(x, dx, idx, didx, indexer, size, batch_operand=False):
     operand's batch axis now is (None when ``x`` stays unmapped) and where the batch axis
     is in the result of gathering with them.  With ``batch_operand`` an unmapped ``x`` is
     broadcast (the scatters, whose result always varies over the batch)."""
+    from ..batching import moveaxis
     if all(d is None for d in didx):
         x = _batch_at(x, dx, size, 0)
         indexer = (("s", 0, size, 1),) + tuple(indexer)
@@ -464,7 +466,6 @@ def batch_indexer(x, dx, idx, didx, indexer, size, batch_operand=False):
     _, _, bshape = _gather_shape(x_ex, indexer, ex_shapes)
     r = len(bshape)
     new_idx = []
-    from ..batching import moveaxis
     for a, d, s in zip(idx, didx, ex_shapes):
         if d is not None:
             a = reshape(moveaxis(a, d, 0), (size,) + (1,) * (r - len(s)) + s)

@@ -417,7 +417,7 @@ def _nb_identity(kind, dtype):
 def _reduce_lower(kind):
     def rule(ctx, eqn):
         from ..backends.numba.codegen import dtype_name, literal_text
-        from .shape import _nb_array, _nb_ix, _nb_serial, _nb_shape
+        from .shape import _nb_array, _nb_ix, _nb_scalar, _nb_serial, _nb_shape
         (x,), (ov,) = eqn.invars, eqn.outvars
         shape, dtype = x.aval.shape, np.dtype(x.aval.dtype)
         nd = len(shape)
@@ -428,6 +428,25 @@ def _reduce_lower(kind):
         red = int(np.prod([shape[a] for a in axes], dtype=np.int64))
         kept = int(np.prod(out_shape, dtype=np.int64))
         ctx.emit(f"# reduce_{kind} over axes {axes}")
+        if out_shape == ():  # a single result: computed into a scalar local
+            acc = ctx.fresh("acc")
+            if red == 0:
+                ctx.emit(f"{acc} = {init}")
+            elif nd == 0:
+                ctx.emit(f"{acc} = {_nb_combine(kind, dtype, init, _nb_scalar(ctx, x))}")
+            else:
+                flat = ctx.fresh("r")
+                ctx.emit(f"{flat} = np.ascontiguousarray({ctx.name(x)}).reshape(({red},))")
+                if kind == "sum" and dtype.kind == "f" and red >= 8:
+                    psum = _pairwise_helper(ctx)
+                    ctx.emit(f"{acc} = {t}({init} + {psum}({flat}, 0, {red}))")
+                else:
+                    j = ctx.fresh("j")
+                    ctx.emit(f"{acc} = {init}")
+                    with _nb_serial(ctx, j, red):
+                        ctx.emit(f"{acc} = {_nb_combine(kind, dtype, acc, f'{flat}[{j}]')}")
+            ctx.bind_scalar(ov, acc)
+            return
         out = ctx.out(ov)
         if red == 0 or kept == 0:
             ctx.emit(f"{out} = np.full({_nb_shape(out_shape)}, {init}, {t})")
@@ -482,20 +501,26 @@ def _arg_lower(kind):
         (x,), (ov,) = eqn.invars, eqn.outvars
         axis, index_dtype = eqn.params["axis"], eqn.params["index_dtype"]
         shape, dtype = x.aval.shape, np.dtype(x.aval.dtype)
+        if shape == ():  # a 0-d operand (axis 0 names the array itself): index 0
+            ctx.bind_scalar(ov, f"{dtype_name(index_dtype)}(0)")
+            return
         if shape[axis] == 0:
             raise errors.ShapeError(f"attempt to get {kind} of an empty sequence")
         ctx.emit(f"# {kind} along axis {axis} (first occurrence; the first NaN wins)")
         cmp = ">" if kind == "argmax" else "<"
-        # Replace the best value b by v: strictly better, or the first NaN (then stop).
-        better = lambda v, b: f"{b} == {b} and ({v} {cmp} {b} or {v} != {v})" \
-            if dtype.kind == "f" else f"{v} {cmp} {b}"
+
+        def better(v, b):  # replace the best b by v: strictly better, or the first NaN
+            if dtype.kind == "f":
+                return f"{b} == {b} and ({v} {cmp} {b} or {v} != {v})"
+            return f"{v} {cmp} {b}"
         xn = _nb_array(ctx, x)
-        out = _nb_empty(ctx, ov)
         it = dtype_name(index_dtype)
         n, pre, post = shape[axis], shape[:axis], shape[axis + 1:]
-        if int(np.prod(ov.aval.shape, dtype=np.int64)) == 0:
-            return
         if not post:  # the axis is the last one: the running best lives in locals
+            scalar_out = ov.aval.shape == ()
+            out = None if scalar_out else _nb_empty(ctx, ov)
+            if int(np.prod(ov.aval.shape, dtype=np.int64)) == 0:
+                return
             with ctx.nest(pre) as idx:
                 best, pos, v, j = ctx.fresh("b"), ctx.fresh("p"), ctx.fresh("x"), ctx.fresh("j")
                 ctx.emit(f"{best} = {xn}[{_nb_ix(list(idx) + ['0'])}]")
@@ -505,7 +530,15 @@ def _arg_lower(kind):
                     ctx.emit(f"if {better(v, best)}:")
                     ctx.emit(f"    {best} = {v}")
                     ctx.emit(f"    {pos} = {j}")
-                ctx.emit(f"{out}[{_nb_ix(idx)}] = {it}({pos})")
+                if scalar_out:
+                    res = ctx.fresh("s")
+                    ctx.emit(f"{res} = {it}({pos})")
+                    ctx.bind_scalar(ov, res)
+                else:
+                    ctx.emit(f"{out}[{_nb_ix(idx)}] = {it}({pos})")
+            return
+        out = _nb_empty(ctx, ov)
+        if int(np.prod(ov.aval.shape, dtype=np.int64)) == 0:
             return
         # Otherwise walk the operand in memory order with an array of running bests.
         best = ctx.fresh("b")
@@ -534,11 +567,16 @@ argmin_p.lower_numba = _arg_lower("argmin")
 
 def _cum_lower(kind):
     def rule(ctx, eqn):
-        from .shape import _nb_array, _nb_empty, _nb_ix, _nb_serial
+        from .shape import _nb_array, _nb_empty, _nb_ix, _nb_scalar, _nb_serial
         (x,), (ov,) = eqn.invars, eqn.outvars
         axis, reverse = eqn.params["axis"], eqn.params["reverse"]
         shape, dtype = x.aval.shape, np.dtype(x.aval.dtype)
         ctx.emit(f"# cum{kind} along axis {axis}{' (reversed)' if reverse else ''}")
+        if shape == ():  # a 0-d operand: its own running total
+            res = ctx.fresh("s")
+            ctx.emit(f"{res} = {_nb_scalar(ctx, x)}")
+            ctx.bind_scalar(ov, res)
+            return
         xn = _nb_array(ctx, x)
         out = _nb_empty(ctx, ov)
         if int(np.prod(shape, dtype=np.int64)) == 0:

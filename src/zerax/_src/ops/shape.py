@@ -591,9 +591,9 @@ iota_p.unsupported["batch"] = "it has no operands, so it is never mapped"
 
 
 def _nb_array(ctx, atom) -> str:
-    """Source name of an operand; a literal is materialised once (not inside loops)."""
-    from ..ir import Literal
-    if type(atom) is Literal:
+    """Source name of an operand as an array; a literal or a 0-d value held as a scalar
+    is wrapped once (never inside loops)."""
+    if ctx.is_scalar(atom):
         name = ctx.fresh("c")
         ctx.emit(f"{name} = {ctx.name(atom)}")
         return name
@@ -601,9 +601,8 @@ def _nb_array(ctx, atom) -> str:
 
 
 def _nb_scalar(ctx, atom) -> str:
-    """A local holding a 0-d operand's value, read once before any loop."""
-    from ..ir import Literal
-    if type(atom) is Literal:
+    """Source text of a 0-d operand's value, read once before any loop."""
+    if ctx.is_scalar(atom):
         return ctx.scalar(atom)
     name = ctx.fresh("s")
     ctx.emit(f"{name} = {ctx.scalar(atom)}")
@@ -678,10 +677,16 @@ def _bid_lower(ctx, eqn):
                                for src, dst in enumerate(bdims)], shape)
 
 
-def _reshape_like_lower(name):
+def _reshape_like_lower(prim_name):
     def rule(ctx, eqn):
         (x,), (ov,) = eqn.invars, eqn.outvars
-        ctx.emit(f"# {name} {x.aval.shape} -> {ov.aval.shape}")
+        ctx.emit(f"# {prim_name} {x.aval.shape} -> {ov.aval.shape}")
+        if ov.aval.shape == ():  # a single element: held as a scalar
+            name = ctx.fresh("s")
+            ctx.emit(f"{name} = {_nb_scalar(ctx, x)}" if x.aval.shape == () else
+                     f"{name} = {ctx.name(x)}[{_nb_ix(['0'] * len(x.aval.shape))}]")
+            ctx.bind_scalar(ov, name)
+            return
         xn = _nb_array(ctx, x)
         out = ctx.out(ov)
         ctx.emit(f"{out} = np.ascontiguousarray({xn}).reshape({_nb_shape(ov.aval.shape)}).copy()")
@@ -754,7 +759,9 @@ def _pad_lower(ctx, eqn):
         ctx.emit(f"{out} = np.empty({_nb_shape(out_shape)}, {dt})")
     else:
         fill = _nb_scalar(ctx, pv)
-        ctx.emit(f"{out} = np.full({_nb_shape(out_shape)}, {dt}({fill}), {dt})")
+        if np.dtype(pv.aval.dtype) != np.dtype(ov.aval.dtype):
+            fill = f"{dt}({fill})"
+        ctx.emit(f"{out} = np.full({_nb_shape(out_shape)}, {fill}, {dt})")
     xn = _nb_array(ctx, x)
     _nb_copy_loop(ctx, out, lambda idx: [_nb_affine(i, b, s) for i, b, s in zip(idx, base, step)],
                   xn, lambda idx: [_nb_affine(i, f) for i, f in zip(idx, first)], count)

@@ -341,8 +341,8 @@ def _out_text(ref, var):
     return f"np.full((), {text}, {dtype_name(var.aval.dtype)})"
 
 
-def generate(jaxpr: ir.Jaxpr, fn_name: str = "kernel"):
-    """Python source of an njit-able function computing ``jaxpr``, and its helpers."""
+def _kernel_source(jaxpr, fn_name):
+    """One njit-able function for a program whose equations are all lowered here."""
     helpers: dict = {}
     ctx = Lowering(helpers)
     args = [f"a{k}" for k in range(len(jaxpr.invars))]
@@ -359,3 +359,98 @@ def generate(jaxpr: ir.Jaxpr, fn_name: str = "kernel"):
     header = f"def {fn_name}({', '.join(args)}):"
     ret = f"    return ({', '.join(texts)}{',' if len(texts) == 1 else ''})"
     return "\n".join([header, *body, ret]) + "\n", helpers, ctx.uses_prange
+
+
+def _runs_in_python(eqn) -> bool:
+    """Top-level floating-point products call BLAS from Python (np.matmul): the same
+    library Numba's np.dot would call, without Numba's long compile of np.dot."""
+    return eqn.primitive.name == "dot_general" and \
+        np.dtype(eqn.outvars[0].aval.dtype).kind in "fc"
+
+
+class Program:
+    """Generated source: njit kernels, and (when a program is split around BLAS calls)
+    a plain Python function ``program`` that calls them in order."""
+
+    def __init__(self, source, helpers, kernels, entry):
+        self.source = source        # the whole module body
+        self.helpers = helpers      # objects the module refers to by name
+        self.kernels = kernels      # [(name, parallel)] functions to njit
+        self.entry = entry          # the function to call
+
+
+def generate(jaxpr: ir.Jaxpr) -> Program:
+    """The source of the program computing ``jaxpr``."""
+    if not any(_runs_in_python(e) for e in jaxpr.eqns):
+        src, helpers, par = _kernel_source(jaxpr, "kernel")
+        return Program(src, helpers, [("kernel", par)], "kernel")
+    # Split into segments: runs of equations compiled by Numba, and BLAS calls.
+    segments, current = [], []
+    for e in jaxpr.eqns:
+        if _runs_in_python(e):
+            if current:
+                segments.append(("numba", current))
+                current = []
+            segments.append(("blas", [e]))
+        else:
+            current.append(e)
+    if current:
+        segments.append(("numba", current))
+    later_uses = []  # for each segment: vars used by later segments or as outputs
+    used_after = {v for v in jaxpr.outvars if type(v) is Var}
+    for kind, eqns in reversed(segments):
+        later_uses.append(set(used_after))
+        for e in eqns:
+            used_after.update(a for a in e.invars if type(a) is Var)
+    later_uses.reverse()
+    names: dict = {v: f"a{k}" for k, v in enumerate(jaxpr.invars)}
+    counter = [0]
+
+    def pyname(v):
+        if type(v) is Literal:
+            return f"np.asarray({literal_text(v.val)})"
+        if v not in names:
+            counter[0] += 1
+            names[v] = f"v{counter[0]}"
+        return names[v]
+
+    helpers, kernels, sources = {}, [], []
+    lines = [f"def program({', '.join(names[v] for v in jaxpr.invars)}):"]
+    for k, (kind, eqns) in enumerate(segments):
+        if kind == "blas":
+            (e,) = eqns
+            helpers["_dot_general"] = _dot_general_numpy
+            dn, pet = e.params["dimension_numbers"], e.params["preferred_element_type"]
+            lines.append(f"    # dot_general {e.invars[0].aval.str_short()} x "
+                         f"{e.invars[1].aval.str_short()} (BLAS)")
+            lines.append(f"    {pyname(e.outvars[0])} = _dot_general({pyname(e.invars[0])}, "
+                         f"{pyname(e.invars[1])}, {dn!r}, {pet!r})")
+            continue
+        defined = {v for e in eqns for v in e.outvars}
+        live_in = []
+        for e in eqns:
+            for a in e.invars:
+                if type(a) is Var and a not in defined and a not in live_in:
+                    live_in.append(a)
+        live_out = [v for e in eqns for v in e.outvars if v in later_uses[k]]
+        sub = ir.Jaxpr([], live_in, live_out, eqns)
+        name = f"kernel_{k}"
+        src, h, par = _kernel_source(sub, name)
+        helpers.update(h)
+        kernels.append((name, par))
+        sources.append(src)
+        outs = ", ".join(pyname(v) for v in live_out)
+        call = f"{name}({', '.join(pyname(v) for v in live_in)})"
+        lines.append(f"    {outs}{',' if len(live_out) == 1 else ''} = {call}" if live_out
+                     else f"    {call}")
+    rets = [pyname(v) for v in jaxpr.outvars]
+    lines.append(f"    return ({', '.join(rets)}{',' if len(rets) == 1 else ''})")
+    source = "\n".join(sources) + "\n" + "\n".join(lines) + "\n"
+    return Program(source, helpers, kernels, "program")
+
+
+def _dot_general_numpy(lhs, rhs, dimension_numbers, preferred_element_type):
+    from ...ops.linalg import _dot_general_impl
+    return _dot_general_impl(np.asarray(lhs), np.asarray(rhs),
+                             dimension_numbers=dimension_numbers,
+                             preferred_element_type=preferred_element_type)
