@@ -20,10 +20,10 @@ function::
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
-REGISTRY: dict[str, "Workload"] = {}
+REGISTRY: dict[str, Workload] = {}
 
 # Display names of contender ids (a workload may override one with `label=`).
 LABELS = {

@@ -10,7 +10,7 @@ stdout; anything a library prints goes to stderr instead):
   extras, checksum, or ``{"skip": true}`` when the contender has nothing for this case.
 - ``{"op": "sample", "case": ID}``: one sample; answers the seconds per call.
 - ``{"op": "profile", "case": ID, "seconds": S}``: cProfile over calls for about S
-  seconds; answers the top functions by own time, as text.
+  seconds; answers the Python function calls per call and the top functions, as text.
 - ``{"op": "quit"}``.
 """
 
@@ -45,7 +45,9 @@ def _checksum(out):
     return total
 
 
-def _profile_text(fn, seconds: float, top: int = 14) -> str:
+def _profile(fn, seconds: float, top: int = 12) -> dict:
+    """cProfile over calls of fn for about `seconds`: Python function calls per call, and
+    the top functions by own time and by cumulative time, as text."""
     prof = cProfile.Profile()
     calls, t0 = 0, time.perf_counter()
     prof.enable()
@@ -53,20 +55,26 @@ def _profile_text(fn, seconds: float, top: int = 14) -> str:
         fn()
         calls += 1
     prof.disable()
-    buf = io.StringIO()
-    stats = pstats.Stats(prof, stream=buf)
-    stats.sort_stats("tottime").print_stats(top)
-    text = buf.getvalue()
-    # Shorten absolute paths to something a reader recognises.
+    stats = pstats.Stats(prof, stream=io.StringIO())
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    for prefix in sorted({os.path.join(root, "src") + os.sep, root + os.sep,
-                          *[p + os.sep for p in sys.path if "site-packages" in p]},
-                         key=len, reverse=True):
-        text = text.replace(prefix, "")
-    lines = [ln.rstrip() for ln in text.splitlines()]
-    start = next((i for i, ln in enumerate(lines) if "ncalls" in ln), 0)
-    header = f"{calls} calls profiled; top {top} functions by own time (tottime)"
-    return "\n".join([header] + [ln for ln in lines[start:] if ln])
+    prefixes = sorted({os.path.join(root, "src") + os.sep, root + os.sep,
+                       *[p + os.sep for p in sys.path if "site-packages" in p]},
+                      key=len, reverse=True)
+    sections = []
+    for key, title in (("tottime", "own time (tottime)"), ("cumulative", "cumulative time")):
+        buf = io.StringIO()
+        stats.stream = buf
+        stats.sort_stats(key).print_stats(top)
+        text = buf.getvalue()
+        for prefix in prefixes:         # shorten absolute paths
+            text = text.replace(prefix, "")
+        lines = [ln.rstrip() for ln in text.splitlines()]
+        start = next((i for i, ln in enumerate(lines) if "ncalls" in ln), len(lines))
+        sections.append(f"top {top} by {title}:\n" + "\n".join(ln for ln in lines[start:] if ln))
+    per_call = stats.total_calls / calls
+    text = (f"{calls} calls profiled, {per_call:.0f} Python function calls per call\n\n"
+            + "\n\n".join(sections))
+    return {"text": text, "calls_per_call": per_call}
 
 
 def main() -> None:
@@ -84,7 +92,7 @@ def main() -> None:
         import workloads  # noqa: F401  (fills the registry)
         from registry import REGISTRY
         setup = REGISTRY[wl_key].contenders[name]
-    except Exception:
+    except Exception:  # noqa: BLE001  (reported to run.py, which carries on)
         send({"error": traceback.format_exc(limit=4)})
         return
     send({"ready": True, "import_s": time.perf_counter() - t0})
@@ -111,8 +119,10 @@ def main() -> None:
                 first_s = time.perf_counter() - t
                 checksum = _checksum(out) if cmd.get("compare") else None
                 del out
-                # Warm-up (excluded from the samples): at least one more call.
-                per_call, warm, calls = math.inf, 0.0, 0
+                # Warm-up (excluded from the samples): at least one more call, unless
+                # the first call alone took longer than 5x the warm-up time.
+                per_call, warm = first_s, 0.0
+                calls = 1 if first_s > 5 * cmd["warmup_s"] else 0
                 while calls < 1 or warm < cmd["warmup_s"]:
                     t = time.perf_counter()
                     fn()
@@ -130,10 +140,10 @@ def main() -> None:
                     fn()
                 send({"t": (time.perf_counter() - t) / number})
             elif op == "profile":
-                send({"text": _profile_text(fns[case], cmd.get("seconds", 1.0))})
+                send(_profile(fns[case], cmd.get("seconds", 1.0)))
             else:
                 send({"error": f"unknown op {op!r}"})
-        except Exception:
+        except Exception:  # noqa: BLE001  (reported to run.py, which carries on)
             send({"error": traceback.format_exc(limit=6)})
 
 

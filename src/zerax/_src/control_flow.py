@@ -189,7 +189,7 @@ def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
             return (add(i, np.ones((), np.int64)), body_fun(i, val)), None
 
         (_, val), _ = scan(step, (np.asarray(lo, np.int64), init_val), None,
-                           length=max(hi - lo, 0), unroll=unroll)
+                           length=max(hi - lo, 0), unroll=1 if unroll is None else unroll)
         return val
     from .lax_numpy import asarray
     lo, hi = asarray(lower), asarray(upper)
@@ -210,8 +210,8 @@ def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
 
 def scan(f, init, xs=None, length=None, reverse=False, unroll=1):
     """``carry, y = f(carry, x)`` over the leading axis of ``xs``; returns the final
-    carry and the stacked ``y``s (JAX's semantics; ``unroll`` is accepted and the
-    compiled loop is left to LLVM).
+    carry and the stacked ``y``s (JAX's semantics).  The compiled loop is a real loop;
+    ``unroll=k`` puts k copies of the body in each iteration (``True``: all of them).
 
     >>> import zerax as zx, zerax.numpy as znp
     >>> carry, ys = zx.lax.scan(lambda c, x: (c + x, c * x), 0.0, znp.arange(4.0))
@@ -246,7 +246,9 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1):
         y_tree_box.append(y_tree)
         return nc_leaves, y_leaves
 
-    final, ys = scan_from_fn(body, [], c_leaves, x_leaves, n, reverse, fun_name(f))
+    final, ys = scan_from_fn(body, [], c_leaves, x_leaves, n, reverse, fun_name(f),
+                             unroll=1 if unroll in (None, False) else
+                             (n if unroll is True else int(unroll)))
     return tree.tree_unflatten(c_tree, final), tree.tree_unflatten(y_tree_box[-1], ys)
 
 

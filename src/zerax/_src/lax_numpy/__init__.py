@@ -1,24 +1,28 @@
 """The NumPy API composed from zerax primitives (no rules of its own).
 
-Submodules by concept: ufuncs (elementwise), creation, shape_ops, padding, reductions,
-statistics, indexing_ops, setops, linalg_ops.  Each defines ``__all__``; this package re-exports them.
+Submodules by concept: ufuncs (elementwise), creation, shape_ops, joining, padding,
+reductions, statistics, indexing_ops, index_tricks, setops, linalg_ops.  Each defines
+``__all__``; this package re-exports them.
 """
 
 from .ufuncs import *  # noqa: F401,F403
 from .creation import *  # noqa: F401,F403
 from .shape_ops import *  # noqa: F401,F403
+from .joining import *  # noqa: F401,F403
 from .padding import *  # noqa: F401,F403
 from .reductions import *  # noqa: F401,F403
 from .statistics import *  # noqa: F401,F403
 from .indexing_ops import *  # noqa: F401,F403
+from .index_tricks import *  # noqa: F401,F403
 from .setops import *  # noqa: F401,F403
 from .linalg_ops import *  # noqa: F401,F403
-from . import (ufuncs, creation, shape_ops, padding, reductions, statistics, indexing_ops,
-               setops, linalg_ops)
+from . import (ufuncs, creation, shape_ops, joining, padding, reductions, statistics,
+               indexing_ops, index_tricks, setops, linalg_ops)
 
-__all__ = sorted(set(ufuncs.__all__ + creation.__all__ + shape_ops.__all__ + padding.__all__
-                     + reductions.__all__ + statistics.__all__ + indexing_ops.__all__
-                     + setops.__all__ + linalg_ops.__all__))
+__all__ = sorted(set(ufuncs.__all__ + creation.__all__ + shape_ops.__all__ + joining.__all__
+                     + padding.__all__ + reductions.__all__ + statistics.__all__
+                     + indexing_ops.__all__ + index_tricks.__all__ + setops.__all__
+                     + linalg_ops.__all__))
 
 
 def _install_array_operators():

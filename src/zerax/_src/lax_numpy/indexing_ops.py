@@ -1,5 +1,6 @@
 """`zerax.numpy` indexing, searching, sorting and counting functions (the set functions
-``unique``, ``isin``, ... are in `setops`).
+``unique``, ``isin``, ... are in `setops`; ``ix_``, ``unravel_index``, ``tril_indices``,
+``fill_diagonal`` and the other index helpers in `index_tricks`).
 
 Composed from the gather/scatter/sort primitives (`ops.indexing`, `ops.index_update`,
 `ops.sort`).  Functions whose output shape depends on values (``nonzero`` without
@@ -34,8 +35,6 @@ __all__ = [
     "put_along_axis", "put", "choose", "select", "compress", "extract", "searchsorted",
     "digitize", "sort", "argsort", "lexsort", "partition", "argpartition", "bincount",
     "histogram",
-    "tril_indices", "triu_indices", "tril_indices_from", "triu_indices_from", "diag_indices",
-    "diag_indices_from", "ix_", "unravel_index", "ravel_multi_index", "fill_diagonal",
 ]
 
 _I64 = np.dtype(np.int64)
@@ -663,83 +662,7 @@ def histogram(a, bins=10, range=None, density=None, weights=None):  # noqa: A002
     return counts, edges
 
 
-# --------------------------------------------------------------------------- index helpers
-
-
-def _index_tuple(t):
-    return tuple(_wrap(np.asarray(i).astype(_I64)) for i in t)
-
-
-def tril_indices(n, k=0, m=None):
-    """Indices of the lower triangle of an ``(n, m)`` array."""
-    return _index_tuple(np.tril_indices(n, k, m))
-
-
-def triu_indices(n, k=0, m=None):
-    """Indices of the upper triangle of an ``(n, m)`` array."""
-    return _index_tuple(np.triu_indices(n, k, m))
-
-
-def _shape2d(arr, fname):
-    shape = np.shape(arr) if not isinstance(arr, (Array, Tracer)) else tuple(arr.shape)
-    if len(shape) != 2:
-        raise errors.ShapeError(f"zerax.numpy.{fname}: input array must be 2-d")
-    return shape
-
-
-def tril_indices_from(arr, k=0):
-    """Indices of the lower triangle of the 2-d ``arr``."""
-    n, m = _shape2d(arr, "tril_indices_from")
-    return tril_indices(n, k, m)
-
-
-def triu_indices_from(arr, k=0):
-    """Indices of the upper triangle of the 2-d ``arr``."""
-    n, m = _shape2d(arr, "triu_indices_from")
-    return triu_indices(n, k, m)
-
-
-def diag_indices(n, ndim=2):
-    """Indices of the main diagonal of an ``n``-sided ``ndim``-d array."""
-    return _index_tuple(np.diag_indices(n, ndim))
-
-
-def diag_indices_from(arr):
-    """Indices of the main diagonal of ``arr`` (all sides equal)."""
-    shape = np.shape(arr) if not isinstance(arr, (Array, Tracer)) else tuple(arr.shape)
-    if len(shape) < 2:
-        raise errors.ShapeError("zerax.numpy.diag_indices_from: input array must be at least 2-d")
-    if len(set(shape)) != 1:
-        raise errors.ShapeError("zerax.numpy.diag_indices_from: all dimensions of input must be "
-                                "of equal length")
-    return diag_indices(shape[0], len(shape))
-
-
-def ix_(*args):
-    """Open-mesh index arrays: the k-th of n 1-d sequences reshaped to have its length on
-    axis k (booleans become their nonzero indices)."""
-    out = []
-    nd = len(args)
-    for k, a in enumerate(args):
-        if isinstance(a, (list, tuple)) and len(a) == 0:
-            a = np.zeros((0,), _I64)
-        a = ensure_array(a, "ix_")
-        if a.ndim != 1:
-            raise errors.ShapeError("zerax.numpy.ix_: cross index must be 1 dimensional")
-        if np.dtype(a.dtype).kind == "b":
-            a = _wrap(np.nonzero(np.asarray(_concrete(a, "ix_")))[0].astype(_I64))
-        elif np.dtype(a.dtype).kind not in "iu":
-            raise errors.ZeraxTypeError("zerax.numpy.ix_: cross index must be integer or bool")
-        shp = [1] * nd
-        shp[k] = a.shape[0]
-        out.append(reshape(a, shp))
-    return tuple(out)
-
-
-def _shape_tuple(shape, fname):
-    if isinstance(shape, (int, np.integer)):
-        return (operator.index(shape),)
-    return tuple(operator.index(s) for s in shape)
+# --------------------------------------------------------------------------- flat indices
 
 
 def _unravel(flat, shape):
@@ -758,96 +681,16 @@ def _unravel(flat, shape):
     return out
 
 
-def unravel_index(indices, shape, order="C"):
-    """Flat indices -> a tuple of coordinate arrays for an array of ``shape``.
-
-    Concrete out-of-range indices raise like NumPy; traced ones are clipped (JAX).
-
-    >>> import zerax.numpy as znp
-    >>> znp.unravel_index([5, 7], (3, 4))
-    (Array([1, 1], dtype=int64), Array([1, 3], dtype=int64))
-    """
-    shape = _shape_tuple(shape, "unravel_index")
-    if order not in ("C", "F"):
-        raise _bad_value("zerax.numpy.unravel_index: order must be 'C' or 'F'")
-    idx = convert_element_type(_int_array(indices, "unravel_index"), _I64)
-    size = int(np.prod(shape, dtype=np.int64))
-    if is_concrete(idx):
-        v = np.asarray(concrete_value(idx))
-        bad = (v < 0) | (v >= size)
-        if bad.any():
-            raise errors.ShapeError(f"zerax.numpy.unravel_index: index {int(v[bad].flat[0])} is "
-                                    f"out of bounds for array with size {size}")
-    else:
-        idx = clamp(np.array(-size, _I64), idx, np.array(builtins.max(size - 1, 0), _I64))
-    if order == "F":
-        return tuple(reversed(_unravel(idx, shape[::-1])))
-    return tuple(_unravel(idx, shape))
+# The index helpers moved to `index_tricks` (which imports from this module, hence the
+# lazy look-up); ``indexing_ops.ix_`` and the like keep working.
+_MOVED_TO_INDEX_TRICKS = frozenset({
+    "tril_indices", "triu_indices", "tril_indices_from", "triu_indices_from", "diag_indices",
+    "diag_indices_from", "ix_", "unravel_index", "ravel_multi_index", "fill_diagonal",
+})
 
 
-def ravel_multi_index(multi_index, dims, mode="raise", order="C"):
-    """A tuple of coordinate arrays -> flat indices into an array of shape ``dims``."""
-    dims = _shape_tuple(dims, "ravel_multi_index")
-    multi_index = [_int_array(i, "ravel_multi_index") for i in multi_index]
-    if len(multi_index) != len(dims):
-        raise errors.ShapeError(f"zerax.numpy.ravel_multi_index: parameter multi_index must be "
-                                f"a sequence of length {len(dims)}")
-    modes = mode if isinstance(mode, (tuple, list)) else [mode] * len(dims)
-    shape = broadcast_shapes("ravel_multi_index", *[i.shape for i in multi_index])
-    coords = []
-    for i, n, m in zip(multi_index, dims, modes):
-        i = convert_element_type(i, _I64)
-        if m == "raise":
-            v = np.asarray(_concrete(i, "ravel_multi_index", "mode='raise' needs concrete "
-                                     "indices"))
-            if v.size and (v.min() < 0 or v.max() >= n):
-                raise errors.ShapeError("zerax.numpy.ravel_multi_index: invalid entry in "
-                                        "coordinates array")
-        elif m in ("wrap", "clip"):
-            i, _ = _mode_indices(i, n, m, "ravel_multi_index")
-        else:
-            raise _bad_value(f"zerax.numpy.ravel_multi_index: unknown mode {m!r}")
-        coords.append(_full_broadcast(_as_zx(i), shape))
-    order_dims = list(range(len(dims)))
-    if order == "F":
-        order_dims.reverse()
-    elif order != "C":
-        raise _bad_value("zerax.numpy.ravel_multi_index: order must be 'C' or 'F'")
-    out = None
-    for d in order_dims:
-        out = coords[d] if out is None else add(mul(out, np.array(dims[d], _I64)), coords[d])
-    return out if out is not None else _wrap(np.zeros(shape, _I64))
-
-
-def fill_diagonal(a, val, wrap=False, *, inplace=True):
-    """A copy of ``a`` with its main diagonal set to ``val`` (repeated as needed); zerax
-    arrays are immutable, so pass ``inplace=False`` (as in JAX)."""
-    if inplace:
-        raise errors.NotSupportedError(
-            "zerax.numpy.fill_diagonal: zerax arrays are immutable; pass inplace=False and use "
-            "the returned array")
-    a = ensure_array(a, "fill_diagonal")
-    if a.ndim < 2:
-        raise errors.ShapeError("zerax.numpy.fill_diagonal: array must be at least 2-d")
-    if a.ndim == 2:
-        step = a.shape[1] + 1
-        end = None if wrap else a.shape[1] * a.shape[1]
-    else:
-        if len(set(a.shape)) != 1:
-            raise errors.ShapeError("zerax.numpy.fill_diagonal: all dimensions of input must be "
-                                    "of equal length")
-        step = 1 + int(np.cumprod(a.shape[:-1]).sum())
-        end = None
-    size = int(np.prod(a.shape, dtype=np.int64))
-    pos = np.arange(size, dtype=_I64)[:end:step]
-    v = _ravel(ensure_array(val, "fill_diagonal"))
-    if pos.size == 0:
-        return a
-    if v.shape[0] == 0:
-        raise errors.ShapeError("zerax.numpy.fill_diagonal: val must not be empty")
-    if v.shape[0] != pos.size:
-        v = _ix.gather(v, [np.arange(pos.size, dtype=_I64) % v.shape[0]], [("a", 0)])
-    v = convert_element_type(v, a.dtype)
-    out = _upd.scatter(_ravel(a), v, [pos], [("a", 0)], "set", "clip")
-    return reshape(out, a.shape)
-
+def __getattr__(name):
+    if name in _MOVED_TO_INDEX_TRICKS:
+        from . import index_tricks
+        return getattr(index_tricks, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -467,3 +467,65 @@ class IndexUpdateHelper:
 
 __all__ = ["IndexUpdateHelper", "scatter", "scatter_p", "scatter_add_p", "scatter_mul_p",
            "scatter_min_p", "scatter_max_p"]
+
+
+# --------------------------------------------------------------------------- Numba lowering
+
+
+def _nb_complex_pick(kind, a, b) -> str:
+    """``np.maximum``/``np.minimum`` of complex scalars: lexicographic, NaN propagates."""
+    cmp, eq_cmp = (">", ">=") if kind == "max" else ("<", "<=")
+    return (f"({a} if ({a}.real != {a}.real or {a}.imag != {a}.imag or "
+            f"({a}.real {cmp} {b}.real and {a}.imag == {a}.imag and {b}.imag == {b}.imag) or "
+            f"({a}.real == {b}.real and {a}.imag {eq_cmp} {b}.imag)) else {b})")
+
+
+def _scatter_lower_numba(op):
+    """``out = x.copy()``, then one serial loop over the updates in C order (repeated
+    indices accumulate in that order, and for ``set`` the last one wins, as the impl)."""
+    kind = {"add": "sum", "mul": "prod", "min": "min", "max": "max"}.get(op)
+
+    def rule(ctx, eqn):
+        from .indexing import _nb_index_nest, _nb_index_status
+        from .reduce import _nb_combine
+        from .shape import _nb_array, _nb_ix, _nb_scalar
+        x, u, *idx = eqn.invars
+        (ov,) = eqn.outvars
+        indexer, mode = eqn.params["indexer"], eqn.params["mode"]
+        dtype = np.dtype(ov.aval.dtype)
+        ctx.emit(f"# {eqn.primitive.name} of {u.aval.str_short()} into "
+                 f"{x.aval.str_short()} (mode {mode})")
+        xn = _nb_array(ctx, x)
+        out = ctx.out(ov)
+        ctx.emit(f"{out} = np.copy({xn})")
+        checked = mode == "drop"
+        _, static_oob = _nb_index_status(x.aval.shape, indexer, checked)
+        if (int(np.prod(x.aval.shape, dtype=np.int64)) == 0 or
+                int(np.prod(u.aval.shape, dtype=np.int64)) == 0 or static_oob):
+            return
+        uval = _nb_scalar(ctx, u) if u.aval.shape == () else None
+        un = None if uval is not None else _nb_array(ctx, u)
+
+        def body(positions, oks, names):
+            dst = f"{out}[{_nb_ix(positions)}]"
+            val = uval if uval is not None else f"{un}[{_nb_ix(names)}]"
+            if op == "set":
+                new = val
+            elif dtype.kind == "c" and kind in ("min", "max"):
+                new = _nb_complex_pick(kind, dst, val)
+            else:
+                new = _nb_combine(kind, dtype, dst, val)
+            if oks:
+                ctx.emit(f"if {' and '.join(oks)}:")
+                ctx.emit(f"    {dst} = {new}")
+            else:
+                ctx.emit(f"{dst} = {new}")
+
+        _nb_index_nest(ctx, x.aval.shape, indexer, idx, checked=checked, parallel=False,
+                       body=body)
+
+    return rule
+
+
+for _op, _p in _SCATTERS.items():
+    _p.lower_numba = _scatter_lower_numba(_op)

@@ -28,7 +28,7 @@ def _split(args, num_consts, num_carry):
             list(args[num_consts + num_carry:]))
 
 
-def _scan_impl(*args, jaxpr, length, reverse, num_consts, num_carry):
+def _scan_impl(*args, jaxpr, length, reverse, num_consts, num_carry, unroll=1):
     consts, carry, xs = _split(args, num_consts, num_carry)
     y_avals = jaxpr.out_avals[num_carry:]
     ys = [np.empty((length,) + tuple(a.shape), a.dtype) for a in y_avals]
@@ -40,7 +40,7 @@ def _scan_impl(*args, jaxpr, length, reverse, num_consts, num_carry):
     return [np.asarray(c) for c in carry] + ys
 
 
-def _scan_abstract(*avals, jaxpr, length, reverse, num_consts, num_carry):
+def _scan_abstract(*avals, jaxpr, length, reverse, num_consts, num_carry, unroll=1):
     outs = jaxpr.out_avals
     return list(outs[:num_carry]) + [ShapedArray((length,) + tuple(a.shape), a.dtype)
                                      for a in outs[num_carry:]]
@@ -54,8 +54,9 @@ def _slice_aval(a):
     return ShapedArray(tuple(get_aval(a).shape[1:]), get_aval(a).dtype)
 
 
-def scan_from_fn(body, consts, init, xs, length, reverse=False, name="scan"):
-    """Trace ``body(consts, carry, x) -> (carry, ys)`` (flat lists) and bind scan_p."""
+def scan_from_fn(body, consts, init, xs, length, reverse=False, name="scan", unroll=1):
+    """Trace ``body(consts, carry, x) -> (carry, ys)`` (flat lists) and bind scan_p.
+    ``unroll``: copies of the body per iteration of the compiled loop."""
     nc, nk = len(consts), len(init)
     avals = [get_aval(c) for c in consts] + [get_aval(c) for c in init] + \
         [_slice_aval(x) for x in xs]
@@ -66,7 +67,8 @@ def scan_from_fn(body, consts, init, xs, length, reverse=False, name="scan"):
     closed = trace_to_jaxpr(flat, avals, name)
     jaxpr = convert_constvars(closed.jaxpr)
     outs = bind(scan_p, *closed.consts, *consts, *init, *xs, jaxpr=jaxpr, length=length,
-                reverse=reverse, num_consts=len(closed.consts) + nc, num_carry=nk)
+                reverse=reverse, num_consts=len(closed.consts) + nc, num_carry=nk,
+                unroll=max(1, int(unroll)))
     return outs[:nk], outs[nk:]
 
 
@@ -79,14 +81,14 @@ def _zeros(a):
     return np.zeros(a.shape, a.dtype)
 
 
-def _scan_jvp(primals, tangents, *, jaxpr, length, reverse, num_consts, num_carry):
+def _scan_jvp(primals, tangents, *, jaxpr, length, reverse, num_consts, num_carry, unroll=1):
     consts, init, xs = _split(primals, num_consts, num_carry)
     t_consts, t_init, t_xs = _split(tangents, num_consts, num_carry)
     nz_c = [type(t) is not Zero and _is_float(c) for t, c in zip(t_consts, consts)]
     nz_x = [type(t) is not Zero and _is_float(x) for t, x in zip(t_xs, xs)]
     any_in = any(nz_c) or any(nz_x) or any(type(t) is not Zero for t in t_init)
     params = dict(jaxpr=jaxpr, length=length, reverse=reverse, num_consts=num_consts,
-                  num_carry=num_carry)
+                  num_carry=num_carry, unroll=unroll)
     out_avals = _scan_abstract(*[get_aval(p) for p in primals], **params)
     if not any_in:
         return bind(scan_p, *primals, **params), [Zero(a) for a in out_avals]
@@ -133,7 +135,7 @@ def _scan_jvp(primals, tangents, *, jaxpr, length, reverse, num_consts, num_carr
     return list(final) + list(ys), t_carry_out + t_ys_out
 
 
-def _scan_transpose(cts, *args, jaxpr, length, reverse, num_consts, num_carry):
+def _scan_transpose(cts, *args, jaxpr, length, reverse, num_consts, num_carry, unroll=1):
     consts, init, xs = _split(args, num_consts, num_carry)
     lin_c = [is_undefined(c) for c in consts]
     lin_x = [is_undefined(x) for x in xs]
@@ -186,7 +188,7 @@ scan_p.jvp = _scan_jvp
 scan_p.transpose = _scan_transpose
 
 
-def _scan_batch(args, dims, *, jaxpr, length, reverse, num_consts, num_carry):
+def _scan_batch(args, dims, *, jaxpr, length, reverse, num_consts, num_carry, unroll=1):
     from ..batching import batch_size_of, bdim_at_front, moveaxis, vmap
     size = batch_size_of(args, dims)
     consts, init, xs = _split(args, num_consts, num_carry)
@@ -263,14 +265,28 @@ def _scan_lower_numba(ctx, eqn):
         name = ctx.fresh("ys")
         ctx.emit(f"{name} = np.empty({tuple(v.aval.shape)!r}, {dtype_name(v.aval.dtype)})")
         ys.append(name)
+    u = max(1, min(int(p.get("unroll", 1)), length or 1))
     it, ix = ctx.fresh("it"), ctx.fresh("ix")
-    with ctx.serial_loop(it, length):
-        ctx.emit(f"{ix} = {length - 1} - {it}" if p["reverse"] else f"{ix} = {it}")
+
+    def one_step(step_index):
+        ctx.emit(f"{ix} = {length - 1} - ({step_index})" if p["reverse"]
+                 else f"{ix} = {step_index}")
         x_refs = [slice_ref(ctx, ctx.name(x), ix, x.aval) for x in xs]
         outs = lower_jaxpr_body(ctx, jaxpr, [ctx.ref(c) for c in consts] + carries + x_refs)
         for name, ref, aval in zip(ys, outs[nk:], jaxpr.out_avals[nk:]):
             ctx.emit(f"{name}[{ix}] = {ctx.text(ref, aval.shape == ())}")
         update_carries(ctx, carry_avals, carries, outs[:nk])
+
+    main = length - length % u
+    if u > 1:
+        ctx.emit(f"# unrolled {u} times")
+    ctx.emit(f"for {it} in range(0, {main}, {u}):")
+    with ctx.block():
+        for j in range(u):
+            one_step(f"{it} + {j}" if j else it)
+    if main < length:
+        with ctx.serial_loop(it, f"{main}, {length}"):
+            one_step(it)
     for v, ref in zip(eqn.outvars[:nk], carries):
         ctx.bind_name(v, ref)
     for v, name in zip(eqn.outvars[nk:], ys):

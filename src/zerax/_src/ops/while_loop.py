@@ -379,75 +379,97 @@ def _lin_lower_numba(ctx, eqn):
 
 
 def _transpose_lower_numba(ctx, eqn):
-    """Reverse mode: rerun the loop recording every carry in a growable buffer (its
-    capacity doubles when full), then run the transposed body backwards over it."""
+    """Reverse mode: rerun the loop recording every k-th carry in a growable buffer
+    (its capacity doubles when full), then, segment by segment from the last,
+    recompute the segment's carries and run the transposed body backwards over them."""
     from ..backends.numba.codegen import dtype_name, inline_closed, lower_jaxpr_body
     from ..backends.numba.loops import slice_ref, start_carries, update_carries
     p = eqn.params
     body, cond = p["body_jaxpr"], p["cond_jaxpr"]
+    k = max(1, int(p["checkpoint_every"]))
     n_carry = len(body.outvars)
     cc, bc, rest = _split(eqn.invars, p["cond_nconsts"], p["body_nconsts"])
     init, cts = rest[:n_carry], rest[n_carry:]
     avals = body.out_avals
-    ctx.emit("# while_loop, reverse mode: forward pass recording the carries")
+    bc_refs = [ctx.ref(c) for c in bc]
+
+    def alloc(size, prefix):
+        names = []
+        for a in avals:
+            b = ctx.fresh(prefix)
+            ctx.emit(f"{b} = np.empty(({size},) + {tuple(a.shape)!r}, {dtype_name(a.dtype)})")
+            names.append(b)
+        return names
+
+    def store(bufs, index, refs):
+        for b, ref, a in zip(bufs, refs, avals):
+            ctx.emit(f"{b}[{index}] = {ctx.text(ref, a.shape == ())}")
+
+    ctx.emit(f"# while_loop, reverse mode: forward pass keeping every {k}-th carry")
     carries = start_carries(ctx, avals, [ctx.ref(a) for a in init])
     cap, n = ctx.fresh("cap"), ctx.fresh("steps")
     ctx.emit(f"{cap} = 16")
     ctx.emit(f"{n} = 0")
-    bufs = []
-    for a in avals:
-        b = ctx.fresh("buf")
-        ctx.emit(f"{b} = np.empty(({cap},) + {tuple(a.shape)!r}, {dtype_name(a.dtype)})")
-        bufs.append(b)
+    bufs = alloc(cap, "buf")
     ctx.emit("while True:")
     with ctx.block():
         (pred,) = lower_jaxpr_body(ctx, cond, [ctx.ref(c) for c in cc] + carries)
         ctx.emit(f"if not {ctx.text(pred, True)}:")
         with ctx.block():
             ctx.emit("break")
-        ctx.emit(f"if {n} == {cap}:")
+        ctx.emit(f"if {n} % {k} == 0:")
         with ctx.block():
-            for b, a in zip(bufs, avals):
-                t = ctx.fresh("grown")
-                ctx.emit(f"{t} = np.empty((2 * {cap},) + {tuple(a.shape)!r}, "
-                         f"{dtype_name(a.dtype)})")
-                ctx.emit(f"{t}[:{cap}] = {b}")
-                ctx.emit(f"{b} = {t}")
-            ctx.emit(f"{cap} = 2 * {cap}")
-        for b, ref, a in zip(bufs, carries, avals):
-            ctx.emit(f"{b}[{n}] = {ctx.text(ref, a.shape == ())}")
-        outs = lower_jaxpr_body(ctx, body, [ctx.ref(c) for c in bc] + carries)
+            ctx.emit(f"if {n} // {k} == {cap}:")
+            with ctx.block():
+                for b, a in zip(bufs, avals):
+                    t = ctx.fresh("grown")
+                    ctx.emit(f"{t} = np.empty((2 * {cap},) + {tuple(a.shape)!r}, "
+                             f"{dtype_name(a.dtype)})")
+                    ctx.emit(f"{t}[:{cap}] = {b}")
+                    ctx.emit(f"{b} = {t}")
+                ctx.emit(f"{cap} = 2 * {cap}")
+            store(bufs, f"{n} // {k}", carries)
+        outs = lower_jaxpr_body(ctx, body, bc_refs + carries)
         update_carries(ctx, avals, carries, outs)
         ctx.emit(f"{n} += 1")
-    ctx.emit("# backward pass over the recorded carries")
+    ctx.emit("# backward pass, segment by segment")
     bwd = _bwd_program(body, p["body_nconsts"], p["nz_bc"], p["fc"],
                        [a.aval for a in bc], list(avals))
     acc_avals = [a.aval for a, m in zip(bc, p["nz_bc"]) if m]
     ct_avals = [a for a, f in zip(avals, p["fc"]) if f]
-    acc = start_carries(ctx, acc_avals, [("literal", "0")] * len(acc_avals), "acc") \
-        if all(a.shape == () for a in acc_avals) else None
-    if acc is None:
-        acc = []
-        for a in acc_avals:
-            name = ctx.fresh("acc")
-            if a.shape == ():
-                ctx.emit(f"{name} = {dtype_name(a.dtype)}(0)")
-                acc.append(("scalar", name))
-            else:
-                ctx.emit(f"{name} = np.zeros({tuple(a.shape)!r}, {dtype_name(a.dtype)})")
-                acc.append(("array", name))
+    acc = []
+    for a in acc_avals:
+        name = ctx.fresh("acc")
+        if a.shape == ():
+            ctx.emit(f"{name} = {dtype_name(a.dtype)}(0)")
+            acc.append(("scalar", name))
+        else:
+            ctx.emit(f"{name} = np.zeros({tuple(a.shape)!r}, {dtype_name(a.dtype)})")
+            acc.append(("array", name))
     ct = start_carries(ctx, ct_avals, [ctx.ref(c) for c in cts], "ct")
-    it = ctx.fresh("k")
-    ctx.emit(f"for {it} in range({n} - 1, -1, -1):")
+    seg_bufs = alloc(k, "seg")
+    seg, count, j = ctx.fresh("segment"), ctx.fresh("count"), ctx.fresh("j")
+    ctx.emit(f"for {seg} in range(({n} + {k} - 1) // {k} - 1, -1, -1):")
     with ctx.block():
-        carry_refs = [slice_ref(ctx, b, it, _stacked(a)) for b, a in zip(bufs, avals)]
-        d = inline_closed(ctx, bwd, [ctx.ref(c) for c in bc] + carry_refs + ct)
-        sums = []
-        for ref, dref, a in zip(acc, d[:len(acc)], acc_avals):
-            scalar = a.shape == ()
-            sums.append(("scalar" if scalar else "array",
-                         f"{ctx.text(ref, scalar)} + {ctx.text(dref, scalar)}"))
-        update_carries(ctx, acc_avals + ct_avals, acc + ct, sums + list(d[len(acc):]))
+        ctx.emit(f"{count} = min({k}, {n} - {seg} * {k})")
+        # recompute the segment's carries from its checkpoint
+        first = [slice_ref(ctx, b, seg, _stacked(a)) for b, a in zip(bufs, avals)]
+        store(seg_bufs, 0, first)
+        ctx.emit(f"for {j} in range(1, {count}):")
+        with ctx.block():
+            prev = [slice_ref(ctx, b, f"{j} - 1", _stacked(a)) for b, a in zip(seg_bufs, avals)]
+            outs = lower_jaxpr_body(ctx, body, bc_refs + prev)
+            store(seg_bufs, j, outs)
+        ctx.emit(f"for {j} in range({count} - 1, -1, -1):")
+        with ctx.block():
+            carry_refs = [slice_ref(ctx, b, j, _stacked(a)) for b, a in zip(seg_bufs, avals)]
+            d = inline_closed(ctx, bwd, bc_refs + carry_refs + ct)
+            sums = []
+            for ref, dref, a in zip(acc, d[:len(acc)], acc_avals):
+                scalar = a.shape == ()
+                sums.append(("scalar" if scalar else "array",
+                             f"{ctx.text(ref, scalar)} + {ctx.text(dref, scalar)}"))
+            update_carries(ctx, acc_avals + ct_avals, acc + ct, sums + list(d[len(acc):]))
     for v, ref in zip(eqn.outvars, acc + ct):
         ctx.bind_name(v, ref)
 
