@@ -357,6 +357,12 @@ def headline_rows(all_res: dict) -> list[str]:
     return rows
 
 
+def _rounds_text(all_res: dict) -> str:
+    used = {c["rounds"] for r in all_res.values() for c in r["cases"].values()}
+    return "?" if not used else (f"{min(used)}" if len(used) == 1
+                                 else f"{min(used)} to {max(used)}")
+
+
 def write_markdown(path: str, all_res: dict, total_s: float, chart: str | None,
                    opts) -> str:
     now = _dt.datetime.now().strftime("%Y-%m-%d %H:%M")
@@ -379,8 +385,8 @@ def write_markdown(path: str, all_res: dict, total_s: float, chart: str | None,
         "a contender builds its inputs, its first call is timed separately (*first call*: "
         "compile, trace and first-use costs), then it warms up (excluded) and calibrates "
         f"how many calls make one sample (at least {opts.min_sample * 1e3:.0f} ms). "
-        "Samples then alternate between the contenders, A B C A B C ..., for 5 to 9 "
-        "rounds. Tables give the median per-call time; *zerax / X* is the median over "
+        "Samples then alternate between the contenders, A B C A B C ..., for "
+        f"{_rounds_text(all_res)} rounds. Tables give the median per-call time; *zerax / X* is the median over "
         "rounds of the per-round ratio (below 1: zerax is faster). Min and max are in "
         "the detail tables. A target is met when that ratio is at most the limit. "
         "The machine has 2 cores and may be shared with other work, so treat differences "

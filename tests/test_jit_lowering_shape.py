@@ -72,19 +72,15 @@ def shape_program(x, s0, s1, s2):
         lax.broadcast_in_dim(x, (2, 3, 4, 5), (1, 2, 3)),
         lax.broadcast_in_dim(col, (3, 6, 5, 2), (0, 1, 2)),
         lax.reshape(x, (5, 12)),
-        lax.reshape(x, (60,)),
         lax.transpose(x, (2, 0, 1)),
-        lax.transpose(x, (1, 0, 2)),
         lax.squeeze(lax.reshape(x, (3, 1, 4, 5)), (1,)),
-        lax.concatenate([x, x, lax.slice(x, (0, 0, 0), (3, 4, 2))], 2),
-        lax.concatenate([col, x], 1),
+        lax.concatenate([x, col, lax.slice(x, (0, 0, 0), (3, 2, 5))], 1),
         lax.slice(x, (1, 0, 1), (3, 4, 5), (1, 3, 2)),
         lax.pad(x, pv, ((1, -1, 1), (-2, 3, 0), (0, 0, 2))),
         lax.pad(x, pv, ((-1, 0, 0), (0, -2, 0), (-1, -1, 0))),  # a pure crop
         lax.pad(x, pv, ((-3, -2, 2), (2, 2, 1), (-4, 1, 0))),
         lax.rev(x, (0, 2)),
         lax.iota(np.int32, (3, 4), 1),
-        lax.iota(x.dtype, (2, 5), 0),
         lax.dynamic_slice(x, (s0, s1, s2), (2, 3, 2)),
         lax.dynamic_slice(x, (1, -5, 100), (2, 2, 2)),  # literal starts, clamped
         lax.dynamic_update_slice(x, lax.rev(lax.slice(x, (0, 0, 0), (2, 2, 3)), (1,)),
@@ -93,34 +89,49 @@ def shape_program(x, s0, s1, s2):
     ]
 
 
+def small_shape_program(x, s):
+    """The rules whose code depends on the dtype (fill values, casts, start indices)."""
+    return [
+        lax.pad(x, np.ones((), x.dtype), ((1, -1, 1), (0, 1, 0))),
+        lax.iota(x.dtype, (2, 3), 0),
+        lax.dynamic_update_slice(x, lax.transpose(lax.slice(x, (0, 0), (2, 2)), (1, 0)), (s, s)),
+        lax.concatenate([x, lax.broadcast_in_dim(lax.reshape(lax.slice(x, (0, 0), (1, 1)), ()),
+                                                 (3, 2), ())], 1),
+    ]
+
+
 starts = st.tuples(st.integers(-6, 6).map(np.int32), st.integers(-6, 6).map(np.int64),
                    st.integers(0, 255).map(np.uint8))
 
 
-@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
 @SETTINGS
 @given(data=st.data())
-def test_shape_ops(dtype, data):
-    x = data.draw(hnp.arrays(dtype, SHAPE, elements=elements(dtype)))
+def test_shape_ops(data):
+    x = data.draw(hnp.arrays(np.float64, SHAPE, elements=elements(np.float64)))
     check_jit(shape_program, x, *data.draw(starts))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int32, np.bool_], ids=lambda d: np.dtype(d).name)
+@SETTINGS
+@given(data=st.data())
+def test_shape_ops_dtypes(dtype, data):
+    x = data.draw(hnp.arrays(dtype, (3, 4), elements=elements(dtype)))
+    check_jit(small_shape_program, x, np.uint8(data.draw(st.integers(0, 4))))
 
 
 def scalar_program(x, s):
     """0-d operands and results (held as scalars by the backend)."""
     y = lax.reshape(x, (1, 1))
-    v = lax.concatenate([lax.reshape(x, (1,)), lax.reshape(x, (1,))], 0)
+    v = lax.concatenate([lax.reshape(x, (1,)), lax.reshape(x * 2.0, (1,))], 0)
     return [
         lax.broadcast_in_dim(x, (2, 3), ()),
-        y,
         lax.reshape(y, ()),
         lax.squeeze(y, (0, 1)),
-        lax.reduce_sum(x, (0,)), lax.reduce_max(x, (0,)), lax.reduce_min(x, (0,)),
-        lax.reduce_prod(x, (0,)),
-        lax.reduce_sum(v, (0,)), lax.reduce_max(y, (0, 1)),
-        lax.argmax(v, 0, np.int32), lax.argmin(v, 0),
-        lax.cumsum(v, 0), lax.cummax(v, 0, reverse=True),
+        lax.reduce_max(x, (0,)),
+        lax.reduce_sum(v, (0,)),
+        lax.argmax(v, 0, np.int32),
+        lax.cumsum(v, 0, reverse=True),
         lax.dynamic_slice(x, (), ()),
-        lax.dynamic_update_slice(x, lax.reshape(y, ()), ()),
         lax.reshape(lax.dynamic_slice(v, (s,), (1,)), ()),
         lax.dynamic_update_slice(v, lax.reshape(x, (1,)), (s,)),
         lax.pad(lax.reshape(x, (1,)), x, ((1, 2, 0),)),
@@ -128,11 +139,10 @@ def scalar_program(x, s):
     ]
 
 
-@pytest.mark.parametrize("dtype", [np.float64, np.int32], ids=lambda d: np.dtype(d).name)
 @SETTINGS
 @given(data=st.data())
-def test_zero_dimensional(dtype, data):
-    x = data.draw(hnp.arrays(dtype, (), elements=elements(dtype)))
+def test_zero_dimensional(data):
+    x = data.draw(hnp.arrays(np.float64, (), elements=elements(np.float64)))
     s = np.int64(data.draw(st.integers(-2, 3)))
     check_jit(scalar_program, x, s)
 
@@ -140,20 +150,16 @@ def test_zero_dimensional(dtype, data):
 def empty_program(x):  # x has shape (0, 3)
     pv = np.zeros((), x.dtype)
     return [
-        lax.reduce_sum(x, (0,)), lax.reduce_max(x, (0,)), lax.reduce_min(x, (0,)),
-        lax.reduce_prod(x, (0,)), lax.reduce_sum(x, (1,)), lax.reduce_max(x, (0, 1)),
-        lax.reduce_min(x, (0, 1)), lax.argmax(x, 1), lax.cumsum(x, 0),
-        lax.cummax(x, 1, reverse=True), lax.concatenate([x, x], 0),
-        lax.pad(x, pv, ((1, 1, 2), (0, -1, 1))), lax.transpose(x, (1, 0)),
-        lax.reshape(x, (3, 0)), lax.slice(x, (0, 1), (0, 3)), lax.rev(x, (0,)),
+        lax.reduce_sum(x, (0,)), lax.reduce_max(x, (0,)), lax.reduce_min(x, (0, 1)),
+        lax.reduce_prod(x, (0,)), lax.reduce_sum(x, (1,)), lax.argmax(x, 1), lax.cumsum(x, 0),
+        lax.concatenate([x, x], 0), lax.pad(x, pv, ((1, 1, 2), (0, -1, 1))),
+        lax.transpose(x, (1, 0)), lax.reshape(x, (3, 0)), lax.slice(x, (0, 1), (0, 3)),
         lax.broadcast_in_dim(x, (2, 0, 3), (1, 2)), lax.dynamic_slice(x, (0, 1), (0, 2)),
         lax.iota(np.int32, (0, 4), 1),
-        lax.concatenate([lax.reduce_sum(x, (0,)), lax.reduce_sum(x, (1,))], 0),
     ]
 
 
-@pytest.mark.parametrize("dtype", [np.float64, np.int32, np.bool_],
-                         ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("dtype", [np.float64, np.int32], ids=lambda d: np.dtype(d).name)
 def test_empty_arrays(dtype):
     check_jit(empty_program, np.zeros((0, 3), dtype))
 
@@ -162,42 +168,53 @@ def test_empty_arrays(dtype):
 
 
 def reduce_program(x, w):
-    """x: (3, 4, 5); w: (2, 37) (rows long enough for pairwise summation)."""
+    """x: (3, 4, 5); w: (2, 37) (rows long enough for pairwise summation).  Each kind is
+    lowered three ways: trailing axes (a row per output), other axes (memory order),
+    and everything (a scalar)."""
     outs = []
-    for axes in [(0,), (1,), (2,), (0, 2), (1, 2), (0, 1, 2), (0, 1)]:
+    for axes in [(1, 2), (0,), (0, 1, 2)]:
         outs += [lax.reduce_sum(x, axes), lax.reduce_max(x, axes), lax.reduce_min(x, axes),
                  lax.reduce_prod(x, axes)]
-    outs += [lax.reduce_max(x, ()), lax.reduce_sum(w, (1,)), lax.reduce_sum(w, (0, 1)),
-             lax.reduce_sum(w, (0,))]
-    for axis in range(3):
-        outs += [lax.argmax(x, axis), lax.argmin(x, axis, np.int32)]
-        for reverse in (False, True):
-            outs += [lax.cumsum(x, axis, reverse), lax.cumprod(x, axis, reverse),
-                     lax.cummax(x, axis, reverse), lax.cummin(x, axis, reverse)]
+    outs += [lax.reduce_sum(w, (1,)), lax.reduce_sum(w, (0, 1)),
+             lax.argmax(x, 2), lax.argmin(x, 1, np.int32),
+             lax.cumsum(x, 1, reverse=True), lax.cumprod(x, 0), lax.cummax(x, 2, reverse=True),
+             lax.cummin(x, 0, reverse=True)]
     return outs
 
 
-@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
+def small_reduce_program(x):
+    return [lax.reduce_sum(x, (1,)), lax.reduce_max(x, (0,)), lax.reduce_min(x, (0, 1)),
+            lax.reduce_prod(x, (1,)), lax.argmax(x, 0), lax.argmin(x, 1), lax.cumsum(x, 0),
+            lax.cummax(x, 1, reverse=True), lax.cumprod(x, 1)]
+
+
 @SETTINGS
 @given(data=st.data())
-def test_reductions(dtype, data):
-    x = data.draw(hnp.arrays(dtype, SHAPE, elements=elements(dtype)))
-    w = data.draw(hnp.arrays(dtype, (2, 37), elements=elements(dtype, special=False)))
+def test_reductions(data):
+    x = data.draw(hnp.arrays(np.float64, SHAPE, elements=elements(np.float64)))
+    w = data.draw(hnp.arrays(np.float64, (2, 37), elements=elements(np.float64, special=False)))
     check_jit(reduce_program, x, w)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int32, np.bool_], ids=lambda d: np.dtype(d).name)
+@SETTINGS
+@given(data=st.data())
+def test_reductions_dtypes(dtype, data):
+    x = data.draw(hnp.arrays(dtype, (4, 17), elements=elements(dtype)))
+    check_jit(small_reduce_program, x)
 
 
 def test_argmax_first_nan_and_ties():
     x = np.array([[1.0, 3.0, 3.0, np.nan, 5.0, np.nan],
                   [2.0, 2.0, -1.0, -1.0, 0.0, 0.0],
-                  [np.nan, 1.0, 2.0, 3.0, 4.0, 5.0]])
+                  [np.nan, 1.0, 2.0, 3.0, 4.0, np.nan]])
 
     def f(x):
-        return [lax.argmax(x, 1), lax.argmin(x, 1), lax.argmax(x, 0), lax.argmin(x, 0),
-                lax.cummax(x, 1), lax.cummin(x, 0, reverse=True), lax.reduce_max(x, (1,))]
+        return [lax.argmax(x, 1), lax.argmin(x, 0)]
     out = zx.jit(f)(x)
     assert_same(out, f(x))
-    np.testing.assert_array_equal(out[0], np.argmax(x, axis=1))  # a known answer: [3, 0, 0]
-    np.testing.assert_array_equal(out[0], [3, 0, 0])
+    np.testing.assert_array_equal(out[0], [3, 0, 0])  # the first NaN, the first maximum
+    np.testing.assert_array_equal(out[1], [2, 2, 1, 0, 1, 0])
 
 
 def test_argmax_of_empty_axis_raises():

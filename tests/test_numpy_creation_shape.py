@@ -1,5 +1,6 @@
 """zerax.numpy creation and shape functions against NumPy 2: values, dtypes, errors,
-derivatives (check_grads) and tracing (make_jaxpr)."""
+derivatives (check_grads) and tracing (make_jaxpr).  Joining and splitting are tested in
+test_numpy_joining.py, pad in test_numpy_padding.py."""
 
 import numpy as np
 import pytest
@@ -422,143 +423,6 @@ def test_atleast_and_queries(x):
         assert znp.size(x, ax) == np.size(x, ax)
     assert znp.shape(3.0) == () and znp.shape([[1, 2]]) == (1, 2)
 
-# --------------------------------------------------------------------------- joining
-
-
-@st.composite
-def joinable(draw, min_n=1, max_n=4, stack=False):
-    shape = draw(small_shapes(min_dims=0 if stack else 1, max_dims=3))
-    axis = draw(st.integers(-len(shape) - (1 if stack else 0),
-                            max(len(shape) - (0 if stack else 1), 0))) if shape or stack else 0
-    n = draw(st.integers(min_n, max_n))
-    xs = []
-    for _ in range(n):
-        s = list(shape)
-        if not stack and s:
-            s[axis] = draw(st.integers(0, 3))
-        xs.append(draw(arrays(shape=tuple(s))))
-    return xs, axis
-
-
-@SETTINGS
-@given(joinable())
-def test_concatenate(args):
-    xs, axis = args
-    assert_same(znp.concatenate(xs, axis), np.concatenate(xs, axis))
-    assert_same(znp.concat(xs, axis=axis), np.concat(xs, axis=axis))
-    assert_same(znp.concatenate(xs, axis=None), np.concatenate(xs, axis=None))
-    assert_same(znp.concatenate([znp.array(x) for x in xs], axis, dtype=np.float64),
-                np.concatenate(xs, axis, dtype=np.float64))
-
-
-@SETTINGS
-@given(joinable(stack=True))
-def test_stack_family(args):
-    xs, axis = args
-    assert_same(znp.stack(xs, axis), np.stack(xs, axis))
-    for name in ("vstack", "hstack", "dstack", "column_stack"):
-        try:
-            want = getattr(np, name)(xs)
-        except ValueError:
-            with pytest.raises(errors.ShapeError):
-                getattr(znp, name)(xs)
-        else:
-            assert_same(getattr(znp, name)(xs), want)
-    if xs[0].ndim:
-        assert_same(znp.unstack(xs[0], axis=axis % xs[0].ndim),
-                    np.unstack(xs[0], axis=axis % xs[0].ndim))
-
-
-def test_join_errors_and_promotion():
-    with pytest.raises(errors.ShapeError):
-        znp.concatenate([znp.ones((2, 3)), znp.ones((3, 2))])
-    with pytest.raises(errors.ShapeError):
-        znp.concatenate([znp.ones(2), znp.ones((1, 2))])
-    with pytest.raises(errors.ShapeError):
-        znp.concatenate([1.0, 2.0])
-    with pytest.raises(errors.ShapeError):
-        znp.concatenate([])
-    with pytest.raises(errors.ShapeError):
-        znp.stack([znp.ones(2), znp.ones(3)])
-    with pytest.raises(errors.ZeraxTypeError):
-        znp.concatenate([znp.ones(2), znp.ones(2)], dtype=np.int32)
-    with pytest.raises(errors.NotSupportedError):
-        znp.concatenate([znp.ones(2)], out=np.ones(2))
-    xs = [np.int32([1, 2]), [3.5], np.uint8([4])]
-    assert_same(znp.concatenate(xs), np.concatenate(xs))
-    assert_same(znp.concatenate(np.ones((2, 3))), np.concatenate(np.ones((2, 3))))
-
-
-@SETTINGS
-@given(arrays(min_dims=1, max_dims=3), arrays(min_dims=0, max_dims=3), st.data())
-def test_append(x, v, data):
-    assert_same(znp.append(x, v), np.append(x, v))
-    axis = data.draw(st.integers(-x.ndim, x.ndim - 1))
-    same = x.copy()
-    assert_same(znp.append(x, same, axis=axis), np.append(x, same, axis=axis))
-
-
-def test_block():
-    a, b = np.eye(2), np.arange(2.0)
-    c = np.int32([[7]])
-    cases = [[a, a], [[a, a], [a, a]], [[a], [b.reshape(1, 2)]], [b, 3.0], 5.0,
-             [[c, np.int32([[1, 2]])], [np.ones((1, 3), np.float32)]]]
-    for case in cases:
-        assert_same(znp.block(case), np.block(case))
-    with pytest.raises(errors.ShapeError):
-        znp.block([[a], a])
-    with pytest.raises(errors.ZeraxTypeError):
-        znp.block((a, a))
-
-# --------------------------------------------------------------------------- splitting
-
-
-@SETTINGS
-@given(arrays(min_dims=1, max_dims=3, max_side=6), st.data())
-def test_split(x, data):
-    axis = data.draw(st.integers(-x.ndim, x.ndim - 1))
-    n = x.shape[axis]
-    secs = data.draw(st.integers(1, 5))
-    assert_same(znp.array_split(x, secs, axis), np.array_split(x, secs, axis))
-    if n % secs == 0:
-        assert_same(znp.split(x, secs, axis), np.split(x, secs, axis))
-    else:
-        with pytest.raises(errors.ShapeError):
-            znp.split(x, secs, axis)
-    idx = data.draw(st.lists(st.integers(-n - 2, n + 2), max_size=4))
-    assert_same(znp.split(x, idx, axis), np.split(x, idx, axis))
-    assert_same(znp.array_split(x, np.array(idx, dtype=np.int64), axis),
-                np.array_split(x, np.array(idx, dtype=np.int64), axis))
-    for name, min_nd in (("hsplit", 1), ("vsplit", 2), ("dsplit", 3)):
-        if x.ndim < min_nd:
-            with pytest.raises(errors.ShapeError):
-                getattr(znp, name)(x, 1)
-        else:
-            assert_same(getattr(znp, name)(x, [1]), getattr(np, name)(x, [1]))
-
-
-@SETTINGS
-@given(arrays(min_dims=1, max_dims=3, max_side=5), st.data())
-def test_delete_insert(x, data):
-    axis = data.draw(st.one_of(st.none(), st.integers(-x.ndim, x.ndim - 1)))
-    n = x.size if axis is None else x.shape[axis]
-    obj = data.draw(st.one_of(
-        st.integers(-n, n - 1) if n else st.just([]),
-        st.lists(st.integers(-n, n - 1), max_size=3) if n else st.just([]),
-        st.builds(slice, st.integers(-3, 3), st.integers(-3, 3), st.sampled_from([1, 2, -1]))))
-    assert_same(znp.delete(x, obj, axis), np.delete(x, obj, axis))
-    if isinstance(obj, slice):
-        obj = obj.indices(n)[0] if n else 0
-    ins = data.draw(st.one_of(st.integers(-n, n), st.lists(st.integers(-n, n), max_size=3)))
-    vals = data.draw(st.sampled_from([5, [1, 2], [[3]]]))
-    try:
-        want = np.insert(x, ins, vals, axis)
-    except ValueError:
-        with pytest.raises(errors.ShapeError):
-            znp.insert(x, ins, vals, axis)
-    else:
-        assert_same(znp.insert(x, ins, vals, axis), want)
-
 # --------------------------------------------------------------------------- tile, repeat
 
 
@@ -665,89 +529,6 @@ def test_broadcast_errors():
         znp.broadcast_shapes((2,), (3,))
     assert_same(znp.broadcast_to(2.0, 3), np.broadcast_to(2.0, 3))
 
-# --------------------------------------------------------------------------- pad
-
-
-@st.composite
-def pad_widths(draw, ndim):
-    kind = draw(st.integers(0, 3))
-    w = st.integers(0, 5)
-    if kind == 0:
-        return draw(w)
-    if kind == 1:
-        return (draw(w), draw(w))
-    if kind == 2:
-        return ((draw(w), draw(w)),)
-    return tuple((draw(w), draw(w)) for _ in range(ndim))
-
-
-@SETTINGS
-@given(arrays(max_dims=3, max_side=4), st.data())
-def test_pad_modes(x, data):
-    width = data.draw(pad_widths(x.ndim))
-    for mode in ("edge", "reflect", "symmetric", "wrap", "maximum", "minimum", "mean",
-                 "linear_ramp"):
-        try:
-            with np.errstate(all="ignore"):
-                want = np.pad(x, width, mode=mode)
-        except TypeError:  # a pad width NumPy refuses (e.g. an empty tuple)
-            with pytest.raises(errors.ZeraxTypeError):
-                znp.pad(x, width, mode=mode)
-            return
-        except ValueError:  # e.g. extending an empty axis
-            with pytest.raises(errors.ShapeError):
-                znp.pad(x, width, mode=mode)
-            continue
-        exact = mode not in ("mean", "linear_ramp") or x.dtype.kind not in "f"
-        if mode in ("mean", "linear_ramp") and x.dtype.kind in "iub":
-            if x.dtype.kind == "b":
-                continue
-            got = znp.pad(x, width, mode=mode)
-            assert got.dtype == want.dtype and got.shape == want.shape
-            assert np.max(np.abs(np.asarray(got, float) - want), initial=0) <= 1
-            continue
-        assert_same(znp.pad(x, width, mode=mode), want, exact=exact,
-                    rtol=1e-5 if x.dtype == np.float32 else 1e-12)
-    cv = data.draw(st.sampled_from([0, 3, (1, 2), ((1, 2),), None]))
-    if cv is None:
-        cv = tuple((i, -i) for i in range(x.ndim)) if x.ndim else 4
-    if x.dtype.kind == "u":
-        cv = np.abs(np.array(cv)).tolist()
-    assert_same(znp.pad(x, width, constant_values=cv), np.pad(x, width, constant_values=cv))
-    stat = data.draw(st.integers(1, 3))
-    if x.size and x.dtype.kind in "fi":
-        assert_same(znp.pad(x, width, mode="maximum", stat_length=stat),
-                    np.pad(x, width, mode="maximum", stat_length=stat))
-        assert_same(znp.pad(x, width, mode="linear_ramp", end_values=(5, -1)),
-                    np.pad(x, width, mode="linear_ramp", end_values=(5, -1)),
-                    exact=x.dtype.kind != "f", rtol=1e-5)
-
-
-def test_pad_errors_and_traced_value():
-    with pytest.raises(errors.ShapeError):
-        znp.pad(znp.ones(3), -1)
-    with pytest.raises(errors.ZeraxTypeError):
-        znp.pad(znp.ones(3), 1.5)
-    y = np.arange(6).reshape(2, 3)
-    assert_same(znp.pad(y, {1: (1, 2)}, mode="wrap"), np.pad(y, {1: (1, 2)}, mode="wrap"))
-    assert_same(znp.pad(y, {-2: 1}), np.pad(y, {0: 1}))
-    with pytest.raises(errors.ShapeError):
-        znp.pad(znp.ones(0), 1, mode="edge")
-    with pytest.raises(errors.NotSupportedError):
-        znp.pad(znp.ones(3), 1, mode="median")
-    with pytest.raises(errors.ZeraxTypeError):
-        znp.pad(znp.ones(3), 1, mode="edge", constant_values=2)
-    with pytest.raises(errors.NotSupportedError):
-        znp.pad(znp.ones(3), 1, mode="reflect", reflect_type="odd")
-    f = lambda x, c: znp.pad(x, ((1, 2), (0, 1)), constant_values=c)
-    x = np.arange(6.0).reshape(2, 3)
-    assert_traced_matches(f, x, 9.0)
-    check_grads(f, (x, 9.0), order=2)
-    g = lambda x, c: znp.pad(x, 1, constant_values=c)
-    c = np.array([[1.0, 2.0], [3.0, 4.0]])
-    assert_same(g(x, c), np.pad(x, 1, constant_values=c))
-    assert_traced_matches(g, x, c)
-
 # --------------------------------------------------------------------------- diagonals
 
 
@@ -779,27 +560,12 @@ X34 = np.linspace(-1.0, 2.0, 12).reshape(3, 4)
 X234 = np.linspace(-1.0, 2.0, 24).reshape(2, 3, 4)
 
 GRAD_CASES = {
-    "concatenate": (lambda x, y: znp.concatenate([x, y, x], axis=1), (X34, X34[:, :2] * 3)),
-    "concatenate_none": (lambda x, y: znp.concatenate([x, y], axis=None), (X34, X234)),
-    "stack": (lambda x, y: znp.stack([x, y], axis=-1), (X34, 2 * X34)),
-    "hstack": (lambda x, y: znp.hstack([x, y]), (X34, X34)),
-    "split": (lambda x: znp.concatenate([s * (i + 1) for i, s in
-                                         enumerate(znp.split(x, [1, 3], axis=1))], 1), (X34,)),
-    "array_split": (lambda x: znp.array_split(x, 3, axis=0)[1] * 3, (X34,)),
     "tile": (lambda x: znp.tile(x, (2, 1, 3)), (X34,)),
     "repeat": (lambda x: znp.repeat(x, 2, axis=1), (X34,)),
     "repeat_array": (lambda x: znp.repeat(x, [2, 0, 1, 3], axis=1), (X34,)),
     "flip": (lambda x: znp.flip(x, (0, 2)), (X234,)),
     "roll": (lambda x: znp.roll(x, (1, -2), (0, 2)), (X234,)),
     "rot90": (lambda x: znp.rot90(x, 3, (2, 0)), (X234,)),
-    "pad_constant": (lambda x: znp.pad(x, ((1, 2), (3, 0)), constant_values=2.0), (X34,)),
-    "pad_edge": (lambda x: znp.pad(x, 2, mode="edge"), (X34,)),
-    "pad_reflect": (lambda x: znp.pad(x, ((5, 1), (0, 6)), mode="reflect"), (X34,)),
-    "pad_symmetric": (lambda x: znp.pad(x, (4, 3), mode="symmetric"), (X34,)),
-    "pad_wrap": (lambda x: znp.pad(x, ((7, 2), (1, 9)), mode="wrap"), (X34,)),
-    "pad_mean": (lambda x: znp.pad(x, 2, mode="mean", stat_length=2), (X34,)),
-    "pad_maximum": (lambda x: znp.pad(x, 2, mode="maximum"), (X34,)),
-    "pad_ramp": (lambda x: znp.pad(x, 2, mode="linear_ramp", end_values=1.0), (X34,)),
     "diagonal": (lambda x: znp.diagonal(x, 1, 2, 0), (X234,)),
     "trace": (lambda x: znp.trace(x, -1, 1, 2), (X234,)),
     "tril": (lambda x: znp.tril(x, -1), (X234,)),
@@ -809,11 +575,7 @@ GRAD_CASES = {
     "moveaxis": (lambda x: znp.moveaxis(x, 0, -1), (X234,)),
     "broadcast_to": (lambda x: znp.broadcast_to(x, (2, 3, 4)), (X34,)),
     "expand_squeeze": (lambda x: znp.squeeze(znp.expand_dims(x, (0, 3)), 0), (X34,)),
-    "insert": (lambda x, v: znp.insert(x, [1, 1, 3], v, axis=1), (X34, np.arange(3.0))),
-    "delete": (lambda x: znp.delete(x, [0, 2], axis=1), (X34,)),
     "resize": (lambda x: znp.resize(x, (5, 5)), (X34,)),
-    "block": (lambda x, y: znp.block([[x, y], [y, x]]), (X34, 2 * X34)),
-    "unstack": (lambda x: znp.unstack(x, axis=1)[2], (X34,)),
     "array": (lambda x, y: znp.array([[x, y], [y, x]]), (X34, X34)),
 }
 

@@ -444,7 +444,9 @@ def _reduce_lower(kind):
                     j = ctx.fresh("j")
                     ctx.emit(f"{acc} = {init}")
                     with _nb_serial(ctx, j, red):
-                        ctx.emit(f"{acc} = {_nb_combine(kind, dtype, acc, f'{flat}[{j}]')}")
+                        b = ctx.fresh("x")
+                        ctx.emit(f"{b} = {flat}[{j}]")
+                        ctx.emit(f"{acc} = {_nb_combine(kind, dtype, acc, b)}")
             ctx.bind_scalar(ov, acc)
             return
         out = ctx.out(ov)
@@ -466,7 +468,9 @@ def _reduce_lower(kind):
                 acc, j = ctx.fresh("acc"), ctx.fresh("j")
                 ctx.emit(f"{acc} = {init}")
                 with _nb_serial(ctx, j, red):
-                    ctx.emit(f"{acc} = {_nb_combine(kind, dtype, acc, f'{rows}[{k}, {j}]')}")
+                    b = ctx.fresh("x")
+                    ctx.emit(f"{b} = {rows}[{k}, {j}]")
+                    ctx.emit(f"{acc} = {_nb_combine(kind, dtype, acc, b)}")
                 ctx.emit(f"{flat}[{k}] = {acc}")
             return
         # Otherwise: visit the operand in memory order, accumulating into the output.
@@ -481,8 +485,10 @@ def _reduce_lower(kind):
                 idx.append(loop.__enter__())
                 opened.append(loop)
             o_ix = _nb_ix(i for d, i in enumerate(idx) if d not in axes)
-            cur = f"{out}[{o_ix}]"
-            ctx.emit(f"{cur} = {_nb_combine(kind, dtype, cur, f'{xn}[{_nb_ix(idx)}]')}")
+            a, b = ctx.fresh("a"), ctx.fresh("x")
+            ctx.emit(f"{a} = {out}[{o_ix}]")
+            ctx.emit(f"{b} = {xn}[{_nb_ix(idx)}]")
+            ctx.emit(f"{out}[{o_ix}] = {_nb_combine(kind, dtype, a, b)}")
             for loop in reversed(opened):
                 loop.__exit__()
     return rule
@@ -596,8 +602,10 @@ def _cum_lower(kind):
                     with ctx.nest(post) as qidx:
                         c = _nb_ix(list(pidx) + [cur] + list(qidx))
                         p = _nb_ix(list(pidx) + [prev] + list(qidx))
-                        ctx.emit(f"{out}[{c}] = "
-                                 f"{_nb_combine(kind, dtype, f'{out}[{p}]', f'{xn}[{c}]')}")
+                        a, b = ctx.fresh("a"), ctx.fresh("x")
+                        ctx.emit(f"{a} = {out}[{p}]")
+                        ctx.emit(f"{b} = {xn}[{c}]")
+                        ctx.emit(f"{out}[{c}] = {_nb_combine(kind, dtype, a, b)}")
     return rule
 
 

@@ -114,8 +114,8 @@ class Lowering:
         self.emit(f"for {index} in {rng}({n}):")
         return _Indent(self)
 
-    def nest(self, shape, prefix=None):
-        return _Nest(self, tuple(shape), prefix or self.fresh("i") + "_")
+    def nest(self, shape, prefix=None, parallel=True):
+        return _Nest(self, tuple(shape), prefix or self.fresh("i") + "_", parallel)
 
     def helper(self, name: str, obj) -> str:
         self.helpers[name] = obj
@@ -159,8 +159,9 @@ class _Indent:
 class _Nest:
     """A loop nest over a static shape; yields the index tuple as source text."""
 
-    def __init__(self, ctx, shape, prefix):
+    def __init__(self, ctx, shape, prefix, parallel=True):
         self.ctx, self.shape, self.prefix = ctx, shape, prefix
+        self.parallel = parallel
         self.opened = 0
 
     def __enter__(self):
@@ -169,7 +170,7 @@ class _Nest:
         total = int(np.prod(self.shape, dtype=np.int64))
         for k, (nm, n) in enumerate(zip(names, self.shape)):
             rng = "range"
-            if k == 0 and total >= PARALLEL_THRESHOLD and ctx.level == 1:
+            if k == 0 and self.parallel and total >= PARALLEL_THRESHOLD and ctx.level == 1:
                 rng, ctx.uses_prange = "prange", True
             ctx.emit(f"for {nm} in {rng}({n}):")
             ctx.level += 1
@@ -199,6 +200,14 @@ def _fusible(eqn) -> bool:
     return getattr(eqn.primitive, "numba_scalar", None) is not None
 
 
+def _is_broadcast(eqn) -> bool:
+    return eqn.primitive.name == "broadcast_in_dim"
+
+
+_REDUCTIONS = {"reduce_sum": "sum", "reduce_max": "max", "reduce_min": "min",
+               "reduce_prod": "prod"}
+
+
 def _group_shape(eqn):
     return eqn.outvars[0].aval.shape
 
@@ -207,29 +216,48 @@ def _operand_fits(atom, shape) -> bool:
     return atom.aval.shape == shape or atom.aval.shape == ()
 
 
+def _joins(eqn, shape, members) -> str | None:
+    """How ``eqn`` joins a group of loop shape ``shape`` (None: it does not)."""
+    if _fusible(eqn) and _group_shape(eqn) == shape and \
+            all(_operand_fits(a, shape) for a in eqn.invars):
+        return "elementwise"
+    if _is_broadcast(eqn) and _group_shape(eqn) == shape and shape != ():
+        return "broadcast"
+    if eqn.primitive.name in _REDUCTIONS and members and shape != () and \
+            eqn.invars[0].aval.shape == shape and \
+            any(eqn.invars[0] in m.outvars for m in members):
+        return "reduce"
+    return None
+
+
 def plan_groups(jaxpr):
-    """Split the equations into runs: fused elementwise groups and single equations."""
+    """Split the equations into runs: fused loop nests and single equations.
+
+    A fused group is elementwise equations (and broadcasts, read in place) sharing one
+    loop shape, optionally ended by a reduction over one of their values, which then
+    accumulates inside the same loop nest."""
     groups, current, shape = [], [], None
     for eqn in jaxpr.eqns:
-        if _fusible(eqn) and (not current or (_group_shape(eqn) == shape and
-                                              all(_operand_fits(a, shape) for a in eqn.invars))):
-            if not current:
-                shape = _group_shape(eqn)
-                if not all(_operand_fits(a, shape) for a in eqn.invars):
-                    groups.append(("single", [eqn]))
-                    continue
-            current.append(eqn)
-            continue
         if current:
+            how = _joins(eqn, shape, current)
+            if how is not None:
+                current.append(eqn)
+                if how == "reduce":  # a reduction ends its group
+                    groups.append(("fused", current))
+                    current = []
+                continue
             groups.append(("fused", current))
             current = []
-        if _fusible(eqn) and all(_operand_fits(a, _group_shape(eqn)) for a in eqn.invars):
+        if (_fusible(eqn) and all(_operand_fits(a, _group_shape(eqn)) for a in eqn.invars)) \
+                or (_is_broadcast(eqn) and _group_shape(eqn) != ()):
             current, shape = [eqn], _group_shape(eqn)
         else:
             groups.append(("single", [eqn]))
     if current:
         groups.append(("fused", current))
-    return groups
+    # A group of only broadcasts is cheaper as a plain broadcast.
+    return [("single", g) if k == "fused" and all(_is_broadcast(e) for e in g) and len(g) == 1
+            else (k, g) for k, g in groups]
 
 
 def _uses(jaxpr):
@@ -246,15 +274,17 @@ def _uses(jaxpr):
 
 
 def lower_fused(ctx: Lowering, eqns, total_uses):
-    """One loop nest computing a group of elementwise equations."""
+    """One loop nest computing a group (see `plan_groups`)."""
     shape = _group_shape(eqns[0])
-    produced = {v for e in eqns for v in e.outvars}
+    reduction = eqns[-1] if eqns[-1].primitive.name in _REDUCTIONS else None
+    body = eqns[:-1] if reduction is not None else eqns
+    produced = {v for e in body for v in e.outvars}
     inner_uses: dict = {}
     for e in eqns:
         for a in e.invars:
             if type(a) is Var and a in produced:
                 inner_uses[a] = inner_uses.get(a, 0) + 1
-    stored = [v for e in eqns for v in e.outvars if total_uses.get(v, 0) > inner_uses.get(v, 0)]
+    stored = [v for e in body for v in e.outvars if total_uses.get(v, 0) > inner_uses.get(v, 0)]
     prims = ", ".join(dict.fromkeys(e.primitive.name for e in eqns))
     ctx.emit(f"# fused: {prims}")
     if shape == ():
@@ -265,7 +295,7 @@ def lower_fused(ctx: Lowering, eqns, total_uses):
         ctx.emit(f"{name} = np.empty({tuple(shape)!r}, {dtype_name(v.aval.dtype)})")
     # 0-d operands from outside are read once, before the loop.
     pre: dict = {}
-    for e in eqns:
+    for e in body:
         for a in e.invars:
             if type(a) is Var and a not in produced and a.aval.shape == () and a not in pre:
                 if ctx.is_scalar(a):
@@ -273,10 +303,14 @@ def lower_fused(ctx: Lowering, eqns, total_uses):
                 else:
                     pre[a] = ctx.fresh("s")
                     ctx.emit(f"{pre[a]} = {ctx.scalar(a)}")
-    with ctx.nest(shape) as idx:
+    acc = _start_reduction(ctx, reduction, shape) if reduction is not None else None
+    with ctx.nest(shape, parallel=_parallel_ok(reduction)) as idx:
         ix = index_text(idx)
         local: dict = {}
-        for e in eqns:
+        for e in body:
+            if _is_broadcast(e):
+                local[e.outvars[0]] = _broadcast_read(ctx, e, idx, pre, local)
+                continue
             args = []
             for a in e.invars:
                 if type(a) is Literal:
@@ -298,6 +332,92 @@ def lower_fused(ctx: Lowering, eqns, total_uses):
             local[out] = nm
         for v in stored:
             ctx.emit(f"{ctx.name(v)}[{ix}] = {local[v]}")
+        if reduction is not None:
+            _accumulate(ctx, reduction, acc, idx, local)
+    if reduction is not None:
+        _finish_reduction(ctx, reduction, acc)
+
+
+def _broadcast_read(ctx, eqn, idx, pre, local):
+    """Read a broadcast operand in place: the loop index mapped to the operand's."""
+    (x,) = eqn.invars
+    if type(x) is Literal:
+        return literal_text(x.val)
+    if x.aval.shape == ():
+        if x not in pre:
+            pre[x] = ctx.scalar(x) if ctx.is_scalar(x) else f"{ctx.name(x)}[()]"
+        return pre[x]
+    out_shape = eqn.params["shape"]
+    dims = eqn.params["broadcast_dimensions"]
+    src = [("0" if x.aval.shape[j] == 1 and out_shape[d] != 1 else idx[d])
+           for j, d in enumerate(dims)]
+    nm = ctx.fresh("x")
+    ctx.emit(f"{nm} = {ctx.name(x)}[{', '.join(src)}]")
+    return nm
+
+
+_INIT = {"sum": "0", "prod": "1", "max": "-np.inf", "min": "np.inf"}
+
+
+def _scalar_accumulator(eqn) -> bool:
+    """A full sum or product accumulates into a scalar (a prange reduction)."""
+    return eqn.outvars[0].aval.shape == () and _REDUCTIONS[eqn.primitive.name] in ("sum", "prod")
+
+
+def _parallel_ok(reduction) -> bool:
+    """prange is safe when no two outer iterations write the same accumulator slot."""
+    if reduction is None or _scalar_accumulator(reduction):
+        return True
+    axes = reduction.params["axes"]
+    return 0 not in axes
+
+
+def _start_reduction(ctx, eqn, shape):
+    kind = _REDUCTIONS[eqn.primitive.name]
+    out = eqn.outvars[0]
+    dt = dtype_name(out.aval.dtype)
+    init = _INIT[kind]
+    if kind in ("max", "min") and np.dtype(out.aval.dtype).kind in "iu":
+        info = np.iinfo(out.aval.dtype)
+        init = str(info.min if kind == "max" else info.max)
+    elif kind in ("max", "min") and np.dtype(out.aval.dtype) == np.bool_:
+        init = "False" if kind == "max" else "True"
+    name = ctx.fresh("acc")
+    if _scalar_accumulator(eqn):
+        ctx.emit(f"{name} = {dt}({init})")
+    else:
+        ctx.emit(f"{name} = np.full({tuple(out.aval.shape)!r}, {init}, {dt})")
+    return name
+
+
+def _accumulate(ctx, eqn, acc, idx, local):
+    kind = _REDUCTIONS[eqn.primitive.name]
+    axes = eqn.params["axes"]
+    keep = [i for k, i in enumerate(idx) if k not in axes]
+    slot = acc if _scalar_accumulator(eqn) else f"{acc}[{index_text(keep)}]"
+    v = local[eqn.invars[0]]
+    if kind == "sum":
+        ctx.emit(f"{slot} += {v}")
+    elif kind == "prod":
+        ctx.emit(f"{slot} *= {v}")
+    elif kind == "max":  # NaN propagates, as in np.max
+        ctx.emit(f"if {v} > {slot} or {v} != {v}:")
+        with ctx.block():
+            ctx.emit(f"{slot} = {v}")
+    else:
+        ctx.emit(f"if {v} < {slot} or {v} != {v}:")
+        with ctx.block():
+            ctx.emit(f"{slot} = {v}")
+
+
+def _finish_reduction(ctx, eqn, acc):
+    out = eqn.outvars[0]
+    if _scalar_accumulator(eqn):
+        ctx.bind_scalar(out, acc)
+    elif out.aval.shape == ():
+        ctx.bind_scalar(out, f"{acc}[()]")
+    else:
+        ctx.bind_name(out, acc)
 
 
 def _lower_scalar_group(ctx, eqns):
