@@ -415,23 +415,45 @@ def test_map_matches_stacked_python_calls():
 # =========================================================================== pairs of transforms
 # For each construct: every ordered pair among (jit, grad, vmap, jvp) equals the eager
 # reference (the Python loop for values; eager grad / jvp, themselves checked against
-# finite differences above, for derivatives).
+# finite differences above, for derivatives).  Compiled programs per construct: the
+# primal, its jvp and transpose (for grad(jit f) / jvp(jit f)), vmap(jit f), jit(vmap f)
+# and one jit(grad f, jvp f).
 
 TANGENTS = {name: RNG.standard_normal(POINTS[name].shape) for name in CONSTRUCTS}
 JITTED = {name: zx.jit(f) for name, (f, _) in CONSTRUCTS.items()}
+JIT_VMAP = {name: zx.jit(zx.vmap(f)) for name, (f, _) in CONSTRUCTS.items()}
 
 
-def _make_combo(name):
-    """One compiled program per construct for jit(grad f), jit(vmap f), jit(jvp f)."""
+def _jit_grad_jvp(name):
     f, g = CONSTRUCTS[name][0], scalar(name)
-
-    def combo(x, xs, v):
-        return {"grad": zx.grad(g)(x), "vmap": zx.vmap(f)(xs),
-                "jvp": zx.jvp(f, (x,), (v,))[1]}
-    return zx.jit(combo)
+    return zx.jit(lambda x, v: (zx.grad(g)(x), zx.jvp(f, (x,), (v,))[1]))
 
 
-COMBOS = {name: _make_combo(name) for name in CONSTRUCTS}
+JIT_GRAD_JVP = {name: _jit_grad_jvp(name) for name in CONSTRUCTS}
+
+PAIRS = ["jit_grad", "grad_jit", "vmap_grad", "grad_vmap", "jvp_vmap", "vmap_jvp", "vmap_jit",
+         "jit_vmap", "jvp_jit", "jit_jvp", "jvp_grad", "grad_jvp"]
+
+# Cases that fail because of a zerax bug, each reproduced minimally by a test_bug_* below.
+# Remove an entry once its bug is fixed (strict: an unexpected pass fails the run).
+_VMAP_PAIRS = ("vmap_grad", "grad_vmap", "jvp_vmap", "vmap_jvp", "vmap_jit", "jit_vmap")
+KNOWN_BUGS = {
+    **{("scan_map", p): "test_bug_vmap_scan_batched_array_meets_unbatched" for p in _VMAP_PAIRS},
+    **{("fori_loop", p): "test_bug_vmap_scan_batched_array_meets_unbatched"
+       for p in ("vmap_grad", "vmap_jvp")},
+    **{("fori_loop_traced_bounds", p): "test_bug_vmap_while_batched_scalar_meets_array"
+       for p in _VMAP_PAIRS},
+}
+
+
+def _pair_params():
+    out = []
+    for name in CONSTRUCTS:
+        for pair in PAIRS:
+            bug = KNOWN_BUGS.get((name, pair))
+            marks = [pytest.mark.xfail(strict=True, reason=f"zerax bug, see {bug}")] if bug else []
+            out.append(pytest.param(name, pair, marks=marks, id=f"{name}-{pair}"))
+    return out
 
 
 @pytest.fixture(scope="module")
@@ -454,20 +476,17 @@ def _weights(name):
     return _WEIGHTS[name]
 
 
-PAIRS = ["jit_grad", "grad_jit", "vmap_grad", "grad_vmap", "jvp_vmap", "vmap_jvp", "vmap_jit",
-         "jit_vmap", "jvp_jit", "jit_jvp", "jvp_grad", "grad_jvp"]
-
-
-@pytest.mark.parametrize("pair", PAIRS)
-@pytest.mark.parametrize("name", list(CONSTRUCTS))
+@pytest.mark.parametrize("name,pair", _pair_params())
 def test_transform_pairs(name, pair, refs):
     f, g, jf = CONSTRUCTS[name][0], scalar(name), JITTED[name]
     pts, ts, r = POINTS[name], TANGENTS[name], refs[name]
     xs = znp.asarray(pts)
     tol = dict(rtol=1e-10, atol=1e-12)
-    if pair == "jit_grad":
-        for x, want in zip(pts, r["grad"]):
-            allclose(COMBOS[name](x, pts, ts[0])["grad"], want, **tol)
+    if pair in ("jit_grad", "jit_jvp"):
+        for x, t, want_g, want_t in zip(pts, ts, r["grad"], r["jvp"]):
+            got_g, got_t = JIT_GRAD_JVP[name](x, t)
+            allclose(got_g if pair == "jit_grad" else got_t,
+                     want_g if pair == "jit_grad" else want_t, **tol)
     elif pair == "grad_jit":
         w = _weights(name)
         for x, want in zip(pts, r["grad"]):
@@ -475,7 +494,7 @@ def test_transform_pairs(name, pair, refs):
     elif pair == "vmap_grad":
         allclose(zx.vmap(zx.grad(g))(xs), r["grad"], **tol)
     elif pair == "grad_vmap":
-        # members of the batch take different branches / trip counts
+        # the members of the batch take different branches / trip counts
         offsets = pts - pts[0]
         h = zx.grad(lambda x: znp.sum(zx.vmap(g)(x + offsets)))
         allclose(h(pts[0]), r["grad"].sum(0), **tol)
@@ -488,32 +507,31 @@ def test_transform_pairs(name, pair, refs):
     elif pair == "vmap_jit":
         allclose(zx.vmap(jf)(xs), r["val"], **tol)
     elif pair == "jit_vmap":
-        allclose(COMBOS[name](pts[0], pts, ts[0])["vmap"], r["val"], **tol)
+        allclose(JIT_VMAP[name](pts), r["val"], **tol)
     elif pair == "jvp_jit":
         for x, t, want, val in zip(pts, ts, r["jvp"], r["val"]):
             out, t_out = zx.jvp(jf, (x,), (t,))
             allclose(out, val, **tol)
             allclose(t_out, want, **tol)
-    elif pair == "jit_jvp":
-        for x, t, want in zip(pts, ts, r["jvp"]):
-            allclose(COMBOS[name](x, pts, t)["jvp"], want, **tol)
     elif pair in ("jvp_grad", "grad_jvp"):
-        # Hessian-vector products: forward-over-reverse and reverse-over-forward agree,
-        # and match a central difference of the gradient
+        # Hessian-vector products: forward-over-reverse and reverse-over-forward both
+        # match a central difference of the gradient
         eps = 1e-6
-        for x, t in zip(pts[:2], ts):
+        for x, t in zip(pts, ts):
             if pair == "jvp_grad":
                 hv = zx.jvp(zx.grad(g), (x,), (t,))[1]
             else:
                 hv = zx.grad(lambda x: zx.jvp(g, (x,), (t,))[1])(x)
             fd = (np.asarray(zx.grad(g)(x + eps * t)) - np.asarray(zx.grad(g)(x - eps * t))) \
                 / (2 * eps)
-            allclose(hv, fd, rtol=1e-5, atol=1e-6)
+            allclose(hv, fd, rtol=1e-6, atol=1e-7)
     else:  # pragma: no cover
         raise AssertionError(pair)
 
 
 @pytest.mark.parametrize("name", list(CONSTRUCTS))
 def test_jit_values_match_python_loop(name):
-    for x, want in zip(POINTS[name], np.stack([CONSTRUCTS[name][1](x) for x in POINTS[name]])):
-        allclose(JITTED[name](x), want, rtol=1e-13)
+    for x in POINTS[name]:
+        out = JITTED[name](x)
+        assert isinstance(out, zx.Array) and out.dtype == np.float64
+        allclose(out, CONSTRUCTS[name][1](x), rtol=1e-13)

@@ -1,25 +1,39 @@
-"""`zerax.lax`: the primitives as functions (JAX's lax namespace, thin re-exports)."""
+"""`zerax.lax`: the primitives as functions, and JAX's lax conveniences (thin re-exports).
+
+As in JAX, lax functions do not promote or broadcast; Python scalars are weak.
+"""
 
 from .._src.ops.elementwise import (  # noqa: F401
-    add, clamp, convert_element_type, cos, cosh, div, exp, integer_pow, log, mul,
-    neg, pow, rem, rsqrt, select_n, sign, sin, sinh, sqrt, sub, tanh, eq, ne, lt, le, gt, ge,
-    floor, digamma, polygamma, maximum, minimum,
+    convert_element_type, integer_pow, select_n, polygamma,
 )
-from .._src.ops.elementwise import maximum as max, minimum as min  # noqa: F401,A004
 from .._src.ops.shape import (  # noqa: F401
     broadcast_in_dim, concatenate, dynamic_slice, dynamic_update_slice, expand_dims, iota,
     pad, reshape, rev, squeeze, transpose,
 )
-from .._src.ops.shape import slice_p_bind as slice  # noqa: F401
+from .._src.ops.shape import slice_p_bind as slice  # noqa: F401,A004
 from .._src.ops.reduce import (  # noqa: F401
     argmax, argmin, cummax, cummin, cumprod, cumsum, reduce_max, reduce_min, reduce_prod,
     reduce_sum,
 )
 from .._src.ops.misc import stop_gradient  # noqa: F401
+from .._src.ops.linalg import dot, dot_general  # noqa: F401
+from .._src.control_flow import (  # noqa: F401
+    cond, fori_loop, map, scan, switch, while_loop,  # noqa: A004
+)
+from .._src.lax_api import (  # noqa: F401
+    abs, acos, acosh, asin, asinh, associative_scan, atan, atan2, atanh, batch_matmul,
+    bitwise_and, bitwise_not, bitwise_or, bitwise_xor, broadcast, broadcast_to_rank,
+    broadcasted_iota, cbrt, ceil, collapse, cumlogsumexp, dynamic_index_in_dim,
+    dynamic_slice_in_dim, dynamic_update_index_in_dim, dynamic_update_slice_in_dim, erf,
+    erf_inv, erfc, exp2, expm1, full, full_like, index_in_dim, is_finite, lgamma, log1p,
+    logistic, reciprocal, reduce_and, reduce_or, round, shift_left, shift_right_arithmetic,
+    slice_in_dim, sort, sort_key_val, square, tan, top_k,
+    add, clamp, cos, cosh, digamma, div, eq, exp, floor, ge, gt, le, log, lt, max, min, mul,
+    ne, neg, pow, rem, rsqrt, sign, sin, sinh, sqrt, sub, tanh,
+)
+maximum, minimum = max, min
 
 
 def select(pred, on_true, on_false):
     """``where(pred, on_true, on_false)`` on equal shapes (JAX's lax.select)."""
     return select_n(pred, on_false, on_true)
-from .._src.ops.linalg import dot, dot_general  # noqa: F401,E402
-from .._src.control_flow import cond, fori_loop, map, scan, switch, while_loop  # noqa: F401,E402,A004

@@ -1,0 +1,316 @@
+"""The `zerax.lax` functions that are not a bare primitive: JAX's lax conveniences.
+
+Like JAX's lax, these functions do not promote dtypes or broadcast arrays; a Python
+scalar operand takes the dtype of the array operand (it is weakly typed).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import errors
+from .api_util import as_input
+from .core import Tracer, bind
+from .ops import elementwise as ew
+from .ops import reduce as red
+from .ops import shape as sh
+
+_PY = (bool, int, float, complex)
+
+
+def _coerce(*args):
+    """Python scalars take the dtype of the first array operand."""
+    dtype = next((np.dtype(a.dtype) for a in args if type(a) not in _PY), None)
+    out = []
+    for a in args:
+        if type(a) in _PY:
+            out.append(np.asarray(a, dtype=dtype) if dtype is not None else np.asarray(a))
+        elif isinstance(a, (Tracer,)) or hasattr(a, "_value"):
+            out.append(a)
+        else:
+            out.append(as_input(a, "lax operand"))
+    return out
+
+
+def _wrap(prim, doc):
+    def f(*args):
+        return bind(prim, *_coerce(*args))
+    f.__name__ = prim.name
+    f.__doc__ = doc
+    return f
+
+
+abs = _wrap(ew.abs_p, "Elementwise absolute value.")  # noqa: A001
+acos = _wrap(ew.acos_p, "Elementwise arc cosine.")
+acosh = _wrap(ew.acosh_p, "Elementwise inverse hyperbolic cosine.")
+asin = _wrap(ew.asin_p, "Elementwise arc sine.")
+asinh = _wrap(ew.asinh_p, "Elementwise inverse hyperbolic sine.")
+atan = _wrap(ew.atan_p, "Elementwise arc tangent.")
+atan2 = _wrap(ew.atan2_p, "Elementwise arc tangent of y / x.")
+atanh = _wrap(ew.atanh_p, "Elementwise inverse hyperbolic tangent.")
+bitwise_and = _wrap(ew.and_p, "Elementwise bitwise and.")
+bitwise_or = _wrap(ew.or_p, "Elementwise bitwise or.")
+bitwise_xor = _wrap(ew.xor_p, "Elementwise bitwise xor.")
+bitwise_not = _wrap(ew.not_p, "Elementwise bitwise not.")
+cbrt = _wrap(ew.cbrt_p, "Elementwise cube root.")
+ceil = _wrap(ew.ceil_p, "Elementwise ceiling.")
+erf = _wrap(ew.erf_p, "The error function.")
+erfc = _wrap(ew.erfc_p, "The complementary error function.")
+erf_inv = _wrap(ew.erf_inv_p, "The inverse error function.")
+exp2 = _wrap(ew.exp2_p, "Elementwise 2 ** x.")
+expm1 = _wrap(ew.expm1_p, "Elementwise exp(x) - 1.")
+is_finite = _wrap(ew.is_finite_p, "Elementwise finiteness test.")
+lgamma = _wrap(ew.lgamma_p, "log |Gamma(x)|.")
+log1p = _wrap(ew.log1p_p, "Elementwise log(1 + x).")
+logistic = _wrap(ew.logistic_p, "The logistic sigmoid.")
+tan = _wrap(ew.tan_p, "Elementwise tangent.")
+shift_left = _wrap(ew.shift_left_p, "Elementwise left shift.")
+shift_right_arithmetic = _wrap(ew.shift_right_p, "Elementwise arithmetic right shift.")
+
+
+def round(x, rounding_method=0):  # noqa: A001 - JAX's name
+    """Round to the nearest integer: ``rounding_method`` 0 rounds half away from zero
+    (JAX's default), 1 rounds half to even."""
+    (x,) = _coerce(x)
+    if int(rounding_method) == 1:
+        return ew.round(x)
+    half = np.asarray(0.5, np.dtype(x.dtype))
+    ax = bind(ew.abs_p, x)
+    return ew.mul(ew.sign(x), ew.floor(ew.add(ax, half)))
+
+
+def square(x):
+    """``x * x``."""
+    (x,) = _coerce(x)
+    return ew.integer_pow(x, 2)
+
+
+def reciprocal(x):
+    """``1 / x``."""
+    (x,) = _coerce(x)
+    return ew.div(np.ones((), np.dtype(x.dtype)), x)
+
+
+def full(shape, fill_value, dtype=None):
+    """An array of ``shape`` filled with ``fill_value``."""
+    shape = tuple(int(d) for d in np.atleast_1d(shape)) if np.ndim(shape) else \
+        ((int(shape),) if shape != () else ())
+    if isinstance(fill_value, Tracer):
+        v = fill_value if dtype is None else ew.convert_element_type(fill_value, dtype)
+        return sh.broadcast_in_dim(v, shape, ())
+    from .array import Array
+    return Array(np.full(shape, fill_value, dtype=dtype))
+
+
+def full_like(x, fill_value, dtype=None, shape=None):
+    """``full`` with ``x``'s shape and dtype unless given."""
+    return full(tuple(x.shape) if shape is None else shape, fill_value,
+                np.dtype(x.dtype) if dtype is None else dtype)
+
+
+def broadcast(operand, sizes):
+    """Add leading dimensions of the given ``sizes``."""
+    (operand,) = _coerce(operand)
+    sizes = tuple(int(s) for s in sizes)
+    nd = len(operand.shape)
+    return sh.broadcast_in_dim(operand, sizes + tuple(operand.shape),
+                               tuple(range(len(sizes), len(sizes) + nd)))
+
+
+def broadcast_to_rank(x, rank):
+    """Add leading size-1 dimensions up to ``rank``."""
+    (x,) = _coerce(x)
+    return sh.reshape(x, (1,) * (rank - len(x.shape)) + tuple(x.shape))
+
+
+def broadcasted_iota(dtype, shape, dimension):
+    """An iota along ``dimension`` of ``shape``."""
+    return sh.iota(dtype, shape, dimension)
+
+
+def collapse(operand, start_dimension, stop_dimension=None):
+    """Merge dimensions ``start_dimension:stop_dimension`` into one."""
+    shape = list(operand.shape)
+    stop = len(shape) if stop_dimension is None else stop_dimension
+    size = int(np.prod(shape[start_dimension:stop], dtype=np.int64))
+    return sh.reshape(operand, shape[:start_dimension] + [size] + shape[stop:])
+
+
+def _in_dim(x, start, size, axis, dynamic):
+    nd = len(x.shape)
+    axis = axis % nd
+    if dynamic:
+        zero = np.zeros((), np.asarray(start).dtype if not isinstance(start, Tracer)
+                        else np.dtype(start.dtype))
+        starts = [zero] * nd
+        starts[axis] = start
+        sizes = list(x.shape)
+        sizes[axis] = size
+        return sh.dynamic_slice(x, starts, sizes)
+    starts = [0] * nd
+    limits = list(x.shape)
+    starts[axis], limits[axis] = start, start + size
+    return sh.slice_p_bind(x, starts, limits)
+
+
+def slice_in_dim(operand, start_index, limit_index, stride=1, axis=0):
+    """``operand[..., start:limit:stride, ...]`` along ``axis``."""
+    nd = len(operand.shape)
+    axis = axis % nd
+    n = operand.shape[axis]
+    start = 0 if start_index is None else int(start_index) % (n + 1) if start_index < 0 \
+        else int(start_index)
+    limit = n if limit_index is None else int(limit_index) % (n + 1) if limit_index < 0 \
+        else int(limit_index)
+    starts, limits, strides = [0] * nd, list(operand.shape), [1] * nd
+    starts[axis], limits[axis], strides[axis] = start, limit, int(stride)
+    return sh.slice_p_bind(operand, starts, limits, strides)
+
+
+def index_in_dim(operand, index, axis=0, keepdims=True):
+    """The ``index``-th slice along ``axis``."""
+    n = operand.shape[axis % len(operand.shape)]
+    index = int(index) % n
+    out = _in_dim(operand, index, 1, axis, False)
+    return out if keepdims else sh.squeeze(out, (axis % len(operand.shape),))
+
+
+def dynamic_slice_in_dim(operand, start_index, slice_size, axis=0):
+    """``dynamic_slice`` along one axis."""
+    return _in_dim(operand, start_index, int(slice_size), axis, True)
+
+
+def dynamic_index_in_dim(operand, index, axis=0, keepdims=True):
+    """The ``index``-th slice along ``axis`` (``index`` may be traced)."""
+    out = _in_dim(operand, index, 1, axis, True)
+    return out if keepdims else sh.squeeze(out, (axis % len(operand.shape),))
+
+
+def dynamic_update_slice_in_dim(operand, update, start_index, axis):
+    """``dynamic_update_slice`` along one axis."""
+    nd = len(operand.shape)
+    axis = axis % nd
+    dt = np.asarray(start_index).dtype if not isinstance(start_index, Tracer) \
+        else np.dtype(start_index.dtype)
+    starts = [np.zeros((), dt)] * nd
+    starts[axis] = start_index
+    return sh.dynamic_update_slice(operand, update, starts)
+
+
+def dynamic_update_index_in_dim(operand, update, index, axis):
+    """Write ``update`` (without the axis) at ``index`` along ``axis``."""
+    axis = axis % len(operand.shape)
+    if len(update.shape) == len(operand.shape) - 1:
+        update = sh.expand_dims(update, (axis,))
+    return dynamic_update_slice_in_dim(operand, update, index, axis)
+
+
+def batch_matmul(lhs, rhs, precision=None):
+    """Matrix products over matching leading batch dimensions."""
+    from .ops.linalg import dot_general
+    nb = len(lhs.shape) - 2
+    batch = tuple(range(nb))
+    return dot_general(lhs, rhs, (((nb + 1,), (nb,)), (batch, batch)))
+
+
+def sort(operand, dimension=-1, is_stable=True, num_keys=1):
+    """Sort along ``dimension`` (a tuple of operands is sorted by the first)."""
+    from . import lax_numpy as jnp
+    if isinstance(operand, (tuple, list)):
+        keys = operand[0]
+        perm = jnp.argsort(keys, axis=dimension, stable=True)
+        return tuple(jnp.take_along_axis(o, perm, axis=dimension) for o in operand)
+    return jnp.sort(operand, axis=dimension)
+
+
+def sort_key_val(keys, values, dimension=-1, is_stable=True):
+    """Sort ``keys`` and permute ``values`` alike."""
+    return sort((keys, values), dimension)
+
+
+def top_k(operand, k):
+    """The ``k`` largest entries of the last axis and their indices, largest first."""
+    from . import lax_numpy as jnp
+    idx = jnp.argsort(operand, axis=-1, descending=True, stable=True)
+    idx = idx[..., :int(k)]
+    return jnp.take_along_axis(operand, idx, axis=-1), idx.astype(np.int32)
+
+
+def reduce_and(operand, axes):
+    """Logical and over ``axes``."""
+    return red.reduce_min(ew.convert_element_type(operand, np.bool_), axes)
+
+
+def reduce_or(operand, axes):
+    """Logical or over ``axes``."""
+    return red.reduce_max(ew.convert_element_type(operand, np.bool_), axes)
+
+
+def cumlogsumexp(operand, axis=0, reverse=False):
+    """``log(cumsum(exp(operand)))`` along ``axis``, computed stably."""
+    from .ops.misc import stop_gradient
+    shift = stop_gradient(red.reduce_max(operand, tuple(range(len(operand.shape)))))
+    shifted = ew.exp(ew.sub(operand, shift))
+    return ew.add(ew.log(red.cumsum(shifted, axis, reverse)), shift)
+
+
+def associative_scan(fn, elems, reverse=False, axis=0):
+    """Inclusive scan of an associative ``fn`` along ``axis`` (log-depth; ``elems`` may
+    be a pytree of arrays sharing the axis length)."""
+    from . import tree
+    from . import lax_numpy as jnp
+    leaves, treedef = tree.tree_flatten(elems)
+    leaves = [as_input(x, "associative_scan element") for x in leaves]
+    if not leaves:
+        raise errors.ZeraxValueError("associative_scan needs at least one array")
+    n = leaves[0].shape[axis]
+    if reverse:
+        leaves = [jnp.flip(x, axis) for x in leaves]
+    shift = 1
+    while shift < n:
+        head = [slice_in_dim(x, 0, shift, axis=axis) for x in leaves]
+        prev = tree.tree_unflatten(treedef, [slice_in_dim(x, 0, n - shift, axis=axis)
+                                             for x in leaves])
+        cur = tree.tree_unflatten(treedef, [slice_in_dim(x, shift, n, axis=axis)
+                                            for x in leaves])
+        combined = tree.tree_leaves(fn(prev, cur))
+        leaves = [jnp.concatenate([h, c], axis=axis) for h, c in zip(head, combined)]
+        shift *= 2
+    if reverse:
+        leaves = [jnp.flip(x, axis) for x in leaves]
+    return tree.tree_unflatten(treedef, leaves)
+
+add = _wrap(ew.add_p, "Elementwise x + y.")
+sub = _wrap(ew.sub_p, "Elementwise x - y.")
+mul = _wrap(ew.mul_p, "Elementwise x * y.")
+div = _wrap(ew.div_p, "Elementwise x / y (floats).")
+rem = _wrap(ew.rem_p, "Elementwise remainder.")
+pow = _wrap(ew.pow_p, "Elementwise x ** y.")  # noqa: A001
+max = _wrap(ew.max_p, "Elementwise maximum.")  # noqa: A001
+min = _wrap(ew.min_p, "Elementwise minimum.")  # noqa: A001
+eq = _wrap(ew.eq_p, "Elementwise x == y.")
+ne = _wrap(ew.ne_p, "Elementwise x != y.")
+lt = _wrap(ew.lt_p, "Elementwise x < y.")
+le = _wrap(ew.le_p, "Elementwise x <= y.")
+gt = _wrap(ew.gt_p, "Elementwise x > y.")
+ge = _wrap(ew.ge_p, "Elementwise x >= y.")
+neg = _wrap(ew.neg_p, "Elementwise -x.")
+sign = _wrap(ew.sign_p, "Elementwise sign.")
+floor = _wrap(ew.floor_p, "Elementwise floor.")
+exp = _wrap(ew.exp_p, "Elementwise exp.")
+log = _wrap(ew.log_p, "Elementwise natural logarithm.")
+sin = _wrap(ew.sin_p, "Elementwise sine.")
+cos = _wrap(ew.cos_p, "Elementwise cosine.")
+sinh = _wrap(ew.sinh_p, "Elementwise hyperbolic sine.")
+cosh = _wrap(ew.cosh_p, "Elementwise hyperbolic cosine.")
+tanh = _wrap(ew.tanh_p, "Elementwise hyperbolic tangent.")
+sqrt = _wrap(ew.sqrt_p, "Elementwise square root.")
+rsqrt = _wrap(ew.rsqrt_p, "Elementwise 1 / sqrt(x).")
+digamma = _wrap(ew.digamma_p, "The digamma function.")
+
+
+def clamp(min, x, max):  # noqa: A002 - JAX's names
+    """``min(max(x, min), max)`` elementwise (the bounds take x's dtype if Python
+    scalars)."""
+    x2, lo, hi = _coerce(x, min, max)
+    return bind(ew.clamp_p, lo, x2, hi)
