@@ -311,6 +311,13 @@ def detail_table(wl: Workload, res: dict) -> list[str]:
     return rows
 
 
+def _loadavg() -> str:
+    try:
+        return "/".join(f"{v:.1f}" for v in os.getloadavg())
+    except OSError:
+        return "?"
+
+
 def _versions() -> str:
     vs = []
     for pkg in ("zerax", "numpy", "jax", "jaxlib", "autograd", "numba"):
@@ -358,7 +365,8 @@ def headline_rows(all_res: dict) -> list[str]:
 
 
 def _rounds_text(all_res: dict) -> str:
-    used = {c["rounds"] for r in all_res.values() for c in r["cases"].values()}
+    used = {c["rounds"] for r in all_res.values() for c in r["cases"].values()
+            if any(i.get("samples") for i in c["contenders"].values())}
     return "?" if not used else (f"{min(used)}" if len(used) == 1
                                  else f"{min(used)} to {max(used)}")
 
@@ -374,6 +382,10 @@ def write_markdown(path: str, all_res: dict, total_s: float, chart: str | None,
         f"{total_s / 60:.1f} min. Do not edit by hand: rerun `make bench`."),
         "",
         f"- Machine: {_machine()}.",
+        (f"- Load average (1/5/15 min) at the start of the run {opts.load_start}, at the end "
+        f"{_loadavg()} ({os.cpu_count()} cores: a load above that means other work "
+        "shared the CPUs and inflated the absolute times, multi-threaded anchors most; "
+        "ratios of alternated samples suffer less)."),
         f"- Versions: {_versions()}.",
         "- JAX runs on the CPU with `jax_enable_x64`; everything computes in float64.",
         "- OpenBLAS settings " + (f"{', '.join(scrubbed)} were set here and are removed "
@@ -386,11 +398,10 @@ def write_markdown(path: str, all_res: dict, total_s: float, chart: str | None,
         "compile, trace and first-use costs), then it warms up (excluded) and calibrates "
         f"how many calls make one sample (at least {opts.min_sample * 1e3:.0f} ms). "
         "Samples then alternate between the contenders, A B C A B C ..., for "
-        f"{_rounds_text(all_res)} rounds. Tables give the median per-call time; *zerax / X* is the median over "
-        "rounds of the per-round ratio (below 1: zerax is faster). Min and max are in "
-        "the detail tables. A target is met when that ratio is at most the limit. "
-        "The machine has 2 cores and may be shared with other work, so treat differences "
-        "of a few percent as noise."),
+        f"{_rounds_text(all_res)} rounds. Tables give the median per-call time; "
+        "*zerax / X* is the median over rounds of the per-round ratio (below 1: zerax "
+        "is faster). Min and max are in the detail tables. A target is met when that "
+        "ratio is at most the limit. Treat differences of a few percent as noise."),
         "",
         ("Rows marked *pending* need a part of zerax that does not exist yet; their "
         "anchors are measured anyway, so the table shows what zerax will be compared "
@@ -500,7 +511,7 @@ def main(argv=None) -> int:
                    help="minimum seconds per sample (default 0.1)")
     p.add_argument("--warmup", type=float, default=0.2,
                    help="warm-up seconds per contender and case (default 0.2)")
-    p.add_argument("--budget", type=float, default=12 * 60,
+    p.add_argument("--budget", type=float, default=8 * 60,
                    help="after this many seconds remaining cases run 3 rounds")
     p.add_argument("--no-profile", dest="profile", action="store_false")
     p.add_argument("--no-docs", dest="docs", action="store_false",
@@ -508,6 +519,7 @@ def main(argv=None) -> int:
     p.add_argument("--out", default=os.path.join(ROOT, "docs"))
     opts = p.parse_args(argv)
     opts.t0 = time.monotonic()
+    opts.load_start = _loadavg()
     keys = opts.only.split(",") if opts.only else list(REGISTRY)
     unknown = [k for k in keys if k not in REGISTRY]
     if unknown:

@@ -421,15 +421,6 @@ def test_map_matches_stacked_python_calls():
 
 TANGENTS = {name: RNG.standard_normal(POINTS[name].shape) for name in CONSTRUCTS}
 JITTED = {name: zx.jit(f) for name, (f, _) in CONSTRUCTS.items()}
-JIT_VMAP = {name: zx.jit(zx.vmap(f)) for name, (f, _) in CONSTRUCTS.items()}
-
-
-def _jit_grad_jvp(name):
-    f, g = CONSTRUCTS[name][0], scalar(name)
-    return zx.jit(lambda x, v: (zx.grad(g)(x), zx.jvp(f, (x,), (v,))[1]))
-
-
-JIT_GRAD_JVP = {name: _jit_grad_jvp(name) for name in CONSTRUCTS}
 
 PAIRS = ["jit_grad", "grad_jit", "vmap_grad", "grad_vmap", "jvp_vmap", "vmap_jvp", "vmap_jit",
          "jit_vmap", "jvp_jit", "jit_jvp", "jvp_grad", "grad_jvp"]
@@ -438,12 +429,30 @@ PAIRS = ["jit_grad", "grad_jit", "vmap_grad", "grad_vmap", "jvp_vmap", "vmap_jvp
 # Remove an entry once its bug is fixed (strict: an unexpected pass fails the run).
 _VMAP_PAIRS = ("vmap_grad", "grad_vmap", "jvp_vmap", "vmap_jvp", "vmap_jit", "jit_vmap")
 KNOWN_BUGS = {
-    **{("scan_map", p): "test_bug_vmap_scan_batched_array_meets_unbatched" for p in _VMAP_PAIRS},
-    **{("fori_loop", p): "test_bug_vmap_scan_batched_array_meets_unbatched"
+    **{("scan_map", p): "test_bug_vmap_scan_probe_extra_batch_axis" for p in _VMAP_PAIRS},
+    **{("fori_loop", p): "test_bug_vmap_scan_probe_extra_batch_axis"
        for p in ("vmap_grad", "vmap_jvp")},
-    **{("fori_loop_traced_bounds", p): "test_bug_vmap_while_batched_scalar_meets_array"
+    **{("fori_loop_traced_bounds", p): "test_bug_vmap_while_probe_extra_batch_axis"
        for p in _VMAP_PAIRS},
 }
+
+
+def _jit_combo(name, with_vmap):
+    """One program for jit(grad f), jit(jvp f) and (unless a known bug breaks it, then
+    in a program of its own) jit(vmap f)."""
+    f, g = CONSTRUCTS[name][0], scalar(name)
+
+    def combo(x, v, xs):
+        return {"grad": zx.grad(g)(x), "jvp": zx.jvp(f, (x,), (v,))[1],
+                "vmap": zx.vmap(f)(xs) if with_vmap else None}
+    return zx.jit(combo)
+
+
+JIT_COMBO = {name: _jit_combo(name, (name, "jit_vmap") not in KNOWN_BUGS) for name in CONSTRUCTS}
+JIT_VMAP = {name: (zx.jit(zx.vmap(CONSTRUCTS[name][0])) if (name, "jit_vmap") in KNOWN_BUGS
+                   else (lambda xs, name=name: JIT_COMBO[name](POINTS[name][0],
+                                                               TANGENTS[name][0], xs)["vmap"]))
+            for name in CONSTRUCTS}
 
 
 def _pair_params():
@@ -483,10 +492,9 @@ def test_transform_pairs(name, pair, refs):
     xs = znp.asarray(pts)
     tol = dict(rtol=1e-10, atol=1e-12)
     if pair in ("jit_grad", "jit_jvp"):
-        for x, t, want_g, want_t in zip(pts, ts, r["grad"], r["jvp"]):
-            got_g, got_t = JIT_GRAD_JVP[name](x, t)
-            allclose(got_g if pair == "jit_grad" else got_t,
-                     want_g if pair == "jit_grad" else want_t, **tol)
+        key, want = ("grad", r["grad"]) if pair == "jit_grad" else ("jvp", r["jvp"])
+        for x, t, w in zip(pts, ts, want):
+            allclose(JIT_COMBO[name](x, t, pts)[key], w, **tol)
     elif pair == "grad_jit":
         w = _weights(name)
         for x, want in zip(pts, r["grad"]):
@@ -535,3 +543,422 @@ def test_jit_values_match_python_loop(name):
         out = JITTED[name](x)
         assert isinstance(out, zx.Array) and out.dtype == np.float64
         allclose(out, CONSTRUCTS[name][1](x), rtol=1e-13)
+
+
+# =========================================================================== vmap semantics
+
+
+def test_vmap_cond_batched_predicate_selects_per_member():
+    preds = np.array([True, False, True, False])
+    xs = np.array([[2.0, 3.0], [-1.0, -2.0], [0.5, 4.0], [-3.0, 1.0]])
+
+    def f(p, x):  # the branch not taken would give NaN (log of a negative number)
+        return lax.cond(p, lambda x: znp.log(x) * x[0], lambda x: -x * 2.0, x)
+
+    out = zx.vmap(f)(preds, xs)
+    want = np.stack([np.log(x) * x[0] if p else -x * 2.0 for p, x in zip(preds, xs)])
+    allclose(out, want, rtol=1e-14)
+    assert not np.isnan(np.asarray(out)).any()
+    # as in JAX, a batched predicate evaluates both branches and selects
+    text = str(zx.make_jaxpr(zx.vmap(f))(preds, xs))
+    assert "select_n" in text and "cond" not in text
+    # an unbatched predicate keeps one cond over the whole batch
+    text = str(zx.make_jaxpr(zx.vmap(f, in_axes=(None, 0)))(True, xs))
+    assert "cond" in text
+    allclose(zx.vmap(f, in_axes=(None, 0))(False, xs), -xs * 2.0)
+    # a batched predicate computed from the operand, and its derivative per member
+    g = zx.vmap(zx.grad(lambda x: lax.cond(x > 0.0, lambda x: x ** 3, lambda x: znp.sin(x), x)))
+    xv = np.array([-1.0, 0.5, 2.0, -0.1])
+    allclose(g(xv), np.where(xv > 0, 3 * xv ** 2, np.cos(xv)), rtol=1e-14)
+
+
+def test_vmap_switch_batched_index_clamps_per_member():
+    branches = [lambda x: x + 1.0, lambda x: x * 10.0, lambda x: -x]
+    idx = np.array([-5, 0, 1, 2, 3, 100, 1], np.int32)
+    xs = np.arange(7.0) + 0.5
+    out = zx.vmap(lambda i, x: lax.switch(i, branches, x))(idx, xs)
+    want = [[x + 1.0, x * 10.0, -x][min(max(i, 0), 2)] for i, x in zip(idx, xs)]
+    allclose(out, want, rtol=1e-15)
+    # index batched, operand not
+    out = zx.vmap(lambda i: lax.switch(i, branches, 2.0))(idx)
+    allclose(out, [[3.0, 20.0, -2.0][min(max(i, 0), 2)] for i in idx])
+    # operand batched, index not
+    allclose(zx.vmap(lambda x: lax.switch(7, branches, x))(xs), -xs)
+
+
+def collatz_steps(n):
+    """Steps of the Collatz map until 1 (a while_loop with a cond inside)."""
+    def body(c):
+        k, m = c
+        return k + 1, lax.cond(m % 2 == 0, lambda m: m // 2, lambda m: 3 * m + 1, m)
+    return lax.while_loop(lambda c: c[1] != 1, body, (0, n))[0]
+
+
+def collatz_steps_ref(n):
+    k = 0
+    while n != 1:
+        n, k = (n // 2 if n % 2 == 0 else 3 * n + 1), k + 1
+    return k
+
+
+def test_vmap_while_members_run_their_own_trip_counts():
+    # (the Collatz example, with a cond inside the body: test_bug_vmap_while_probe_...)
+    # float carries: members that finish early keep their carry (masked updates)
+    xs = np.array([0.7, 3.0, 50.0, 150.0, 99.0])
+
+    def doublings(x):
+        return lax.while_loop(lambda c: c[1] < 100.0, lambda c: (c[0] + 1, c[1] * 2.0), (0, x))
+
+    n, v = zx.vmap(doublings)(xs)
+    for x, nk, vk in zip(xs, np.asarray(n), np.asarray(v)):
+        n_ref, v_ref = doublings(x)
+        assert nk == int(n_ref) and vk == float(v_ref)
+    # per-member derivative 2 ** (own trip count), in both modes
+    allclose(zx.vmap(zx.grad(lambda x: doublings(x)[1]))(xs), 2.0 ** np.asarray(n))
+    allclose(zx.jvp(zx.vmap(lambda x: doublings(x)[1]), (xs,), (np.ones(5),))[1],
+             2.0 ** np.asarray(n))
+
+
+def test_vmap_while_batched_bound_closed_over():
+    def f(x, n):  # the trip count comes from a batched closed-over value
+        return lax.while_loop(lambda c: c[0] < n, lambda c: (c[0] + 1, c[1] * 1.5 + 1.0),
+                              (0, x))[1]
+
+    xs, ns = np.array([1.0, 2.0, -1.0]), np.array([0, 3, 5])
+    want = []
+    for x, n in zip(xs, ns):
+        for _ in range(n):
+            x = x * 1.5 + 1.0
+        want.append(x)
+    allclose(zx.vmap(f)(xs, ns), want)
+    allclose(zx.vmap(f, in_axes=(None, 0))(1.0, ns), [f(1.0, n) for n in ns])
+    allclose(zx.vmap(zx.grad(f))(xs, ns), 1.5 ** ns)
+
+
+def test_vmap_fori_loop_and_scan():
+    xs = RNG.standard_normal((4, 6))
+    c0 = np.array([0.1, -0.2, 0.3, 0.5])
+    # batched xs, unbatched carry
+    out = zx.vmap(lambda x: lax.scan(lambda c, x: (c * 0.5 + x, c * x), 0.0, x))(xs)
+    for k in range(4):
+        c, ys = lax.scan(lambda c, x: (c * 0.5 + x, c * x), 0.0, xs[k])
+        allclose(out[0][k], c)
+        allclose(out[1][k], ys)
+    # batched scalar carry, index used in the body, batched closed-over value
+    out = zx.vmap(lambda c: lax.fori_loop(0, 5, lambda i, v: v * 0.5 + i, c))(c0)
+    allclose(out, [fori_traced_n_ref_scalar(c, 5) for c in c0])
+    out = zx.vmap(lambda a: lax.fori_loop(0, 5, lambda i, v: v * a + i, 1.0))(c0)
+    allclose(out, [lax.fori_loop(0, 5, lambda i, v: v * a + i, 1.0) for a in c0])
+    # in_axes=1 on the scanned array; map
+    out = zx.vmap(lambda x: lax.scan(lambda c, x: (c + x, c), 0.0, x)[1], in_axes=1)(xs.T)
+    allclose(out, np.stack([np.concatenate([[0.0], np.cumsum(r)[:-1]]) for r in xs]))
+    allclose(zx.vmap(lambda x: lax.map(lambda r: r * r, x))(xs), xs * xs)
+    # (batched carry and batched xs together, or a batched array carry meeting an
+    # unbatched array: test_bug_vmap_scan_probe_extra_batch_axis)
+
+
+def fori_traced_n_ref_scalar(c, n):
+    for i in range(n):
+        c = c * 0.5 + i
+    return c
+
+
+# =========================================================================== reverse mode through while_loop
+
+
+def newton_cubic(a, b, checkpoint_every=1):
+    """The real root of y**3 + a*y - b (a > 0) by Newton's method from y = 0; the trip
+    count depends on (a, b).  Returns (root, iterations)."""
+    def cond(s):
+        y, it = s
+        return (znp.abs(y ** 3 + a * y - b) > 1e-13) & (it < 60)
+
+    def body(s):
+        y, it = s
+        return y - (y ** 3 + a * y - b) / (3.0 * y ** 2 + a), it + 1
+    return lax.while_loop(cond, body, (znp.zeros_like(a), 0), checkpoint_every=checkpoint_every)
+
+
+def fixed_point(p, q, checkpoint_every=1):
+    """x = p cos(x) + q by fixed-point iteration until the step is below 1e-13."""
+    def body(s):
+        x, _ = s
+        xn = p * znp.cos(x) + q
+        return xn, xn - x
+    return lax.while_loop(lambda s: znp.abs(s[1]) > 1e-13, body, (q, znp.ones_like(q)),
+                          checkpoint_every=checkpoint_every)[0]
+
+
+def newton_ift(a, b):
+    """dy/da, dy/db of the root by the implicit function theorem."""
+    y = float(newton_cubic(a, b)[0])
+    d = 3.0 * y * y + a
+    return np.array([-y / d, 1.0 / d])
+
+
+def fixed_point_ift(p, q):
+    x = float(fixed_point(p, q))
+    d = 1.0 + p * np.sin(x)
+    return np.array([np.cos(x) / d, 1.0 / d])
+
+
+def central_diff(f, x, eps=1e-6):
+    x = np.asarray(x, np.float64)
+    out = []
+    for j in range(x.size):
+        e = np.zeros_like(x)
+        e.flat[j] = eps
+        out.append((np.asarray(f(x + e)) - np.asarray(f(x - e))) / (2 * eps))
+    return np.stack(out, -1)
+
+
+NEWTON_POINTS = [(1.0, 2.0), (0.5, -3.0), (2.0, 10.0), (0.3, 0.05)]
+
+
+def test_newton_while_loop_reverse_mode_matches_ift_and_finite_differences():
+    trips = set()
+    for a, b in NEWTON_POINTS:
+        y, it = newton_cubic(a, b)
+        assert abs(float(y) ** 3 + a * float(y) - b) <= 1e-13
+        trips.add(int(it))
+        ga, gb = zx.grad(lambda a, b: newton_cubic(a, b)[0], argnums=(0, 1))(a, b)
+        allclose([ga, gb], newton_ift(a, b), rtol=1e-9)
+        fd = central_diff(lambda ab: newton_cubic(ab[0], ab[1])[0], [a, b])
+        allclose([ga, gb], fd, rtol=1e-6, atol=1e-9)
+        # forward mode agrees
+        ta = zx.jvp(lambda a: newton_cubic(a, b)[0], (a,), (1.0,))[1]
+        allclose(ta, ga, rtol=1e-12)
+    assert len(trips) >= 3  # data-dependent trip counts
+
+
+def test_fixed_point_reverse_mode_and_checkpointing():
+    for p, q in [(0.6, 0.3), (0.9, -1.0), (0.2, 2.0)]:
+        g1 = np.asarray(zx.grad(fixed_point, argnums=(0, 1))(p, q))
+        allclose(g1, fixed_point_ift(p, q), rtol=1e-9)
+        allclose(g1, central_diff(lambda th: fixed_point(th[0], th[1]), [p, q]), rtol=1e-6)
+        # checkpointing every k-th carry (recomputing the rest) gives the same gradient,
+        # also when k does not divide the trip count or exceeds it
+        for k in (2, 3, 7, 10_000):
+            gk = zx.grad(lambda p, q, k=k: fixed_point(p, q, checkpoint_every=k),
+                         argnums=(0, 1))(p, q)
+            allclose(gk, g1, rtol=1e-14, atol=0)
+    check_grads(lambda p, q: fixed_point(p, q, checkpoint_every=3), (0.6, 0.3), order=2,
+                modes=("fwd", "rev"), atol=1e-6, rtol=1e-6)
+
+
+def test_reverse_mode_while_loop_with_vector_carry_and_closure():
+    w = np.array([0.5, -0.3, 0.8])
+
+    def f(x, w, k):
+        def body(s):
+            i, v = s
+            return i + 1, znp.tanh(v * w + x) * 1.5 + v[::-1] * 0.1
+        return lax.while_loop(lambda s: (znp.sum(s[1] ** 2) < 30.0) & (s[0] < 40), body,
+                              (0, x), checkpoint_every=k)[1]
+
+    x = np.array([0.2, 0.1, -0.3])
+    for k in (1, 3):
+        check_grads(lambda x, w, k=k: f(x, w, k), (x, w), order=2, modes=("rev",))
+    g1 = zx.grad(lambda x, w: znp.sum(f(x, w, 1) ** 2), argnums=(0, 1))(x, w)
+    g3 = zx.grad(lambda x, w: znp.sum(f(x, w, 3) ** 2), argnums=(0, 1))(x, w)
+    for a, b in zip(g1, g3):
+        allclose(a, b, rtol=1e-14, atol=0)
+
+
+def poly_while(x):
+    """v <- v * x[0] + x[1] from v = 1 until v >= 50: the trip count depends on x."""
+    return lax.while_loop(lambda v: v < 50.0, lambda v: v * x[0] + x[1], znp.ones_like(x[0]))
+
+
+def poly_while_hessian(x):
+    a, b = x
+    n, v = 0, 1.0
+    while v < 50.0:
+        v, n = v * a + b, n + 1
+    # v_n = a**n + b * (1 + a + ... + a**(n-1))
+    s1 = sum(k * a ** (k - 1) for k in range(1, n))
+    s2 = sum(k * (k - 1) * a ** (k - 2) for k in range(2, n))
+    return np.array([[n * (n - 1) * a ** (n - 2) + b * s2, s1], [s1, 0.0]])
+
+
+def test_second_derivatives_through_while_loop():
+    # scalar hessian with zx.hessian; a vector one by forward-over-reverse columns
+    # (zx.hessian of a vector function: test_bug_hessian_of_loops_with_vector_inputs)
+    for p, q in [(0.6, 0.3), (0.9, -1.0)]:
+        h = zx.hessian(fixed_point)(p, q)
+        fd = (fixed_point_ift(p + 1e-5, q)[0] - fixed_point_ift(p - 1e-5, q)[0]) / 2e-5
+        allclose(h, fd, rtol=1e-6)
+        allclose(zx.grad(zx.grad(fixed_point))(p, q), h, rtol=1e-12)
+    for x in (np.array([1.5, 0.7]), np.array([2.5, -0.4]), np.array([1.1, 2.0])):
+        hess = np.stack([np.asarray(zx.jvp(zx.grad(poly_while), (x,), (e,))[1])
+                         for e in np.eye(2)], -1)
+        allclose(hess, poly_while_hessian(x), rtol=1e-10, atol=1e-10)
+        # reverse over forward
+        hess_rf = np.stack([np.asarray(zx.grad(lambda x, e=e: zx.jvp(poly_while, (x,), (e,))[1])(x))
+                            for e in np.eye(2)])
+        allclose(hess_rf, poly_while_hessian(x), rtol=1e-10, atol=1e-10)
+
+
+def horner(x, coeffs):
+    return lax.scan(lambda c, a: (c * x + a, None), 0.0, coeffs)[0]
+
+
+def horner_fori(x, coeffs):
+    return lax.fori_loop(0, coeffs.shape[0], lambda i, c: c * x + znp.asarray(coeffs)[i], 0.0)
+
+
+def test_hessian_through_scan_and_fori_loop():
+    coeffs = np.array([0.5, -2.0, 1.0, 3.0, -1.5])
+    d2 = np.polyder(np.poly1d(coeffs), 2)
+    for x in (0.7, -1.3, 2.0):
+        allclose(zx.hessian(horner)(x, coeffs), d2(x), rtol=1e-12)
+        allclose(zx.hessian(horner_fori)(x, coeffs), d2(x), rtol=1e-12)
+        # second derivative with respect to the scanned coefficients: zero
+        allclose(zx.hessian(horner, argnums=1)(x, coeffs)[0], np.zeros(5))
+
+    def rnn(x):
+        v = lax.fori_loop(0, 4, lambda i, v: znp.sin(v * x[::-1]) + v, x)
+        _, ys = lax.scan(lambda c, a: (c * a, c), 1.0, v)
+        return znp.sum(ys)
+
+    x = np.array([0.3, -0.5, 0.9])
+    check_grads(rnn, (x,), order=2, modes=("fwd", "rev"))
+    g = zx.grad(rnn)
+    hess = np.stack([np.asarray(zx.jvp(g, (x,), (e,))[1]) for e in np.eye(3)], -1)
+    allclose(hess, central_diff(g, x), rtol=1e-6, atol=1e-8)
+    allclose(hess, hess.T, rtol=1e-12, atol=1e-12)
+
+
+# Under jit: one program for the solvers' gradients (with and without checkpointing)
+# and a Hessian by reverse-over-forward; one jitted primal differentiated from outside.
+@zx.jit
+def jit_solver_derivatives(a, b, p, q, x):
+    return {
+        "newton": zx.grad(lambda a, b: newton_cubic(a, b)[0], argnums=(0, 1))(a, b),
+        "fixed_point": zx.grad(fixed_point, argnums=(0, 1))(p, q),
+        "fixed_point_k3": zx.grad(lambda p, q: fixed_point(p, q, checkpoint_every=3),
+                                  argnums=(0, 1))(p, q),
+        "hessian_rf": [zx.grad(lambda x, e=e: zx.jvp(poly_while, (x,), (e,))[1])(x)
+                       for e in np.eye(2)],
+    }
+
+
+jit_newton = zx.jit(lambda a, b: newton_cubic(a, b)[0])
+
+
+def test_reverse_mode_while_loop_under_jit():
+    for (a, b), (p, q), x in zip(NEWTON_POINTS[1:],
+                                 [(0.6, 0.3), (0.9, -1.0), (0.2, 2.0)],
+                                 [np.array([1.5, 0.7]), np.array([2.5, -0.4]),
+                                  np.array([1.1, 2.0])]):
+        out = jit_solver_derivatives(a, b, p, q, x)
+        allclose(out["newton"], newton_ift(a, b), rtol=1e-9)
+        eager = zx.grad(lambda a, b: newton_cubic(a, b)[0], argnums=(0, 1))(a, b)
+        allclose(out["newton"], eager, rtol=1e-12)
+        allclose(out["fixed_point"], fixed_point_ift(p, q), rtol=1e-9)
+        allclose(out["fixed_point_k3"], out["fixed_point"], rtol=1e-14, atol=0)
+        allclose(np.stack(out["hessian_rf"]), poly_while_hessian(x), rtol=1e-10, atol=1e-10)
+        # grad of a jitted while loop
+        allclose(zx.grad(jit_newton, argnums=(0, 1))(a, b), eager, rtol=1e-12)
+
+
+def test_hessian_through_while_loop_under_jit_works_or_says_why():
+    """Forward over reverse through while_loop needs the trip count while tracing: under
+    jit it either works or raises NotSupportedError pointing at fori_loop/scan."""
+    try:
+        h = zx.jit(zx.hessian(fixed_point))(0.6, 0.3)
+    except errors.NotSupportedError as e:
+        assert "while_loop" in str(e) and "jit" in str(e)
+    else:
+        allclose(h, zx.hessian(fixed_point)(0.6, 0.3), rtol=1e-10)
+
+
+# =========================================================================== bugs found
+# Each test_bug_* is a minimal reproducer of a zerax bug, written as the test it should
+# pass; KNOWN_BUGS above lists the cases of the transform matrix that it also breaks.
+
+
+def _all_pass(cases):
+    """Run every case (name -> thunk); fail listing all the ones that raise."""
+    failed = []
+    for name, case in cases.items():
+        try:
+            case()
+        except Exception as e:  # noqa: BLE001 - collected and reported together
+            failed.append(f"{name}: {type(e).__name__}: {str(e).splitlines()[0][:200]}")
+    assert not failed, "\n".join(failed)
+
+
+def test_bug_vmap_scan_probe_extra_batch_axis():
+    """vmap of scan (hence fori_loop with concrete bounds, map) fails when a batched
+    carry meets batched xs, or a batched array carry meets an unbatched array.
+
+    ``_scan_batch`` finds which carries become batched by vmapping the body over dummies
+    built (``_batched_outs``) from the operands' *batched* avals (consts and init keep
+    their batch axis, xs lose axis 0, which is the batch axis, not the scanned one) plus
+    a new batch axis, so per-member shapes are wrong and elementwise batching fails:
+    ShapeError "broadcast_in_dim: operand of rank 1 needs 1 broadcast dimensions, got
+    (1, 2)"."""
+    xs = RNG.standard_normal((4, 6))
+    c0 = np.array([0.1, -0.2, 0.3, 0.5])
+    carries = np.array([[0.3, -0.5, 0.9], [1.1, 0.2, -0.4]])
+    rows = np.array([[1.0, 2.0, 3.0], [0.5, 0.5, 0.5]])
+
+    def carry_and_xs_batched():
+        out = zx.vmap(lambda c, x: lax.scan(lambda c, x: (c * 0.5 + x, c * x), c, x))(c0, xs)
+        want = [lax.scan(lambda c, x: (c * 0.5 + x, c * x), c, x) for c, x in zip(c0, xs)]
+        allclose(out[0], [w[0] for w in want])
+        allclose(out[1], np.stack([w[1] for w in want]))
+
+    def array_carry_unbatched_xs():
+        out = zx.vmap(lambda c: lax.scan(lambda c, x: (c * x, None), c, rows)[0])(carries)
+        allclose(out, carries * rows[0] * rows[1])
+
+    def vmap_of_grad():  # the transposed scan: batched carries, unbatched cotangent
+        g = zx.grad(lambda x: znp.sum(lax.scan(lambda c, _: (znp.sin(c), None), x, None,
+                                               length=2)[0]))
+        allclose(zx.vmap(g)(carries), np.cos(np.sin(carries)) * np.cos(carries))
+
+    _all_pass({"carry_and_xs_batched": carry_and_xs_batched,
+               "array_carry_unbatched_xs": array_carry_unbatched_xs,
+               "vmap_of_grad": vmap_of_grad})
+
+
+def test_bug_vmap_while_probe_extra_batch_axis():
+    """vmap of while_loop: ``_while_batch.probe_batched`` builds its dummies from the
+    batched init's avals plus a new batch axis (the scan bug again), so a body mixing
+    batched and unbatched values fails: ShapeError "broadcast_in_dim: operand of rank 2
+    needs 2 broadcast dimensions, got (0,)".  The Collatz example (a cond in the body)
+    and a fori_loop with a batched lower bound and an array carry hit it."""
+    def collatz():
+        ns = np.arange(1, 40, dtype=np.int64)
+        out = zx.vmap(collatz_steps)(ns)
+        want = [collatz_steps_ref(int(n)) for n in ns]
+        assert np.asarray(out).tolist() == want and len(set(want)) > 10
+
+    def fori_batched_lower_bound():
+        xs, lo = np.array([[1.4, -1.2], [-1.8, 0.6]]), np.array([1, 0])
+        out = zx.vmap(lambda x, lo: lax.fori_loop(lo, 4, lambda i, v: v + i * 0.5, x))(xs, lo)
+        allclose(out, xs + np.array([3.0, 3.0])[:, None])
+
+    _all_pass({"collatz": collatz, "fori_batched_lower_bound": fori_batched_lower_bound})
+
+
+def test_bug_vmap_while_unbatched_predicate():
+    """vmap of a while_loop whose predicate does not depend on the batch (a fixed trip
+    count, e.g. fori_loop with traced but unbatched bounds) while the carry is batched.
+    ``_while_batch`` vmaps cond_fun with out_axes=0, which broadcasts the unbatched
+    predicate to the batch, and the loop then fails with ZeraxValueError "while failed
+    on operands ...: The truth value of an array with more than one element is
+    ambiguous".  Expected: the loop runs 3 times for every member."""
+    xs = np.array([0.5, 1.0, -2.0])
+    out = zx.vmap(lambda x: lax.while_loop(lambda c: c[0] < 3,
+                                           lambda c: (c[0] + 1, c[1] * 2.0), (0, x))[1])(xs)
+    allclose(out, xs * 8.0)
+    # the same through jvp of the loop (while_lin under vmap)
+    f = zx.vmap(lambda x, t: zx.jvp(lambda x: lax.while_loop(
+        lambda c: c[0] < 3, lambda c: (c[0] + 1, znp.sin(c[1])), (0, x))[1], (x,), (t,))[1])
+    want = [zx.jvp(lambda x: lax.while_loop(lambda c: c[0] < 3,
+                                            lambda c: (c[0] + 1, znp.sin(c[1])), (0, x))[1],
+                   (x,), (1.0,))[1] for x in xs]
+    allclose(f(xs, np.ones(3)), want)

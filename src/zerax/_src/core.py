@@ -248,15 +248,7 @@ def _dead_tracer(tracer) -> errors.UnexpectedTracerError:
 
 def bind(prim: Primitive, *args, **params):
     """Apply ``prim`` to ``args``: eagerly, or by the innermost trace among them."""
-    top = None
-    level = -1
-    for a in args:
-        if isinstance(a, Tracer):
-            t = a._trace
-            if not t.alive:
-                raise _dead_tracer(a)
-            if t.level > level:
-                top, level = t, t.level
+    top = find_top_trace(args)
     if top is None:
         return eval_primitive(prim, args, params)
     return top.process_primitive(prim, args, params)
@@ -291,6 +283,8 @@ def full_lower(x):
 
 
 def find_top_trace(args):
+    """The live trace of highest level among ``args``' tracers (None: all concrete);
+    a tracer whose transform has ended is an error."""
     top, level = None, -1
     for a in args:
         if isinstance(a, Tracer):

@@ -190,7 +190,10 @@ def _gcd_abs(a, b):
     from ..control_flow import while_loop
     zero, one = _k(0, a.dtype), _k(1, a.dtype)
     shape = broadcast_shapes("gcd", tuple(a.shape), tuple(b.shape))
-    a, b = _so.broadcast_to(a, shape), _so.broadcast_to(b, shape)
+    # Both carries depend on both inputs, so under vmap they are batched alike (the
+    # while_loop batching rule mishandles a mix of batched and unbatched carries).
+    couple = ew.mul(ew.add(a, b), zero)
+    a, b = (_so.broadcast_to(ew.add(v, couple), shape) for v in (a, b))
 
     def body(carry):
         x, y = carry
@@ -281,7 +284,9 @@ def _ulp(mag, dt, shift=0):
     subnormal."""
     info = np.finfo(dt)
     _, e = _frexp(mag)
-    p = ew.maximum(ew.add(e, _k(shift - 1 - info.nmant, dt)), _k(info.minexp - info.nmant, dt))
+    tiny = _k(info.minexp - info.nmant, dt)
+    p = ew.maximum(ew.add(e, _k(shift - 1 - info.nmant, dt)), tiny)
+    p = ew.select_n(ew.eq(mag, _k(0, dt)), p, tiny)
     return _exp2i(p, dt)
 
 
@@ -610,7 +615,8 @@ def piecewise(x, condlist, funclist, *args, **kw):
     """``numpy.piecewise``: where ``condlist[i]`` holds, the value (or the result of
     calling) ``funclist[i]``; an extra last entry of ``funclist`` is the default. Unlike
     NumPy each function is called on all of ``x`` (the results are selected), so the
-    functions must be elementwise; later conditions win, as in NumPy.
+    functions must be elementwise; later conditions win, as in NumPy. A single boolean
+    array shaped like ``x`` is one condition (NumPy reads a 2-d one as a list of rows).
 
     >>> import zerax.numpy as znp
     >>> x = znp.array([-2.0, 0.5, 3.0])
@@ -620,8 +626,8 @@ def piecewise(x, condlist, funclist, *args, **kw):
     x = ensure_array(x, "piecewise")
     n2 = len(funclist)
     if isinstance(condlist, (bool, np.bool_)) or (_is_arraylike(condlist) and (
-            condlist.ndim == 0 or (condlist.ndim == 1 and x.ndim != 0))):
-        condlist = [condlist]
+            condlist.ndim == 0 or (condlist.ndim == x.ndim))):
+        condlist = [condlist]  # one condition (NumPy: for 1-d x; zerax: any x)
     elif isinstance(condlist, (list, tuple)) and x.ndim != 0 and len(condlist) and \
             not isinstance(condlist[0], (list, tuple)) and not _is_arraylike(condlist[0]):
         condlist = [condlist]
