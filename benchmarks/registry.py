@@ -16,6 +16,15 @@ function::
         import zerax as zx
         ...
         return lambda: step(params, batch)
+
+A callable may measure itself: if it returns a `Seconds`, that number is used as the
+call's time instead of the wall time around it (for example a compile timed inside a
+fresh process, without the process start and the imports).
+
+A workload may also register a *profiler* (``@WL.profiler``): a function ``(case) ->
+str`` run in the zerax contender's process when a target is missed; it times pieces of
+the zerax side (the generated source, a kernel without its transcendental functions,
+the BLAS calls alone, ...) and its text goes into docs/benchmarks.md beside the miss.
 """
 
 from __future__ import annotations
@@ -29,12 +38,17 @@ REGISTRY: dict[str, Workload] = {}
 LABELS = {
     "zerax": "zerax",
     "zerax_loop": "zerax, Python loop",
+    "zerax_scan": "zerax scan",
     "autograd": "autograd",
     "jax": "JAX eager",
     "jax_jit": "jax.jit",
     "numpy": "NumPy by hand",
     "numba": "Numba by hand",
 }
+
+
+class Seconds(float):
+    """The time of one call, measured by the call itself (see the module docstring)."""
 
 
 @dataclass(frozen=True)
@@ -72,6 +86,7 @@ class Workload:
     miss_note: str = ""             # what would close a missed target (shown when missed)
     contenders: dict[str, Callable] = field(default_factory=dict)
     labels: dict[str, str] = field(default_factory=dict)
+    profile_zerax: Callable | None = None   # (case) -> text; see the module docstring
 
     def contender(self, name: str, label: str | None = None):
         """Register the setup function of contender ``name`` (a decorator)."""
@@ -81,6 +96,11 @@ class Workload:
                 self.labels[name] = label
             return setup
         return register
+
+    def profiler(self, fn):
+        """Register the piece timer of the zerax side (a decorator)."""
+        self.profile_zerax = fn
+        return fn
 
     def label(self, name: str) -> str:
         return self.labels.get(name, LABELS.get(name, name))

@@ -22,6 +22,7 @@ import os
 import platform
 import select
 import statistics
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -35,7 +36,6 @@ sys.path.insert(0, HERE)
 import workloads  # noqa: F401  (fills the registry)
 from registry import LABELS, REGISTRY, Workload
 
-LABELS.setdefault("zerax_scan", "zerax scan")
 OP_TIMEOUT_S = 300.0
 SCRUBBED_ENV = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
 
@@ -53,7 +53,14 @@ def _child_env() -> dict:
     env.setdefault("JAX_PLATFORMS", "cpu")
     env["JAX_ENABLE_X64"] = "1"
     env["PYTHONHASHSEED"] = "0"
+    # zerax's on-disk compilation cache: one fresh directory per run, so that every
+    # "first call" of a jitted zerax program is a cold compile, whatever ran before.
+    if RUN_CACHE_DIR:
+        env["ZERAX_CACHE_DIR"] = RUN_CACHE_DIR
     return env
+
+
+RUN_CACHE_DIR: str | None = None
 
 
 class Worker:
@@ -158,7 +165,7 @@ def run_workload(wl: Workload, opts) -> dict:
             _summarise(wl, case, res)
             missed = [t for t, _, met in res["targets"] if t.metric == "time" and met is False]
             if opts.profile and missed and "zerax" in active:
-                res["profile"], res["calls_per_call"] = _profile(
+                res["profile"], res["calls_per_call"], res["pieces"] = _profile(
                     workers, ["zerax"] + [t.anchor for t in missed if t.anchor in active],
                     case.id)
             results["cases"][case.id] = res
@@ -170,18 +177,22 @@ def run_workload(wl: Workload, opts) -> dict:
 
 
 def _profile(workers, names, case_id):
-    """Profile zerax (text) and the missed targets' anchors (function calls per call)."""
-    text, per_call = None, {}
+    """Profile zerax (cProfile text, and its workload's piece timer) and the missed
+    targets' anchors (function calls per call). A zerax side that measures itself in a
+    subprocess has no cProfile text; its anchors are then not profiled either."""
+    text, per_call, pieces = None, {}, None
     for n in dict.fromkeys(names):
         try:
             p = workers[n].ask(op="profile", case=case_id, seconds=1.0)
         except Exception as e:  # noqa: BLE001
             text = text or f"(profiling failed: {_short_error(e)})"
             continue
-        per_call[n] = p["calls_per_call"]
         if n == "zerax":
-            text = p["text"]
-    return text, per_call
+            text, pieces = p["text"], p.get("pieces")
+            if p["calls_per_call"] is None:
+                break
+        per_call[n] = p["calls_per_call"]
+    return text, per_call, pieces
 
 
 def _summarise(wl: Workload, case, res: dict) -> None:
@@ -424,6 +435,7 @@ def write_markdown(path: str, all_res: dict, total_s: float, chart: str | None,
             out += [("<details><summary>Median, min, max and first call (compile / trace / "
                      "first use, not in the samples) per contender</summary>"),
                     "", *detail_table(wl, res), "", "</details>", ""]
+        any_missed = False
         for case in wl.cases:
             c = res["cases"].get(case.id)
             if not c:
@@ -434,16 +446,25 @@ def write_markdown(path: str, all_res: dict, total_s: float, chart: str | None,
             missed = [(t, r) for t, r, m in c["targets"] if m is False]
             for t, r in missed:
                 out += [(f"**Target missed** ({case.label or wl.title}): {t.text} "
-                        f"({t.source}); measured {fmt_r(r)}.")]
-                if wl.miss_note:
-                    out += ["", wl.miss_note]
-                out += [""]
-            if missed and c.get("profile"):
+                        f"({t.source}); measured {fmt_r(r)}."), ""]
+            any_missed = any_missed or bool(missed)
+        if any_missed and wl.miss_note:
+            out += ["**What dominates, and what would close it.** " + wl.miss_note, ""]
+        for case in wl.cases:
+            c = res["cases"].get(case.id)
+            if not c or not any(m is False for _, _, m in c["targets"]):
+                continue
+            where = f" ({case.label})" if case.label else ""
+            if c.get("pieces"):
+                out += [f"Pieces of the zerax side{where}, timed in its process:", "",
+                        "```", c["pieces"].rstrip(), "```", ""]
+            if c.get("profile"):
                 counts = "; ".join(f"{wl.label(n)} {v:.0f}"
                                    for n, v in c.get("calls_per_call", {}).items())
-                out += [(f"Python function calls per call (cProfile): {counts}. Profile of "
-                        "the zerax side, steady state:"), "",
-                        "```", c["profile"], "```", ""]
+                out += [(f"Python function calls per call (cProfile){where}: {counts}. "
+                         "Profile of the zerax side, steady state:"), "",
+                        "<details><summary>cProfile</summary>", "",
+                        "```", c["profile"], "```", "", "</details>", ""]
     text = "\n".join(out).rstrip() + "\n"
     with open(path, "w") as f:
         f.write(text)
@@ -518,6 +539,15 @@ def main(argv=None) -> int:
                    help="print the tables, write nothing")
     p.add_argument("--out", default=os.path.join(ROOT, "docs"))
     opts = p.parse_args(argv)
+    global RUN_CACHE_DIR
+    RUN_CACHE_DIR = tempfile.mkdtemp(prefix="zerax-bench-cache-")
+    try:
+        return _run(p, opts)
+    finally:
+        shutil.rmtree(RUN_CACHE_DIR, ignore_errors=True)
+
+
+def _run(p, opts) -> int:
     opts.t0 = time.monotonic()
     opts.load_start = _loadavg()
     keys = opts.only.split(",") if opts.only else list(REGISTRY)

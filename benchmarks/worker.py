@@ -10,7 +10,10 @@ stdout; anything a library prints goes to stderr instead):
   extras, checksum, or ``{"skip": true}`` when the contender has nothing for this case.
 - ``{"op": "sample", "case": ID}``: one sample; answers the seconds per call.
 - ``{"op": "profile", "case": ID, "seconds": S}``: cProfile over calls for about S
-  seconds; answers the Python function calls per call and the top functions, as text.
+  seconds; answers the Python function calls per call and the top functions, as text,
+  and (zerax only) the text of the workload's piece timer, if it registered one.
+
+A callable that returns a ``registry.Seconds`` measures itself: that value is its time.
 - ``{"op": "quit"}``.
 """
 
@@ -77,6 +80,16 @@ def _profile(fn, seconds: float, top: int = 12) -> dict:
     return {"text": text, "calls_per_call": per_call}
 
 
+def _timed(fn):
+    """(result, seconds) of one call: the call's own measurement if it returns a
+    Seconds, else the wall time around it."""
+    from registry import Seconds
+    t = time.perf_counter()
+    out = fn()
+    dt = time.perf_counter() - t
+    return out, (float(out) if isinstance(out, Seconds) else dt)
+
+
 def main() -> None:
     wl_key, name = sys.argv[1], sys.argv[2]
     proto = os.fdopen(os.dup(1), "w", buffering=1)
@@ -91,14 +104,17 @@ def main() -> None:
     try:
         import workloads  # noqa: F401  (fills the registry)
         from registry import REGISTRY
-        setup = REGISTRY[wl_key].contenders[name]
+        wl = REGISTRY[wl_key]
+        setup = wl.contenders[name]
     except Exception:  # noqa: BLE001  (reported to run.py, which carries on)
         send({"error": traceback.format_exc(limit=4)})
         return
     send({"ready": True, "import_s": time.perf_counter() - t0})
 
+    from registry import Seconds
     fns: dict[str, object] = {}
     numbers: dict[str, int] = {}
+    self_timed: dict[str, bool] = {}
     for line in sys.stdin:
         cmd = json.loads(line)
         op = cmd["op"]
@@ -114,9 +130,8 @@ def main() -> None:
                     send({"skip": True})
                     continue
                 fn, extras = made if isinstance(made, tuple) else (made, {})
-                t = time.perf_counter()
-                out = fn()
-                first_s = time.perf_counter() - t
+                out, first_s = _timed(fn)
+                self_timed[case] = isinstance(out, Seconds)
                 checksum = _checksum(out) if cmd.get("compare") else None
                 del out
                 # Warm-up (excluded from the samples): at least one more call, unless
@@ -124,9 +139,7 @@ def main() -> None:
                 per_call, warm = first_s, 0.0
                 calls = 1 if first_s > 5 * cmd["warmup_s"] else 0
                 while calls < 1 or warm < cmd["warmup_s"]:
-                    t = time.perf_counter()
-                    fn()
-                    dt = time.perf_counter() - t
+                    _, dt = _timed(fn)
                     per_call, warm, calls = min(per_call, dt), warm + dt, calls + 1
                 number = max(1, min(MAX_NUMBER, math.ceil(cmd["min_sample_s"] / per_call)))
                 fns[case], numbers[case] = fn, number
@@ -135,12 +148,24 @@ def main() -> None:
             elif op == "sample":
                 fn, number = fns[case], numbers[case]
                 gc.collect()
-                t = time.perf_counter()
+                t, total = time.perf_counter(), 0.0
                 for _ in range(number):
-                    fn()
-                send({"t": (time.perf_counter() - t) / number})
+                    out = fn()
+                    if isinstance(out, Seconds):
+                        total += float(out)
+                wall = time.perf_counter() - t
+                send({"t": (total if self_timed[case] else wall) / number})
             elif op == "profile":
-                send(_profile(fns[case], cmd.get("seconds", 1.0)))
+                # A self-timed call runs elsewhere (a subprocess): cProfile sees nothing.
+                prof = ({"text": None, "calls_per_call": None} if self_timed[case]
+                        else _profile(fns[case], cmd.get("seconds", 1.0)))
+                if name == "zerax" and wl.profile_zerax is not None:
+                    try:
+                        prof["pieces"] = wl.profile_zerax(case)
+                    except Exception:  # noqa: BLE001  (the note says so instead)
+                        prof["pieces"] = ("(the piece timer failed: "
+                                          f"{traceback.format_exc(limit=2)})")
+                send(prof)
             else:
                 send({"error": f"unknown op {op!r}"})
         except Exception:  # noqa: BLE001  (reported to run.py, which carries on)

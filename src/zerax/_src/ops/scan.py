@@ -199,7 +199,7 @@ def _scan_batch(args, dims, *, jaxpr, length, reverse, num_consts, num_carry, un
         in_axes = tuple([d if d is None else 0 for d in d_c] +
                         [0 if b else None for b in carry_batched] +
                         [None if d is None else 0 for d in d_x])
-        probe = _batched_outs(jaxpr, consts, init, xs, d_c, d_x, carry_batched, size)
+        probe = _batched_outs(jaxpr, consts, init, xs, d_c, d_k, d_x, carry_batched, size)
         new = [a or p for a, p in zip(carry_batched, probe[:num_carry])]
         if new == carry_batched:
             break
@@ -220,26 +220,18 @@ def _scan_batch(args, dims, *, jaxpr, length, reverse, num_consts, num_carry, un
     return list(final) + list(ys), [0 if b else None for b in carry_batched] + [1] * len(ys)
 
 
-def _batched_outs(jaxpr, consts, init, xs, d_c, d_x, carry_batched, size):
+def _batched_outs(jaxpr, consts, init, xs, d_c, d_k, d_x, carry_batched, size):
     """Which body outputs vary over the batch, for the given batched inputs."""
-    from ..batching import BatchTracer, vmap
-    flags = []
+    from ..batching import batched_outputs, example_aval
+    ex = ([example_aval(c, d) for c, d in zip(consts, d_c)] +
+          [example_aval(c, d) for c, d in zip(init, d_k)] +
+          [_slice_aval_of(example_aval(x, d)) for x, d in zip(xs, d_x)])
+    flags = [d is not None for d in d_c] + list(carry_batched) + [d is not None for d in d_x]
+    return batched_outputs(jaxpr, ex, flags, size)
 
-    def probe(*a):
-        outs = eval_jaxpr(jaxpr, [], *a)
-        flags.extend(isinstance(o, BatchTracer) for o in outs)
-        return 0.0
 
-    avals = [get_aval(c) for c in consts] + [get_aval(c) for c in init] + \
-        [_slice_aval(x) for x in xs]
-    args, axes = [], []
-    for a, d in zip(avals, list(d_c) + carry_batched + list(d_x)):
-        batched = d is not None and d is not False
-        args.append(np.zeros(((size,) if batched else ()) + tuple(a.shape), a.dtype))
-        axes.append(0 if batched else None)
-    trace_to_jaxpr(lambda *x: [vmap(probe, in_axes=tuple(axes))(*x)], [get_aval(v) for v in args],
-                   "probe")
-    return flags
+def _slice_aval_of(aval):
+    return ShapedArray(tuple(aval.shape[1:]), aval.dtype)
 
 
 scan_p.batch = _scan_batch

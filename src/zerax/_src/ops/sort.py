@@ -165,9 +165,20 @@ def _make_argsort(lt):
 _nb_argsort_cache: dict = {}
 
 
-def _argsort_helper(ctx, dtype):
+def _nb_lane_dtype(dtype):
+    """The dtype lanes are sorted in: float64 for every real dtype it holds exactly (the
+    order, NaNs included, is unchanged), so that one compiled sort serves them all."""
+    dtype = np.dtype(dtype)
+    if dtype.kind == "c":
+        return np.dtype(np.complex128)
+    if dtype.kind in "iu" and dtype.itemsize == 8:
+        return dtype
+    return np.dtype(np.float64)
+
+
+def _argsort_helper(ctx, lane_dtype):
     """The njit-compiled stable argsort of a 1-d lane, registered with the generated module."""
-    complex_ = np.dtype(dtype).kind == "c"
+    complex_ = np.dtype(lane_dtype).kind == "c"
     name = "_zx_argsort_complex" if complex_ else "_zx_argsort_real"
     fn = _nb_argsort_cache.get(name)
     if fn is None:
@@ -190,16 +201,19 @@ def _sort_lower_numba(kind):
         if int(np.prod(shape, dtype=np.int64)) == 0:
             return
         n = shape[dim]
-        helper = _argsort_helper(ctx, x.aval.dtype)
+        lane = _nb_lane_dtype(x.aval.dtype)
+        helper = _argsort_helper(ctx, lane)
         with ctx.nest(shape[:dim] + shape[dim + 1:]) as idx:
             pre, post = list(idx[:dim]), list(idx[dim:])
             buf, perm, j = ctx.fresh("buf"), ctx.fresh("perm"), ctx.fresh("j")
-            ctx.emit(f"{buf} = np.empty({n}, {dtype_name(x.aval.dtype)})")
+            ctx.emit(f"{buf} = np.empty({n}, {dtype_name(lane)})")
             with _nb_serial(ctx, j, n):
                 ctx.emit(f"{buf}[{j}] = {xn}[{_nb_ix(pre + [j] + post)}]")
             ctx.emit(f"{perm} = {helper}({buf})")
             with _nb_serial(ctx, j, n):
-                val = f"{buf}[{perm}[{j}]]" if kind == "sort" else f"{perm}[{j}]"
+                # Sorted values are read back from the operand (its dtype, exactly).
+                val = (f"{xn}[{_nb_ix(pre + [f'{perm}[{j}]'] + post)}]" if kind == "sort"
+                       else f"{perm}[{j}]")
                 ctx.emit(f"{out}[{_nb_ix(pre + [j] + post)}] = {val}")
     return rule
 

@@ -273,7 +273,7 @@ while_p.unsupported["transpose"] = "it is never linear; while_lin is transposed 
 
 def _while_batch(args, dims, *, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts,
                  checkpoint_every):
-    from ..batching import BatchTracer, batch_size_of, bdim_at_front, vmap
+    from ..batching import batch_size_of, bdim_at_front, vmap
     from .elementwise import select_n
     from .reduce import reduce_max
     from .shape import broadcast_in_dim
@@ -287,27 +287,21 @@ def _while_batch(args, dims, *, cond_jaxpr, body_jaxpr, cond_nconsts, body_ncons
     ax_cc = tuple(None if d is None else 0 for d in d_cc)
     ax_bc = tuple(None if d is None else 0 for d in d_bc)
 
-    def probe_batched(fn_jaxpr, consts, ax_consts, carry_batched):
-        flags = []
-        avals = [get_aval(c) for c in init]
+    from ..batching import batched_outputs, example_aval
+    ex_cc = [example_aval(c, d) for c, d in zip(cc, d_cc)]
+    ex_bc = [example_aval(c, d) for c, d in zip(bc, d_bc)]
+    ex_k = [example_aval(c, d) for c, d in zip(init, d_k)]
 
-        def probe(*a):
-            outs = eval_jaxpr(fn_jaxpr, [], *a)
-            flags.extend(isinstance(o, BatchTracer) for o in outs)
-            return 0.0
-        dummies = [np.zeros(((size,) if b else ()) + tuple(a.shape), a.dtype)
-                   for a, b in zip(avals, carry_batched)]
-        axes = ax_consts + tuple(0 if b else None for b in carry_batched)
-        trace_to_jaxpr(lambda *x: [vmap(probe, in_axes=axes, axis_size=size)(*x)],
-                       [get_aval(c) for c in consts] + [get_aval(v) for v in dummies], "probe")
-        return flags
+    def probe_batched(fn_jaxpr, ex_consts, ax_consts, carry_batched):
+        return batched_outputs(fn_jaxpr, ex_consts + ex_k,
+                               [a is not None for a in ax_consts] + list(carry_batched), size)
 
     while True:  # fixpoint: which carries vary over the batch
-        new = [a or b for a, b in zip(batched, probe_batched(body_jaxpr, bc0, ax_bc, batched))]
+        new = [a or b for a, b in zip(batched, probe_batched(body_jaxpr, ex_bc, ax_bc, batched))]
         if new == batched:
             break
         batched = new
-    pred_batched = probe_batched(cond_jaxpr, cc0, ax_cc, batched)[0]
+    pred_batched = probe_batched(cond_jaxpr, ex_cc, ax_cc, batched)[0]
     if pred_batched:
         batched = [True] * n
     carry0 = [bdim_at_front(c, d, size) if b else c for c, d, b in zip(init, d_k, batched)]

@@ -1,0 +1,42 @@
+"""Time zerax's first call of a benchmark program in this fresh process.
+
+Usage: ``ZERAX_CACHE_DIR=DIR python benchmarks/compile_probe.py PROGRAM`` with PROGRAM
+``mlp`` (the MLP training step ``jit(grad(loss))``) or ``elementwise`` (the fused chain
+on 10^6 float64). The imports (zerax, NumPy, Numba) and the inputs come first and are not
+timed; then the first call (trace, code generation, Numba compilation or a load from
+the disk cache in DIR, one execution) and a second call (one execution) are timed.
+Prints one JSON line: ``first_s``, ``second_s`` and ``compile_s = first_s - second_s``
+(the first call's cost beyond a steady-state call), plus a checksum of the result.
+Used by the ``jit_compile`` workload (workloads.py), one process per measurement.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+
+def main() -> None:
+    import numba  # noqa: F401  (imported before the clock starts, like zerax)
+    import numpy as np
+    import zerax  # noqa: F401
+    import workloads
+    fn, args = workloads.compile_program(sys.argv[1])
+    t = time.perf_counter()
+    out = fn(*args)
+    first = time.perf_counter() - t
+    t = time.perf_counter()
+    fn(*args)
+    second = time.perf_counter() - t
+    leaves = zerax.tree_util.tree_leaves(out)
+    checksum = float(sum(np.abs(np.asarray(v)).sum() for v in leaves))
+    print(json.dumps({"first_s": first, "second_s": second,
+                      "compile_s": max(first - second, 0.0), "checksum": checksum}))
+
+
+if __name__ == "__main__":
+    main()
