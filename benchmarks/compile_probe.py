@@ -8,6 +8,11 @@ the disk cache in DIR, one execution) and a second call (one execution) are time
 Prints one JSON line: ``first_s``, ``second_s`` and ``compile_s = first_s - second_s``
 (the first call's cost beyond a steady-state call), plus a checksum of the result.
 Used by the ``jit_compile`` workload (workloads.py), one process per measurement.
+
+``--breakdown`` (for the note on a missed target) instead times the pieces of the first
+call: trace (``lower``), code generation and module load (``compile``, Numba compiles
+lazily), and the first call of the Numba kernels under cProfile, with the part spent in
+Numba's per-process initialisation of its typing and target contexts.
 """
 
 from __future__ import annotations
@@ -26,6 +31,9 @@ def main() -> None:
     import zerax  # noqa: F401
     import workloads
     fn, args = workloads.compile_program(sys.argv[1])
+    if "--breakdown" in sys.argv:
+        print(json.dumps(breakdown(fn, args)))
+        return
     t = time.perf_counter()
     out = fn(*args)
     first = time.perf_counter() - t
@@ -36,6 +44,34 @@ def main() -> None:
     checksum = float(sum(np.abs(np.asarray(v)).sum() for v in leaves))
     print(json.dumps({"first_s": first, "second_s": second,
                       "compile_s": max(first - second, 0.0), "checksum": checksum}))
+
+
+def breakdown(fn, args) -> dict:
+    import cProfile
+    import pstats
+    t = time.perf_counter()
+    lowered = fn.lower(*args)
+    trace = time.perf_counter() - t
+    t = time.perf_counter()
+    lowered.compile()
+    codegen = time.perf_counter() - t
+    prof = cProfile.Profile()
+    t = time.perf_counter()
+    prof.enable()
+    fn(*args)
+    prof.disable()
+    first = time.perf_counter() - t
+    t = time.perf_counter()
+    fn(*args)
+    second = time.perf_counter() - t
+    init = 0.0
+    for (path, _, func), (_, _, _, ct, _) in pstats.Stats(prof).stats.items():
+        if func == "refresh" and path.replace(os.sep, "/").endswith("numba/core/base.py"):
+            init = max(init, ct)
+    source = lowered.as_text()
+    return {"trace_s": trace, "codegen_s": codegen, "first_call_s": first,
+            "second_s": second, "numba_init_s": init,
+            "kernels": source.count("\ndef kernel") + source.startswith("def kernel")}
 
 
 if __name__ == "__main__":

@@ -408,6 +408,92 @@ def _median_time(fn, min_s=0.05, repeats=5):
 def _ms(s):
     return f"{s * 1e3:.3g} ms"
 
+
+class _blas_threads:
+    """Context manager: every OpenBLAS loaded in this process (NumPy's, and SciPy's that
+    Numba's np.dot calls) uses n threads inside the block (a piece timer's experiment;
+    the measured samples never change the thread count)."""
+
+    PAIRS = (("scipy_openblas_get_num_threads64_", "scipy_openblas_set_num_threads64_"),
+             ("scipy_openblas_get_num_threads", "scipy_openblas_set_num_threads"),
+             ("openblas_get_num_threads", "openblas_set_num_threads"))
+
+    def __init__(self, n):
+        self.n, self.saved = n, []
+
+    def __enter__(self):
+        import ctypes
+        with open("/proc/self/maps") as f:
+            paths = sorted({ln.split()[-1] for ln in f if "openblas" in ln.lower()
+                            and ln.split()[-1].startswith("/")})
+        for path in paths:
+            lib = ctypes.CDLL(path)
+            for get, set_ in self.PAIRS:
+                if hasattr(lib, get) and hasattr(lib, set_):
+                    self.saved.append((getattr(lib, set_), getattr(lib, get)()))
+                    getattr(lib, set_)(self.n)
+                    break
+        return self
+
+    def __exit__(self, *exc):
+        for set_, n in self.saved:
+            set_(n)
+
+
+def _blas_names():
+    import os
+    with open("/proc/self/maps") as f:
+        return ", ".join(sorted({os.path.basename(ln.split()[-1]) for ln in f
+                                 if "openblas" in ln.lower()}))
+
+
+def _program_pieces(jitted, args, min_s=0.3):
+    """Time the pieces of a compiled zerax program that is split around BLAS calls (its
+    entry is a Python function calling njit kernels and `_dot_general`): each kernel and
+    the BLAS calls are wrapped with timers for a few calls. Returns text lines."""
+    import time
+    from zerax._src.jit import executable_for
+    lowered = jitted.lower(*args)
+    exe = executable_for(lowered.jaxpr, lowered.name)
+    source = lowered.as_text()
+    g = getattr(exe.kernel, "__globals__", None)
+    if g is None or "_dot_general" not in g:
+        return [f"one njit kernel ({source.count(chr(10))} lines of source), no Python glue"]
+    names = [k for k in g if k.startswith("kernel_") or k == "_dot_general"]
+    orig = {k: g[k] for k in names}
+    spent = dict.fromkeys(names, 0.0)
+    count = dict.fromkeys(names, 0)
+
+    def timed(k, f):
+        def run(*a):
+            t = time.perf_counter()
+            r = f(*a)
+            spent[k] += time.perf_counter() - t
+            count[k] += 1
+            return r
+        return run
+    jitted(*args)
+    calls, t0 = 0, time.perf_counter()
+    g.update({k: timed(k, f) for k, f in orig.items()})
+    try:
+        while calls < 3 or time.perf_counter() - t0 < min_s:
+            jitted(*args)
+            calls += 1
+    finally:
+        g.update(orig)
+    total = (time.perf_counter() - t0) / calls
+    blas = spent["_dot_general"] / calls
+    kern = sorted(((spent[k] / calls, k) for k in names if k != "_dot_general"), reverse=True)
+    lines = [f"per call {_ms(total)}: BLAS (np.matmul from Python, {count['_dot_general'] // calls}"
+             f" products) {_ms(blas)} = {blas / total:.0%}; {len(kern)} njit kernels "
+             f"{_ms(sum(t for t, _ in kern))}; the rest (Python glue, dispatch) "
+             f"{_ms(total - blas - sum(t for t, _ in kern))}"]
+    for t, k in kern[:4]:
+        head = source.split(f"def {k}(", 1)[1].splitlines()
+        what = next((ln.strip() for ln in head[1:3] if ln.strip().startswith("#")), "")
+        lines.append(f"  {k}: {_ms(t)}  {what}")
+    return lines
+
 JIT_DISPATCH = workload(
     "jit_dispatch", "jit dispatch of a small function",
     description="A compiled call with two 3-element float64 arrays, `a * b + sin(a)`: "
@@ -488,6 +574,34 @@ def _(case):
     f = zx.jit(_ew_chain(znp))
     a, b = map(znp.asarray, _ew_data(int(float(case))))
     return lambda: f(a, b)
+
+
+@ELEMENTWISE.profiler
+def _(case):
+    import numba
+    import zerax as zx
+    import zerax.numpy as znp
+    a, b = map(znp.asarray, _ew_data(int(float(case))))
+    full = zx.jit(_ew_chain(znp))
+    plain = zx.jit(lambda a, b: a * b + znp.sqrt(a * a + 1) - b * b)
+    only_tanh = zx.jit(znp.tanh)
+    only_log1p = zx.jit(lambda b: znp.log1p(b * b))
+    t_full, t_plain = _median_time(lambda: full(a, b)), _median_time(lambda: plain(a, b))
+    t_tanh, t_log1p = _median_time(lambda: only_tanh(a)), _median_time(lambda: only_log1p(b))
+    na, nb = np.asarray(a), np.asarray(b)
+    t_np_tanh = _median_time(lambda: np.tanh(na))
+    t_np_log1p = _median_time(lambda: np.log1p(nb * nb))
+    src = full.lower(a, b).as_text()
+    loop = [ln for ln in src.splitlines() if "prange" in ln or "np.tanh" in ln
+            or "np.log1p" in ln]
+    return "\n".join([
+        f"the chain, jitted: {_ms(t_full)} (Numba threads: {numba.get_num_threads()})",
+        f"the same chain with tanh and log1p removed (a*b + sqrt(a*a+1) - b*b): "
+        f"{_ms(t_plain)}",
+        f"jit(tanh(a)) alone: {_ms(t_tanh)}; jit(log1p(b*b)) alone: {_ms(t_log1p)}",
+        f"NumPy np.tanh(a) alone: {_ms(t_np_tanh)}; np.log1p(b*b) alone: {_ms(t_np_log1p)}",
+        "generated loop (excerpt of `jit(f).lower(a, b).as_text()`):",
+        *loop])
 
 
 @ELEMENTWISE.contender("numpy")
@@ -584,6 +698,21 @@ def _(case):
     return lambda: g(*args)
 
 
+@MLP_STEP.profiler
+def _(case):
+    g, args = _zx_mlp()
+    lines = _program_pieces(g, args)
+    with _blas_threads(1):
+        lines += ["with OpenBLAS limited to 1 thread (experiment):"] + _program_pieces(g, args)
+    params, x, y = _mlp_data()
+    t_np = _median_time(lambda: _mlp_numpy_grad(params, x, y))
+    with _blas_threads(1):
+        t_np1 = _median_time(lambda: _mlp_numpy_grad(params, x, y))
+    lines.append(f"NumPy by hand: {_ms(t_np)}; with 1 BLAS thread {_ms(t_np1)} "
+                 f"(BLAS: {_blas_names()})")
+    return "\n".join(lines)
+
+
 @MLP_STEP.contender("jax_jit")
 def _(case):
     jax = _jax()
@@ -625,6 +754,21 @@ def _(case):
     return lambda: f(params, x, y)
 
 
+@PER_EXAMPLE_JIT.profiler
+def _(case):
+    import zerax as zx
+    import zerax.numpy as znp
+    from zerax.scipy.special import logsumexp
+    params, x, y = _pe_data()
+    params = [(znp.asarray(w), znp.asarray(b)) for w, b in params]
+    args = (params, znp.asarray(x), znp.asarray(y))
+    f = zx.jit(zx.vmap(zx.grad(_pe_loss(znp, logsumexp)), in_axes=(None, 0, 0)))
+    lines = _program_pieces(f, args)
+    with _blas_threads(1):
+        lines += ["with OpenBLAS limited to 1 thread (experiment):"] + _program_pieces(f, args)
+    return "\n".join(lines)
+
+
 @PER_EXAMPLE_JIT.contender("jax_jit")
 def _(case):
     jax = _jax()
@@ -658,6 +802,18 @@ def _(case):
     f = zx.jit(lambda x: zx.lax.fori_loop(0, FORI_N, lambda i, x: x + 1e-6 * znp.cos(x), x))
     x = znp.asarray(0.5)
     return lambda: f(x)
+
+
+@FORI.profiler
+def _(case):
+    import zerax as zx
+    import zerax.numpy as znp
+    f = zx.jit(lambda x: zx.lax.fori_loop(0, FORI_N, lambda i, x: x + 1e-6 * znp.cos(x), x))
+    x = znp.asarray(0.5)
+    t = _median_time(lambda: f(x), repeats=3)
+    src = f.lower(x).as_text()
+    return "\n".join([f"per call {_ms(t)} = {t / FORI_N * 1e9:.1f} ns per iteration; "
+                      "the generated loop:", *src.splitlines()])
 
 
 @FORI.contender("jax_jit")
@@ -744,6 +900,23 @@ def _zx_rnn():
 def _(case):
     g, args = _zx_rnn()
     return lambda: g(*args)
+
+
+@RNN.profiler
+def _(case):
+    g, args = _zx_rnn()
+    src = g.lower(*args).as_text()
+    t = _median_time(lambda: g(*args), repeats=3)
+    with _blas_threads(1):
+        t1 = _median_time(lambda: g(*args), repeats=3)
+    n_dots = src.count("np.dot(")
+    return "\n".join([
+        f"one njit kernel; {n_dots} np.dot call sites (2 in the forward scan body, 4 in the "
+        f"backward one: {RNN_T} * 6 = {RNN_T * 6} small products per call), "
+        f"{src.count('np.ascontiguousarray(np.transpose(')} transposed operand copies "
+        f"and {src.count('# transpose')} transpose loops per backward step",
+        f"per call {_ms(t)}; with OpenBLAS limited to 1 thread (experiment): {_ms(t1)} "
+        f"(BLAS: {_blas_names()})"])
 
 
 @RNN.contender("jax_jit")
@@ -867,7 +1040,10 @@ def compile_program(name):
     return zx.jit(_ew_chain(znp)), tuple(map(znp.asarray, _ew_data(10 ** 6)))
 
 
-def _compile_probe(program, cache_dir):
+_WARM_DIRS: dict[str, str] = {}   # case -> the filled cache directory (for the profiler)
+
+
+def _compile_probe(program, cache_dir, *flags):
     """Run compile_probe.py in a fresh process with ZERAX_CACHE_DIR=cache_dir."""
     import json
     import os
@@ -875,7 +1051,7 @@ def _compile_probe(program, cache_dir):
     import sys
     env = dict(os.environ, ZERAX_CACHE_DIR=cache_dir)
     probe = os.path.join(os.path.dirname(os.path.abspath(__file__)), "compile_probe.py")
-    done = subprocess.run([sys.executable, probe, program], env=env, capture_output=True,
+    done = subprocess.run([sys.executable, probe, program, *flags], env=env, capture_output=True,
                           text=True, timeout=COMPILE_PROBE_TIMEOUT_S)
     if done.returncode:
         raise RuntimeError(f"compile_probe.py {program} failed:\n{done.stderr[-1500:]}")
@@ -923,6 +1099,7 @@ def _(case):
     if kind == "warm":
         d = os.path.join(base, "warm")
         _compile_probe(program, d)          # fills the cache (not measured)
+        _WARM_DIRS[case] = d
         return lambda: Seconds(_compile_probe(program, d)["compile_s"])
 
     def cold():
@@ -932,6 +1109,23 @@ def _(case):
         finally:
             shutil.rmtree(d, ignore_errors=True)
     return cold
+
+
+@JIT_COMPILE.profiler
+def _(case):
+    import numba
+    kind, program = case.split("_", 1)
+    if kind != "warm":
+        return None
+    b = _compile_probe(program, _WARM_DIRS[case], "--breakdown")
+    return "\n".join([
+        f"a fresh process with the filled cache (Numba {numba.__version__}), its first call "
+        f"taken apart: trace {_ms(b['trace_s'])}; code generation and loading the generated "
+        f"module {_ms(b['codegen_s'])}; first call of the {b['kernels']} njit kernel(s) "
+        f"{_ms(b['first_call_s'])} (under cProfile), of which Numba's one-time "
+        f"initialisation of its typing and target contexts (`BaseContext.refresh`: "
+        f"registries, imports of numba.np.* and scipy.linalg) {_ms(b['numba_init_s'])}; "
+        f"a steady-state call {_ms(b['second_s'])}"])
 
 
 @JIT_COMPILE.contender("jax_jit", label="JAX compile")

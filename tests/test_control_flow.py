@@ -114,14 +114,14 @@ def fori_ref(x):
 def fori_traced_f(x):
     n = znp.floor(znp.abs(x[0]) * 3.0).astype(znp.int64)
     lo = znp.floor(znp.abs(x[1])).astype(znp.int64)
-    return lax.fori_loop(lo, n, lambda i, v: znp.sin(v) * 1.1 + v[0] * 0.2 + i * 0.01, x)
+    return lax.fori_loop(lo, n, lambda i, v: znp.sin(v) * 1.1 + x[0] * v + i * 0.01, x[2])
 
 
 def fori_traced_ref(x):
-    v = x.copy()
+    v = x[2]
     for i in range(int(np.floor(abs(x[1]))), int(np.floor(abs(x[0]) * 3.0))):
-        v = np.sin(v) * 1.1 + v[0] * 0.2 + i * 0.01
-    return v
+        v = np.sin(v) * 1.1 + x[0] * v + i * 0.01
+    return np.asarray(v)
 
 
 # ---- scan (reverse, pytree carry, pytree xs and ys) followed by map
@@ -136,8 +136,8 @@ def scan_f(x):
         s = s + znp.sum(h)
         return (h, s), {"y": h * s, "z": znp.sum(h * xs["a"])}
     (h, s), ys = lax.scan(step, (x, 0.0), {"a": SCAN_A, "b": SCAN_B}, reverse=True)
-    m = lax.map(lambda r: znp.sin(r) * znp.sum(r), ys["y"])
-    return znp.concatenate([h, s[None], ys["z"], m.reshape(-1)])
+    m = lax.map(lambda z: znp.sin(z) * z, ys["z"])
+    return znp.concatenate([h * s, ys["y"][0], m])
 
 
 def scan_ref(x):
@@ -147,8 +147,8 @@ def scan_ref(x):
         h = np.tanh(h * SCAN_A[k] + SCAN_B[k] * s) + 0.1 * x
         s = s + h.sum()
         ys_y[k], ys_z[k] = h * s, (h * SCAN_A[k]).sum()
-    m = np.stack([np.sin(r) * r.sum() for r in ys_y])
-    return np.concatenate([h, [s], ys_z, m.reshape(-1)])
+    m = np.array([np.sin(z) * z for z in ys_z])
+    return np.concatenate([h * s, ys_y[0], m])
 
 
 CONSTRUCTS = {
@@ -425,44 +425,12 @@ JITTED = {name: zx.jit(f) for name, (f, _) in CONSTRUCTS.items()}
 PAIRS = ["jit_grad", "grad_jit", "vmap_grad", "grad_vmap", "jvp_vmap", "vmap_jvp", "vmap_jit",
          "jit_vmap", "jvp_jit", "jit_jvp", "jvp_grad", "grad_jvp"]
 
-# Cases that fail because of a zerax bug, each reproduced minimally by a test_bug_* below.
-# Remove an entry once its bug is fixed (strict: an unexpected pass fails the run).
-_VMAP_PAIRS = ("vmap_grad", "grad_vmap", "jvp_vmap", "vmap_jvp", "vmap_jit", "jit_vmap")
-KNOWN_BUGS = {
-    **{("scan_map", p): "test_bug_vmap_scan_probe_extra_batch_axis" for p in _VMAP_PAIRS},
-    **{("fori_loop", p): "test_bug_vmap_scan_probe_extra_batch_axis"
-       for p in ("vmap_grad", "vmap_jvp")},
-    **{("fori_loop_traced_bounds", p): "test_bug_vmap_while_probe_extra_batch_axis"
-       for p in _VMAP_PAIRS},
-}
-
-
-def _jit_combo(name, with_vmap):
-    """One program for jit(grad f), jit(jvp f) and (unless a known bug breaks it, then
-    in a program of its own) jit(vmap f)."""
-    f, g = CONSTRUCTS[name][0], scalar(name)
-
-    def combo(x, v, xs):
-        return {"grad": zx.grad(g)(x), "jvp": zx.jvp(f, (x,), (v,))[1],
-                "vmap": zx.vmap(f)(xs) if with_vmap else None}
-    return zx.jit(combo)
-
-
-JIT_COMBO = {name: _jit_combo(name, (name, "jit_vmap") not in KNOWN_BUGS) for name in CONSTRUCTS}
-JIT_VMAP = {name: (zx.jit(zx.vmap(CONSTRUCTS[name][0])) if (name, "jit_vmap") in KNOWN_BUGS
-                   else (lambda xs, name=name: JIT_COMBO[name](POINTS[name][0],
-                                                               TANGENTS[name][0], xs)["vmap"]))
-            for name in CONSTRUCTS}
-
-
-def _pair_params():
-    out = []
-    for name in CONSTRUCTS:
-        for pair in PAIRS:
-            bug = KNOWN_BUGS.get((name, pair))
-            marks = [pytest.mark.xfail(strict=True, reason=f"zerax bug, see {bug}")] if bug else []
-            out.append(pytest.param(name, pair, marks=marks, id=f"{name}-{pair}"))
-    return out
+# One program each for jit(grad f), jit(jvp f) and jit(vmap f); jvp(jit f) and vmap(jit f)
+# generate the same source as the latter two and reuse their compiled kernels.
+JIT_GRAD = {name: zx.jit(zx.grad(scalar(name))) for name in CONSTRUCTS}
+JIT_JVP = {name: zx.jit(lambda x, t, f=f: zx.jvp(f, (x,), (t,))[1])
+           for name, (f, _) in CONSTRUCTS.items()}
+JIT_VMAP = {name: zx.jit(zx.vmap(f)) for name, (f, _) in CONSTRUCTS.items()}
 
 
 @pytest.fixture(scope="module")
@@ -485,16 +453,19 @@ def _weights(name):
     return _WEIGHTS[name]
 
 
-@pytest.mark.parametrize("name,pair", _pair_params())
+@pytest.mark.parametrize("pair", PAIRS)
+@pytest.mark.parametrize("name", list(CONSTRUCTS))
 def test_transform_pairs(name, pair, refs):
     f, g, jf = CONSTRUCTS[name][0], scalar(name), JITTED[name]
     pts, ts, r = POINTS[name], TANGENTS[name], refs[name]
     xs = znp.asarray(pts)
     tol = dict(rtol=1e-10, atol=1e-12)
-    if pair in ("jit_grad", "jit_jvp"):
-        key, want = ("grad", r["grad"]) if pair == "jit_grad" else ("jvp", r["jvp"])
-        for x, t, w in zip(pts, ts, want):
-            allclose(JIT_COMBO[name](x, t, pts)[key], w, **tol)
+    if pair == "jit_grad":
+        for x, want in zip(pts, r["grad"]):
+            allclose(JIT_GRAD[name](x), want, **tol)
+    elif pair == "jit_jvp":
+        for x, t, want in zip(pts, ts, r["jvp"]):
+            allclose(JIT_JVP[name](x, t), want, **tol)
     elif pair == "grad_jit":
         w = _weights(name)
         for x, want in zip(pts, r["grad"]):
@@ -602,7 +573,12 @@ def collatz_steps_ref(n):
 
 
 def test_vmap_while_members_run_their_own_trip_counts():
-    # (the Collatz example, with a cond inside the body: test_bug_vmap_while_probe_...)
+    # the Collatz example: integer carries, a cond with a batched predicate in the body
+    ns = np.arange(1, 40, dtype=np.int64)
+    out = zx.vmap(collatz_steps)(ns)
+    want = [collatz_steps_ref(int(n)) for n in ns]
+    assert np.asarray(out).tolist() == want and len(set(want)) > 10
+    assert np.dtype(out.dtype) == np.int64
     # float carries: members that finish early keep their carry (masked updates)
     xs = np.array([0.7, 3.0, 50.0, 150.0, 99.0])
 
@@ -638,23 +614,42 @@ def test_vmap_while_batched_bound_closed_over():
 def test_vmap_fori_loop_and_scan():
     xs = RNG.standard_normal((4, 6))
     c0 = np.array([0.1, -0.2, 0.3, 0.5])
-    # batched xs, unbatched carry
-    out = zx.vmap(lambda x: lax.scan(lambda c, x: (c * 0.5 + x, c * x), 0.0, x))(xs)
-    for k in range(4):
-        c, ys = lax.scan(lambda c, x: (c * 0.5 + x, c * x), 0.0, xs[k])
-        allclose(out[0][k], c)
-        allclose(out[1][k], ys)
-    # batched scalar carry, index used in the body, batched closed-over value
+
+    def step(c, x):
+        return c * 0.5 + x, c * x
+
+    def check(out, cs, xss):
+        for k, (c, x) in enumerate(zip(cs, xss)):
+            c_ref, ys_ref = lax.scan(step, c, x)
+            allclose(out[0][k], c_ref)
+            allclose(out[1][k], ys_ref)
+
+    check(zx.vmap(lambda x: lax.scan(step, 0.0, x))(xs), [0.0] * 4, xs)  # xs batched
+    check(zx.vmap(lambda c: lax.scan(step, c, xs[0]))(c0), c0, [xs[0]] * 4)  # carry batched
+    check(zx.vmap(lambda c, x: lax.scan(step, c, x))(c0, xs), c0, xs)  # both
+    # a batched array carry meeting an unbatched array
+    carries = RNG.standard_normal((2, 3))
+    rows = RNG.standard_normal((2, 3))
+    out = zx.vmap(lambda c: lax.scan(lambda c, x: (c * x, None), c, rows)[0])(carries)
+    allclose(out, carries * rows[0] * rows[1])
+    # fori_loop: batched scalar carry with the index used, batched closed-over value,
+    # batched lower bound with an array carry
     out = zx.vmap(lambda c: lax.fori_loop(0, 5, lambda i, v: v * 0.5 + i, c))(c0)
     allclose(out, [fori_traced_n_ref_scalar(c, 5) for c in c0])
     out = zx.vmap(lambda a: lax.fori_loop(0, 5, lambda i, v: v * a + i, 1.0))(c0)
     allclose(out, [lax.fori_loop(0, 5, lambda i, v: v * a + i, 1.0) for a in c0])
+    lo = np.array([1, 0])
+    out = zx.vmap(lambda x, lo: lax.fori_loop(lo, 4, lambda i, v: v + i * 0.5, x))(carries[:, :2],
+                                                                                  lo)
+    allclose(out, carries[:, :2] + np.array([3.0, 3.0])[:, None])
     # in_axes=1 on the scanned array; map
     out = zx.vmap(lambda x: lax.scan(lambda c, x: (c + x, c), 0.0, x)[1], in_axes=1)(xs.T)
     allclose(out, np.stack([np.concatenate([[0.0], np.cumsum(r)[:-1]]) for r in xs]))
     allclose(zx.vmap(lambda x: lax.map(lambda r: r * r, x))(xs), xs * xs)
-    # (batched carry and batched xs together, or a batched array carry meeting an
-    # unbatched array: test_bug_vmap_scan_probe_extra_batch_axis)
+    # vmap of grad of a scan with an array carry (the cotangent is unbatched)
+    g = zx.grad(lambda x: znp.sum(lax.scan(lambda c, _: (znp.sin(c), None), x, None,
+                                           length=2)[0]))
+    allclose(zx.vmap(g)(carries), np.cos(np.sin(carries)) * np.cos(carries))
 
 
 def fori_traced_n_ref_scalar(c, n):
@@ -783,7 +778,7 @@ def poly_while_hessian(x):
 
 def test_second_derivatives_through_while_loop():
     # scalar hessian with zx.hessian; a vector one by forward-over-reverse columns
-    # (zx.hessian of a vector function: test_bug_hessian_of_loops_with_vector_inputs)
+    # (zx.hessian of a vector function: test_bug_hessian_through_while_loop_vector_input)
     for p, q in [(0.6, 0.3), (0.9, -1.0)]:
         h = zx.hessian(fixed_point)(p, q)
         fd = (fixed_point_ift(p + 1e-5, q)[0] - fixed_point_ift(p - 1e-5, q)[0]) / 2e-5
@@ -823,43 +818,34 @@ def test_hessian_through_scan_and_fori_loop():
 
     x = np.array([0.3, -0.5, 0.9])
     check_grads(rnn, (x,), order=2, modes=("fwd", "rev"))
-    g = zx.grad(rnn)
-    hess = np.stack([np.asarray(zx.jvp(g, (x,), (e,))[1]) for e in np.eye(3)], -1)
-    allclose(hess, central_diff(g, x), rtol=1e-6, atol=1e-8)
+    hess = zx.hessian(rnn)(x)
+    allclose(hess, central_diff(zx.grad(rnn), x), rtol=1e-6, atol=1e-8)
     allclose(hess, hess.T, rtol=1e-12, atol=1e-12)
+    allclose(zx.jacrev(zx.jacrev(rnn))(x), hess, rtol=1e-12, atol=1e-12)
+    # under jit (a scalar Horner scan)
+    allclose(jit_hessian_horner(0.7, coeffs), d2(0.7), rtol=1e-12)
 
 
-# Under jit: one program for the solvers' gradients (with and without checkpointing)
-# and a Hessian by reverse-over-forward; one jitted primal differentiated from outside.
+jit_hessian_horner = zx.jit(zx.hessian(horner))
+
+
+# Under jit: one program for the gradients of the fixed-point solver with and without
+# checkpointing.  (grad(jit(while_loop)) and jit(grad(while_loop)) with a vector carry
+# are the while_loop rows of test_transform_pairs; Newton under jit is in the notebook.)
 @zx.jit
-def jit_solver_derivatives(a, b, p, q, x):
+def jit_solver_grads(p, q):
     return {
-        "newton": zx.grad(lambda a, b: newton_cubic(a, b)[0], argnums=(0, 1))(a, b),
-        "fixed_point": zx.grad(fixed_point, argnums=(0, 1))(p, q),
-        "fixed_point_k3": zx.grad(lambda p, q: fixed_point(p, q, checkpoint_every=3),
-                                  argnums=(0, 1))(p, q),
-        "hessian_rf": [zx.grad(lambda x, e=e: zx.jvp(poly_while, (x,), (e,))[1])(x)
-                       for e in np.eye(2)],
+        "k1": zx.grad(fixed_point, argnums=(0, 1))(p, q),
+        "k3": zx.grad(lambda p, q: fixed_point(p, q, checkpoint_every=3), argnums=(0, 1))(p, q),
     }
 
 
-jit_newton = zx.jit(lambda a, b: newton_cubic(a, b)[0])
-
-
 def test_reverse_mode_while_loop_under_jit():
-    for (a, b), (p, q), x in zip(NEWTON_POINTS[1:],
-                                 [(0.6, 0.3), (0.9, -1.0), (0.2, 2.0)],
-                                 [np.array([1.5, 0.7]), np.array([2.5, -0.4]),
-                                  np.array([1.1, 2.0])]):
-        out = jit_solver_derivatives(a, b, p, q, x)
-        allclose(out["newton"], newton_ift(a, b), rtol=1e-9)
-        eager = zx.grad(lambda a, b: newton_cubic(a, b)[0], argnums=(0, 1))(a, b)
-        allclose(out["newton"], eager, rtol=1e-12)
-        allclose(out["fixed_point"], fixed_point_ift(p, q), rtol=1e-9)
-        allclose(out["fixed_point_k3"], out["fixed_point"], rtol=1e-14, atol=0)
-        allclose(np.stack(out["hessian_rf"]), poly_while_hessian(x), rtol=1e-10, atol=1e-10)
-        # grad of a jitted while loop
-        allclose(zx.grad(jit_newton, argnums=(0, 1))(a, b), eager, rtol=1e-12)
+    for p, q in [(0.6, 0.3), (0.9, -1.0), (0.2, 2.0)]:
+        out = jit_solver_grads(p, q)
+        allclose(out["k1"], fixed_point_ift(p, q), rtol=1e-9)
+        allclose(out["k1"], zx.grad(fixed_point, argnums=(0, 1))(p, q), rtol=1e-13)
+        allclose(out["k3"], out["k1"], rtol=1e-14, atol=0)
 
 
 def test_hessian_through_while_loop_under_jit_works_or_says_why():
@@ -873,92 +859,203 @@ def test_hessian_through_while_loop_under_jit_works_or_says_why():
         allclose(h, zx.hessian(fixed_point)(0.6, 0.3), rtol=1e-10)
 
 
+# =========================================================================== errors
+# Under a transform the branches / bodies are traced, and types that differ get a
+# ZeraxTypeError naming both sides (checked here under make_jaxpr, jit and grad, which
+# fail while tracing: nothing is compiled).
+
+
+def on_true(x):
+    return x, x
+
+
+def on_false(x):
+    return x
+
+
+def _raises_type_error(fn, *needles):
+    with pytest.raises(errors.ZeraxTypeError) as info:
+        fn()
+    msg = str(info.value)
+    for needle in needles:
+        assert needle in msg, f"{needle!r} not in: {msg}"
+    return msg
+
+
+def test_cond_branches_with_different_types_name_both_sides():
+    # structure
+    _raises_type_error(lambda: zx.make_jaxpr(lambda x: lax.cond(x > 0, on_true, on_false, x))(1.0),
+                       "cond", "on_true", "on_false", "(f64[], f64[])", "(f64[])")
+    # dtype (int vs float, float32 vs float64) and shape, under jit and grad
+    _raises_type_error(lambda: zx.jit(lambda x: lax.cond(x > 0, lambda x: x,
+                                                         lambda x: x.astype(np.float32), x))(1.0),
+                       "f32[]", "f64[]")
+    _raises_type_error(lambda: zx.make_jaxpr(lambda x: lax.cond(x > 0, lambda x: 1,
+                                                                lambda x: x, x))(1.0),
+                       "i64[]", "f64[]")
+    _raises_type_error(lambda: zx.grad(lambda x: lax.cond(x > 0, lambda x: x,
+                                                          lambda x: znp.stack([x, x]), x))(1.0),
+                       "f64[2]", "f64[]")
+    # switch: a third branch that differs
+    _raises_type_error(lambda: zx.make_jaxpr(lambda i, x: lax.switch(
+        i, [on_false, on_false, on_true], x))(1, 1.0), "switch", "on_true", "on_false")
+
+
+def body_returns_float(v):
+    return v + 0.5
+
+
+def test_loop_carry_type_changes_name_both_sides():
+    # while_loop: init 0 (int) but the body returns a float
+    for transform in (zx.make_jaxpr, zx.jit):
+        _raises_type_error(lambda: transform(lambda x: lax.while_loop(
+            lambda v: v < x, body_returns_float, 0))(1.0),
+            "while_loop", "init_val", "body_returns_float", "i64[]", "f64[]")
+    # a carry whose structure changes
+    _raises_type_error(lambda: zx.make_jaxpr(lambda x: lax.while_loop(
+        lambda c: c[0] < 3.0, lambda c: (c[0] + 1.0, c[1], c[1]), (x, x)))(1.0), "while_loop")
+    # scan: float32 init, float64 carry out; structure
+    _raises_type_error(lambda: zx.make_jaxpr(lambda xs: lax.scan(
+        lambda c, x: (c + x, None), np.float32(0), xs))(np.ones(3)), "scan", "f32[]", "f64[]")
+    _raises_type_error(lambda: zx.make_jaxpr(lambda xs: lax.scan(
+        lambda c, x: ((c, c), None), 0.0, xs))(np.ones(3)), "scan")
+    # fori_loop (concrete and traced bounds)
+    _raises_type_error(lambda: zx.jit(lambda x: lax.fori_loop(
+        0, 3, lambda i, v: v + 0.5, 0))(1.0), "i64[]", "f64[]")
+    _raises_type_error(lambda: zx.jit(lambda n: lax.fori_loop(
+        0, n, lambda i, v: v + 0.5, 0))(3), "i64[]", "f64[]")
+
+
+def cond_fun_vector(v):
+    return v < 10.0
+
+
+def test_while_cond_fun_must_return_a_scalar_bool():
+    _raises_type_error(lambda: zx.jit(lambda x: lax.while_loop(
+        cond_fun_vector, lambda v: v + 1.0, x))(np.zeros(3)),
+        "cond_fun_vector", "scalar bool", "bool[3]")
+    _raises_type_error(lambda: zx.make_jaxpr(lambda x: lax.while_loop(
+        lambda v: v[0] - 10.0, lambda v: v + 1.0, x))(np.zeros(3)), "scalar bool", "f64[]")
+
+
+def test_bad_predicates_indices_and_lengths():
+    with pytest.raises(errors.ShapeError, match="scalar"):
+        lax.cond(np.array([True, False]), lambda: 1.0, lambda: 2.0)
+    with pytest.raises(errors.ShapeError, match="scalar"):
+        zx.make_jaxpr(lambda p: lax.cond(p, lambda: 1.0, lambda: 2.0))(np.array([True, False]))
+    with pytest.raises(errors.ZeraxTypeError, match="integer"):
+        lax.switch(1.0, [lambda: 1.0, lambda: 2.0])
+    with pytest.raises(errors.ShapeError, match="length"):
+        lax.scan(lambda c, x: (c, None), 0.0, (np.ones(3), np.ones(4)))
+    with pytest.raises(errors.ShapeError, match="length"):
+        lax.scan(lambda c, x: (c, None), 0.0, np.ones(3), length=4)
+    with pytest.raises(errors.ShapeError):
+        lax.scan(lambda c, x: (c, None), 0.0)
+
+
+# =========================================================================== compiled structure
+
+
+def fori_body(i, v):
+    return v * 0.999 + znp.sin(v) * 1e-3
+
+
+jit_fori_1000 = zx.jit(lambda x: lax.fori_loop(0, 1000, fori_body, x))
+jit_fori_unrolled = zx.jit(lambda x: lax.fori_loop(0, 10, fori_body, x, unroll=4))
+
+
+def test_jitted_loops_are_real_loops_not_unrolled():
+    text = jit_fori_1000.lower(1.0).as_text()
+    assert "for " in text and "1000" in text
+    assert text.count("np.sin") == 1 and len(text.splitlines()) < 40
+    v = 1.0
+    for _ in range(1000):
+        v = v * 0.999 + np.sin(v) * 1e-3
+    allclose(jit_fori_1000(1.0), v, rtol=1e-13)
+    # a million iterations: still one loop in the source (lowered, not run)
+    text = zx.jit(lambda x: lax.fori_loop(0, 10 ** 6, fori_body, x)).lower(1.0).as_text()
+    assert "1000000" in text and text.count("np.sin") == 1
+    # unroll asks for copies of the body (with the remainder handled)
+    text = jit_fori_unrolled.lower(1.0).as_text()
+    assert 4 <= text.count("np.sin") <= 5
+    allclose(jit_fori_unrolled(1.0), lax.fori_loop(0, 10, fori_body, 1.0), rtol=1e-14)
+    # traced bounds: a while loop; cond: a branch
+    text = zx.jit(fori_traced_n).lower(np.ones(2), 3).as_text()
+    assert "while" in text and text.count("np.sin") == 1
+    text = zx.jit(lambda x: lax.cond(x > 0, znp.sin, znp.cos, x)).lower(1.0).as_text()
+    assert "if " in text and "else" in text
+    # reverse mode through a while_loop: a forward loop and a backward loop
+    text = zx.jit(zx.grad(lambda x: lax.while_loop(lambda v: v < 10.0, lambda v: v * 1.5, x))) \
+        .lower(1.0).as_text()
+    assert text.count("while") >= 1 and "for " in text
+
+
 # =========================================================================== bugs found
 # Each test_bug_* is a minimal reproducer of a zerax bug, written as the test it should
-# pass; KNOWN_BUGS above lists the cases of the transform matrix that it also breaks.
-
-
-def _all_pass(cases):
-    """Run every case (name -> thunk); fail listing all the ones that raise."""
-    failed = []
-    for name, case in cases.items():
-        try:
-            case()
-        except Exception as e:  # noqa: BLE001 - collected and reported together
-            failed.append(f"{name}: {type(e).__name__}: {str(e).splitlines()[0][:200]}")
-    assert not failed, "\n".join(failed)
-
-
-def test_bug_vmap_scan_probe_extra_batch_axis():
-    """vmap of scan (hence fori_loop with concrete bounds, map) fails when a batched
-    carry meets batched xs, or a batched array carry meets an unbatched array.
-
-    ``_scan_batch`` finds which carries become batched by vmapping the body over dummies
-    built (``_batched_outs``) from the operands' *batched* avals (consts and init keep
-    their batch axis, xs lose axis 0, which is the batch axis, not the scanned one) plus
-    a new batch axis, so per-member shapes are wrong and elementwise batching fails:
-    ShapeError "broadcast_in_dim: operand of rank 1 needs 1 broadcast dimensions, got
-    (1, 2)"."""
-    xs = RNG.standard_normal((4, 6))
-    c0 = np.array([0.1, -0.2, 0.3, 0.5])
-    carries = np.array([[0.3, -0.5, 0.9], [1.1, 0.2, -0.4]])
-    rows = np.array([[1.0, 2.0, 3.0], [0.5, 0.5, 0.5]])
-
-    def carry_and_xs_batched():
-        out = zx.vmap(lambda c, x: lax.scan(lambda c, x: (c * 0.5 + x, c * x), c, x))(c0, xs)
-        want = [lax.scan(lambda c, x: (c * 0.5 + x, c * x), c, x) for c, x in zip(c0, xs)]
-        allclose(out[0], [w[0] for w in want])
-        allclose(out[1], np.stack([w[1] for w in want]))
-
-    def array_carry_unbatched_xs():
-        out = zx.vmap(lambda c: lax.scan(lambda c, x: (c * x, None), c, rows)[0])(carries)
-        allclose(out, carries * rows[0] * rows[1])
-
-    def vmap_of_grad():  # the transposed scan: batched carries, unbatched cotangent
-        g = zx.grad(lambda x: znp.sum(lax.scan(lambda c, _: (znp.sin(c), None), x, None,
-                                               length=2)[0]))
-        allclose(zx.vmap(g)(carries), np.cos(np.sin(carries)) * np.cos(carries))
-
-    _all_pass({"carry_and_xs_batched": carry_and_xs_batched,
-               "array_carry_unbatched_xs": array_carry_unbatched_xs,
-               "vmap_of_grad": vmap_of_grad})
-
-
-def test_bug_vmap_while_probe_extra_batch_axis():
-    """vmap of while_loop: ``_while_batch.probe_batched`` builds its dummies from the
-    batched init's avals plus a new batch axis (the scan bug again), so a body mixing
-    batched and unbatched values fails: ShapeError "broadcast_in_dim: operand of rank 2
-    needs 2 broadcast dimensions, got (0,)".  The Collatz example (a cond in the body)
-    and a fori_loop with a batched lower bound and an array carry hit it."""
-    def collatz():
-        ns = np.arange(1, 40, dtype=np.int64)
-        out = zx.vmap(collatz_steps)(ns)
-        want = [collatz_steps_ref(int(n)) for n in ns]
-        assert np.asarray(out).tolist() == want and len(set(want)) > 10
-
-    def fori_batched_lower_bound():
-        xs, lo = np.array([[1.4, -1.2], [-1.8, 0.6]]), np.array([1, 0])
-        out = zx.vmap(lambda x, lo: lax.fori_loop(lo, 4, lambda i, v: v + i * 0.5, x))(xs, lo)
-        allclose(out, xs + np.array([3.0, 3.0])[:, None])
-
-    _all_pass({"collatz": collatz, "fori_batched_lower_bound": fori_batched_lower_bound})
+# pass once the bug is fixed.
 
 
 def test_bug_vmap_while_unbatched_predicate():
     """vmap of a while_loop whose predicate does not depend on the batch (a fixed trip
-    count, e.g. fori_loop with traced but unbatched bounds) while the carry is batched.
-    ``_while_batch`` vmaps cond_fun with out_axes=0, which broadcasts the unbatched
-    predicate to the batch, and the loop then fails with ZeraxValueError "while failed
-    on operands ...: The truth value of an array with more than one element is
-    ambiguous".  Expected: the loop runs 3 times for every member."""
+    count) while the carry is batched.  ``_while_batch`` vmaps cond_fun with out_axes=0,
+    which broadcasts the unbatched predicate to the batch, and the loop then fails with
+    ZeraxValueError "while failed on operands (), (3,) ...: The truth value of an array
+    with more than one element is ambiguous".  Expected: 3 iterations for every member."""
     xs = np.array([0.5, 1.0, -2.0])
     out = zx.vmap(lambda x: lax.while_loop(lambda c: c[0] < 3,
                                            lambda c: (c[0] + 1, c[1] * 2.0), (0, x))[1])(xs)
     allclose(out, xs * 8.0)
-    # the same through jvp of the loop (while_lin under vmap)
-    f = zx.vmap(lambda x, t: zx.jvp(lambda x: lax.while_loop(
-        lambda c: c[0] < 3, lambda c: (c[0] + 1, znp.sin(c[1])), (0, x))[1], (x,), (t,))[1])
-    want = [zx.jvp(lambda x: lax.while_loop(lambda c: c[0] < 3,
-                                            lambda c: (c[0] + 1, znp.sin(c[1])), (0, x))[1],
-                   (x,), (1.0,))[1] for x in xs]
-    allclose(f(xs, np.ones(3)), want)
+
+
+def test_bug_hessian_through_while_loop_vector_input():
+    """zx.hessian (jacfwd of jacrev) of a function of a vector through a while_loop fails
+    eagerly: the jacfwd's vmap batches the tangents but not the primal predicate, which
+    is the case above (ZeraxValueError "while failed on operands (2,), (2, 2) ...").
+    jacfwd, jacrev of vector functions through a while_loop whose predicate does not
+    see the batched values fail the same way.  Expected: the Hessian, which
+    forward-over-reverse columns (test_second_derivatives_through_while_loop) give."""
+    x = np.array([1.5, 0.7])
+    allclose(zx.hessian(poly_while)(x), poly_while_hessian(x), rtol=1e-10, atol=1e-10)
+
+
+def test_bug_eager_control_flow_skips_type_checks():
+    """Without a transform the Python bodies run directly and nothing is checked, so the
+    same call that raises ZeraxTypeError under jit/make_jaxpr silently succeeds eagerly
+    (JAX raises in both): an int carry becoming a float (returns 10.0), branches of
+    different types; and a non-scalar cond_fun output reaches the user as NumPy's raw
+    ValueError ("The truth value of an array ... is ambiguous")."""
+    with pytest.raises(errors.ZeraxTypeError):
+        lax.while_loop(lambda v: v < 10, body_returns_float, 0)
+    with pytest.raises(errors.ZeraxTypeError):
+        lax.cond(True, on_true, on_false, 1.0)
+    with pytest.raises(errors.ZeraxTypeError):
+        lax.while_loop(cond_fun_vector, lambda v: v + 1.0, znp.zeros(3))
+
+
+def test_bug_eager_control_flow_returns_non_arrays():
+    """Eagerly, operands are handed to the Python bodies unconverted, so with Python or
+    NumPy operands the results are ints, floats or ndarrays, not zerax Arrays (JAX
+    returns Arrays; the same calls under jit return Arrays):
+    while_loop(..., 0) -> int, fori_loop(0, 3, ..., 0.0) -> float,
+    cond(True, ..., np.ones(2)) -> ndarray, scan(..., 0.0, None, length=3)[0] -> float."""
+    outs = [lax.while_loop(lambda v: v < 10, lambda v: v + 1, 0),
+            lax.fori_loop(0, 3, lambda i, v: v + 1.0, 0.0),
+            lax.cond(True, lambda v: v * 2, lambda v: v, np.ones(2)),
+            lax.switch(0, [lambda v: v * 2], np.ones(2)),
+            lax.scan(lambda c, x: (c + 1.0, c), 0.0, None, length=3)[0]]
+    assert [type(o).__name__ for o in outs] == ["Array"] * len(outs)
+
+
+def test_bug_fori_loop_type_error_shows_internals():
+    """A fori_loop body that changes the carry type reports the internal loop instead of
+    the user's: "scan: init gives PyTreeDef((*, *)) with types (i64[], i64[]) but the
+    carry returned by step gives ... (i64[], f64[])" (concrete bounds) or "while_loop:
+    init_val ... (i64[], i64[], i64[]) but body_fun b ..." (traced bounds): the index and
+    bounds appear as carries and the user's body_fun is not named.  Expected: the message
+    names fori_loop and body_fun's name and shows only the user's carry types."""
+    for bounds in ((0, 3), (0, znp.asarray(3))):
+        with pytest.raises(errors.ZeraxTypeError) as info:
+            zx.make_jaxpr(lambda x, b=bounds: lax.fori_loop(
+                b[0], b[1], lambda i, v: body_returns_float(v), 0))(1.0)
+        msg = str(info.value)
+        assert "fori_loop" in msg and "(i64[], i64[]" not in msg

@@ -15,6 +15,7 @@ from hypothesis.extra import numpy as hnp
 import zerax as zx
 import zerax.numpy as znp
 from zerax import errors
+from zerax._src.lax_numpy import index_tricks as T
 from zerax._src.lax_numpy import indexing_ops as I
 from zerax._src.ops import indexing as ops_ix
 from zerax._src.ops import sort as ops_sort
@@ -742,15 +743,15 @@ def test_index_helpers():
     for f in ("tril_indices_from", "triu_indices_from"):
         for g, w in zip(getattr(I, f)(m, -1), getattr(np, f)(m, -1)):
             assert_same(g, w)
-    for g, w in zip(I.diag_indices(3, 3), np.diag_indices(3, 3)):
+    for g, w in zip(T.diag_indices(3, 3), np.diag_indices(3, 3)):
         assert_same(g, w)
-    for g, w in zip(I.diag_indices_from(np.zeros((2, 2))), np.diag_indices_from(np.zeros((2, 2)))):
+    for g, w in zip(T.diag_indices_from(np.zeros((2, 2))), np.diag_indices_from(np.zeros((2, 2)))):
         assert_same(g, w)
-    for g, w in zip(I.ix_([0, 2], [True, False, True], np.array([1])),
+    for g, w in zip(T.ix_([0, 2], [True, False, True], np.array([1])),
                     np.ix_([0, 2], [True, False, True], np.array([1]))):
         assert_same(g, w)
     x = np.arange(12.0).reshape(3, 4)
-    assert_same(arr(x)[I.ix_([0, 2], [1, 3])], x[np.ix_([0, 2], [1, 3])])
+    assert_same(arr(x)[T.ix_([0, 2], [1, 3])], x[np.ix_([0, 2], [1, 3])])
 
 
 @FEW
@@ -759,19 +760,19 @@ def test_unravel_ravel_multi_index(shape, data):
     size = int(np.prod(shape))
     flat = data.draw(hnp.arrays(np.int64, (5,), elements=st.integers(0, size - 1)))
     for order in ("C", "F"):
-        got = I.unravel_index(flat, shape, order=order)
+        got = T.unravel_index(flat, shape, order=order)
         want = np.unravel_index(flat, shape, order=order)
         for g, w in zip(got, want):
             assert_same(g, w)
-        assert_same(I.ravel_multi_index(want, shape, order=order),
+        assert_same(T.ravel_multi_index(want, shape, order=order),
                     np.ravel_multi_index(want, shape, order=order))
     coords = tuple(c + 7 for c in np.unravel_index(flat, shape))
     for mode in ("wrap", "clip"):
-        assert_same(I.ravel_multi_index(coords, shape, mode=mode),
+        assert_same(T.ravel_multi_index(coords, shape, mode=mode),
                     np.ravel_multi_index(coords, shape, mode=mode))
     with pytest.raises(errors.ShapeError):
-        I.unravel_index([size], shape)
-    closed = zx.make_jaxpr(lambda i: I.unravel_index(i, shape))(flat)
+        T.unravel_index([size], shape)
+    closed = zx.make_jaxpr(lambda i: T.unravel_index(i, shape))(flat)
     for g, w in zip(closed(flat), np.unravel_index(flat, shape)):
         assert_same(g, w)
 
@@ -780,10 +781,10 @@ def test_fill_diagonal():
     for shape, wrap in (((5, 3), True), ((5, 3), False), ((3, 5), False), ((3, 3, 3), False)):
         want = np.zeros(shape)
         np.fill_diagonal(want, [1.0, 2.0], wrap=wrap)
-        assert_same(I.fill_diagonal(np.zeros(shape), [1.0, 2.0], wrap=wrap, inplace=False), want)
+        assert_same(T.fill_diagonal(np.zeros(shape), [1.0, 2.0], wrap=wrap, inplace=False), want)
     with pytest.raises(errors.NotSupportedError):
-        I.fill_diagonal(np.zeros((2, 2)), 1.0)
-    check_grads(lambda x, v: I.fill_diagonal(x, v, inplace=False),
+        T.fill_diagonal(np.zeros((2, 2)), 1.0)
+    check_grads(lambda x, v: T.fill_diagonal(x, v, inplace=False),
                 (np.ones((3, 3)), np.array([2.0, 3.0, 4.0])))
 
 

@@ -20,6 +20,7 @@ from hypothesis.extra import numpy as hnp
 
 import zerax as zx
 import zerax.numpy as znp
+from zerax import lax
 from zerax._src.ir import eval_jaxpr
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
@@ -314,3 +315,22 @@ def test_jit_of_vmap():
 
     fb = zx.vmap(f)
     assert_same(zx.jit(fb)(xs, ids, us), traced_reference(fb, xs, ids, us))
+
+
+def test_indices_carried_by_a_loop():
+    """0-d indices held as scalars (a loop counter, a value read in the loop body)."""
+    x = np.arange(12.0).reshape(6, 2)
+    idx = np.array([0, 3, 3, -1, 7, 1])
+
+    def f(x, idx):
+        def body(k, acc):
+            row = x.at[k].get(mode="fill", fill_value=0.0)
+            return acc.at[idx[k]].add(row * 2.0)
+        out = lax.fori_loop(0, 6, body, znp.zeros((4, 2)))
+        return out, znp.sort(out, axis=0)
+
+    out = zx.jit(f)(x, idx)
+    assert_same(out, traced_reference(f, x, idx))
+    ref = np.zeros((4, 2))
+    np.add.at(ref, [0, 3, 3, 3, 1], 2.0 * x[[0, 1, 2, 3, 5]])  # index 7 is dropped
+    np.testing.assert_array_equal(out[0], ref)

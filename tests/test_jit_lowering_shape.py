@@ -2,9 +2,10 @@
 ops/reduce.py, ops/misc.py, custom.py): ``zerax.jit(f)`` must give eager ``f``'s values,
 dtypes and shapes.
 
-Numba compiles are slow, so each test compiles one program holding many equations, and
-hypothesis varies only the values (and dynamic start indices), never the shapes: every
-example after the first reuses the compiled program.
+Numba compiles are slow (and grow faster than linearly with a kernel's size), so the
+primitives are spread over a few small programs, and hypothesis varies only the values
+(and the dynamic start indices), never the shapes: every example after the first reuses
+the compiled program.
 """
 
 import numpy as np
@@ -20,9 +21,8 @@ from zerax._src.backends.numba import codegen
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
 
-SETTINGS = settings(max_examples=10, deadline=None,
+SETTINGS = settings(max_examples=8, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-DTYPES = [np.float64, np.float32, np.int32, np.bool_]
 
 
 def elements(dtype, special=True):
@@ -61,8 +61,7 @@ def prims_of(f, *args):
 
 
 # --------------------------------------------------------------------------- programs
-# Numba's compile time grows faster than linearly with a kernel's size, so the
-# primitives are spread over small programs.  x: (3, 4, 5); s0, s1, s2: start indices.
+# x: (3, 4, 5); s0, s1, s2: 0-d start indices (int32, int64, uint8); w: (2, 150).
 
 
 def broadcast_reshape(x, s0, s1, s2):
@@ -117,11 +116,27 @@ def cumulative(x, w):
             lax.cummin(x, 0, reverse=True)]
 
 
+def dtype_dependent(x, s0, s1, s2):
+    """The shape rules whose code depends on the dtype (fill values, casts)."""
+    return [lax.pad(x, np.ones((), x.dtype), ((1, -1, 1), (-2, 3, 0), (0, 0, 2))),
+            lax.iota(x.dtype, (2, 5), 0),
+            lax.dynamic_update_slice(x, lax.slice(x, (0, 0, 0), (2, 2, 3)), (s2, s0, s1))]
+
+
+def arg_cumulative(x, w):
+    return [lax.argmax(x, 2), lax.argmin(x, 0), lax.cumsum(x, 1, reverse=True),
+            lax.cumprod(x, 0), lax.cummax(x, 2), lax.cummin(x, 1, reverse=True)]
+
+
+def max_min_prod_small(x, w):
+    return [lax.reduce_max(x, (0, 2)), lax.reduce_min(x, (0, 1, 2)), lax.reduce_prod(x, (1, 2))]
+
+
 SHAPE_CASES = [(f, np.float64) for f in (broadcast_reshape, transpose_concat, pads, dynamic)] + \
-    [(f, d) for d in (np.float32, np.int32, np.bool_) for f in (pads, dynamic)]
+    [(dtype_dependent, d) for d in (np.float32, np.int32, np.bool_)]
 REDUCE_CASES = [(f, np.float64) for f in (sums, max_min_prod, arg, cumulative)] + \
-    [(f, np.float32) for f in (sums, max_min_prod)] + \
-    [(f, d) for d in (np.int32, np.bool_) for f in (max_min_prod, arg, cumulative)]
+    [(sums, np.float32)] + \
+    [(f, d) for d in (np.int32, np.bool_) for f in (max_min_prod_small, arg_cumulative)]
 
 
 def case_id(case):
@@ -232,9 +247,8 @@ def loss(x, w, s):
     y = lax.pad(y, 0.5, ((1, -1, 1), (0, 2, 0)))  # (5, 10)
     z = lax.reshape(lax.transpose(y, (1, 0)), (5, 10))
     u = lax.dynamic_update_slice(z, lax.dynamic_slice(z, (s, 1), (3, 2)) * 2.0, (1, s))
-    total = lax.reduce_sum(lax.cumsum(u, 1, reverse=True) * lax.stop_gradient(z), (0, 1))
-    return total + lax.reduce_sum(lax.reduce_max(lax.slice(u, (0, 0), (5, 10), (1, 3)), (1,)),
-                                  (0,))
+    v = lax.cumsum(lax.slice(u, (0, 0), (5, 10), (1, 3)), 1, reverse=True)
+    return lax.reduce_sum(v * lax.stop_gradient(v), (0, 1))
 
 
 def test_jit_of_grad():
@@ -243,7 +257,6 @@ def test_jit_of_grad():
     g = zx.grad(loss, argnums=(0, 1))
     for s in (np.int64(0), np.int64(2), np.int64(7)):
         assert_same(zx.jit(g)(x, w, s), g(x, w, s))
-    assert_same(zx.jit(loss)(x, w, np.int64(1)), loss(x, w, np.int64(1)))
 
 
 # --------------------------------------------------------------------------- call primitives
@@ -251,12 +264,12 @@ def test_jit_of_grad():
 
 @zx.checkpoint
 def block(x, w):
-    return znp.tanh(lax.cumsum(x * w, 0)), lax.reduce_max(x, (1,))
+    return znp.tanh(lax.cumsum(x * w, 0)), lax.transpose(x, (1, 0))
 
 
 def ckpt_loss(x, w):
-    y, m = block(x, w)
-    return lax.reduce_sum(y * y, (0, 1)) + lax.reduce_sum(m, (0,))
+    y, t = block(x, w)
+    return lax.reduce_sum(y * y, (0, 1)) + lax.reduce_sum(t, (0, 1))
 
 
 def test_checkpoint():

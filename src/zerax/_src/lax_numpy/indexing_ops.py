@@ -679,18 +679,3 @@ def _unravel(flat, shape):
         c = floor_divide(flat, np.array(s, _I64)) if s != 1 else flat
         out.append(remainder(c, np.array(n, _I64)) if n else c)
     return out
-
-
-# The index helpers moved to `index_tricks` (which imports from this module, hence the
-# lazy look-up); ``indexing_ops.ix_`` and the like keep working.
-_MOVED_TO_INDEX_TRICKS = frozenset({
-    "tril_indices", "triu_indices", "tril_indices_from", "triu_indices_from", "diag_indices",
-    "diag_indices_from", "ix_", "unravel_index", "ravel_multi_index", "fill_diagonal",
-})
-
-
-def __getattr__(name):
-    if name in _MOVED_TO_INDEX_TRICKS:
-        from . import index_tricks
-        return getattr(index_tricks, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
