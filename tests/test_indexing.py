@@ -737,11 +737,11 @@ def test_histogram(a, bins):
 
 def test_index_helpers():
     for f in ("tril_indices", "triu_indices"):
-        for g, w in zip(getattr(I, f)(4, 1, 5), getattr(np, f)(4, 1, 5)):
+        for g, w in zip(getattr(T, f)(4, 1, 5), getattr(np, f)(4, 1, 5)):
             assert_same(g, w)
     m = np.zeros((3, 5))
     for f in ("tril_indices_from", "triu_indices_from"):
-        for g, w in zip(getattr(I, f)(m, -1), getattr(np, f)(m, -1)):
+        for g, w in zip(getattr(T, f)(m, -1), getattr(np, f)(m, -1)):
             assert_same(g, w)
     for g, w in zip(T.diag_indices(3, 3), np.diag_indices(3, 3)):
         assert_same(g, w)
