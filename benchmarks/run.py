@@ -146,6 +146,8 @@ def run_workload(wl: Workload, opts) -> dict:
                                           warmup_s=opts.warmup)
                 except Exception as e:  # noqa: BLE001
                     res["contenders"][n] = {"error": _short_error(e)}
+                    print(f"  {wl.key}/{case.id}: {wl.label(n)} failed:\n{e}",
+                          file=sys.stderr, flush=True)
                     if workers[n].proc.poll() is not None:
                         errors[n] = res["contenders"][n]["error"]
                     continue

@@ -20,7 +20,7 @@ import numpy as np
 from .. import errors
 from . import tree
 from .api_util import as_input, as_output, normalize_argnums
-from .core import ShapedArray, Trace, Tracer, bind, current_level, get_aval, new_trace
+from .core import ShapedArray, Trace, Tracer, current_level, get_aval, new_trace
 from .dtypes import float0
 from .ir import Literal, Var
 from .tracing import RecordingTrace, fun_name

@@ -20,7 +20,7 @@ from . import tree
 from .ad import Zero, is_undefined, jvp as ad_jvp, vjp as ad_vjp
 from .api_util import as_input
 from .array import Array
-from .core import Primitive, ShapedArray, Tracer, bind, get_aval
+from .core import Primitive, Tracer, bind, get_aval
 from .ir import convert_constvars, eval_jaxpr
 from .tracing import fun_name, trace_to_jaxpr
 

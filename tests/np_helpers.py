@@ -1,0 +1,68 @@
+"""Shared helpers of the zerax.numpy test modules: hypothesis strategies for arrays and
+comparisons against NumPy (type, shape, dtype, values)."""
+
+import numpy as np
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+import zerax as zx
+from zerax.tree_util import tree_leaves
+
+SETTINGS = settings(max_examples=30, deadline=None,
+                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+
+DTYPES = [np.float64, np.float32, np.int64, np.int32, np.uint8, np.bool_]
+
+
+def small_shapes(min_dims=0, max_dims=4, min_side=0, max_side=4):
+    return hnp.array_shapes(min_dims=min_dims, max_dims=max_dims, min_side=min_side,
+                            max_side=max_side)
+
+
+@st.composite
+def arrays(draw, shape=None, dtypes=DTYPES, min_dims=0, max_dims=4, min_side=0, max_side=4):
+    dtype = np.dtype(draw(st.sampled_from(dtypes)))
+    if shape is None:
+        shape = draw(small_shapes(min_dims, max_dims, min_side, max_side))
+    if dtype.kind == "f":
+        elements = st.floats(-100, 100, width=dtype.itemsize * 8)
+    elif dtype.kind == "b":
+        elements = st.booleans()
+    else:
+        elements = st.integers(0 if dtype.kind == "u" else -100, 100)
+    return draw(hnp.arrays(dtype, shape, elements=elements))
+
+
+def assert_same(got, want, exact=True, rtol=1e-12):
+    """``got`` (a zerax value, or a tuple/list of them) equals ``want`` in type, shape,
+    dtype and values."""
+    if isinstance(want, (tuple, list)):
+        assert type(got) is type(want), (type(got), type(want))
+        assert len(got) == len(want)
+        for g, w in zip(got, want):
+            assert_same(g, w, exact, rtol)
+        return
+    want = np.asarray(want)
+    assert isinstance(got, zx.Array), type(got)
+    assert got.dtype == want.dtype, (got.dtype, want.dtype)
+    assert got.shape == want.shape, (got.shape, want.shape)
+    if exact:
+        np.testing.assert_array_equal(np.asarray(got), want)
+    else:
+        np.testing.assert_allclose(np.asarray(got), want, rtol=rtol, atol=rtol)
+
+
+def traced(f, *args):
+    """``f(*args)`` computed by tracing to IR then evaluating it, as a list of leaves."""
+    closed = zx.make_jaxpr(f)(*args)
+    return closed(*args)
+
+
+def assert_traced_matches(f, *args):
+    want = tree_leaves(f(*args))
+    got = traced(f, *args)
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        assert np.dtype(g.dtype) == np.dtype(w.dtype)
+        np.testing.assert_array_equal(np.asarray(g), np.asarray(w))
