@@ -12,7 +12,8 @@ Used by the ``jit_compile`` workload (workloads.py), one process per measurement
 ``--breakdown`` (for the note on a missed target) instead times the pieces of the first
 call: trace (``lower``), code generation and module load (``compile``, Numba compiles
 lazily), and the first call of the Numba kernels under cProfile, with the part spent in
-Numba's per-process initialisation of its typing and target contexts.
+Numba's per-process initialisation of its typing and target contexts. PROGRAM
+``trivial`` times the first call of a trivial ``@njit(cache=True)`` function instead.
 """
 
 from __future__ import annotations
@@ -30,6 +31,9 @@ def main() -> None:
     import numpy as np
     import zerax  # noqa: F401
     import workloads
+    if sys.argv[1] == "trivial":
+        print(json.dumps(trivial()))
+        return
     fn, args = workloads.compile_program(sys.argv[1])
     if "--breakdown" in sys.argv:
         print(json.dumps(breakdown(fn, args)))
@@ -44,6 +48,35 @@ def main() -> None:
     checksum = float(sum(np.abs(np.asarray(v)).sum() for v in leaves))
     print(json.dumps({"first_s": first, "second_s": second,
                       "compile_s": max(first - second, 0.0), "checksum": checksum}))
+
+
+TRIVIAL = """import numba
+
+@numba.njit(cache=True)
+def f(a):
+    return a + 1.0
+"""
+
+
+def trivial() -> dict:
+    """The first call of a trivial ``@njit(cache=True)`` function in this process (from
+    Numba's cache in ZERAX_CACHE_DIR when a previous probe compiled it): the floor of
+    any first call that goes through Numba's dispatcher."""
+    import importlib
+    import numpy as np
+    d = os.environ["ZERAX_CACHE_DIR"]
+    os.makedirs(d, exist_ok=True)
+    path = os.path.join(d, "trivial_njit.py")
+    if not os.path.exists(path):
+        with open(path + ".tmp", "w") as f:
+            f.write(TRIVIAL)
+        os.replace(path + ".tmp", path)
+    sys.path.insert(0, d)
+    mod = importlib.import_module("trivial_njit")
+    a = np.zeros(3)
+    t = time.perf_counter()
+    mod.f(a)
+    return {"first_s": time.perf_counter() - t}
 
 
 def breakdown(fn, args) -> dict:

@@ -564,6 +564,23 @@ ELEMENTWISE = workload(
              Target("jax_jit", 1.0, "<= 1.0x jax.jit", ISSUE_JIT),
              Target("numba", 1.2, "<= 1.2x Numba by hand", ISSUE_JIT)],
     rounds=7,
+    miss_note="zerax's kernel is the hand-written Numba loop, statement for statement: one "
+              "`prange` loop over the elements, no intermediate arrays (excerpt below), and "
+              "it runs at that loop's speed (the *Numba by hand* ratio; a few percent "
+              "either way is noise, the code is the same). What dominates is the two "
+              "transcendental functions: Numba lowers `np.tanh` and `np.log1p` to scalar "
+              "libm calls, one element at a time, and the pieces below show the same chain "
+              "without them running several times faster, and Numba's `tanh` alone slower "
+              "than NumPy's (NumPy 2 evaluates tanh with SIMD; XLA expands tanh and log1p "
+              "into polynomial approximations that LLVM vectorises: the fact issue 4 "
+              "recorded). Fusion alone saves NumPy's five temporaries, but on two cores "
+              "that is far from 3x. What would close it: generate tanh, log1p, exp, log, "
+              "... as branch-free polynomial or rational approximations in the kernel source "
+              "(range reduction on the exponent for log/log1p/exp, a clamped rational "
+              "approximation for tanh), so that LLVM vectorises the loop, tested against "
+              "NumPy to a few ulps; or let Numba call a vector math library (Intel SVML, "
+              "which Numba uses when the `icc_rt` package is present) if its accuracy is "
+              "acceptable.",
 )
 
 
@@ -679,6 +696,25 @@ MLP_STEP = workload(
                 f"{'-'.join(map(str, MLP_SIZES))}, batch {MLP_BATCH}, float64.",
     targets=[Target("jax_jit", 1.1, "<= 1.1x jax.jit", ISSUE_JIT)],
     rounds=7,
+    miss_note="zerax splits this program around its 8 matrix products: a Python function "
+              "calls `np.matmul` (NumPy's OpenBLAS, as *NumPy by hand* does) between 8 "
+              "small njit kernels (pieces below, each timed inside the real program). "
+              "The BLAS calls dominate, and they are slowest with OpenBLAS's default "
+              "thread pool on this 2-core machine, more so while other processes load "
+              "it: the pieces repeat the measurement with OpenBLAS limited to one thread "
+              "(an experiment; the samples use the default), and NumPy by hand shows the "
+              "same sensitivity, while XLA runs its own matmuls on its own thread pool. "
+              "Next come the transpose kernels: the weight gradients are computed as "
+              "`(d^T x)` with the contraction on the batch dimension, then transposed by a "
+              "copy (784x512 and 512x512). Last, a call with a pytree of six arrays takes "
+              "the slow dispatch path of `JitFunction.__call__` (flattening and comparing "
+              "the tree: `tree.__eq__` in the cProfile). What would close it: order each "
+              "product's operands so that the result comes out in the layout wanted "
+              "(`x^T d` rather than a transposed `d^T x`), so no transpose kernels; run "
+              "products that are small for the machine on one BLAS thread (a size "
+              "threshold, as XLA does), or call the BLAS kernels from Numba with a "
+              "per-call thread count; and a dispatch fast path keyed on the input "
+              "treedef's identity.",
 )
 
 
@@ -739,6 +775,17 @@ PER_EXAMPLE_JIT = workload(
                 "`jit(vmap(grad(loss), in_axes=(None, 0, 0)))`.",
     targets=[Target("jax_jit", 1.2, "<= 1.2x jax.jit", ISSUE_VMAP)],
     rounds=7,
+    miss_note="As for the MLP step, the program is split around its 8 products (pieces "
+              "below). The per-example weight gradients are outer products: `vmap` turns "
+              "them into `dot_general`s with a batch dimension and no contraction, "
+              "which zerax computes with `np.matmul` on (64, m, 1) x (64, 1, n) stacks and "
+              "then copies into the wanted layout with a (0, 2, 1) transpose kernel; XLA "
+              "emits the outer product as one fused loop. Small BLAS calls also pay for "
+              "OpenBLAS's threading (the single-thread experiment below). What would close "
+              "it: lower a `dot_general` without contracting dimensions as a fused "
+              "broadcast-multiply loop inside the surrounding kernel, writing the wanted "
+              "layout directly (no BLAS call, no transpose copy), and the BLAS thread "
+              "threshold described for the MLP step.",
 )
 
 
@@ -792,6 +839,17 @@ FORI = workload(
                 "float64 scalar, compiled.",
     targets=[Target("jax_jit", 0.5, "<= 0.5x jax.jit", ISSUE_CF)],
     rounds=7,
+    miss_note="The generated loop (below) is the hand-written Numba loop: scalar carries, "
+              "no allocation, one libm `cos` per iteration in a chain of dependent "
+              "operations, and it runs at that loop's speed (the *Numba by hand* ratio). "
+              "jax.jit's loop is about as fast: XLA also compiles `fori_loop` to a native "
+              "loop on the CPU, so the 0.5x target assumed a per-iteration overhead in "
+              "jax.jit that it does not have. The time is the latency of 10^6 dependent "
+              "`cos` calls; zerax's lowering has nothing left to remove. What would close "
+              "it: only a lower-latency `cos` (an inlined polynomial approximation, the "
+              "same work as for the elementwise chain, if it beats libm's latency at full "
+              "accuracy). Otherwise the target should read <= 1.0x jax.jit, or <= 1.1x "
+              "Numba by hand.",
 )
 
 
@@ -876,6 +934,19 @@ RNN = workload(
                 "loss = sum(h_T ** 2).",
     targets=[Target("jax_jit", 1.2, "<= 1.2x jax.jit", ISSUE_CF)],
     rounds=7,
+    miss_note="The whole program is one njit kernel: both scans are real loops (forward, "
+              "then the transposed body backwards over the stored carries). Each step "
+              "calls `np.dot` inside Numba (SciPy's OpenBLAS), 600 small products per call "
+              "(32x128 by 128x128 and smaller), and before each product the generated "
+              "code copies its operands (`ascontiguousarray(...).reshape(...).astype(...)`: "
+              "`astype` always copies in Numba) and materialises transposed operands. The "
+              "dominant cost is OpenBLAS's thread pool on such small products (the "
+              "single-thread experiment below), then the copies and per-step "
+              "allocations. What would close it: call BLAS single-threaded below a size "
+              "threshold (or emit a small blocked matmul loop that LLVM vectorises), pass "
+              "transposed operands to gemm as transpose flags instead of copying them, "
+              "drop `astype` when the dtype already matches, and allocate the per-step "
+              "buffers once outside the loop.",
 )
 
 
@@ -1084,6 +1155,23 @@ JIT_COMPILE = workload(
     targets=[Target("jax_jit", 0.2, "warm disk cache <= 0.2x JAX's cold compile",
                     ISSUE_JIT, cases=("warm_mlp", "warm_elementwise"))],
     rounds=5,
+    miss_note="Cold, the time is Numba compiling the generated kernels with LLVM (8 "
+              "kernels for the MLP step), plus Numba's own first-use initialisation in "
+              "the new process; zerax's trace and code generation take milliseconds. Warm, "
+              "Numba loads the machine code from its cache instead of compiling, but "
+              "only through its dispatcher, which first initialises Numba's typing and "
+              "target contexts in the new process (`BaseContext.refresh`: about 250 "
+              "typing registries, imports of numba.np.* and scipy.linalg for BLAS). That "
+              "fixed cost, not zerax and not loading the code, is most of the warm time "
+              "(breakdown below; a trivial `@njit(cache=True)` function loaded from "
+              "Numba's cache pays about the same), and it is larger than JAX's whole cold compile "
+              "of these programs. What would close it: on a warm hit, do not go through "
+              "Numba's dispatcher: at the first compile also save the kernels as a shared "
+              "library with a C ABI (Numba `cfunc`s or `numba.pycc` ahead-of-time "
+              "output, keyed like the cache entry) and on a hit load it with ctypes and "
+              "call it with array pointers, so no Numba context is ever created; a "
+              "background thread that initialises Numba at `import zerax` would hide part "
+              "of the cost without removing it.",
 )
 
 
@@ -1118,6 +1206,8 @@ def _(case):
     if kind != "warm":
         return None
     b = _compile_probe(program, _WARM_DIRS[case], "--breakdown")
+    _compile_probe("trivial", _WARM_DIRS[case])          # compiles it into the cache
+    trivial = _compile_probe("trivial", _WARM_DIRS[case])["first_s"]
     return "\n".join([
         f"a fresh process with the filled cache (Numba {numba.__version__}), its first call "
         f"taken apart: trace {_ms(b['trace_s'])}; code generation and loading the generated "
@@ -1125,7 +1215,9 @@ def _(case):
         f"{_ms(b['first_call_s'])} (under cProfile), of which Numba's one-time "
         f"initialisation of its typing and target contexts (`BaseContext.refresh`: "
         f"registries, imports of numba.np.* and scipy.linalg) {_ms(b['numba_init_s'])}; "
-        f"a steady-state call {_ms(b['second_s'])}"])
+        f"a steady-state call {_ms(b['second_s'])}",
+        f"for comparison, the first call in a fresh process of a trivial "
+        f"`@njit(cache=True)` function `a + 1.0` loaded from Numba's cache: {_ms(trivial)}"])
 
 
 @JIT_COMPILE.contender("jax_jit", label="JAX compile")

@@ -519,7 +519,8 @@ def _logistic_impl(x):
 
 
 abs_p = elementwise("abs", np.abs, 1)
-defjvp(abs_p, lambda g, ans, x: mul(g, sign(x)))
+# d|x| = g for x >= 0 and -g below (1 at 0, as in JAX).
+defjvp(abs_p, lambda g, ans, x: select_n(ge(x, _c(x, 0.0)), neg(g), g))
 
 
 def exp(x):
