@@ -416,10 +416,15 @@ def write_markdown(path: str, all_res: dict, total_s: float, chart: str | None,
         "is faster). Min and max are in the detail tables. A target is met when that "
         "ratio is at most the limit. Treat differences of a few percent as noise."),
         "",
-        ("Rows marked *pending* need a part of zerax that does not exist yet; their "
-        "anchors are measured anyway, so the table shows what zerax will be compared "
-        "with. Adding the zerax side is one function in `benchmarks/workloads.py`."),
+        ("zerax's on-disk compilation cache (`ZERAX_CACHE_DIR`) is a fresh, empty "
+         "directory for each run, so a jitted zerax program's *first call* in the detail "
+         "tables is a cold compile (Numba included); the compile-time workload at the end "
+         "measures cold and warm first calls in fresh processes."),
         "",
+        *([("Rows marked *pending* need a part of zerax that does not exist yet; their "
+            "anchors are measured anyway, so the table shows what zerax will be compared "
+            "with. Adding the zerax side is one function in `benchmarks/workloads.py`."), ""]
+          if any(REGISTRY[k].pending for k in all_res) else []),
         "## Targets",
         "",
         *headline_rows(all_res),

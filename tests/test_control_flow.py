@@ -295,15 +295,14 @@ def fori_traced_n_ref(x, n):
     return v
 
 
-jit_fori_traced_n = zx.jit(fori_traced_n)
-
-
-def test_fori_loop_bounds_traced_by_jit():
+def test_fori_loop_bounds_traced():
+    # (traced bounds under jit: the fori_loop_traced_bounds rows of test_transform_pairs)
     x = np.array([0.3, -1.2])
     for n in (0, 1, 7):
-        allclose(jit_fori_traced_n(x, n), fori_traced_n_ref(x, n), rtol=1e-13)
-        # the same loop with the bounds concrete (a scan) and eagerly
         allclose(fori_traced_n(znp.asarray(x), n), fori_traced_n_ref(x, n), rtol=1e-13)
+        traced = zx.make_jaxpr(fori_traced_n)(x, n)  # the bounds are traced here
+        assert "while" in str(traced)
+        allclose(traced(x, n)[0], fori_traced_n_ref(x, n), rtol=1e-13)
     # traced bounds under grad: reverse mode goes through the while_loop form
     check_grads(lambda x: fori_traced_n(x, znp.asarray(4)), (x,), order=2,
                 modes=("fwd", "rev"))
@@ -459,7 +458,7 @@ def test_transform_pairs(name, pair, refs):
     f, g, jf = CONSTRUCTS[name][0], scalar(name), JITTED[name]
     pts, ts, r = POINTS[name], TANGENTS[name], refs[name]
     xs = znp.asarray(pts)
-    tol = dict(rtol=1e-10, atol=1e-12)
+    tol = {"rtol": 1e-10, "atol": 1e-12}
     if pair == "jit_grad":
         for x, want in zip(pts, r["grad"]):
             allclose(JIT_GRAD[name](x), want, **tol)
@@ -500,7 +499,7 @@ def test_transform_pairs(name, pair, refs):
             if pair == "jvp_grad":
                 hv = zx.jvp(zx.grad(g), (x,), (t,))[1]
             else:
-                hv = zx.grad(lambda x: zx.jvp(g, (x,), (t,))[1])(x)
+                hv = zx.grad(lambda x, t=t: zx.jvp(g, (x,), (t,))[1])(x)
             fd = (np.asarray(zx.grad(g)(x + eps * t)) - np.asarray(zx.grad(g)(x - eps * t))) \
                 / (2 * eps)
             allclose(hv, fd, rtol=1e-6, atol=1e-7)
@@ -637,7 +636,7 @@ def test_vmap_fori_loop_and_scan():
     out = zx.vmap(lambda c: lax.fori_loop(0, 5, lambda i, v: v * 0.5 + i, c))(c0)
     allclose(out, [fori_traced_n_ref_scalar(c, 5) for c in c0])
     out = zx.vmap(lambda a: lax.fori_loop(0, 5, lambda i, v: v * a + i, 1.0))(c0)
-    allclose(out, [lax.fori_loop(0, 5, lambda i, v: v * a + i, 1.0) for a in c0])
+    allclose(out, [lax.fori_loop(0, 5, lambda i, v, a=a: v * a + i, 1.0) for a in c0])
     lo = np.array([1, 0])
     out = zx.vmap(lambda x, lo: lax.fori_loop(lo, 4, lambda i, v: v + i * 0.5, x))(carries[:, :2],
                                                                                   lo)
@@ -721,7 +720,7 @@ def test_newton_while_loop_reverse_mode_matches_ift_and_finite_differences():
         fd = central_diff(lambda ab: newton_cubic(ab[0], ab[1])[0], [a, b])
         allclose([ga, gb], fd, rtol=1e-6, atol=1e-9)
         # forward mode agrees
-        ta = zx.jvp(lambda a: newton_cubic(a, b)[0], (a,), (1.0,))[1]
+        ta = zx.jvp(lambda a, b=b: newton_cubic(a, b)[0], (a,), (1.0,))[1]
         allclose(ta, ga, rtol=1e-12)
     assert len(trips) >= 3  # data-dependent trip counts
 
@@ -908,7 +907,7 @@ def body_returns_float(v):
 def test_loop_carry_type_changes_name_both_sides():
     # while_loop: init 0 (int) but the body returns a float
     for transform in (zx.make_jaxpr, zx.jit):
-        _raises_type_error(lambda: transform(lambda x: lax.while_loop(
+        _raises_type_error(lambda transform=transform: transform(lambda x: lax.while_loop(
             lambda v: v < x, body_returns_float, 0))(1.0),
             "while_loop", "init_val", "body_returns_float", "i64[]", "f64[]")
     # a carry whose structure changes

@@ -19,7 +19,7 @@ def _norm_axes(axes, ndim):
     out = []
     for a in axes:
         a = int(a)
-        if not -ndim <= a < max(ndim, 1) or (ndim == 0 and a not in (0, -1)):
+        if not -ndim <= a < ndim:  # as NumPy: a 0-d array has no axis to reduce
             raise errors.ShapeError(f"axis {a} is out of bounds for an array of rank {ndim}")
         out.append(a % max(ndim, 1))
     return tuple(sorted(set(out)))
@@ -339,30 +339,27 @@ for _p in (cumsum_p, cumprod_p, cummax_p, cummin_p):
 
 def _pairwise_block_py(a, lo, n):
     """NumPy's ``pairwise_sum`` leaf: 8 accumulators for blocks of at most 128."""
+    b = a[lo:lo + n]  # (indices from 0 up: no negative-index checks, so it vectorizes)
     if n < 8:
-        res = a[lo]
-        for i in range(lo + 1, lo + n):
-            res += a[i]
+        res = b[0]
+        for i in range(1, n):
+            res += b[i]
         return res
-    r0, r1, r2, r3 = a[lo], a[lo + 1], a[lo + 2], a[lo + 3]
-    r4, r5, r6, r7 = a[lo + 4], a[lo + 5], a[lo + 6], a[lo + 7]
-    i = 8
+    r0, r1, r2, r3 = b[0], b[1], b[2], b[3]
+    r4, r5, r6, r7 = b[4], b[5], b[6], b[7]
     stop = n - n % 8
-    while i < stop:
-        j = lo + i
-        r0 += a[j]
-        r1 += a[j + 1]
-        r2 += a[j + 2]
-        r3 += a[j + 3]
-        r4 += a[j + 4]
-        r5 += a[j + 5]
-        r6 += a[j + 6]
-        r7 += a[j + 7]
-        i += 8
+    for i in range(8, stop, 8):
+        r0 += b[i]
+        r1 += b[i + 1]
+        r2 += b[i + 2]
+        r3 += b[i + 3]
+        r4 += b[i + 4]
+        r5 += b[i + 5]
+        r6 += b[i + 6]
+        r7 += b[i + 7]
     res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
-    while i < n:
-        res += a[lo + i]
-        i += 1
+    for i in range(stop, n):
+        res += b[i]
     return res
 
 

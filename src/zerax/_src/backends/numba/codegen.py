@@ -13,6 +13,8 @@ see them through ``ctx.scalar(atom)`` (scalar text) or ``ctx.name(atom)`` (an ar
 
 from __future__ import annotations
 
+import hashlib
+
 import numpy as np
 
 from ... import ir
@@ -123,10 +125,13 @@ class Lowering:
 
     def const_ref(self, value):
         """A reference to a concrete constant (an array global of the module)."""
-        v = np.asarray(value)
+        v = np.ascontiguousarray(np.asarray(value))
         if v.ndim == 0:
             return ("literal", literal_text(v))
-        return ("array", self.helper(self.fresh("K"), np.ascontiguousarray(v)))
+        # Named by content: kernels are cached by their source text, so two programs
+        # that differ only in a constant's values must differ in the text.
+        digest = hashlib.sha1(v.tobytes() + str((v.shape, v.dtype.str)).encode()).hexdigest()
+        return ("array", self.helper(f"K_{digest[:16]}", v))
 
     def text(self, ref, scalar: bool) -> str:
         """Source text of a reference, as a scalar (0-d) or as an array."""
@@ -449,7 +454,9 @@ def lower_jaxpr_body(ctx: Lowering, jaxpr, in_names):
                 lower_fused(ctx, [eqn], total_uses)
                 continue
             raise LoweringError(eqn.primitive,
-                                f"primitive '{eqn.primitive.name}' has no Numba lowering")
+                                f"primitive '{eqn.primitive.name}' cannot be compiled: " +
+                                eqn.primitive.unsupported.get(
+                                    "lower_numba", "it has no Numba lowering"))
         rule(ctx, eqn)
     return [ctx.ref(a) for a in jaxpr.outvars]
 
