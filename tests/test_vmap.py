@@ -1055,7 +1055,7 @@ def test_elementwise_ops_keep_the_batch_axis_where_it_is():
 # Each test below failed when written; see the report that accompanied this file.
 
 
-def test_bug_jacfwd_of_an_integer_output_gives_zeros_of_the_output_dtype():
+def test_jacfwd_of_an_integer_output_gives_zeros_of_the_output_dtype():
     # JAX: jacfwd(lambda a: (a ** 3, jnp.argmax(a)))(x)[1] is zeros of argmax's integer
     # dtype, shape out.shape + in.shape.  zerax returned an array of dtype `void`.
     _, j_int = zx.jacfwd(lambda a: (a ** 3, znp.argmax(a)))(np.ones(3))
@@ -1064,14 +1064,14 @@ def test_bug_jacfwd_of_an_integer_output_gives_zeros_of_the_output_dtype():
     np.testing.assert_array_equal(_np(j_int).astype(np.float64), np.zeros(3))
 
 
-def test_bug_bool_in_axes_is_rejected_like_jax():
+def test_bool_in_axes_is_rejected_like_jax():
     # JAX: TypeError "vmap in_axes must be an int, None, or a tuple ...", got True.
     # zerax treated True as axis 1.
     with pytest.raises(errors.ZeraxTypeError):
         zx.vmap(lambda a: a, in_axes=True)(np.ones((2, 3)))
 
 
-def test_bug_jacfwd_has_aux_without_a_pair_raises_a_zerax_error():
+def test_jacfwd_has_aux_without_a_pair_raises_a_zerax_error():
     # jacrev says clearly "must return a pair (output, auxiliary data)" (ZeraxTypeError);
     # jacfwd let a raw builtins TypeError "iteration over a 0-d array" escape.
     with pytest.raises(errors.ZeraxTypeError):

@@ -44,6 +44,24 @@ def _check_same(what, tree_a, avals_a, name_a, tree_b, avals_b, name_b):
             "(convert with .astype or initialise with the right dtype, e.g. 0.0 not 0).")
 
 
+def _as_values(tree_value, what):
+    """Convert every leaf to a zerax value (so eager results are Arrays, as in JAX)."""
+    return tree.tree_map(lambda x: as_input(x, what), tree_value)
+
+
+def _signature(value):
+    leaves, treedef = tree.tree_flatten(value)
+    return treedef, [get_aval(as_input(x, "value")) for x in leaves]
+
+
+def _check_bool_scalar(out, who):
+    out = as_input(out, f"{who} output")
+    if tuple(out.shape) != () or np.dtype(out.dtype) != np.bool_:
+        raise errors.ZeraxTypeError(
+            f"{who} must return a scalar bool, got {get_aval(out).str_short()}")
+    return out
+
+
 def _scalar_index(x, what):
     x = as_input(x, what)
     if tuple(x.shape) != ():
@@ -67,11 +85,28 @@ def switch(index, branches, *operands):
     index = _scalar_index(index, "switch index")
     if np.dtype(index.dtype).kind not in "biu":
         raise errors.ZeraxTypeError(f"switch index must be an integer, got {index.dtype}")
-    if not isinstance(index, Tracer):
+    if not isinstance(index, Tracer) and _eager():
         i = int(min(max(int(index), 0), len(branches) - 1))
-        if _eager() or len(branches) == 1:
-            return branches[i](*operands)
+        return _eager_branch(branches, i, operands, "switch")
     return _traced_cond(index, branches, operands, "switch")
+
+
+def _eager_branch(branches, i, operands, what):
+    """Run the chosen branch; like JAX, every branch must return the same types, which
+    is checked by tracing the others abstractly (nothing else is computed)."""
+    from .tracing import make_jaxpr
+    operands = _as_values(tuple(operands), f"{what} operand")
+    out = _as_values(branches[i](*operands), "branch output")
+    if len(branches) > 1:
+        t0, a0 = _signature(out)
+        for k, b in enumerate(branches):
+            if k == i:
+                continue
+            _, shape = make_jaxpr(lambda *ops, _b=b: _b(*ops), return_shape=True)(*operands)
+            tk, ak = tree.tree_flatten(shape)[1], tree.tree_leaves(shape)
+            _check_same(what, t0, a0, f"branch {fun_name(branches[i])}", tk, ak,
+                        f"branch {fun_name(b)}")
+    return out
 
 
 def cond(pred, true_fun, false_fun, *operands):
@@ -87,7 +122,7 @@ def cond(pred, true_fun, false_fun, *operands):
     if np.dtype(pred.dtype).kind not in "biuf":
         raise errors.ZeraxTypeError(f"cond predicate must be a scalar bool, got {pred.dtype}")
     if not isinstance(pred, Tracer) and _eager():
-        return true_fun(*operands) if bool(pred) else false_fun(*operands)
+        return _eager_branch([false_fun, true_fun], int(bool(pred)), operands, "cond")
     from .ops.elementwise import convert_element_type, ne
     index = convert_element_type(ne(pred, np.zeros((), pred.dtype)), np.int32)
     return _traced_cond(index, [false_fun, true_fun], operands, "cond")
@@ -137,21 +172,21 @@ def while_loop(cond_fun, body_fun, init_val, *, checkpoint_every: int = 1):
     4.0
     """
     if _eager():
-        val = init_val
-        while bool(cond_fun(val)):
-            val = body_fun(val)
+        val = _as_values(init_val, "while_loop init_val")
+        sig = _signature(val)
+        while bool(_check_bool_scalar(cond_fun(val), f"while_loop cond_fun {fun_name(cond_fun)}")):
+            val = _as_values(body_fun(val), "body_fun output")
+            new = _signature(val)
+            if new != sig:
+                _check_same("while_loop", sig[0], sig[1], "init_val", new[0], new[1],
+                            f"body_fun {fun_name(body_fun)}")
         return val
     leaves, in_tree = _flatten_values(init_val, "while_loop init_val")
     in_avals = [get_aval(x) for x in leaves]
 
     def c(carry):
-        out = cond_fun(tree.tree_unflatten(in_tree, carry))
-        out = as_input(out, "cond_fun output")
-        if tuple(out.shape) != () or np.dtype(out.dtype) != np.bool_:
-            raise errors.ZeraxTypeError(
-                f"while_loop cond_fun {fun_name(cond_fun)} must return a scalar bool, got "
-                f"{get_aval(out).str_short()}")
-        return out
+        return _check_bool_scalar(cond_fun(tree.tree_unflatten(in_tree, carry)),
+                                  f"while_loop cond_fun {fun_name(cond_fun)}")
 
     def b(carry):
         out = body_fun(tree.tree_unflatten(in_tree, carry))
@@ -174,10 +209,22 @@ def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
     >>> float(zx.lax.fori_loop(0, 5, lambda i, v: v + i, 0.0))
     10.0
     """
+    name = fun_name(body_fun)
+    init_val = _as_values(init_val, "fori_loop init_val")
+    sig = _signature(init_val)
+
+    def checked(i, val):
+        out = _as_values(body_fun(i, val), "fori_loop body_fun output")
+        new = _signature(out)
+        if new != sig:
+            _check_same("fori_loop", sig[0], sig[1], "init_val", new[0], new[1],
+                        f"body_fun {name}")
+        return out
+
     if _eager() and not isinstance(lower, Tracer) and not isinstance(upper, Tracer):
         val = init_val
         for i in range(int(lower), int(upper)):
-            val = body_fun(as_input(np.int64(i), "fori_loop index"), val)
+            val = checked(as_input(np.int64(i), "fori_loop index"), val)
         return val
     concrete = not isinstance(lower, Tracer) and not isinstance(upper, Tracer)
     if concrete:
@@ -186,7 +233,7 @@ def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
         def step(carry, _):
             i, val = carry
             from .ops.elementwise import add
-            return (add(i, np.ones((), np.int64)), body_fun(i, val)), None
+            return (add(i, np.ones((), np.int64)), checked(i, val)), None
 
         (_, val), _ = scan(step, (np.asarray(lo, np.int64), init_val), None,
                            length=max(hi - lo, 0), unroll=1 if unroll is None else unroll)
@@ -200,7 +247,7 @@ def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
 
     def b(carry):
         i, h, val = carry
-        return (i + np.ones((), dtype), h, body_fun(i, val))
+        return (i + np.ones((), dtype), h, checked(i, val))
 
     return while_loop(c, b, (lo.astype(dtype), hi.astype(dtype), init_val))[2]
 
@@ -254,11 +301,17 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1):
 
 def _eager_scan(f, init, x_leaves, x_tree, n, reverse):
     from .lax_numpy import stack
-    carry, ys = init, []
+    carry, ys = _as_values(init, "scan init"), []
+    sig = _signature(carry)
     order = range(n - 1, -1, -1) if reverse else range(n)
     for i in order:
         x = tree.tree_unflatten(x_tree, [v[i] for v in x_leaves])
         carry, y = f(carry, x)
+        carry = _as_values(carry, "scan carry")
+        new = _signature(carry)
+        if new != sig:
+            _check_same("scan", sig[0], sig[1], "init", new[0], new[1],
+                        f"the carry returned by {fun_name(f)}")
         ys.append(y)
     if reverse:
         ys.reverse()

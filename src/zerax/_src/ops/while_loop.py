@@ -307,7 +307,7 @@ def _while_batch(args, dims, *, cond_jaxpr, body_jaxpr, cond_nconsts, body_ncons
     carry0 = [bdim_at_front(c, d, size) if b else c for c, d, b in zip(init, d_k, batched)]
     ax_k = tuple(0 if b else None for b in batched)
     v_cond = vmap(lambda *a: eval_jaxpr(cond_jaxpr, [], *a)[0], in_axes=ax_cc + ax_k,
-                  axis_size=size)
+                  out_axes=0 if pred_batched else None, axis_size=size)
     v_body = vmap(lambda *a: tuple(eval_jaxpr(body_jaxpr, [], *a)), in_axes=ax_bc + ax_k,
                   out_axes=ax_k, axis_size=size)
     if not pred_batched:
