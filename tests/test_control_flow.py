@@ -1007,6 +1007,18 @@ def test_vmap_while_unbatched_predicate():
                                            lambda c: (c[0] + 1, c[1] * 2.0), (0, x))[1])(xs)
     allclose(out, xs * 8.0)
 
+    def sin3(x):
+        return lax.while_loop(lambda c: c[0] < 3, lambda c: (c[0] + 1, znp.sin(c[1])), (0, x))[1]
+
+    # forward mode under vmap (the joint primal-tangent loop), and vmap of grad
+    want = np.cos(np.sin(np.sin(xs))) * np.cos(np.sin(xs)) * np.cos(xs)
+    allclose(zx.vmap(lambda x, t: zx.jvp(sin3, (x,), (t,))[1])(xs, np.ones(3)), want)
+    allclose(zx.vmap(zx.grad(sin3))(xs), want)
+    # fori_loop with traced (unbatched) bounds over a batch
+    out = zx.vmap(lambda x, n: lax.fori_loop(0, n, lambda i, v: v * 2.0, x),
+                  in_axes=(0, None))(xs, znp.asarray(3))
+    allclose(out, xs * 8.0)
+
 
 def test_hessian_through_while_loop_vector_input():
     """zx.hessian (jacfwd of jacrev) of a function of a vector through a while_loop fails

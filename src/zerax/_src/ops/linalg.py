@@ -369,7 +369,8 @@ def _dot_general_lower_numba(ctx, eqn):
     ctx.emit(f"{acc} = np.empty(({B}, {M}, {N}), {dt})")
     if np.dtype(out.aval.dtype).kind in "fc" and M * N * K > 0:
         with ctx.loop("b", B):
-            ctx.emit(f"{acc}[b] = np.dot({lname}[b], {rname}[b])")
+            # np.dot with an output argument: BLAS writes the product in place
+            ctx.emit(f"np.dot({lname}[b], {rname}[b], {acc}[b])")
     else:
         with ctx.nest((B, M, N)) as (b, m, n):
             s = ctx.fresh("s")

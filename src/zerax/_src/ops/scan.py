@@ -244,7 +244,7 @@ def _scan_lower_numba(ctx, eqn):
     """A sequential loop; the body is inlined, carries are loop variables and the ys
     are written into preallocated stacked arrays."""
     from ..backends.numba.codegen import dtype_name, lower_jaxpr_body
-    from ..backends.numba.loops import slice_ref, start_carries, update_carries
+    from ..backends.numba.loops import slice_ref, start_carries, store_row, update_carries
     p = eqn.params
     jaxpr, length, nc, nk = p["jaxpr"], p["length"], p["num_consts"], p["num_carry"]
     args = eqn.invars
@@ -266,7 +266,7 @@ def _scan_lower_numba(ctx, eqn):
         x_refs = [slice_ref(ctx, ctx.name(x), ix, x.aval) for x in xs]
         outs = lower_jaxpr_body(ctx, jaxpr, [ctx.ref(c) for c in consts] + carries + x_refs)
         for name, ref, aval in zip(ys, outs[nk:], jaxpr.out_avals[nk:]):
-            ctx.emit(f"{name}[{ix}] = {ctx.text(ref, aval.shape == ())}")
+            store_row(ctx, name, ix, ref, aval)
         update_carries(ctx, carry_avals, carries, outs[:nk])
 
     main = length - length % u

@@ -16,7 +16,6 @@ from ..ad import is_undefined
 from ..core import Primitive, ShapedArray, bind
 from ._factory import deflinear, not_differentiable
 
-
 # --------------------------------------------------------------------------- broadcast
 
 broadcast_in_dim_p = Primitive("broadcast_in_dim")
@@ -279,7 +278,7 @@ def _squeeze_batch(args, dims, *, dimensions):
 
 
 def _concat_batch(args, dims, *, dimension):
-    from ..batching import bdim_at_front, batch_size_of
+    from ..batching import batch_size_of, bdim_at_front
     size = batch_size_of(args, dims)
     return concatenate([bdim_at_front(a, d, size) for a, d in zip(args, dims)],
                        dimension + 1), 0
@@ -478,7 +477,13 @@ iota_p.lower_numba = _iota_lower
 
 # The slicing family lives in `slicing` (which imports this module's helpers, so this
 # import comes last); re-exported so that ``ops.shape`` keeps offering every shape op.
-from .slicing import (  # noqa: E402,F401
-    dynamic_slice, dynamic_slice_p, dynamic_update_slice, dynamic_update_slice_p, pad, pad_p,
-    slice_p, slice_p_bind,
+from .slicing import (  # noqa: F401
+    dynamic_slice,
+    dynamic_slice_p,
+    dynamic_update_slice,
+    dynamic_update_slice_p,
+    pad,
+    pad_p,
+    slice_p,
+    slice_p_bind,
 )

@@ -19,7 +19,13 @@ from ..ad import Zero, is_undefined
 from ..core import Primitive, ShapedArray, bind
 from ._factory import deflinear
 from .shape import (
-    _nb_affine, _nb_array, _nb_copy_loop, _nb_empty, _nb_scalar, _nb_shape, broadcast_in_dim,
+    _nb_affine,
+    _nb_array,
+    _nb_copy_loop,
+    _nb_empty,
+    _nb_scalar,
+    _nb_shape,
+    broadcast_in_dim,
     iota,
 )
 
@@ -238,6 +244,7 @@ pad_p.lower_numba = _pad_lower
 # Start indices are clamped into ``[0, n - k]`` (JAX's semantics) by the implementation,
 # by the Numba lowering (`_nb_clamped_starts`) and by the vectorised batching rules
 # (`_clamped_start`).
+
 
 def _clamp_starts(starts, shape, sizes):
     return tuple(int(min(max(int(s), 0), n - k)) for s, n, k in zip(starts, shape, sizes))

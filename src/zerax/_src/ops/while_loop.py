@@ -377,7 +377,8 @@ def _transpose_lower_numba(ctx, eqn):
     (its capacity doubles when full), then, segment by segment from the last,
     recompute the segment's carries and run the transposed body backwards over them."""
     from ..backends.numba.codegen import dtype_name, inline_closed, lower_jaxpr_body
-    from ..backends.numba.loops import slice_ref, start_carries, update_carries
+    from ..backends.numba.loops import (copy_rows, slice_ref, start_carries, store_row,
+                                        update_carries)
     p = eqn.params
     body, cond = p["body_jaxpr"], p["cond_jaxpr"]
     k = max(1, int(p["checkpoint_every"]))
@@ -397,7 +398,7 @@ def _transpose_lower_numba(ctx, eqn):
 
     def store(bufs, index, refs):
         for b, ref, a in zip(bufs, refs, avals):
-            ctx.emit(f"{b}[{index}] = {ctx.text(ref, a.shape == ())}")
+            store_row(ctx, b, index, ref, a)
 
     ctx.emit(f"# while_loop, reverse mode: forward pass keeping every {k}-th carry")
     carries = start_carries(ctx, avals, [ctx.ref(a) for a in init])
@@ -419,7 +420,7 @@ def _transpose_lower_numba(ctx, eqn):
                     t = ctx.fresh("grown")
                     ctx.emit(f"{t} = np.empty((2 * {cap},) + {tuple(a.shape)!r}, "
                              f"{dtype_name(a.dtype)})")
-                    ctx.emit(f"{t}[:{cap}] = {b}")
+                    copy_rows(ctx, t, b, cap, tuple(a.shape))
                     ctx.emit(f"{b} = {t}")
                 ctx.emit(f"{cap} = 2 * {cap}")
             store(bufs, f"{n} // {k}", carries)

@@ -43,3 +43,28 @@ def slice_ref(ctx, array_text, index, aval):
     if len(aval.shape) == 1:
         return ("scalar", f"{array_text}[{index}]")
     return ("array", f"{array_text}[{index}]")
+
+
+def store_row(ctx, array_text, index, ref, aval):
+    """``array[index] = value`` for a value of type ``aval``, as explicit element loops
+    (Numba compiles a row or slice assignment far more slowly than a loop)."""
+    if aval.shape == ():
+        ctx.emit(f"{array_text}[{index}] = {ctx.text(ref, True)}")
+        return
+    src = ctx.text(ref, False)
+    with ctx.nest(aval.shape, parallel=False) as idx:
+        ix = ", ".join(idx)
+        ctx.emit(f"{array_text}[{index}, {ix}] = {src}[{ix}]")
+
+
+def copy_rows(ctx, dst_text, src_text, count, row_shape):
+    """``dst[:count] = src[:count]`` as explicit loops."""
+    q = ctx.fresh("q")
+    ctx.emit(f"for {q} in range({count}):")
+    with ctx.block():
+        if not row_shape:
+            ctx.emit(f"{dst_text}[{q}] = {src_text}[{q}]")
+            return
+        with ctx.nest(row_shape, parallel=False) as idx:
+            ix = ", ".join(idx)
+            ctx.emit(f"{dst_text}[{q}, {ix}] = {src_text}[{q}, {ix}]")
