@@ -170,3 +170,24 @@ def test_corrupt_or_unwritable_cache_warns_and_recompiles(tmp_path):
     blocked.write_text("x")
     third = _run(PROGRAM, blocked)
     assert third.returncode == 0 and "could not be used" in third.stderr
+
+
+class _NumpySquare(zx.Function):
+    def forward(self, x):
+        return x ** 2
+
+    def backward(self, gy):
+        (x,) = self.inputs
+        return 2 * x * gy
+
+
+def test_uncompilable_primitive_is_a_zerax_error_naming_the_line():
+    def uses_function(x):
+        return _NumpySquare()(x) + 1.0  # this line must be named
+
+    with pytest.raises(errors.NotSupportedError) as info:
+        zx.jit(uses_function)(np.ones(3))
+    msg = str(info.value)
+    assert "function_call" in msg and "test_jit.py" in msg and "uses_function" in msg
+    with zx.disable_jit():
+        np.testing.assert_allclose(zx.jit(uses_function)(np.ones(3)), np.full(3, 2.0))

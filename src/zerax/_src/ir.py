@@ -50,13 +50,14 @@ class Literal:
 class Eqn:
     """``outvars = primitive[params](*invars)``."""
 
-    __slots__ = ("primitive", "invars", "outvars", "params")
+    __slots__ = ("primitive", "invars", "outvars", "params", "source")
 
-    def __init__(self, primitive, invars, outvars, params):
+    def __init__(self, primitive, invars, outvars, params, source=None):
         self.primitive = primitive
         self.invars = list(invars)
         self.outvars = list(outvars)
         self.params = dict(params)
+        self.source = source  # "file:line (in function)" of the user's code, when tracked
 
     def __repr__(self):
         return f"Eqn({self.primitive.name}, {self.invars} -> {self.outvars})"

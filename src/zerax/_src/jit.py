@@ -72,9 +72,10 @@ class Executable:
         try:
             self.kernel, self.source = compile_jaxpr(jaxpr)
         except LoweringError as e:
+            where = f" (at {e.source})" if getattr(e, "source", None) else ""
             raise errors.NotSupportedError(
-                f"jit of {name}: {e}. It cannot be compiled yet; call the function without "
-                "jit (or inside zerax.disable_jit()).") from None
+                f"jit of {name}: {e}{where}. Call the function without jit (or inside "
+                "zerax.disable_jit()).") from None
 
     def run(self, *vals):
         try:
@@ -128,8 +129,8 @@ def _cached(key, make):
     return fn
 
 
-def _trace_closed(fun, avals, name):
-    closed = trace_to_jaxpr(fun, avals, name)
+def _trace_closed(fun, avals, name, track_source=False):
+    closed = trace_to_jaxpr(fun, avals, name, track_source=track_source)
     return convert_constvars(closed.jaxpr), closed.consts
 
 
@@ -286,7 +287,8 @@ class JitFunction:
             out_tree.append(t)
             return [as_input(o, f"output of {self.name}") for o in out_leaves]
 
-        jaxpr, consts = _trace_closed(flat, [get_aval(x) for x in leaves], self.name)
+        jaxpr, consts = _trace_closed(flat, [get_aval(x) for x in leaves], self.name,
+                                      track_source=True)
         return jaxpr, consts, out_tree[0]
 
     def _entry(self, args, kwargs):

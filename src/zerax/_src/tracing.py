@@ -14,6 +14,7 @@ import functools
 
 import numpy as np
 
+from .. import errors
 from . import tree
 from .core import ShapedArray, Trace, Tracer, concretization_error, get_aval, new_trace
 from .ir import ClosedJaxpr, Eqn, Jaxpr, Literal, Var, dce
@@ -52,10 +53,12 @@ def _is_scalar_const(x) -> bool:
 class RecordingTrace(Trace):
     """Records equations; the base of make_jaxpr, linearize, jit and control flow."""
 
-    __slots__ = ("eqns", "invars", "_const_vars", "const_values", "_cse", "producer")
+    __slots__ = ("eqns", "invars", "_const_vars", "const_values", "_cse", "producer",
+                 "track_source")
 
-    def __init__(self, level, name="", cse: bool = True):
+    def __init__(self, level, name="", cse: bool = True, track_source: bool = False):
         super().__init__(level, name)
+        self.track_source = track_source  # note the user's line per equation (for jit errors)
         # cse=False for linearization: the tangent program is transposed at once, and
         # transposition emits into the enclosing trace, which merges duplicates itself.
         self._cse = {} if cse else None
@@ -122,7 +125,8 @@ class RecordingTrace(Trace):
             out = prim.abstract_eval(*[a.aval for a in atoms], **params)
             outs = out if prim.multiple_results else (out,)
             outvars = [Var(aval) for aval in outs]
-            eqn = Eqn(prim, atoms, outvars, params)
+            eqn = Eqn(prim, atoms, outvars, params,
+                      errors.user_frame() if self.track_source else None)
             self.eqns.append(eqn)
             producer = self.producer
             for v in outvars:
@@ -158,9 +162,12 @@ def _atom_order(k):
     return (0, id(k)) if type(k) is Var else (1, repr(k))
 
 
-def trace_to_jaxpr(fun, in_avals, name: str = "") -> ClosedJaxpr:
-    """Trace ``fun(*tracers) -> list of outputs`` into a closed program."""
-    with new_trace(RecordingTrace, name) as trace:
+def trace_to_jaxpr(fun, in_avals, name: str = "", track_source: bool = False) -> ClosedJaxpr:
+    """Trace ``fun(*tracers) -> list of outputs`` into a closed program.  Sub-programs
+    traced inside a source-tracking trace track sources too."""
+    from .core import _trace_stack
+    track_source = track_source or any(getattr(t, "track_source", False) for t in _trace_stack)
+    with new_trace(RecordingTrace, name, track_source=track_source) as trace:
         tracers = [trace.new_arg(a) for a in in_avals]
         outs = fun(*tracers)
         return trace.to_jaxpr(outs)

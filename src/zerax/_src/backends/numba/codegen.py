@@ -48,9 +48,10 @@ def literal_text(value, dtype=None) -> str:
 class LoweringError(Exception):
     """A primitive without a Numba lowering (turned into a zerax error by the caller)."""
 
-    def __init__(self, prim, message):
+    def __init__(self, prim, message, source=None):
         super().__init__(message)
         self.prim = prim
+        self.source = source  # the user's line that created the equation, when known
 
 
 class Lowering:
@@ -456,7 +457,8 @@ def lower_jaxpr_body(ctx: Lowering, jaxpr, in_names):
             raise LoweringError(eqn.primitive,
                                 f"primitive '{eqn.primitive.name}' cannot be compiled: " +
                                 eqn.primitive.unsupported.get(
-                                    "lower_numba", "it has no Numba lowering"))
+                                    "lower_numba", "it has no Numba lowering"),
+                                eqn.source)
         rule(ctx, eqn)
     return [ctx.ref(a) for a in jaxpr.outvars]
 
