@@ -21,8 +21,8 @@ import json
 import os
 import platform
 import select
-import statistics
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -34,7 +34,7 @@ ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 
 import workloads  # noqa: F401  (fills the registry)
-from registry import LABELS, REGISTRY, Workload
+from registry import REGISTRY, Workload
 
 OP_TIMEOUT_S = 300.0
 SCRUBBED_ENV = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
@@ -377,6 +377,14 @@ def headline_rows(all_res: dict) -> list[str]:
     return rows
 
 
+def target_counts(all_res: dict) -> str:
+    met = [m for res in all_res.values() for c in res["cases"].values()
+           for _, _, m in c["targets"]]
+    plural = "" if len(met) == 1 else "s"
+    return (f"{len(met)} target{plural} measured: {met.count(True)} met, "
+            f"{met.count(False)} missed, {met.count(None)} without a result.")
+
+
 def _rounds_text(all_res: dict) -> str:
     used = {c["rounds"] for r in all_res.values() for c in r["cases"].values()
             if any(i.get("samples") for i in c["contenders"].values())}
@@ -428,6 +436,8 @@ def write_markdown(path: str, all_res: dict, total_s: float, chart: str | None,
         "## Targets",
         "",
         *headline_rows(all_res),
+        "",
+        target_counts(all_res),
         "",
     ]
     if chart:
@@ -566,7 +576,10 @@ def _run(p, opts) -> int:
         wl = REGISTRY[key]
         print(f"{wl.title}" + (f"  [zerax pending: {wl.pending}]" if wl.pending else ""),
               flush=True)
+        t = time.monotonic()
         all_res[key] = run_workload(wl, opts)
+        print(f"  ({time.monotonic() - t:.0f} s; {(time.monotonic() - opts.t0) / 60:.1f} min "
+              "so far)", flush=True)
     total = time.monotonic() - opts.t0
     chart = None
     if opts.docs:
@@ -576,6 +589,7 @@ def _run(p, opts) -> int:
         write_markdown(os.path.join(opts.out, "benchmarks.md"), all_res, total, chart, opts)
     print()
     print("\n".join(headline_rows(all_res)))
+    print(target_counts(all_res))
     for key, res in all_res.items():
         print(f"\n{REGISTRY[key].title}")
         print("\n".join(workload_table(REGISTRY[key], res)))

@@ -276,6 +276,13 @@ def _transpose_lhs(ct, x_aval, y, dimension_numbers, preferred_element_type, swa
     if not x_contract and not x_batch and (len(ct.shape) == 0 or y_ndim == 0):
         from .elementwise import mul     # scalar * array: no contraction to do
         x_bar = transpose(mul(ct, y), out_axes)
+    elif not nb and list(x_contract_sorted_by_y) + list(x_kept) == \
+            sorted(list(x_contract_sorted_by_y) + list(x_kept)) and \
+            out_axes != tuple(range(len(out_axes))):
+        # dot_general(y, ct) comes out in x's axis order already: no transpose to copy
+        # (e.g. the cotangent of W in x @ W is x.T @ ct, not (ct.T @ x).T).
+        x_bar = bind(dot_general_p, y, ct, dimension_numbers=((y_kept, ans_y), ((), ())),
+                     preferred_element_type=None)
     else:
         x_bar = transpose(bind(dot_general_p, ct, y, dimension_numbers=dims,
                                preferred_element_type=None), out_axes)

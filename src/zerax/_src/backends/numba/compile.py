@@ -25,6 +25,10 @@ import numpy as np
 
 from .codegen import generate
 
+# Numba's OpenMP workers otherwise spin after each parallel loop, competing with the
+# BLAS threads that matrix products use next; a user's own setting wins.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
 _lock = threading.Lock()
 _memory: dict[str, object] = {}
 
