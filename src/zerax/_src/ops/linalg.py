@@ -349,6 +349,22 @@ dot_general_p.batch = _dot_general_batch
 # --------------------------------------------------------------------------- Numba lowering
 
 
+# Products with fewer multiply-adds than this are written as loops: for small matrices
+# a loop (which LLVM vectorises and Numba compiles quickly) beats a BLAS call.
+BLAS_MIN_WORK = 64 ** 3
+
+
+def product_work(eqn):
+    """(batch size, multiply-adds) of a dot_general equation."""
+    lhs, rhs = eqn.invars
+    (lc, rc), (lb, rb) = eqn.params["dimension_numbers"]
+    ls, rs = lhs.aval.shape, rhs.aval.shape
+    size = lambda dims, shape: int(math.prod(shape[d] for d in dims))  # noqa: E731
+    lf, rf = _free_dims(len(ls), lc, lb), _free_dims(len(rs), rc, rb)
+    b = size(lb, ls)
+    return b, b * size(lf, ls) * size(lc, ls) * size(rf, rs)
+
+
 def _dot_general_lower_numba(ctx, eqn):
     """Transpose both operands to (batch, free, contract) / (batch, contract, free),
     then one BLAS matrix product per batch element (explicit loops for integers)."""
@@ -374,7 +390,7 @@ def _dot_general_lower_numba(ctx, eqn):
         ctx.emit(f"{name} = {src}.reshape({shape3!r}).astype({dt})")
     acc = ctx.fresh("p")
     ctx.emit(f"{acc} = np.empty(({B}, {M}, {N}), {dt})")
-    if np.dtype(out.aval.dtype).kind in "fc" and M * N * K > 0:
+    if np.dtype(out.aval.dtype).kind in "fc" and M * N * K >= BLAS_MIN_WORK:
         with ctx.loop("b", B):
             # np.dot with an output argument: BLAS writes the product in place
             ctx.emit(f"np.dot({lname}[b], {rname}[b], {acc}[b])")

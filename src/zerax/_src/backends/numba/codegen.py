@@ -491,10 +491,15 @@ def _kernel_source(jaxpr, fn_name):
 
 
 def _runs_in_python(eqn) -> bool:
-    """Top-level floating-point products call BLAS from Python (np.matmul): the same
-    library Numba's np.dot would call, without Numba's long compile of np.dot."""
-    return eqn.primitive.name == "dot_general" and \
-        np.dtype(eqn.outvars[0].aval.dtype).kind in "fc"
+    """Large top-level floating-point products call BLAS from Python (np.matmul): the
+    same library Numba's np.dot would call, without Numba's long compile of np.dot.
+    Small or batched-small ones are loops inside the kernels."""
+    if eqn.primitive.name != "dot_general" or \
+            np.dtype(eqn.outvars[0].aval.dtype).kind not in "fc":
+        return False
+    from ...ops.linalg import BLAS_MIN_WORK, product_work
+    batch, work = product_work(eqn)
+    return work >= BLAS_MIN_WORK and work // max(batch, 1) >= 16 ** 3
 
 
 class Program:
