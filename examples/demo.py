@@ -41,6 +41,24 @@ def main():
           float(Square()(3.0)), float(zx.grad(Square())(3.0)),
           float(zx.grad(zx.grad(Square()))(3.0)))
 
+    # vmap: per-example gradients, one batched program.
+    w = np.array([0.5, -1.0, 2.0])
+    xs = np.arange(12.0).reshape(4, 3) / 10
+    per_example = zx.vmap(zx.grad(lambda w, x: znp.tanh(x @ w)), in_axes=(None, 0))(w, xs)
+    print("per-example gradients:", per_example.shape)
+
+    # Reverse mode through a while_loop whose trip count depends on the input.
+    def grow(x):
+        return zx.lax.while_loop(lambda v: v < 100.0, lambda v: v * 1.5 + 1.0, x)
+    print("grad through while_loop:", float(zx.grad(grow)(2.0)))
+
+    # jit: the same program compiled to one fused native loop through Numba.
+    fused = zx.jit(lambda a, b: znp.tanh(a) * b + znp.sqrt(a * a + 1.0))
+    a = np.linspace(-1.0, 1.0, 5)
+    print("jit result:", fused(a, a))
+    print("generated source:")
+    print(fused.lower(a, a).as_text())
+
 
 if __name__ == "__main__":
     main()
