@@ -229,7 +229,9 @@ def linearize_flat(flat_fun, primals, name="linearize"):
             if aux is not None:
                 aux = tree.tree_map(lambda a: _strip(jt, a), aux)
         out_mask = [type(t) is not Zero for _, t in pairs]
-        closed = rec.to_jaxpr([t for _, t in pairs if type(t) is not Zero])
+        # An eager linearization is transposed once, right away: no need to prune it.
+        closed = rec.to_jaxpr([t for _, t in pairs if type(t) is not Zero],
+                              prune=rec._cse is not None)
     primals_out = [p for p, _ in pairs]
     lin = Linearized(closed, in_avals, in_mask,
                      [get_aval(p) for p in primals_out], out_mask)

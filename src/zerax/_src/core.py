@@ -13,7 +13,6 @@ perturbations.
 from __future__ import annotations
 
 import itertools
-from contextlib import contextmanager
 from typing import Callable
 
 import numpy as np
@@ -157,16 +156,23 @@ class Trace:
 _trace_stack: list[Trace] = []
 
 
-@contextmanager
-def new_trace(cls, *args, **kw):
-    """Start a trace one level above every live trace; end it on exit."""
-    trace = cls(len(_trace_stack), *args, **kw)
-    _trace_stack.append(trace)
-    try:
-        yield trace
-    finally:
+class new_trace:
+    """``with new_trace(Cls, ...) as trace``: start a trace one level above every live
+    trace; end it on exit (a class, not a generator: it is on every transform's path)."""
+
+    __slots__ = ("trace",)
+
+    def __init__(self, cls, *args, **kw):
+        self.trace = cls(len(_trace_stack), *args, **kw)
+
+    def __enter__(self):
+        _trace_stack.append(self.trace)
+        return self.trace
+
+    def __exit__(self, *exc):
         _trace_stack.pop()
-        trace.alive = False
+        self.trace.alive = False
+        return False
 
 
 def current_level() -> int:

@@ -147,8 +147,10 @@ class RecordingTrace(Trace):
     def to_jaxpr(self, outs, prune: bool = True) -> ClosedJaxpr:
         outvars = [self.to_atom(o) for o in outs]
         jaxpr = Jaxpr([], self.invars, outvars, self.eqns)
-        if prune:
-            jaxpr = dce(jaxpr)
+        if not prune:  # kept whole: every constant stays (transposition skips dead code)
+            jaxpr.constvars = list(self.const_values)
+            return ClosedJaxpr(jaxpr, list(self.const_values.values()))
+        jaxpr = dce(jaxpr)
         used = set()
         for eqn in jaxpr.eqns:
             used.update(a for a in eqn.invars if type(a) is Var)
