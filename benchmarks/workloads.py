@@ -707,24 +707,24 @@ MLP_STEP = workload(
     targets=[Target("jax_jit", 1.1, "<= 1.1x jax.jit", ISSUE_JIT)],
     rounds=7,
     miss_note="zerax splits this program around its 8 matrix products: a Python function "
-              "calls `np.matmul` (NumPy's OpenBLAS, as *NumPy by hand* does) between 8 "
-              "small njit kernels (pieces below, each timed inside the real program). "
-              "The BLAS calls dominate, and they are slowest with OpenBLAS's default "
-              "thread pool on this 2-core machine, more so while other processes load "
-              "it: the pieces repeat the measurement with OpenBLAS limited to one thread "
-              "(an experiment; the samples use the default), and NumPy by hand shows the "
-              "same sensitivity, while XLA runs its own matmuls on its own thread pool. "
-              "Next come the transpose kernels: the weight gradients are computed as "
-              "`(d^T x)` with the contraction on the batch dimension, then transposed by a "
-              "naive strided copy loop (784x512 and 512x512: milliseconds each). Last, a call with a pytree of six arrays takes "
-              "the slow dispatch path of `JitFunction.__call__` (flattening and comparing "
-              "the tree: `tree.__eq__` in the cProfile). What would close it: order each "
-              "product's operands so that the result comes out in the layout wanted "
-              "(`x^T d` rather than a transposed `d^T x`), so no transpose kernels; run "
-              "products that are small for the machine on one BLAS thread (a size "
-              "threshold, as XLA does), or call the BLAS kernels from Numba with a "
-              "per-call thread count; and a dispatch fast path keyed on the input "
-              "treedef's identity.",
+              "calls `np.matmul` (NumPy's OpenBLAS, as *NumPy by hand* does) between a few "
+              "small njit kernels (pieces below, each timed inside the real program). The "
+              "BLAS calls are nearly all of the time, so zerax runs at NumPy by hand's "
+              "speed (that ratio), and both depend on how OpenBLAS's two threads behave on "
+              "this 2-vCPU machine: the pieces repeat the measurement with OpenBLAS "
+              "limited to one thread (an experiment; the samples use the default). That "
+              "behaviour varies from run to run: while this suite was being written, "
+              "other runs measured this step at about 11-15 ms with the default threads "
+              "(a smoke run: zerax 10.8 ms, jax.jit 12.9 ms; the compile-time workload's "
+              "breakdown below reports a steady-state call of this program in a fresh "
+              "process), within the target, whereas in a run where OpenBLAS's threads are "
+              "slow, zerax and NumPy by hand slow down together and XLA, which runs its "
+              "own matmuls on its own thread pool, does not. What would close it: stop "
+              "depending on OpenBLAS's thread pool for products of this size: run them on "
+              "one thread below a size threshold (XLA's runtime decides per operation), or "
+              "call the BLAS kernels from the generated code with a per-call thread "
+              "count; and a dispatch fast path for pytree arguments (the Python function "
+              "calls per call below, against jax.jit's), a small cost here.",
 )
 
 
@@ -785,17 +785,19 @@ PER_EXAMPLE_JIT = workload(
                 "`jit(vmap(grad(loss), in_axes=(None, 0, 0)))`.",
     targets=[Target("jax_jit", 1.2, "<= 1.2x jax.jit", ISSUE_VMAP)],
     rounds=7,
-    miss_note="As for the MLP step, the program is split around its 8 products (pieces "
-              "below). The per-example weight gradients are outer products: `vmap` turns "
-              "them into `dot_general`s with a batch dimension and no contraction, "
-              "which zerax computes with `np.matmul` on (64, m, 1) x (64, 1, n) stacks and "
-              "then copies into the wanted layout with a (0, 2, 1) transpose kernel; XLA "
-              "emits the outer product as one fused loop. Small BLAS calls also pay for "
-              "OpenBLAS's threading (the single-thread experiment below). What would close "
-              "it: lower a `dot_general` without contracting dimensions as a fused "
-              "broadcast-multiply loop inside the surrounding kernel, writing the wanted "
-              "layout directly (no BLAS call, no transpose copy), and the BLAS thread "
-              "threshold described for the MLP step.",
+    miss_note="As for the MLP step, the program is split around its matrix products "
+              "(pieces below: each njit kernel and the BLAS calls, timed inside the "
+              "program). The per-example weight gradients are outer products: `vmap` "
+              "turns them into `dot_general`s with a batch dimension and no contraction. "
+              "When this suite was written, zerax computed them with `np.matmul` on "
+              "(64, m, 1) x (64, 1, n) stacks and copied the result into the wanted "
+              "layout with (0, 2, 1) transpose kernels, which took most of the time; the "
+              "pieces show whether such kernels are still there. Small BLAS calls also "
+              "depend on OpenBLAS's threading (the single-thread experiment below). What "
+              "would close it: lower a `dot_general` without contracting dimensions as a "
+              "fused broadcast-multiply loop inside the surrounding kernel, writing the "
+              "wanted layout directly (no BLAS call, no transpose copy), and the BLAS "
+              "thread threshold described for the MLP step.",
 )
 
 
@@ -950,9 +952,10 @@ RNN = workload(
               "per call (32x128 by 128x128 and smaller), and before each product the generated "
               "code copies its operands (`ascontiguousarray(...).reshape(...).astype(...)`: "
               "`astype` always copies in Numba) and materialises transposed operands. The "
-              "dominant cost is OpenBLAS's thread pool on such small products (the "
-              "single-thread experiment below), then the copies and per-step "
-              "allocations. What would close it: call BLAS single-threaded below a size "
+              "dominant cost is OpenBLAS's thread pool on such small products: the "
+              "single-thread experiment below is many times faster, and NumPy by hand, "
+              "also on OpenBLAS, is as slow as zerax; what remains with one thread is "
+              "the copies and per-step allocations. What would close it: call BLAS single-threaded below a size "
               "threshold (or emit a small blocked matmul loop that LLVM vectorises), pass "
               "transposed operands to gemm as transpose flags instead of copying them, "
               "drop `astype` when the dtype already matches, and allocate the per-step "
@@ -1166,8 +1169,8 @@ JIT_COMPILE = workload(
     targets=[Target("jax_jit", 0.2, "warm disk cache <= 0.2x JAX's cold compile",
                     ISSUE_JIT, cases=("warm_mlp", "warm_elementwise"))],
     rounds=5,
-    miss_note="Cold, the time is Numba compiling the generated kernels with LLVM (8 "
-              "kernels for the MLP step), plus Numba's own first-use initialisation in "
+    miss_note="Cold, the time is Numba compiling the generated kernels with LLVM (several "
+              "for the MLP step, counted in the breakdown below), plus Numba's own first-use initialisation in "
               "the new process; zerax's trace and code generation take milliseconds. Warm, "
               "Numba loads the machine code from its cache instead of compiling, but "
               "only through its dispatcher, which first initialises Numba's typing and "
