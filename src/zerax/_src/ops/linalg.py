@@ -351,7 +351,7 @@ dot_general_p.batch = _dot_general_batch
 
 # Products with fewer multiply-adds than this are written as loops: for small matrices
 # a loop (which LLVM vectorises and Numba compiles quickly) beats a BLAS call.
-BLAS_MIN_WORK = 128 ** 3
+BLAS_MIN_WORK = 64 ** 3
 
 
 def product_work(eqn):
@@ -395,15 +395,12 @@ def _dot_general_lower_numba(ctx, eqn):
             # np.dot with an output argument: BLAS writes the product in place
             ctx.emit(f"np.dot({lname}[b], {rname}[b], {acc}[b])")
     else:
-        # i-k-j order: the innermost loop runs along contiguous rows of the rhs and the
-        # output, which LLVM vectorises.
-        ctx.emit(f"{acc}[:] = 0")
-        with ctx.nest((B, M), parallel=False) as (b, m):
+        with ctx.nest((B, M, N)) as (b, m, n):
+            s = ctx.fresh("s")
+            ctx.emit(f"{s} = {dt}(0)")
             with ctx.loop("k", K):
-                a = ctx.fresh("a")
-                ctx.emit(f"{a} = {lname}[{b}, {m}, k]")
-                with ctx.loop("n", N):
-                    ctx.emit(f"{acc}[{b}, {m}, n] += {a} * {rname}[{b}, k, n]")
+                ctx.emit(f"{s} += {lname}[{b}, {m}, k] * {rname}[{b}, k, {n}]")
+            ctx.emit(f"{acc}[{b}, {m}, {n}] = {s}")
     name = ctx.out(out)
     ctx.emit(f"{name} = {acc}.reshape({tuple(out.aval.shape)!r})")
 
