@@ -10,6 +10,7 @@ import sys
 
 __all__ = [
     "ZeraxError",
+    "ZeraxInternalError",
     "ZeraxTypeError",
     "ZeraxValueError",
     "ZeraxIndexError",
@@ -31,6 +32,10 @@ _PKG_DIR = os.path.dirname(os.path.abspath(__file__))
 
 class ZeraxError(Exception):
     """Base class of every zerax error."""
+
+
+class ZeraxInternalError(ZeraxError):
+    """A zerax invariant was broken (a bug in zerax: please report it)."""
 
 
 class ZeraxTypeError(ZeraxError, TypeError):

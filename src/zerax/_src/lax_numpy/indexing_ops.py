@@ -243,16 +243,7 @@ def put_along_axis(arr, indices, values, axis, inplace=True, mode=None):
             "use the returned array")
     arr0 = ensure_array(arr, "put_along_axis")
     arr, indices, axis = _along_axis_args(arr0, indices, axis, "put_along_axis")
-    nd = arr.ndim
-    arrays, entries = [], []
-    for d in range(nd):
-        entries.append(("a", d))
-        if d == axis:
-            arrays.append(indices)
-        else:
-            shp = [1] * nd
-            shp[d] = arr.shape[d]
-            arrays.append(np.arange(arr.shape[d], dtype=_I64).reshape(shp))
+    arrays, entries = _ix.along_axis_indexer(tuple(arr.shape), indices, axis)
     shape, _, _ = _ix._gather_shape(arr.shape, entries, [x.shape for x in arrays])
     v = _upd._updates_to(values, shape, arr.dtype, "zerax.numpy.put_along_axis")
     out = _upd.scatter(arr, v, arrays, entries, "set", "clip" if mode == "clip" else "drop")

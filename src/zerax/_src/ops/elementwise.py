@@ -13,6 +13,7 @@ import math
 
 import numpy as np
 
+from ... import errors
 from ..ad import Zero, is_undefined
 from ..core import ShapedArray, Tracer, bind
 from ._factory import defjvp, elementwise, not_differentiable, unbroadcast
@@ -104,7 +105,7 @@ def _sub_transpose(ct, x, y):
 
 def _mul_transpose(ct, x, y):
     if is_undefined(x) and is_undefined(y):
-        raise NotImplementedError("mul transposed in both operands: the program is not linear")
+        raise errors.ZeraxInternalError("mul transposed in both operands: the program is not linear")
     if is_undefined(x):
         return [unbroadcast(mul(ct, y), x.aval), None]
     return [None, unbroadcast(mul(x, ct), y.aval)]
@@ -112,7 +113,7 @@ def _mul_transpose(ct, x, y):
 
 def _div_transpose(ct, x, y):
     if is_undefined(y):
-        raise NotImplementedError("div is not linear in its divisor")
+        raise errors.ZeraxInternalError("div is not linear in its divisor")
     return [unbroadcast(div(ct, y), x.aval), None]
 
 
@@ -397,7 +398,7 @@ def _zeros_like_aval(aval):
 
 def _select_transpose(ct, pred, *cases):
     if is_undefined(pred):
-        raise NotImplementedError("select_n is not linear in its predicate")
+        raise errors.ZeraxInternalError("select_n is not linear in its predicate")
     out_shape = tuple(ct.shape)
     zero = _zeros_like_aval(ShapedArray((), ct.dtype))
     res = [None]

@@ -594,10 +594,10 @@ def _apply_plan(x, plan, mode, fill_value, checked):
 # --------------------------------------------------------------------------- helpers
 
 
-def take_along_axis(x, indices, axis, mode="clip", fill_value=None):
-    """NumPy's ``take_along_axis`` as one gather (``x`` and ``indices`` of equal rank;
-    other axes broadcast)."""
-    nd = x.ndim
+def along_axis_indexer(shape, indices, axis):
+    """Index arrays and entries selecting ``indices`` along ``axis`` of an array of
+    ``shape`` (the other axes broadcast): the indexer of take/put_along_axis."""
+    nd = len(shape)
     arrays, entries = [], []
     for d in range(nd):
         entries.append(("a", d))
@@ -605,8 +605,15 @@ def take_along_axis(x, indices, axis, mode="clip", fill_value=None):
             arrays.append(indices)
         else:
             shp = [1] * nd
-            shp[d] = x.shape[d]
-            arrays.append(np.arange(x.shape[d], dtype=_INTP).reshape(shp))
+            shp[d] = shape[d]
+            arrays.append(np.arange(shape[d], dtype=_INTP).reshape(shp))
+    return arrays, entries
+
+
+def take_along_axis(x, indices, axis, mode="clip", fill_value=None):
+    """NumPy's ``take_along_axis`` as one gather (``x`` and ``indices`` of equal rank;
+    other axes broadcast)."""
+    arrays, entries = along_axis_indexer(tuple(x.shape), indices, axis)
     return gather(x, arrays, entries, mode=mode, fill_value=fill_value)
 
 

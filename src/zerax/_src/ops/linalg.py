@@ -293,7 +293,7 @@ def _transpose_lhs(ct, x_aval, y, dimension_numbers, preferred_element_type, swa
 
 def _dot_general_transpose(ct, lhs, rhs, *, dimension_numbers, preferred_element_type):
     if is_undefined(lhs) and is_undefined(rhs):
-        raise NotImplementedError(
+        raise errors.ZeraxInternalError(
             "dot_general transposed in both operands: the program is not linear")
     (lc, rc), (lb, rb) = dimension_numbers
     if is_undefined(lhs):

@@ -154,7 +154,7 @@ def _lin_transpose(cts, *args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconst
     n_fixed = cond_nconsts + body_nconsts + n_carry
     fixed = args[:n_fixed]
     if any(is_undefined(a) for a in fixed):
-        raise NotImplementedError("while_lin transpose: a primal operand is linear")
+        raise errors.ZeraxInternalError("while_lin transpose: a primal operand is linear")
     cts = [_zeros(c.aval) if type(c) is Zero else c for c in cts]
     outs = bind(while_transpose_p, *fixed, *cts, cond_jaxpr=cond_jaxpr, body_jaxpr=body_jaxpr,
                 cond_nconsts=cond_nconsts, body_nconsts=body_nconsts, nz_bc=nz_bc, fc=fc,
