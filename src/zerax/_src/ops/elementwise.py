@@ -647,7 +647,6 @@ _SCALAR = {
     cosh_p: "np.cosh({0})", tanh_p: "np.tanh({0})", asinh_p: "np.arcsinh({0})",
     acosh_p: "np.arccosh({0})", atanh_p: "np.arctanh({0})", sqrt_p: "np.sqrt({0})",
     rsqrt_p: "1.0 / np.sqrt({0})", cbrt_p: "np.cbrt({0})", abs_p: "np.abs({0})",
-    logistic_p: "(1.0 / (1.0 + np.exp(-{0})) if {0} >= 0 else np.exp({0}) / (1.0 + np.exp({0})))",
 }
 for _p, _t in _SCALAR.items():
     _p.numba_scalar = _scalar(_t)
@@ -697,6 +696,30 @@ def _special_scalar(name):
     return rule
 
 
+def _vecmath_scalar(name, fallback):
+    """Float inputs use zerax's vectorisable float64 implementation (computed in float64
+    and rounded, for float32 too); other dtypes keep NumPy's scalar function."""
+    def rule(args, in_dtypes, out_dtype, ctx, **params):
+        if np.dtype(in_dtypes[0]).kind not in "fiub" or np.dtype(out_dtype).kind != "f":
+            return fallback(args, in_dtypes, out_dtype, ctx, **params)
+        from ..backends.numba import vecmath
+        fn = ctx.helper(f"_vm_{name}", getattr(vecmath, name))
+        return f"{_dn(out_dtype)}({fn}(np.float64({args[0]})))"
+    return rule
+
+
+def _logistic_scalar(args, in_dtypes, out_dtype, ctx):
+    # 1 / (1 + exp(-x)) for x >= 0, exp(x) / (1 + exp(x)) below: no overflow either side.
+    (x,) = args
+    if np.dtype(out_dtype).kind == "f":
+        from ..backends.numba import vecmath
+        e = f"{ctx.helper('_vm_exp', vecmath.exp)}(-abs(np.float64({x})))"
+        return (f"{_dn(out_dtype)}((1.0 / (1.0 + {e})) if {x} >= 0 "
+                f"else ({e} / (1.0 + {e})))")
+    return (f"(1.0 / (1.0 + np.exp(-{x})) if {x} >= 0 "
+            f"else np.exp({x}) / (1.0 + np.exp({x})))")
+
+
 def _polygamma_scalar(args, in_dtypes, out_dtype, ctx, *, m):
     fn = _special_helper(ctx, "polygamma")
     return f"{_dn(out_dtype)}({fn}({int(m)}, np.float64({args[0]})))"
@@ -713,3 +736,9 @@ erf_inv_p.numba_scalar = _special_scalar("erf_inv")
 lgamma_p.numba_scalar = _special_scalar("lgamma")
 digamma_p.numba_scalar = _special_scalar("digamma")
 polygamma_p.numba_scalar = _polygamma_scalar
+logistic_p.numba_scalar = _logistic_scalar
+# Transcendental functions that would otherwise be one libm call per element, which
+# stops LLVM from vectorising a fused loop (see backends/numba/vecmath.py).
+for _p, _name in ((exp_p, "exp"), (expm1_p, "expm1"), (log_p, "log"),
+                  (log1p_p, "log1p"), (tanh_p, "tanh")):
+    _p.numba_scalar = _vecmath_scalar(_name, _p.numba_scalar)
