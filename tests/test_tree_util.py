@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import zerax as zx
 from zerax import tree_util as tu
 from zerax._src import tree as tree_impl
 
@@ -308,3 +309,24 @@ def test_register_dataclass_parametrised_decorator_and_map_with_path():
         tu.tree_map_with_path(lambda p, a, b: a, Tagged(1, "t"), Tagged(1, "u"))
     with pytest.raises(TypeError, match="not a dataclass"):
         tu.register_dataclass(Box)
+
+
+def test_ravel_pytree_roundtrip_dtypes_and_grad():
+    from zerax.flatten_util import ravel_pytree
+    tree = {"w": np.arange(6.0).reshape(2, 3), "n": (np.arange(2, dtype=np.int32),),
+            "s": np.float32(1.5)}
+    flat, unravel = ravel_pytree(tree)
+    leaves = [tree["n"][0], tree["s"], tree["w"]]         # dict keys in sorted order
+    np.testing.assert_array_equal(flat, np.concatenate([np.ravel(x) for x in leaves]))
+    assert flat.dtype == np.float64
+    back = unravel(flat)
+    for got, want in zip(zx.tree_util.tree_leaves(back), leaves):
+        assert np.asarray(got).dtype == np.asarray(want).dtype
+        np.testing.assert_array_equal(got, want)
+    # differentiable: the gradient of a function of the flat vector, mapped back
+    g = zx.grad(lambda v: zx.numpy.sum(unravel(v)["w"] ** 2))(flat)
+    np.testing.assert_allclose(unravel(g)["w"], 2 * tree["w"])
+    with pytest.raises(zx.errors.ShapeError):
+        unravel(flat[:3])
+    empty, unravel_empty = ravel_pytree(())
+    assert empty.shape == (0,) and unravel_empty(empty) == ()
