@@ -314,3 +314,98 @@ def clamp(min, x, max):  # noqa: A002 - JAX's names
     scalars)."""
     x2, lo, hi = _coerce(x, min, max)
     return bind(ew.clamp_p, lo, x2, hi)
+
+
+# Cumulative reductions with JAX's defaults (``axis=0``).
+def cumsum(operand, axis=0, reverse=False):
+    """Cumulative sum along ``axis`` (first axis by default); ``reverse`` runs from the end."""
+    return red.cumsum(operand, axis, reverse)
+
+
+def cumprod(operand, axis=0, reverse=False):
+    """Cumulative product along ``axis`` (first axis by default)."""
+    return red.cumprod(operand, axis, reverse)
+
+
+def cummax(operand, axis=0, reverse=False):
+    """Cumulative maximum along ``axis`` (first axis by default)."""
+    return red.cummax(operand, axis, reverse)
+
+
+def cummin(operand, axis=0, reverse=False):
+    """Cumulative minimum along ``axis`` (first axis by default)."""
+    return red.cummin(operand, axis, reverse)
+
+
+def reduce(operands, init_values, computation, dimensions):
+    """Reduce ``operands`` over ``dimensions`` with the binary ``computation``, starting
+    from ``init_values`` (JAX's ``lax.reduce``; pytrees of operands are reduced together).
+
+    The usual monoids (``lax.add``, ``mul``, ``max``, ``min``, ``bitwise_and``/``or``, or
+    the matching ``zerax.numpy`` ufuncs) become one reduction primitive; any other
+    associative ``computation`` is applied along the flattened reduced axes with ``scan``,
+    so it differentiates and compiles like any other program.
+
+    >>> import zerax.numpy as znp
+    >>> reduce(znp.arange(6.0).reshape(2, 3), 0.0, add, (0,))
+    Array([3., 5., 7.], dtype=float64)
+    """
+    from . import lax_numpy as jnp
+    from . import tree
+    from .control_flow import scan
+    leaves, treedef = tree.tree_flatten(operands)
+    inits = tree.tree_leaves(init_values)
+    if len(inits) != len(leaves):
+        raise errors.ZeraxTypeError(
+            f"lax.reduce: {len(leaves)} operands but {len(inits)} init values; give one "
+            "init value per operand, in the same tree structure.")
+    dims = tuple(sorted(int(d) % max(jnp.ndim(leaves[0]), 1) for d in dimensions))
+    monoid = _MONOIDS.get(computation) if len(leaves) == 1 else None
+    if monoid in (reduce_and, reduce_or) and jnp.asarray(leaves[0]).dtype != np.bool_:
+        monoid = None                # bitwise on integers: the general path below
+    if monoid is not None:
+        x = jnp.asarray(leaves[0])
+        init = jnp.asarray(inits[0], dtype=x.dtype)
+        return computation(monoid(x, dims), init)
+    arrays = [jnp.asarray(x) for x in leaves]
+    keep = [d for d in range(arrays[0].ndim) if d not in dims]
+    kept_shape = tuple(arrays[0].shape[d] for d in keep)
+    # reduced axes first, flattened into one axis that scan walks
+    moved = [jnp.transpose(a, dims + tuple(keep)).reshape((-1,) + kept_shape) for a in arrays]
+    carry0 = tree.tree_unflatten(
+        treedef, [jnp.broadcast_to(jnp.asarray(i, dtype=a.dtype), kept_shape)
+                  for i, a in zip(inits, arrays)])
+
+    def step(carry, xs):
+        return computation(carry, tree.tree_unflatten(treedef, list(xs))), None
+    out, _ = scan(step, carry0, tuple(moved))
+    return out
+
+
+def _monoids():
+    from . import lax_numpy as jnp
+    out = {}
+    for fns, reduction in (((add, jnp.add), red.reduce_sum),
+                           ((mul, jnp.multiply), red.reduce_prod),
+                           ((max, jnp.maximum), red.reduce_max),
+                           ((min, jnp.minimum), red.reduce_min),
+                           ((bitwise_and, jnp.bitwise_and, jnp.logical_and), reduce_and),
+                           ((bitwise_or, jnp.bitwise_or, jnp.logical_or), reduce_or)):
+        for f in fns:
+            out[f] = reduction
+    return out
+
+
+class _LazyTable(dict):
+    """computation -> reduction, filled on first use (lax_numpy imports this module)."""
+
+    def get(self, key, default=None):
+        if not self:
+            self.update(_monoids())
+        try:
+            return super().get(key, default)
+        except TypeError:            # an unhashable computation is not a known monoid
+            return default
+
+
+_MONOIDS = _LazyTable()

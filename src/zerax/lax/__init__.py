@@ -12,8 +12,7 @@ from .._src.ops.shape import (  # noqa: F401
 )
 from .._src.ops.shape import slice_p_bind as slice  # noqa: F401,A004
 from .._src.ops.reduce import (  # noqa: F401
-    argmax, argmin, cummax, cummin, cumprod, cumsum, reduce_max, reduce_min, reduce_prod,
-    reduce_sum,
+    argmax, argmin, reduce_max, reduce_min, reduce_prod, reduce_sum,
 )
 from .._src.ops.misc import stop_gradient  # noqa: F401
 from .._src.ops.linalg import dot, dot_general  # noqa: F401
@@ -27,7 +26,8 @@ from .._src.lax_api import (  # noqa: F401
     dynamic_slice_in_dim, dynamic_update_index_in_dim, dynamic_update_slice_in_dim, erf,
     erf_inv, erfc, exp2, expm1, full, full_like, index_in_dim, is_finite, lgamma, log1p,
     logistic, reciprocal, reduce_and, reduce_or, round, shift_left, shift_right_arithmetic,
-    slice_in_dim, sort, sort_key_val, square, tan, top_k,
+    slice_in_dim, sort, sort_key_val, square, tan, top_k, cumsum, cumprod, cummax, cummin,
+    reduce,
     add, clamp, cos, cosh, digamma, div, eq, exp, floor, ge, gt, le, log, lt, max, min, mul,
     ne, neg, pow, rem, rsqrt, sign, sin, sinh, sqrt, sub, tanh,
 )

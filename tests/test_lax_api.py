@@ -1,0 +1,53 @@
+"""JAX's lax conveniences: defaults and semantics checked against NumPy."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import zerax as zx
+import zerax.numpy as znp
+from zerax import lax
+from zerax.test_util import check_grads
+
+
+def test_cumulative_reductions_default_to_the_first_axis():
+    x = np.arange(1.0, 13.0).reshape(3, 4)
+    np.testing.assert_allclose(lax.cumsum(x), np.cumsum(x, axis=0))
+    np.testing.assert_allclose(lax.cumprod(x), np.cumprod(x, axis=0))
+    np.testing.assert_allclose(lax.cummax(x[::-1]), np.maximum.accumulate(x[::-1], axis=0))
+    np.testing.assert_allclose(lax.cummin(x), np.minimum.accumulate(x, axis=0))
+    np.testing.assert_allclose(lax.cumsum(x, axis=1, reverse=True),
+                               np.cumsum(x[:, ::-1], axis=1)[:, ::-1])
+
+
+MONOIDS = [(lax.add, np.add, 0.0), (lax.mul, np.multiply, 1.0),
+           (lax.max, np.maximum, -np.inf), (lax.min, np.minimum, np.inf),
+           (znp.add, np.add, 0.0)]
+
+
+@settings(max_examples=20, deadline=None)
+@given(shape=st.lists(st.integers(1, 4), min_size=1, max_size=3), data=st.data())
+def test_reduce_with_monoids_matches_numpy(shape, data):
+    x = np.random.default_rng(len(shape)).standard_normal(shape)
+    dims = data.draw(st.sets(st.integers(0, len(shape) - 1), min_size=1))
+    comp, ufunc, init = data.draw(st.sampled_from(MONOIDS))
+    got = lax.reduce(x, init, comp, tuple(dims))
+    np.testing.assert_allclose(got, ufunc.reduce(x, axis=tuple(dims)), rtol=1e-12)
+
+
+def test_reduce_with_any_computation_and_pytrees():
+    x = np.arange(1.0, 13.0).reshape(3, 4)
+    # a computation that is not a known monoid goes through scan: values, grad, jit
+    def prod_rows(a):
+        return lax.reduce(a, 1.0, lambda u, w: u * w + 0.0 * u, (1,))
+    np.testing.assert_allclose(prod_rows(x), x.prod(1))
+    np.testing.assert_allclose(zx.jit(prod_rows)(x), x.prod(1))
+    check_grads(lambda a: prod_rows(a).sum(), (x / 4,), order=1)
+    pair = lax.reduce((x, 2 * x), (0.0, 0.0), lambda a, b: (a[0] + b[0], a[1] + b[1]), (0,))
+    np.testing.assert_allclose(pair[0], x.sum(0))
+    np.testing.assert_allclose(pair[1], 2 * x.sum(0))
+    ints = np.array([[1, 2], [4, 8]])
+    np.testing.assert_array_equal(lax.reduce(ints, 0, lax.bitwise_or, (1,)), [3, 12])
+    with pytest.raises(zx.errors.ZeraxTypeError, match="init values"):
+        lax.reduce((x, x), (0.0,), lax.add, (0,))
