@@ -12,6 +12,8 @@ objects shared between tests (each compiles once per signature).
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import zerax as zx
 import zerax.numpy as znp
@@ -1072,3 +1074,14 @@ def test_fori_loop_type_error_shows_internals():
                 b[0], b[1], lambda i, v: body_returns_float(v), 0))(1.0)
         msg = str(info.value)
         assert "fori_loop" in msg and "(i64[], i64[]" not in msg
+
+
+@settings(max_examples=10, deadline=None)
+@given(n=st.integers(1, 9), batch_size=st.integers(1, 10))
+def test_map_with_batch_size_equals_the_python_loop(n, batch_size):
+    xs = {"a": np.arange(2.0 * n).reshape(n, 2), "b": np.arange(float(n))}
+    f = lambda d: (znp.sin(d["a"]).sum() * d["b"], d["a"] * 2)  # noqa: E731
+    got = zx.lax.map(f, xs, batch_size=batch_size)
+    want = [f({"a": xs["a"][i], "b": xs["b"][i]}) for i in range(n)]
+    np.testing.assert_allclose(got[0], [w[0] for w in want])
+    np.testing.assert_allclose(got[1], np.stack([w[1] for w in want]))

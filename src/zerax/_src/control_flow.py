@@ -9,6 +9,8 @@ arrays become explicit operands) and bound as the primitives of `ops.cond`,
 
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
 from .. import errors
@@ -333,15 +335,48 @@ def _empty_ys(f, init, x_leaves, x_tree):
     return tree.tree_map(lambda s: Array(np.zeros((0,) + tuple(s.shape), s.dtype)), shapes[1])
 
 
-def map(f, xs):  # noqa: A001 - JAX's name
-    """``stack([f(x) for x in xs])`` as a scan.
+def map(f, xs, *, batch_size=None):  # noqa: A001 - JAX's name
+    """``stack([f(x) for x in xs])`` as a scan over the leading axis of ``xs`` (a pytree).
+
+    With ``batch_size=b``, ``f`` is vmapped over chunks of ``b`` rows and the scan runs
+    over the chunks (the rows that do not fill a chunk get one vmapped call of their own):
+    the same results, fewer and larger steps.
 
     >>> import zerax as zx, zerax.numpy as znp
     >>> zx.lax.map(lambda x: x * 2.0, znp.arange(3.0))
     Array([0., 2., 4.], dtype=float64)
+    >>> zx.lax.map(lambda x: x.sum(), znp.ones((5, 2)), batch_size=2)
+    Array([2., 2., 2., 2., 2.], dtype=float64)
     """
-    _, ys = scan(lambda c, x: (c, f(x)), (), xs)
-    return ys
+    if batch_size is None:
+        _, ys = scan(lambda c, x: (c, f(x)), (), xs)
+        return ys
+    from .batching import vmap
+    batch_size = operator.index(batch_size)
+    if batch_size < 1:
+        raise errors.ZeraxValueError(f"lax.map: batch_size must be >= 1, got {batch_size}.")
+    leaves, treedef = tree.tree_flatten(xs)
+    leaves = [as_input(x, "xs of lax.map") for x in leaves]
+    n = leaves[0].shape[0] if leaves and leaves[0].shape else 0
+    if n == 0:
+        return map(f, xs)
+    chunks, rest = divmod(n, batch_size)
+    batched_f = vmap(f)
+    pieces = []
+    if chunks:
+        head = tree.tree_unflatten(treedef, [
+            x[:chunks * batch_size].reshape((chunks, batch_size) + tuple(x.shape[1:]))
+            for x in leaves])
+        _, ys = scan(lambda c, x: (c, batched_f(x)), (), head)
+        pieces.append(tree.tree_map(
+            lambda y: y.reshape((chunks * batch_size,) + tuple(y.shape[2:])), ys))
+    if rest:
+        pieces.append(batched_f(tree.tree_unflatten(treedef, [x[chunks * batch_size:]
+                                                               for x in leaves])))
+    if len(pieces) == 1:
+        return pieces[0]
+    from . import lax_numpy as jnp
+    return tree.tree_map(lambda a, b: jnp.concatenate([a, b]), *pieces)
 
 
 

@@ -230,17 +230,55 @@ jit_p.lower_numba = _jit_lower_numba
 class Lowered:
     """``jit(f).lower(*args)``: the traced program and its generated source."""
 
-    def __init__(self, jaxpr, consts, out_tree, name):
+    def __init__(self, jaxpr, consts, out_tree, name, in_tree):
         self.jaxpr, self.consts, self.out_tree, self.name = jaxpr, consts, out_tree, name
+        self.in_tree = in_tree
 
     def as_text(self) -> str:
         """The generated Python source (what Numba compiles)."""
         from .backends.numba import generate_source
         return generate_source(self.jaxpr)
 
-    def compile(self):
-        executable_for(self.jaxpr, self.name)
-        return self
+    def compile(self) -> Compiled:
+        """Compile now; the result is called with the non-static arguments only."""
+        return Compiled(self, executable_for(self.jaxpr, self.name))
+
+
+class Compiled:
+    """``jit(f).lower(*args).compile()``: the native program for exactly the lowered
+    signature. Call it with the same non-static arguments (same tree, shapes, dtypes).
+
+    >>> import zerax as zx, zerax.numpy as znp
+    >>> c = zx.jit(lambda x, k: x * k, static_argnums=1).lower(znp.ones(2), 3).compile()
+    >>> c(znp.arange(2.0))
+    Array([0., 3.], dtype=float64)
+    """
+
+    def __init__(self, lowered, executable):
+        self.lowered, self._exe = lowered, executable
+
+    def as_text(self) -> str:
+        return self.lowered.as_text()
+
+    def __call__(self, *args, **kwargs):
+        low = self.lowered
+        leaves, in_tree = tree.tree_flatten((list(args), kwargs))
+        leaves = [as_input(x, f"argument of {low.name}") for x in leaves]
+        expected = [(v.aval.shape, v.aval.dtype) for v in low.jaxpr.invars[len(low.consts):]]
+        got = [(tuple(x.shape), np.dtype(x.dtype)) for x in leaves]
+        if in_tree != low.in_tree or got != expected:
+            raise errors.ZeraxTypeError(
+                f"the compiled {low.name} was lowered for arguments {low.in_tree} with "
+                f"shapes/dtypes {expected}, but was called with {in_tree} and {got}; "
+                "call the jitted function itself to compile for new arguments (static "
+                "arguments are not passed to a Compiled object).")
+        if any(isinstance(x, Tracer) for x in leaves):
+            outs = bind(jit_p, *low.consts, *leaves, jaxpr=low.jaxpr, name=low.name)
+        else:
+            vals = [_contiguous(c._value if type(c) is Array else np.asarray(c))
+                    for c in (*low.consts, *leaves)]
+            outs = [Array._wrap(o) for o in self._exe.run(*vals)]
+        return tree.tree_unflatten(low.out_tree, outs)
 
 
 class JitFunction:
@@ -337,7 +375,8 @@ class JitFunction:
 
     def lower(self, *args, **kwargs) -> Lowered:
         (jaxpr, consts, out_tree), _ = self._entry(args, kwargs)
-        return Lowered(jaxpr, consts, out_tree, self.name)
+        in_tree = self._specialise(args, kwargs)[2]
+        return Lowered(jaxpr, consts, out_tree, self.name, in_tree)
 
 
 def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=()):
