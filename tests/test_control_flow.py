@@ -1085,3 +1085,9 @@ def test_map_with_batch_size_equals_the_python_loop(n, batch_size):
     want = [f({"a": xs["a"][i], "b": xs["b"][i]}) for i in range(n)]
     np.testing.assert_allclose(got[0], [w[0] for w in want])
     np.testing.assert_allclose(got[1], np.stack([w[1] for w in want]))
+
+
+def test_fori_loop_bounds_must_be_integers():
+    with pytest.raises(errors.ZeraxTypeError, match="upper bound must be an integer"):
+        lax.fori_loop(0, 3.0, lambda i, c: c + 1, 0)
+    assert int(lax.fori_loop(np.int32(0), np.int64(3), lambda i, c: c + 1, 0)) == 3

@@ -50,7 +50,7 @@ class TracerArrayConversionError(ConcretizationError):
     """A traced value was converted to a NumPy array."""
 
 
-class UnexpectedTracerError(ZeraxError):
+class UnexpectedTracerError(ZeraxError, TypeError):
     """A tracer was used after the transform that created it had ended."""
 
 

@@ -212,6 +212,13 @@ def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
     10.0
     """
     name = fun_name(body_fun)
+    for bound, what in ((lower, "lower"), (upper, "upper")):
+        dtype = np.result_type(bound) if isinstance(bound, (int, float, np.generic)) \
+            else np.dtype(getattr(bound, "dtype", np.float64))
+        if dtype.kind not in "iub":
+            raise errors.ZeraxTypeError(
+                f"fori_loop: the {what} bound must be an integer, got {bound!r} of dtype "
+                f"{dtype}; pass int bounds (e.g. int(n)).")
     init_val = _as_values(init_val, "fori_loop init_val")
     sig = _signature(init_val)
 
