@@ -1,0 +1,501 @@
+"""The native cache: compiled kernels loaded without Numba's dispatcher.
+
+A process that finds a program's kernels in Numba's own cache still pays Numba's
+per-process initialisation of its typing and target contexts (about half a second)
+before the first call.  This module keeps, beside the generated source
+``k_<key>.py``, a file ``k_<key>.<fingerprint>.native`` with what a later process
+needs to call the kernels directly:
+
+* the machine code Numba produced for each kernel (the object code of its code
+  library, as Numba's own cache stores it), the name of its CPython wrapper and of
+  the environment globals it reads, and the constants of those environments;
+* the argument types and shapes each kernel was compiled and first called with.
+
+Loading one is: register the C helper symbols Numba's code refers to (NRT, helperlib,
+math; the threading layer for ``prange`` kernels), add the object code to an MCJIT
+engine of its own with llvmlite, point the environment globals at new environments,
+and make a built-in function of each wrapper with ``numba._dynfunc.make_function``,
+which is what Numba's dispatcher itself calls after its type dispatch.  Each kernel is
+called through a guard that checks that the arguments are what it was compiled for
+(class, dtype, shape, layout); any other arguments go to the Numba-compiled kernel
+(imported from ``k_<key>.py``), so the native path never changes a result.
+
+The fingerprint in the file name covers the zerax, Numba, llvmlite, NumPy and Python
+versions, the target triple and the host CPU name and features (object code is
+CPU-specific).  Files carry a SHA-256 of their content: a truncated or corrupt file
+is detected before any byte reaches LLVM.  A kernel whose object refers to a symbol
+that cannot be resolved in this process is refused before it is loaded.  Any failure
+to load raises, and the caller falls back to Numba's dispatcher.
+
+The file is written by the process that compiled the program, after the program's
+first call (Numba compiles lazily), by `watch`.  ``ZERAX_NATIVE_CACHE=0`` turns
+the native cache off.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import marshal
+import math
+import os
+import pickle
+import struct
+import sys
+import tempfile
+import threading
+import types
+
+import numpy as np
+
+from . import guard
+
+FORMAT = 2
+_MAGIC = b"ZERAX-NATIVE-2\n"
+
+# Counters, for tests and diagnostics: programs loaded natively, native files written,
+# kernel calls handed to Numba (arguments a native kernel was not compiled for).
+stats = {"loaded": 0, "saved": 0, "fallbacks": 0}
+
+_lock = threading.RLock()
+_fingerprint: list = []
+
+
+# --------------------------------------------------------------------------- keys
+
+def fingerprint() -> str:
+    """A short hash of everything the object code depends on besides the program."""
+    if not _fingerprint:
+        import llvmlite
+        import llvmlite.binding as ll
+        import numba
+        from numba.core import config
+        from numba.core.codegen import get_host_cpu_features
+
+        from .... import __version__
+        cpu = config.CPU_NAME or ll.get_host_cpu_name()
+        features = config.CPU_FEATURES if config.CPU_FEATURES is not None \
+            else get_host_cpu_features()
+        text = "\n".join([f"format {FORMAT}", f"zerax {__version__}",
+                          f"numba {numba.__version__}", f"llvmlite {llvmlite.__version__}",
+                          f"numpy {np.__version__}", f"python {sys.version}",
+                          f"triple {ll.get_process_triple()}", f"cpu {cpu}",
+                          f"features {features}", f"threading {config.THREADING_LAYER}"])
+        _fingerprint.append(hashlib.sha256(text.encode()).hexdigest()[:16])
+    return _fingerprint[0]
+
+
+def supported() -> bool:
+    """The native cache handles ELF objects (Linux on x86-64 or AArch64)."""
+    import platform
+    return sys.platform.startswith("linux") and \
+        platform.machine().lower() in ("x86_64", "amd64", "aarch64", "arm64") and \
+        sys.byteorder == "little"
+
+
+def enabled() -> bool:
+    """``ZERAX_NATIVE_CACHE=0`` turns the native cache off (Numba's cache only), and
+    so does ``NUMBA_DISABLE_JIT``."""
+    from numba.core import config
+    return os.environ.get("ZERAX_NATIVE_CACHE", "1") != "0" and supported() and \
+        not config.DISABLE_JIT
+
+
+def path_for(directory: str, key: str) -> str | None:
+    if not enabled():
+        return None
+    try:
+        return os.path.join(directory, f"k_{key}.{fingerprint()}.native")
+    except Exception:  # noqa: BLE001 - no fingerprint: no native cache
+        return None
+
+
+def debug(message: str):
+    from numba.core import config
+    if config.DEBUG_CACHE:  # follows NUMBA_DEBUG_CACHE, in Numba's format
+        print(f"[cache] {message}")
+
+
+# --------------------------------------------------------------------------- ELF
+
+def elf_symbols(data: bytes):
+    """(defined, undefined) global symbol names of an ELF64 little-endian object."""
+    if data[:4] != b"\x7fELF" or data[4] != 2 or data[5] != 1:
+        raise ValueError("the object code is not ELF64 little-endian")
+    (shoff,) = struct.unpack_from("<Q", data, 0x28)
+    shentsize, shnum = struct.unpack_from("<HH", data, 0x3A)
+    sections = [struct.unpack_from("<IIQQQQIIQQ", data, shoff + i * shentsize)
+                for i in range(shnum)]
+    defined, undefined = set(), set()
+    for _, kind, _, _, offset, size, link, _, _, _ in sections:
+        if kind != 2:  # SHT_SYMTAB
+            continue
+        strings = sections[link][4]
+        for k in range(1, size // 24):
+            name, info, _, shndx, _, _ = struct.unpack_from("<IBBHQQ", data, offset + k * 24)
+            if not name or info >> 4 == 0:  # unnamed or local
+                continue
+            end = data.index(b"\0", strings + name)
+            text = data[strings + name:end].decode()
+            (undefined if shndx == 0 else defined).add(text)
+    return defined, undefined
+
+
+# --------------------------------------------------------------------------- saving
+
+_CONST_TYPES = (np.dtype, str, bytes, int, float, bool, type(None))
+
+
+def _describe(args):
+    """[(dtype, shape)] of a kernel's arguments, or None when one is not an ndarray."""
+    out = []
+    for a in args:
+        if type(a) is not np.ndarray:
+            return None
+        out.append((a.dtype, a.shape))
+    return out
+
+
+def _object_code(disp, cres):
+    """The object code of a kernel's code library: kept by a library Numba just
+    compiled, else read back from Numba's cache file (a library Numba loaded)."""
+    try:
+        return cres.library._get_compiled_object()
+    except Exception:  # noqa: BLE001 - loaded from Numba's cache: read it there
+        cache = disp._cache
+        key = cache._index_key(tuple(cres.signature.args), disp.targetctx.codegen())
+        payload = cache._cache_file.load(key)
+        _, kind, data = payload[0]
+        if kind != "object":
+            raise ValueError(f"Numba cached {kind!r}, not object code") from None
+        return data[0]
+
+
+def harvest(module, program, seen) -> dict | None:
+    """The native-cache record of a program whose kernels have run once (None: a
+    kernel is not one this cache can hold)."""
+    from numba.core import types as nbtypes
+    from numba.core.typed_passes import _reload_parfors
+    from numba.np.numpy_support import as_dtype
+    kernels = {}
+    for name, _ in program.kernels:
+        disp = module.__dict__[name]
+        described = seen.get(name)
+        if described is None or len(disp.overloads) != 1:
+            return None
+        (cres,) = disp.overloads.values()
+        if cres.objectmode or cres.lifted or cres.fndesc is None:
+            return None
+        if any(f is not _reload_parfors for f in cres.reload_init or ()):
+            return None
+        argtypes = tuple(cres.signature.args)
+        if len(argtypes) != len(described):
+            return None
+        specs = []
+        for ty, (dtype, shape) in zip(argtypes, described):
+            if not isinstance(ty, nbtypes.Array) or ty.layout not in "CFA" or \
+                    as_dtype(ty.dtype) != dtype or ty.ndim != len(shape) or not ty.aligned:
+                return None
+            specs.append((dtype.str, tuple(shape), ty.layout))
+        envs = cres.referenced_envs
+        if envs is None:
+            envs = cres._find_referenced_environments()
+        env_consts = {e.env_name: list(e.consts) for e in envs}
+        env_consts[cres.fndesc.env_name] = list(cres.environment.consts)
+        for consts in env_consts.values():
+            if not all(isinstance(c, _CONST_TYPES) for c in consts):
+                return None
+        obj = bytes(_object_code(disp, cres))
+        defined, _ = elf_symbols(obj)
+        wrapper = cres.fndesc.llvm_cpython_wrapper_name
+        if wrapper not in defined or any(n not in defined for n in env_consts):
+            return None
+        kernels[name] = {"object": obj, "wrapper": wrapper, "env": cres.fndesc.env_name,
+                         "envs": env_consts, "parallel": bool(cres.reload_init),
+                         "args": specs, "module": cres.fndesc.modname}
+    offsets = guard.layout()
+    if offsets is not None:
+        try:
+            tm = _target_machine(opt=0)  # straight-line loads and compares: fast to build
+            for name, k in kernels.items():
+                k["guard"] = guard.build_object(name, k["wrapper"], k["args"], offsets, tm)
+        except Exception as e:  # noqa: BLE001 - no machine-code guard: the Python one
+            debug(f"zerax native guard not built ({type(e).__name__}: {e})")
+            offsets = None
+            for k in kernels.values():
+                k.pop("guard", None)
+    record = {"format": FORMAT, "kernels": kernels, "layout": offsets}
+    if program.entry not in kernels:  # the Python glue, compiled once
+        record["code"] = marshal.dumps(_glue_code(program))
+    return record
+
+
+def _glue_code(program):
+    return compile(program.source, "<zerax program>", "exec")
+
+
+def save(path: str, record: dict):
+    payload = pickle.dumps(record, protocol=4)
+    blob = _MAGIC + hashlib.sha256(payload).digest() + payload
+    directory = os.path.dirname(path)
+    fd, tmp = tempfile.mkstemp(dir=directory, suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(blob)
+        os.replace(tmp, path)  # atomic: readers see the whole file or none
+    except BaseException:
+        try:
+            os.remove(tmp)
+        except OSError:
+            pass
+        raise
+    stats["saved"] += 1
+    debug(f"zerax native data saved to {path!r}")
+
+
+def read(path: str) -> dict:
+    with open(path, "rb") as f:
+        blob = f.read()
+    head = len(_MAGIC)
+    if blob[:head] != _MAGIC:
+        raise ValueError("not a zerax native cache file")
+    digest, payload = blob[head:head + 32], blob[head + 32:]
+    if hashlib.sha256(payload).digest() != digest:
+        raise ValueError("checksum mismatch (truncated or corrupt file)")
+    record = pickle.loads(payload)  # our own cache directory, as Numba's cache does
+    if not isinstance(record, dict) or record.get("format") != FORMAT:
+        raise ValueError("unknown native cache format")
+    return record
+
+
+def watch(module, program, path):
+    """Write the native cache file of ``program`` (imported as ``module``) once Numba
+    has compiled, or loaded from its cache, each of its kernels.
+
+    Each kernel dispatcher's ``_compile_for_args`` (what Numba's C dispatcher calls
+    when no compiled overload matches the arguments) is wrapped for that first time,
+    which also tells the arguments' shapes; nothing is added to later calls."""
+    names = [name for name, _ in program.kernels]
+    seen: dict = {}
+    lock = threading.Lock()
+
+    def hook(name, disp, compile_for_args):
+        def first_compile(*args, **kws):
+            entry = compile_for_args(*args, **kws)
+            with lock:
+                if name not in seen:
+                    seen[name] = _describe(args) if not kws else None
+                    try:
+                        del disp._compile_for_args  # back to Numba's own method
+                    except AttributeError:
+                        pass
+                    if len(seen) == len(names):
+                        _save_program(module, program, path, seen)
+            return entry
+        return first_compile
+
+    for name in names:
+        disp = module.__dict__[name]
+        disp._compile_for_args = hook(name, disp, disp._compile_for_args)
+
+
+def _save_program(module, program, path, seen):
+    try:
+        record = harvest(module, program, seen)
+        if record is not None:
+            save(path, record)
+    except Exception as e:  # noqa: BLE001 - the native cache is optional
+        debug(f"zerax native data not saved ({type(e).__name__}: {e})")
+
+
+# --------------------------------------------------------------------------- loading
+
+class Unavailable(RuntimeError):
+    """A native entry this process cannot load (a symbol or the threading layer is
+    missing here): not a corrupt file, so it is kept and Numba's path used quietly."""
+
+
+_symbol_table: dict = {}
+_registered: set = set()
+
+
+def _register_symbols(names):
+    """Register those of ``names`` that Numba's target context registers when it is
+    built (``BaseContext.__init__``, ``rtsys.initialize``,
+    ``c_math_functions.install``), at the same addresses, without building it."""
+    import llvmlite.binding as ll
+    if not _symbol_table:
+        import builtins
+
+        from numba import _dynfunc, _helperlib
+        from numba.core import intrinsics
+        from numba.core.runtime import _nrt_python as _nrt
+        from numba.core.runtime import nrt  # noqa: F401  (sets NRT's allocator)
+        table = {"_Py_NoneStruct": id(None)}
+        for helpers in (_helperlib.c_helpers, _dynfunc.c_helpers):
+            table.update(("numba_" + n, a) for n, a in helpers.items())
+        table.update(("PyExc_" + obj.__name__, id(obj)) for obj in vars(builtins).values()
+                     if isinstance(obj, type) and issubclass(obj, BaseException))
+        table.update((n if n.startswith("_") else "NRT_" + n, a)
+                     for n, a in _nrt.c_helpers.items())
+        table.update((n, _helperlib.c_helpers[n]) for n in intrinsics.INTR_MATH)
+        _symbol_table.update(table)
+    for name in names:
+        if name in _symbol_table and name not in _registered:
+            ll.add_symbol(name, _symbol_table[name])
+            _registered.add(name)
+
+
+def _target_machine(opt=2):
+    """A target machine configured as Numba's JIT codegen configures its own."""
+    import llvmlite.binding as ll
+    from numba.core import config
+    from numba.core.codegen import get_host_cpu_features, initialize_llvm
+    initialize_llvm()
+    target = ll.Target.from_triple(ll.get_process_triple())
+    features = config.CPU_FEATURES if config.CPU_FEATURES is not None \
+        else get_host_cpu_features()
+    reloc = "static" if target.name.startswith("x86") else "default"
+    return target.create_target_machine(cpu=config.CPU_NAME or ll.get_host_cpu_name(),
+                                        features=features, reloc=reloc, opt=opt,
+                                        codemodel="jitdefault", jit=True)
+
+
+def _engine():
+    import llvmlite.binding as ll
+    module = ll.parse_assembly("")
+    module.triple = ll.get_process_triple()
+    return ll.create_mcjit_compiler(module, _target_machine())
+
+
+def _check_symbols(name, obj, provided, required=()):
+    """Refuse an object that needs a symbol nothing provides (MCJIT would abort the
+    process) or lacks one it must define."""
+    import llvmlite.binding as ll
+    defined, undefined = elf_symbols(obj)
+    _register_symbols(undefined)
+    missing = sorted(s for s in undefined - provided if not ll.address_of_symbol(s))
+    if missing:
+        raise Unavailable(f"kernel {name} needs symbols this process lacks: "
+                           f"{', '.join(missing[:5])}")
+    if any(n not in defined for n in required):
+        raise RuntimeError(f"kernel {name}: its object lacks its entry points")
+    return defined
+
+
+def load_kernels(record: dict, fallbacks) -> dict:
+    """{kernel name: callable} from a native cache record; ``fallbacks(name)`` is the
+    Numba-compiled kernel, for arguments the native one was not compiled for.  Raises
+    on any problem, before code is added to an engine where it can be seen before."""
+    import llvmlite.binding as ll
+    from numba import _dynfunc
+    from numba.core.environment import Environment
+    kernels = record["kernels"]
+    with _lock:
+        if any(k["parallel"] for k in kernels.values()):
+            from numba.np.ufunc.parallel import _launch_threads
+            try:
+                _launch_threads()
+            except Exception as e:  # noqa: BLE001
+                raise Unavailable(f"no threading layer ({e})") from None
+        # Created first: MCJIT makes the process's own symbols (the Python C API)
+        # searchable, which the checks below rely on.
+        engine = _engine()
+        provided: set = set()
+        for name, k in kernels.items():
+            provided |= _check_symbols(name, k["object"], set(),
+                                       [k["wrapper"], *k["envs"]])
+        guarded = record.get("layout") is not None and \
+            record["layout"] == guard.layout() and \
+            all(k.get("guard") is not None for k in kernels.values())
+        if guarded:
+            for name, k in kernels.items():
+                _check_symbols(name, k["guard"], provided, guard.guard_names(name))
+        for k in kernels.values():
+            engine.add_object_file(ll.ObjectFileRef.from_data(k["object"]))
+            if guarded:
+                engine.add_object_file(ll.ObjectFileRef.from_data(k["guard"]))
+        engine.finalize_object()
+        out = {}
+        for name, k in kernels.items():
+            module = types.ModuleType(k["module"])
+            envs = []
+            for env_name, consts in k["envs"].items():
+                env = Environment(module.__dict__)
+                env.consts[:] = consts
+                env.env_name = env_name
+                address = engine.get_global_value_address(env_name)
+                if not address:
+                    raise RuntimeError(f"kernel {name}: no environment {env_name}")
+                ctypes.c_void_p.from_address(address).value = id(env)
+                envs.append(env)
+            fnptr = engine.get_function_address(k["wrapper"])
+            if not fnptr:
+                raise RuntimeError(f"kernel {name}: no wrapper {k['wrapper']}")
+            main = next(e for e in envs if e.env_name == k["env"])
+            keep = (engine, tuple(envs))
+            doc = f"zerax native kernel {name}"
+            raw = _dynfunc.make_function(module, name, doc, fnptr, main, keep)
+            if guarded:
+                checked = _lazy_python_guard(name, raw, k["args"], fallbacks(name))
+                gptr, objects = guard.install(engine, name, k["args"], checked)
+                out[name] = _dynfunc.make_function(module, name, doc, gptr, main,
+                                                   keep + objects)
+            else:
+                out[name] = guard.python_guard(name, raw, k["args"], fallbacks(name))
+        return out
+
+
+def _lazy_python_guard(name, raw, specs, slow):
+    """The Python check, built when the machine-code one first refuses arguments."""
+    built: list = []
+
+    def check(*args):
+        if not built:
+            built.append(guard.python_guard(name, raw, specs, slow))
+        return built[0](*args)
+    return check
+
+
+class _Fallback:
+    """The Numba-compiled kernels, imported on first need."""
+
+    def __init__(self, load_module):
+        self._load_module = load_module
+        self._module = None
+        self._lock = threading.Lock()
+
+    def kernel(self, name):
+        def slow(*args):
+            stats["fallbacks"] += 1
+            module = self._module
+            if module is None:
+                with self._lock:
+                    if self._module is None:
+                        self._module = self._load_module()
+                    module = self._module
+            return getattr(module, name)(*args)
+        return slow
+
+
+def load_program(path: str, program, namespace: dict, load_module):
+    """The entry of ``program`` with its kernels loaded from the native cache file at
+    ``path``.  ``namespace`` holds the module globals the program refers to;
+    ``load_module()`` imports the Numba-compiled module (for unexpected arguments)."""
+    record = read(path)
+    names = [name for name, _ in program.kernels]
+    if sorted(record["kernels"]) != sorted(names):
+        raise ValueError("the file does not match the program's kernels")
+    kernels = load_kernels(record, _Fallback(load_module).kernel)
+    if program.entry in kernels:
+        entry = kernels[program.entry]
+    else:
+        ns = dict(namespace)
+        ns.update({"np": np, "math": math, "__name__": "zerax_native_program"})
+        code = record.get("code")
+        exec(marshal.loads(code) if code else _glue_code(program), ns)  # noqa: S102
+        ns.update(kernels)
+        entry = ns[program.entry]
+    stats["loaded"] += 1
+    debug(f"zerax native data loaded from {path!r}")
+    return entry
