@@ -9,12 +9,16 @@ $(BIN)/python:
 	$(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
+# Byte-compiling the sources once (compileall) spares every later process compiling
+# them again on import when the environment sets PYTHONDONTWRITEBYTECODE.
 $(VENV)/.installed: $(BIN)/python pyproject.toml
 	$(BIN)/python -m pip install --quiet -e .
+	$(BIN)/python -m compileall -q src >/dev/null
 	touch $@
 
 $(VENV)/.installed-test: $(BIN)/python pyproject.toml
 	$(BIN)/python -m pip install --quiet -e ".[test]"
+	$(BIN)/python -m compileall -q src >/dev/null
 	touch $@
 
 demo: $(VENV)/.installed
@@ -30,6 +34,7 @@ $(VENV)/.installed-bench: $(BIN)/python pyproject.toml
 	touch $@
 
 bench: $(VENV)/.installed-bench
+	$(BIN)/python -m compileall -q src benchmarks >/dev/null
 	$(BIN)/python benchmarks/run.py
 
 clean:
