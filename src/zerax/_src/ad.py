@@ -6,6 +6,11 @@ trace, so primal work happens at once (on concrete values, or in an enclosing
 transform) while only the tangent work, linear by construction, is written down as a
 program.  Transposing that program walks its equations in reverse, in a loop.
 
+With no transform live, `vjp`, `grad` and `value_and_grad` take a faster road to the
+same result: the eager tape of `tape.py` (NumPy values and per-primitive VJP rules,
+falling back to this module's linearize-and-transpose one primitive at a time); its
+`Tape` answers like `Linearized` (``out_avals``, ``transpose``).
+
 Known-zero tangents and cotangents are the symbolic `Zero`: a JVP tracer is only
 created when its tangent is non-zero, and an equation whose output cotangents are all
 zero is skipped, so derivative programs hold no multiplications by zero.
@@ -20,6 +25,7 @@ import numpy as np
 from .. import errors
 from . import tree
 from .api_util import as_input, as_output, normalize_argnums
+from .array import Array
 from .core import ShapedArray, Trace, Tracer, current_level, get_aval, new_trace
 from .dtypes import float0
 from .ir import Literal, Var
@@ -213,11 +219,13 @@ class Linearized:
         return res
 
 
-def linearize_flat(flat_fun, primals, name="linearize"):
+def linearize_flat(flat_fun, primals, name="linearize", cse=None):
     """Run ``flat_fun(*primals) -> (out_leaves, aux)`` recording its linearization."""
     # Folding and CSE pay off when the tangent program is itself traced by an enclosing
     # transform (higher-order derivatives); for a plain eager grad they are skipped.
-    with new_trace(RecordingTrace, name, cse=current_level() > 0) as rec:
+    if cse is None:
+        cse = current_level() > 0
+    with new_trace(RecordingTrace, name, cse=cse) as rec:
         with new_trace(JVPTrace) as jt:
             in_avals = [get_aval(p) for p in primals]
             in_mask = [a.dtype.kind in "fc" for a in in_avals]
@@ -371,7 +379,10 @@ def vjp(fun, *primals, has_aux: bool = False):
         out_tree_box.append(out_tree)
         return out_leaves, aux
 
-    primals_out, lin, aux = linearize_flat(flat_fun, leaves, fun_name(fun))
+    if _tape.applies(leaves):  # no transform live: the eager tape (tape.py)
+        primals_out, lin, aux = _tape.vjp_flat(flat_fun, leaves, fun_name(fun))
+    else:
+        primals_out, lin, aux = linearize_flat(flat_fun, leaves, fun_name(fun))
     out_tree = out_tree_box[0]
 
     def f_vjp(ct):
@@ -405,30 +416,12 @@ def value_and_grad(fun, argnums=0, has_aux: bool = False):
     """
     name = fun_name(fun)
 
-    @functools.wraps(fun)
-    def value_and_grad_fun(*args, **kwargs):
-        single, nums = normalize_argnums(argnums, len(args), name)
-        dyn = []
-        for i in nums:
-            leaves, t = tree.tree_flatten(args[i])
-            leaves = [as_input(x, f"argument {i} of {name}") for x in leaves]
-            for x in leaves:
-                if not _differentiable(np.dtype(x.dtype)):
-                    raise errors.IntegerInputError(
-                        f"grad of {name} with respect to argument {i}: its dtype is "
-                        f"{np.dtype(x.dtype).name}, but derivatives are only defined for "
-                        "float (or complex) inputs. Pass floats (e.g. 1.0 instead of 1, or "
-                        "x.astype(float)), or exclude this argument from argnums.")
-            dyn.append(tree.tree_unflatten(t, leaves))
-
-        def partial_fun(*dyn_args):
-            full = list(args)
-            for i, v in zip(nums, dyn_args):
-                full[i] = v
-            return fun(*full, **kwargs)
-
-        res = vjp(partial_fun, *dyn, has_aux=has_aux)
-        ans, f_vjp = res[0], res[1]
+    def check_output(ans):
+        """The dtype of ``ans``, a differentiable scalar (else a zerax error)."""
+        if type(ans) is Array:
+            v = ans._value
+            if v.shape == () and v.dtype.kind in "fc":
+                return v.dtype
         aval = get_aval(ans) if isinstance(ans, Tracer) or hasattr(ans, "shape") else None
         if aval is None or aval.shape != ():
             shape = None if aval is None else aval.shape
@@ -439,7 +432,57 @@ def value_and_grad(fun, argnums=0, has_aux: bool = False):
         if not _differentiable(aval.dtype):
             raise errors.ZeraxTypeError(
                 f"grad requires {name} to return a float, but it returned {aval.dtype.name}.")
-        grads = f_vjp(np.ones((), aval.dtype))
+        return aval.dtype
+
+    nums_for = {}  # number of arguments -> normalize_argnums(...)
+
+    @functools.wraps(fun)
+    def value_and_grad_fun(*args, **kwargs):
+        norm = nums_for.get(len(args))
+        if norm is None:
+            norm = nums_for[len(args)] = normalize_argnums(argnums, len(args), name)
+        single, nums = norm
+        dyn = []
+        all_arrays = True
+        for i in nums:
+            a = args[i]
+            if type(a) is Array:
+                if a._value.dtype.kind in "fc":
+                    dyn.append(([a], _tape._LEAF))
+                    continue
+                leaves, t = [a], _tape._LEAF
+            else:
+                leaves, t = tree.tree_flatten(a)
+                leaves = [as_input(x, f"argument {i} of {name}") for x in leaves]
+            for x in leaves:
+                if type(x) is not Array:
+                    all_arrays = False
+                if not _differentiable(np.dtype(x.dtype)):
+                    raise errors.IntegerInputError(
+                        f"grad of {name} with respect to argument {i}: its dtype is "
+                        f"{np.dtype(x.dtype).name}, but derivatives are only defined for "
+                        "float (or complex) inputs. Pass floats (e.g. 1.0 instead of 1, or "
+                        "x.astype(float)), or exclude this argument from argnums.")
+            dyn.append((leaves, t))
+
+        if all_arrays and _tape.enabled and not current_level():
+            # No transform is live: the eager tape (tape.py).
+            ans, aux, grads = _tape.value_and_grad(fun, args, kwargs, nums, dyn, has_aux,
+                                                   name, check_output)
+            g = grads[0] if single else tuple(grads)
+            return ((ans, aux) if has_aux else ans), g
+
+        def partial_fun(*dyn_args):
+            full = list(args)
+            for i, v in zip(nums, dyn_args):
+                full[i] = v
+            return fun(*full, **kwargs)
+
+        partial_fun.__name__ = name
+        res = vjp(partial_fun, *[tree.tree_unflatten(t, leaves) for leaves, t in dyn],
+                  has_aux=has_aux)
+        ans, f_vjp = res[0], res[1]
+        grads = f_vjp(np.ones((), check_output(ans)))
         g = grads[0] if single else tuple(grads)
         value = (ans, res[2]) if has_aux else ans
         return value, g
@@ -464,3 +507,6 @@ def grad(fun, argnums=0, has_aux: bool = False):
         return (g, value[1]) if has_aux else g
 
     return grad_fun
+
+
+from . import tape as _tape  # noqa: E402  (the tape builds on this module)

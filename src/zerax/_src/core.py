@@ -94,6 +94,9 @@ class Primitive:
       batch(args, dims, **params) -> (out, dim)   filled by the vmap issue
       lower_numba / lower_cupy                    filled by the jit / GPU issues
       simplify(trace, args, params) -> value|None algebraic folding while recording
+      vjp: per-operand reverse rules for the eager tape (see tape.py): ``vjp[i](ct,
+        ans, *operands, **params)`` is operand i's cotangent, on NumPy values; None
+        at i: no dependence; ``vjp`` None: the tape linearizes the primitive instead
     A rule that is deliberately absent is listed in ``unsupported`` with a reason;
     using the primitive under that transform raises NotSupportedError with it.
     """
@@ -109,6 +112,8 @@ class Primitive:
         self.lower_numba: Callable | None = None
         self.lower_cupy: Callable | None = None
         self.simplify: Callable | None = None
+        self.vjp = None  # a tuple of rules, or a function operand index -> rule
+        self.elementwise = False  # set by ops._factory.elementwise
         self.commutative = False  # operands may be swapped (used by CSE)
         self.unsupported: dict[str, str] = {}
         _registry[name] = self
@@ -254,7 +259,14 @@ def _dead_tracer(tracer) -> errors.UnexpectedTracerError:
 
 def bind(prim: Primitive, *args, **params):
     """Apply ``prim`` to ``args``: eagerly, or by the innermost trace among them."""
-    top = find_top_trace(args)
+    top, level = None, -1
+    for a in args:  # find_top_trace, inlined: bind is on every path
+        if isinstance(a, Tracer):
+            t = a._trace
+            if not t.alive:
+                raise _dead_tracer(a)
+            if t.level > level:
+                top, level = t, t.level
     if top is None:
         return eval_primitive(prim, args, params)
     return top.process_primitive(prim, args, params)
@@ -264,23 +276,29 @@ def eval_primitive(prim: Primitive, args, params):
     """The eager path: NumPy implementation on concrete values, wrapped as Arrays."""
     vals = [a._value if type(a) is Array else a if type(a) is np.ndarray else np.asarray(a)
             for a in args]
+    out = run_impl(prim, vals, params)
+    if prim.multiple_results:
+        return [Array._wrap(o) for o in out]
+    return Array._wrap(out)
+
+
+def run_impl(prim: Primitive, vals, params):
+    """``prim.impl(*vals, **params)`` on NumPy values; NumPy's errors become zerax's."""
     try:
-        out = prim.impl(*vals, **params)
+        return prim.impl(*vals, **params)
     except (ValueError, TypeError, IndexError) as e:
         # Eager calls skip the shape rule for speed; on failure, run it so that bad
         # input is reported by zerax (naming shapes), not by NumPy.
         if prim.abstract_eval is not None:
-            prim.abstract_eval(*[ShapedArray(v.shape, v.dtype) for v in vals], **params)
+            prim.abstract_eval(*[ShapedArray(np.shape(v), np.result_type(v)) for v in vals],
+                               **params)
         if isinstance(e, errors.ZeraxError):
             raise
         cls = (errors.ZeraxIndexError if isinstance(e, IndexError) else
                errors.ZeraxTypeError if isinstance(e, TypeError) else errors.ZeraxValueError)
         raise cls(
-            f"{prim.name} failed on operands {', '.join(str(v.shape) for v in vals)} "
+            f"{prim.name} failed on operands {', '.join(str(np.shape(v)) for v in vals)} "
             f"at {errors.user_frame()}: {e}") from e
-    if prim.multiple_results:
-        return [Array._wrap(o) for o in out]
-    return Array._wrap(out)
 
 
 def full_lower(x):

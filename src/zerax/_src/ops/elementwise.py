@@ -605,6 +605,66 @@ for _p in (eq_p, ne_p, and_p, or_p, xor_p):
     _p.commutative = True
 
 
+# --------------------------------------------------------------------------- tape VJP rules
+# Direct NumPy rules for the eager tape (tape.py), for the most used primitives: each is
+# the transpose of the primitive's JVP rule above, computed as that transpose computes
+# it (so results agree to the last bit), without binding primitives.  The others use the
+# JVP rules themselves (see _factory.defjvp).  Python float constants are weak (NEP 50):
+# ``1.0 - a`` keeps ``a``'s dtype, as ``_c(x, 1.0) - a`` does.
+
+
+def _vjp_div_y(ct, ans, x, y):
+    return -(ct * (ans / y))
+
+
+def _vjp_integer_pow(ct, ans, x, *, y):
+    if y == 0:
+        return ct * np.zeros((), x.dtype)
+    if y == 1:
+        return ct
+    if y == 2:
+        return ct * (2.0 * x)
+    return ct * (float(y) * _integer_pow_impl(x, y - 1))
+
+
+def _balanced_mask_np(x, y, pick_greater):
+    wins = np.greater(x, y) if pick_greater else np.less(x, y)
+    return np.where(wins, np.array(1.0, x.dtype),
+                    np.where(np.equal(x, y), np.array(0.5, x.dtype), np.array(0.0, x.dtype)))
+
+
+def _vjp_select(i):
+    if i == 0:
+        return None  # the predicate
+
+    def rule(ct, ans, pred, *cases):
+        zero = np.zeros((), ct.dtype)
+        return _select_impl(pred, *[ct if j == i - 1 else zero for j in range(len(cases))])
+    return rule
+
+
+add_p.vjp = (lambda ct, ans, x, y: ct, lambda ct, ans, x, y: ct)
+sub_p.vjp = (lambda ct, ans, x, y: ct, lambda ct, ans, x, y: -ct)
+mul_p.vjp = (lambda ct, ans, x, y: ct * y, lambda ct, ans, x, y: x * ct)
+div_p.vjp = (lambda ct, ans, x, y: ct / y, _vjp_div_y)
+neg_p.vjp = (lambda ct, ans, x: -ct,)
+integer_pow_p.vjp = (_vjp_integer_pow,)
+max_p.vjp = (lambda ct, ans, x, y: ct * _balanced_mask_np(x, y, True),
+             lambda ct, ans, x, y: ct * _balanced_mask_np(y, x, True))
+min_p.vjp = (lambda ct, ans, x, y: ct * _balanced_mask_np(x, y, False),
+             lambda ct, ans, x, y: ct * _balanced_mask_np(y, x, False))
+exp_p.vjp = (lambda ct, ans, x: ct * ans,)
+log_p.vjp = (lambda ct, ans, x: ct / x,)
+sin_p.vjp = (lambda ct, ans, x: ct * np.cos(x),)
+cos_p.vjp = (lambda ct, ans, x: -(ct * np.sin(x)),)
+tanh_p.vjp = (lambda ct, ans, x: ct * (1.0 - ans * ans),)
+sqrt_p.vjp = (lambda ct, ans, x: ct / (2.0 * ans),)
+logistic_p.vjp = (lambda ct, ans, x: ct * (ans * (1.0 - ans)),)
+abs_p.vjp = (lambda ct, ans, x: np.where(x >= 0.0, ct, -ct),)
+select_n_p.vjp = _vjp_select
+convert_element_type_p.vjp = (lambda ct, ans, x, *, new_dtype: ct.astype(x.dtype),)
+
+
 # --------------------------------------------------------------------------- Numba lowering
 # Each elementwise primitive gives the scalar expression that computes one element;
 # the Numba backend fuses runs of them into one loop nest.  NumPy's scalar functions

@@ -18,6 +18,7 @@ from ... import errors
 from ..ad import Zero, is_undefined
 from ..array import Array
 from ..core import Primitive, ShapedArray, Tracer, bind, concrete_value
+from ._factory import vjp_from_transpose
 from .elementwise import add, convert_element_type, div, eq, mul, select_n
 from .indexing import (_INTP, _apply_plan, _as_value, _check_index_avals, _expand,
                        _batch_at, _gather_shape, _index_and_mask, _parse, _zero, batch_indexer,
@@ -160,6 +161,8 @@ _linear_scatter_jvp(scatter_p)
 _linear_scatter_jvp(scatter_add_p)
 scatter_p.transpose = _scatter_set_transpose
 scatter_add_p.transpose = _scatter_add_transpose
+for _p in (scatter_p, scatter_add_p):  # linear in operand and updates together
+    _p.vjp = vjp_from_transpose(_p)
 
 
 def _scatter_mul_jvp(primals, tangents, *, indexer, mode):

@@ -38,6 +38,7 @@ from ... import errors
 from ..ad import Zero
 from ..array import Array
 from ..core import Primitive, ShapedArray, Tracer, bind, concrete_value
+from ._factory import vjp_from_transpose
 from .elementwise import add, convert_element_type, lt, select_n
 from .shape import dynamic_slice, iota, reshape, rev, slice_p_bind
 
@@ -418,6 +419,7 @@ gather_p.impl = _gather_impl
 gather_p.abstract_eval = _gather_abstract
 gather_p.jvp = _gather_jvp
 gather_p.transpose = _gather_transpose
+gather_p.vjp = vjp_from_transpose(gather_p)  # linear in the operand (indices are integers)
 
 # --------------------------------------------------------------------------- batching
 

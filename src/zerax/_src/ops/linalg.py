@@ -18,6 +18,7 @@ import numpy as np
 from ... import errors
 from ..ad import Zero, is_undefined
 from ..core import Primitive, ShapedArray, Tracer, bind, get_aval
+from ._factory import vjp_from_transpose
 
 dot_general_p = Primitive("dot_general")
 
@@ -312,6 +313,7 @@ dot_general_p.impl = _dot_general_impl
 dot_general_p.abstract_eval = _dot_general_abstract
 dot_general_p.jvp = _dot_general_jvp
 dot_general_p.transpose = _dot_general_transpose
+dot_general_p.vjp = vjp_from_transpose(dot_general_p)  # bilinear: one operand at a time
 
 __all__ = ["dot_general_p", "dot_general", "dot"]
 

@@ -17,6 +17,7 @@ def _stop_gradient_jvp(primals, tangents):
 
 stop_gradient_p.jvp = _stop_gradient_jvp
 stop_gradient_p.unsupported["transpose"] = "its tangent is always zero, so it is never transposed"
+stop_gradient_p.vjp = ()  # no cotangent reaches the operand
 
 
 def stop_gradient(x):

@@ -48,7 +48,8 @@ def _expand_back(y, x_shape, axes):
 
 # --------------------------------------------------------------------------- sum
 
-reduce_sum_p = _reduction("reduce_sum", lambda x, *, axes: np.sum(x, axis=axes, dtype=x.dtype))
+reduce_sum_p = _reduction("reduce_sum",  # np.sum without its Python-level dispatch
+                          lambda x, *, axes: np.add.reduce(x, axis=axes, dtype=x.dtype))
 
 
 def reduce_sum(x, axes):
@@ -59,6 +60,16 @@ def reduce_sum(x, axes):
 
 
 deflinear(reduce_sum_p, lambda ct, x, *, axes: [_expand_back(ct, x.aval.shape, axes)])
+
+
+def _expand_back_np(y, x_shape, axes):
+    """`_expand_back` on NumPy values (for the tape's VJP rules)."""
+    out = np.empty(x_shape, y.dtype)
+    out[...] = y.reshape([1 if i in axes else n for i, n in enumerate(x_shape)])
+    return out
+
+
+reduce_sum_p.vjp = (lambda ct, ans, x, *, axes: _expand_back_np(ct, x.shape, axes),)
 
 # --------------------------------------------------------------------------- max / min
 
@@ -76,7 +87,13 @@ def _chooser_jvp(prim):
         counts = reduce_sum(location, axes)
         return ans, div(reduce_sum(mul(t, location), axes), counts)
 
+    def vjp(ct, ans, x, *, axes):  # the transpose of the JVP above, on NumPy values
+        location = np.equal(x, _expand_back_np(ans, x.shape, axes)).astype(x.dtype)
+        counts = np.add.reduce(location, axis=axes, dtype=x.dtype)
+        return _expand_back_np(ct / counts, x.shape, axes) * location
+
     prim.jvp = jvp
+    prim.vjp = (vjp,)
     return prim
 
 

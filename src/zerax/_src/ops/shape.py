@@ -50,22 +50,35 @@ def _bid_abstract(x, *, shape, broadcast_dimensions):
     return ShapedArray(shape, x.dtype)
 
 
-def _bid_transpose(ct, x, *, shape, broadcast_dimensions):
-    from .reduce import reduce_sum
-    in_shape = x.aval.shape
+def _bid_summed_axes(in_shape, shape, broadcast_dimensions):
+    """The result's axes that a broadcast created or stretched (summed by its transpose)."""
     summed = [d for d in range(len(shape)) if d not in broadcast_dimensions]
     expanded = [dst for src, dst in enumerate(broadcast_dimensions)
                 if in_shape[src] == 1 and shape[dst] != 1]
-    axes = tuple(sorted(summed + expanded))
+    return tuple(sorted(summed + expanded))
+
+
+def _bid_transpose(ct, x, *, shape, broadcast_dimensions):
+    from .reduce import reduce_sum
+    in_shape = x.aval.shape
+    axes = _bid_summed_axes(in_shape, shape, broadcast_dimensions)
     out = reduce_sum(ct, axes=axes) if axes else ct
     if tuple(out.shape) != in_shape:
         out = reshape(out, in_shape)
     return [out]
 
 
+def _bid_vjp(ct, ans, x, *, shape, broadcast_dimensions):  # _bid_transpose on NumPy values
+    in_shape = x.shape
+    axes = _bid_summed_axes(in_shape, shape, broadcast_dimensions)
+    out = np.add.reduce(ct, axis=axes, dtype=ct.dtype) if axes else ct
+    return out.reshape(in_shape)
+
+
 broadcast_in_dim_p.impl = _bid_impl
 broadcast_in_dim_p.abstract_eval = _bid_abstract
 deflinear(broadcast_in_dim_p, _bid_transpose)
+broadcast_in_dim_p.vjp = (_bid_vjp,)
 
 # --------------------------------------------------------------------------- reshape
 
@@ -98,6 +111,7 @@ reshape_p.impl = lambda x, *, new_sizes: np.reshape(x, new_sizes)
 reshape_p.abstract_eval = _reshape_abstract
 reshape_p.simplify = _reshape_simplify
 deflinear(reshape_p, lambda ct, x, *, new_sizes: [reshape(ct, x.aval.shape)])
+reshape_p.vjp = (lambda ct, ans, x, *, new_sizes: ct.reshape(x.shape),)
 
 # --------------------------------------------------------------------------- transpose
 
@@ -121,6 +135,7 @@ transpose_p.impl = lambda x, *, permutation: np.transpose(x, permutation)
 transpose_p.abstract_eval = _transpose_abstract
 deflinear(transpose_p, lambda ct, x, *, permutation: [
     transpose(ct, tuple(np.argsort(permutation)))])
+transpose_p.vjp = (lambda ct, ans, x, *, permutation: ct.transpose(np.argsort(permutation)),)
 
 # --------------------------------------------------------------------------- squeeze
 
@@ -145,6 +160,7 @@ def _squeeze_abstract(x, *, dimensions):
 squeeze_p.impl = lambda x, *, dimensions: np.squeeze(x, axis=dimensions)
 squeeze_p.abstract_eval = _squeeze_abstract
 deflinear(squeeze_p, lambda ct, x, *, dimensions: [reshape(ct, x.aval.shape)])
+squeeze_p.vjp = (lambda ct, ans, x, *, dimensions: ct.reshape(x.shape),)
 
 
 def expand_dims(x, dimensions):

@@ -17,7 +17,7 @@ import numpy as np
 from ... import errors
 from ..ad import Zero, is_undefined
 from ..core import Primitive, ShapedArray, bind
-from ._factory import deflinear
+from ._factory import deflinear, vjp_from_transpose
 from .shape import (
     _nb_affine,
     _nb_array,
@@ -294,6 +294,7 @@ dynamic_slice_p.impl = _ds_impl
 dynamic_slice_p.abstract_eval = _ds_abstract
 dynamic_slice_p.jvp = _ds_jvp
 dynamic_slice_p.transpose = _ds_transpose
+dynamic_slice_p.vjp = vjp_from_transpose(dynamic_slice_p)  # linear in the operand
 
 
 def _start_zero(starts):
@@ -437,6 +438,7 @@ dynamic_update_slice_p.impl = _dus_impl
 dynamic_update_slice_p.abstract_eval = _dus_abstract
 dynamic_update_slice_p.jvp = _dus_jvp
 dynamic_update_slice_p.transpose = _dus_transpose
+dynamic_update_slice_p.vjp = vjp_from_transpose(dynamic_update_slice_p)  # linear in both
 
 
 def _dus_batch(args, dims):
