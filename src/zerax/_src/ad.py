@@ -363,6 +363,12 @@ def vjp(fun, *primals, has_aux: bool = False):
     >>> f_vjp(1.0)
     (Array(6., dtype=float64),)
     """
+    return vjp_with(fun, primals, has_aux, eager_tape=True)
+
+
+def vjp_with(fun, primals, has_aux, eager_tape):
+    """`vjp`; ``eager_tape=False`` always linearizes, for callers that pull back under
+    another transform anyway (``jacrev`` vmaps the pullback, which a tape would replay)."""
     leaves, in_tree = _flatten_inputs(primals, "primal")
     out_tree_box = []
 
@@ -379,7 +385,7 @@ def vjp(fun, *primals, has_aux: bool = False):
         out_tree_box.append(out_tree)
         return out_leaves, aux
 
-    if _tape.applies(leaves):  # no transform live: the eager tape (tape.py)
+    if eager_tape and _tape.applies(leaves):  # no transform live: the tape (tape.py)
         primals_out, lin, aux = _tape.vjp_flat(flat_fun, leaves, fun_name(fun))
     else:
         primals_out, lin, aux = linearize_flat(flat_fun, leaves, fun_name(fun))

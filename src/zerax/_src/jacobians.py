@@ -13,7 +13,7 @@ import numpy as np
 
 from .. import errors
 from . import tree
-from .ad import jvp, vjp
+from .ad import jvp, vjp_with
 from .api_util import as_input, normalize_argnums
 from .batching import vmap
 from .tracing import fun_name
@@ -127,8 +127,8 @@ def jacrev(fun, argnums=0, has_aux: bool = False):
     def jacfun(*args):
         single, nums, leaves, in_tree, partial_fun = _dyn_args(fun, args, argnums, name,
                                                                "jacrev")
-        res = vjp(lambda *xs: partial_fun(*tree.tree_unflatten(in_tree, xs)), *leaves,
-                  has_aux=has_aux)
+        res = vjp_with(lambda *xs: partial_fun(*tree.tree_unflatten(in_tree, xs)), leaves,
+                       has_aux, eager_tape=False)
         y, pullback = res[0], res[1]
         y_leaves, out_tree = tree.tree_flatten(y)
         y_leaves = [as_input(v, f"output of {name}") for v in y_leaves]
