@@ -64,10 +64,16 @@ class Lowering:
         self._counter = 0
         self.helpers = helpers  # name -> object made available to the generated module
         self.uses_prange = False
+        self.reserved: set[str] = set()  # the kernel's argument names: fresh() avoids them
+        self.prelude: list[str] = []     # lines hoisted to the kernel's start (loops.py)
+        self.hoisted: dict = {}          # what the prelude computes: key -> name
+        self.body = None                 # the program lower_jaxpr_body is lowering
 
     # -- names
     def fresh(self, prefix="t") -> str:
         self._counter += 1
+        while f"{prefix}{self._counter}" in self.reserved:   # never shadow an input
+            self._counter += 1
         return f"{prefix}{self._counter}"
 
     def bind_name(self, var, name):
@@ -443,6 +449,7 @@ def lower_jaxpr_body(ctx: Lowering, jaxpr, in_names):
     source names of its outputs (used for the top level and for inlined sub-programs)."""
     for v, nm in zip(jaxpr.invars, in_names):
         ctx.bind_name(v, nm)  # an array name, or a reference tuple
+    outer, ctx.body = ctx.body, jaxpr
     total_uses = _uses(jaxpr)
     for kind, eqns in plan_groups(jaxpr):
         if kind == "fused":
@@ -460,6 +467,7 @@ def lower_jaxpr_body(ctx: Lowering, jaxpr, in_names):
                                     "lower_numba", "it has no Numba lowering"),
                                 eqn.source)
         rule(ctx, eqn)
+    ctx.body = outer
     return [ctx.ref(a) for a in jaxpr.outvars]
 
 
@@ -475,6 +483,7 @@ def _kernel_source(jaxpr, fn_name):
     helpers: dict = {}
     ctx = Lowering(helpers)
     args = [f"a{k}" for k in range(len(jaxpr.invars))]
+    ctx.reserved.update(args)
     refs = []
     for v, a in zip(jaxpr.invars, args):
         if v.aval.shape == ():
@@ -484,7 +493,7 @@ def _kernel_source(jaxpr, fn_name):
             refs.append(("array", a))
     outs = lower_jaxpr_body(ctx, jaxpr, refs)
     texts = [_out_text(r, v) for r, v in zip(outs, jaxpr.outvars)]
-    body = ctx.lines or ["    pass"]
+    body = ctx.prelude + ctx.lines or ["    pass"]
     header = f"def {fn_name}({', '.join(args)}):"
     ret = f"    return ({', '.join(texts)}{',' if len(texts) == 1 else ''})"
     return "\n".join([header, *body, ret]) + "\n", helpers, ctx.uses_prange

@@ -7,7 +7,10 @@ into temporaries first, so a body that permutes its carries stays correct.
 
 from __future__ import annotations
 
-from .codegen import dtype_name
+import contextlib
+
+from ...ir import Var
+from .codegen import dtype_name, plan_groups
 
 
 def start_carries(ctx, avals, init_refs, prefix="c"):
@@ -68,3 +71,56 @@ def copy_rows(ctx, dst_text, src_text, count, row_shape):
         with ctx.nest(row_shape, parallel=False) as idx:
             ix = ", ".join(idx)
             ctx.emit(f"{dst_text}[{q}, {ix}] = {src_text}[{q}, {ix}]")
+
+
+@contextlib.contextmanager
+def prelude(ctx):
+    """Emit into the kernel's prelude: lines run once, before the kernel's first line,
+    for values that loop bodies use but that do not change from one iteration to the
+    next (computed there once per call instead of once per iteration)."""
+    lines, level = ctx.lines, ctx.level
+    ctx.lines, ctx.level = ctx.prelude, 1
+    try:
+        yield
+    finally:
+        ctx.lines, ctx.level = lines, level
+
+
+def is_invariant(ctx, text) -> bool:
+    """Whether ``text`` names an array that nothing in the kernel reassigns or writes
+    (a kernel argument or a constant), so a value computed from it can be hoisted into
+    the prelude."""
+    return text in ctx.reserved or text.startswith("K_")
+
+
+def private_values(ctx) -> set:
+    """Values of the program being lowered (``ctx.body``) whose arrays nothing keeps
+    past the program's end: not its outputs, and read only by fused elementwise loops
+    and by products, which read their operands and write new arrays.  Inside a loop
+    body such a value can live in one buffer reused by every iteration."""
+    body = ctx.body
+    if body is None:
+        return set()
+    key = ("private", id(body))
+    held = ctx.hoisted.get(key)
+    if held is None or held[0] is not body:   # (the program is kept: ids are reused)
+        shared = {v for v in body.outvars if type(v) is Var}
+        for kind, eqns in plan_groups(body):
+            for e in eqns:
+                if kind != "fused" and e.primitive.name != "dot_general":
+                    shared.update(a for a in e.invars if type(a) is Var)
+        held = ctx.hoisted[key] = (body, {v for e in body.eqns for v in e.outvars} - shared)
+    return held[1]
+
+
+def output_buffer(ctx, var, prefix="p") -> str:
+    """A new array for ``var``'s value, which the caller overwrites entirely.  Inside a
+    loop body, a private value's array is allocated once, in the kernel's prelude."""
+    name = ctx.fresh(prefix)
+    line = f"{name} = np.empty({tuple(var.aval.shape)!r}, {dtype_name(var.aval.dtype)})"
+    if ctx.level > 1 and var in private_values(ctx):
+        with prelude(ctx):
+            ctx.emit(line)
+    else:
+        ctx.emit(line)
+    return name
