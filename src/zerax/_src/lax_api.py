@@ -6,6 +6,8 @@ scalar operand takes the dtype of the array operand (it is weakly typed).
 
 from __future__ import annotations
 
+import builtins
+
 import numpy as np
 
 from .. import errors
@@ -16,6 +18,7 @@ from .ops import reduce as red
 from .ops import shape as sh
 
 _PY = (bool, int, float, complex)
+builtins_max, builtins_min = builtins.max, builtins.min   # max/min are lax's below
 
 
 def _coerce(*args):
@@ -409,3 +412,235 @@ class _LazyTable(dict):
 
 
 _MONOIDS = _LazyTable()
+
+
+# --------------------------------------------------------------------------- shapes
+
+
+def split(operand, sizes, axis=0):
+    """Split ``operand`` along ``axis`` into pieces of the given ``sizes`` (which must
+    add up to the axis length).
+
+    >>> import numpy as np
+    >>> [p.shape for p in split(np.zeros((5, 2)), (2, 3))]
+    [(2, 2), (3, 2)]
+    """
+    (operand,) = _coerce(operand)
+    nd = len(operand.shape)
+    axis = int(axis) % builtins_max(nd, 1)
+    sizes = tuple(int(s) for s in sizes)
+    if any(s < 0 for s in sizes) or sum(sizes) != operand.shape[axis]:
+        raise errors.ShapeError(
+            f"lax.split: sizes {sizes} must be non-negative and add up to the size "
+            f"{operand.shape[axis]} of axis {axis}.")
+    out, start = [], 0
+    for s in sizes:
+        out.append(slice_in_dim(operand, start, start + s, axis=axis))
+        start += s
+    return out
+
+
+def tile(operand, reps):
+    """Repeat ``operand`` ``reps[i]`` times along each axis ``i`` (one rep per axis).
+
+    >>> tile(np.array([[1, 2]]), (2, 2))
+    Array([[1, 2, 1, 2],
+           [1, 2, 1, 2]], dtype=int64)
+    """
+    (operand,) = _coerce(operand)
+    shape = tuple(operand.shape)
+    reps = tuple(int(r) for r in reps)
+    if len(reps) != len(shape) or builtins_min(reps, default=0) < 0:
+        raise errors.ShapeError(
+            f"lax.tile: reps {reps} must give one non-negative count per axis of the "
+            f"operand of shape {shape}.")
+    big = tuple(v for r, d in zip(reps, shape) for v in (r, d))
+    out = sh.broadcast_in_dim(operand, big, tuple(range(1, 2 * len(shape), 2)))
+    return sh.reshape(out, tuple(r * d for r, d in zip(reps, shape)))
+
+
+def broadcast_shapes(*shapes):
+    """The shape NumPy broadcasting gives for ``shapes``.
+
+    >>> broadcast_shapes((2, 1), (3,))
+    (2, 3)
+    """
+    try:
+        return tuple(int(d) for d in np.broadcast_shapes(*(tuple(s) for s in shapes)))
+    except ValueError:
+        raise errors.ShapeError(
+            f"lax.broadcast_shapes: incompatible shapes for broadcasting: {shapes}") from None
+
+
+def empty(shape, dtype, *, out_sharding=None):
+    """An array of ``shape`` and ``dtype`` whose contents do not matter (zeros here).
+
+    >>> empty((2,), np.float32).shape
+    (2,)
+    """
+    return full(shape, 0, dtype)
+
+
+def stack(operands, axis=0):
+    """Stack equal-shaped, equal-dtype arrays along a new ``axis`` (no promotion).
+
+    >>> stack([np.zeros(3), np.ones(3)], axis=1).shape
+    (3, 2)
+    """
+    ops = [as_input(x, "lax.stack operand") for x in operands]
+    if not ops:
+        raise errors.ZeraxValueError("lax.stack needs at least one operand")
+    shape, dt = tuple(ops[0].shape), np.dtype(ops[0].dtype)
+    if any(tuple(x.shape) != shape or np.dtype(x.dtype) != dt for x in ops):
+        raise errors.ZeraxTypeError(
+            "lax.stack: operands must have equal shapes and dtypes, got "
+            f"{[(tuple(x.shape), np.dtype(x.dtype).name) for x in ops]}.")
+    axis = int(axis) % (len(shape) + 1)
+    return sh.concatenate([sh.expand_dims(x, (axis,)) for x in ops], axis)
+
+
+def unstack(x, axis=0):
+    """The slices of ``x`` along ``axis``, as a tuple.
+
+    >>> [a.shape for a in unstack(np.zeros((2, 3)), axis=1)]
+    [(2,), (2,), (2,)]
+    """
+    (x,) = _coerce(x)
+    nd = len(x.shape)
+    axis = int(axis) % builtins_max(nd, 1)
+    return tuple(index_in_dim(x, i, axis, keepdims=False) for i in range(x.shape[axis]))
+
+
+# --------------------------------------------------------------------------- bits
+
+
+def _int_operands(fname, *args):
+    args = _coerce(*args)
+    dts = {np.dtype(a.dtype) for a in args}
+    if len(dts) != 1 or next(iter(dts)).kind not in "iu":
+        raise errors.ZeraxTypeError(
+            f"lax.{fname} takes integer operands of one dtype, got "
+            f"{', '.join(sorted(d.name for d in dts))}.")
+    return args, next(iter(dts))
+
+
+def _unsigned(x, dt):
+    if dt.kind == "u":
+        return x
+    return ew.convert_element_type(x, np.dtype(f"uint{dt.itemsize * 8}"))
+
+
+def _from_unsigned(x, dt):
+    return x if np.dtype(x.dtype) == dt else ew.convert_element_type(x, dt)
+
+
+def shift_right_logical(x, y):
+    """Elementwise logical right shift: zeros come in from the left, also for signed
+    integers; shifts of the bit width or more (or negative) give 0, as in XLA.
+
+    >>> shift_right_logical(np.array([-8, 8], np.int8), np.array([1, 1], np.int8))
+    Array([124,   4], dtype=int8)
+    """
+    (x, y), dt = _int_operands("shift_right_logical", x, y)
+    bits = dt.itemsize * 8
+    ux, uy = _unsigned(x, dt), _unsigned(y, dt)
+    u = np.dtype(ux.dtype)
+    big = ew.ge(uy, np.array(bits, u))
+    safe = ew.select_n(big, uy, np.zeros((), u))
+    out = ew.select_n(big, bind(ew.shift_right_p, ux, safe), np.zeros((), u))
+    return _from_unsigned(out, dt)
+
+
+def _popcount_unsigned(x):
+    u = np.dtype(x.dtype)
+    bits = u.itemsize * 8
+
+    def k(pattern):
+        return np.array(int(pattern, 16) & ((1 << bits) - 1), u)
+
+    def shr(v, n):
+        return bind(ew.shift_right_p, v, np.array(n, u))
+
+    x = ew.sub(x, ew.bitwise_and(shr(x, 1), k("5" * 16)))
+    x = ew.add(ew.bitwise_and(x, k("3" * 16)), ew.bitwise_and(shr(x, 2), k("3" * 16)))
+    x = ew.bitwise_and(ew.add(x, shr(x, 4)), k("0f" * 8))
+    n = 8
+    while n < bits:                  # add up the byte counts into the lowest byte
+        x = ew.add(x, shr(x, n))
+        n *= 2
+    return ew.bitwise_and(x, np.array(0xFF, u)) if bits > 8 else x
+
+
+def population_count(x):
+    """Elementwise number of set bits (of the two's complement for signed integers).
+
+    >>> population_count(np.array([0, 7, -1], np.int8))
+    Array([0, 3, 8], dtype=int8)
+    """
+    (x,), dt = _int_operands("population_count", x)
+    return _from_unsigned(_popcount_unsigned(_unsigned(x, dt)), dt)
+
+
+def clz(x):
+    """Elementwise number of leading zero bits.
+
+    >>> clz(np.array([0, 1, -1], np.int32))
+    Array([32, 31,  0], dtype=int32)
+    """
+    (x,), dt = _int_operands("clz", x)
+    bits = dt.itemsize * 8
+    ux = _unsigned(x, dt)
+    u = np.dtype(ux.dtype)
+    n = 1
+    while n < bits:                  # smear the highest set bit to the right
+        ux = ew.bitwise_or(ux, bind(ew.shift_right_p, ux, np.array(n, u)))
+        n *= 2
+    return _from_unsigned(ew.sub(np.array(bits, u), _popcount_unsigned(ux)), dt)
+
+
+def _tree_reduce(x, axes, op):
+    """Reduce ``axes`` of ``x`` with the associative elementwise ``op`` by halving."""
+    nd = len(x.shape)
+    axes = tuple(sorted({int(a) % builtins_max(nd, 1) for a in axes}))
+    keep = [d for d in range(nd) if d not in axes]
+    kept = tuple(x.shape[d] for d in keep)
+    m = int(np.prod([x.shape[a] for a in axes], dtype=np.int64))
+    if m == 0:
+        return full(kept, 0, np.dtype(x.dtype))
+    if axes + tuple(keep) != tuple(range(nd)):
+        x = sh.transpose(x, axes + tuple(keep))
+    x = sh.reshape(x, (m,) + kept)
+    while m > 1:
+        h = m // 2
+        pair = op(slice_in_dim(x, 0, h), slice_in_dim(x, h, 2 * h))
+        x = pair if m % 2 == 0 else sh.concatenate([pair, slice_in_dim(x, 2 * h, m)], 0)
+        m = x.shape[0]
+    return sh.reshape(x, kept)
+
+
+def reduce_xor(operand, axes):
+    """Bitwise xor (for booleans: parity) over ``axes``.
+
+    >>> reduce_xor(np.array([3, 5, 6]), (0,))
+    Array(0, dtype=int64)
+    """
+    (operand,) = _coerce(operand)
+    if np.dtype(operand.dtype).kind not in "biu":
+        raise errors.ZeraxTypeError(
+            f"lax.reduce_xor takes boolean or integer operands, got {np.dtype(operand.dtype)}")
+    return _tree_reduce(operand, axes, ew.bitwise_xor)
+
+
+def nextafter(x1, x2):
+    """The next representable float after ``x1`` towards ``x2`` (same dtypes, exact).
+
+    >>> nextafter(np.float32(1.0), np.float32(2.0))
+    Array(1.0000001, dtype=float32)
+    """
+    from . import lax_numpy as jnp
+    a, b = _coerce(x1, x2)
+    if np.dtype(a.dtype) != np.dtype(b.dtype) or np.dtype(a.dtype).kind != "f":
+        raise errors.ZeraxTypeError(
+            "lax.nextafter takes float operands of one dtype, got "
+            f"{np.dtype(a.dtype)} and {np.dtype(b.dtype)}.")
+    return jnp.nextafter(a, b)

@@ -30,6 +30,13 @@ from .._src.lax_api import (  # noqa: F401
     reduce,
     add, clamp, cos, cosh, digamma, div, eq, exp, floor, ge, gt, le, log, lt, max, min, mul,
     ne, neg, pow, rem, rsqrt, sign, sin, sinh, sqrt, sub, tanh,
+    split, tile, broadcast_shapes, empty, stack, unstack, shift_right_logical,
+    population_count, clz, reduce_xor, nextafter,
+)
+from .._src.lax_windowed import (  # noqa: F401
+    ConvDimensionNumbers, conv, conv_dimension_numbers, conv_general_dilated,
+    conv_general_permutations, conv_transpose, conv_with_general_padding, padtype_to_pads,
+    reduce_window,
 )
 maximum, minimum = max, min
 

@@ -12,10 +12,17 @@ from numpy import (  # noqa: F401
     bool_, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float16, float32,
     float64, complex64, complex128, dtype, finfo, iinfo, issubdtype, promote_types,
     result_type, can_cast, pi, e, inf, nan, newaxis, euler_gamma, integer, floating,
-    inexact, number, signedinteger, unsignedinteger, complexfloating, generic,
+    inexact, number, signedinteger, unsignedinteger, complexfloating, generic, isdtype,
+    iterable,
 )
 
 bool = _np.bool_  # noqa: A001 - NumPy 2 exposes np.bool
 float_ = _np.float64
 
-__all__ = list(_all) + ["ndarray", "linalg"]
+# NumPy's aliases of the default dtypes
+single, double = _np.float32, _np.float64
+csingle, cdouble = _np.complex64, _np.complex128
+int_, uint = _np.int64, _np.uint64
+
+__all__ = list(_all) + ["ndarray", "linalg", "single", "double", "csingle", "cdouble",
+                        "int_", "uint", "isdtype", "iterable"]

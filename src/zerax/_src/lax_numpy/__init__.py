@@ -2,7 +2,7 @@
 
 Submodules by concept: ufuncs (elementwise), creation, shape_ops, joining, padding,
 reductions, statistics, nanstatistics, indexing_ops, index_tricks, setops, linalg_ops,
-extras (tests, windows, vectorize, ...), polynomial.  Each defines
+extras (tests, windows, vectorize, ...), polynomial, bits, histograms.  Each defines
 ``__all__``; this package re-exports them.
 """
 
@@ -20,15 +20,18 @@ from .linalg_ops import *  # noqa: F401,F403
 from .extras import *  # noqa: F401,F403
 from .polynomial import *  # noqa: F401,F403
 from .nanstatistics import *  # noqa: F401,F403
+from .bits import *  # noqa: F401,F403
+from .histograms import *  # noqa: F401,F403
 from . import (ufuncs, creation, shape_ops, joining, padding, reductions, statistics,
                indexing_ops, index_tricks, setops, linalg_ops, extras, polynomial,
-               nanstatistics)
+               nanstatistics, bits, histograms)
 
 __all__ = sorted(set(ufuncs.__all__ + creation.__all__ + shape_ops.__all__ + joining.__all__
                      + padding.__all__ + reductions.__all__ + statistics.__all__
                      + indexing_ops.__all__ + index_tricks.__all__ + setops.__all__
                      + linalg_ops.__all__ + extras.__all__ + polynomial.__all__
-                     + nanstatistics.__all__))
+                     + nanstatistics.__all__ + bits.__all__
+                     + histograms.__all__))
 
 
 def _install_array_operators():

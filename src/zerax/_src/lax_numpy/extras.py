@@ -1,7 +1,8 @@
 """NumPy's odds and ends on zerax values: closeness and equality tests, type predicates,
 number theory and floating-point decomposition (``gcd``, ``lcm``, ``frexp``, ``spacing``,
 ``nextafter``), the Bessel function ``i0``, ``rollaxis`` and the functional helpers
-(``vectorize``, ``apply_along_axis``, ``fromfunction``, ``piecewise``).
+(``vectorize``, ``apply_along_axis``, ``apply_over_axes``, ``fromfunction``,
+``piecewise``).
 
 Everything is composed from primitives and other ``zerax.numpy`` functions (no rules of
 its own), so it works under every transform; ``vectorize`` and ``apply_along_axis``
@@ -37,6 +38,7 @@ from ._util import (
 __all__ = [
     "allclose",
     "apply_along_axis",
+    "apply_over_axes",
     "array_equal",
     "array_equiv",
     "fabs",
@@ -617,6 +619,31 @@ def apply_along_axis(func1d, axis, arr, *args, **kwargs):
     lead = nd - 1
     perm = list(range(axis)) + list(range(lead, res.ndim)) + list(range(axis, lead))
     return _so.transpose(res, perm) if perm != list(range(res.ndim)) else res
+
+
+def apply_over_axes(func, a, axes):
+    """Apply ``func(a, axis)`` repeatedly, once per axis in ``axes``; a result that
+    lost the axis gets it back with size 1 (``numpy.apply_over_axes``).
+
+    >>> import zerax.numpy as znp
+    >>> znp.apply_over_axes(znp.sum, znp.arange(6.0).reshape(2, 3), [0, 1])
+    Array([[15.]], dtype=float64)
+    """
+    val = ensure_array(a, "apply_over_axes")
+    n = val.ndim
+    for axis in ([axes] if np.ndim(axes) == 0 else list(axes)):
+        axis = int(axis)
+        if axis < 0:
+            axis += n
+        res = ensure_array(func(val, axis), "apply_over_axes")
+        if res.ndim != val.ndim:
+            res = _so.expand_dims(res, axis)
+            if res.ndim != val.ndim:
+                raise errors.ZeraxValueError(
+                    "zerax.numpy.apply_over_axes: function is not returning an array of the "
+                    "correct shape")
+        val = res
+    return val
 
 
 def fromfunction(function, shape, *, dtype=float, like=None, **kwargs):

@@ -1,6 +1,7 @@
 """`zerax.numpy` index tricks: index arrays for triangles and diagonals (``tril_indices``,
-``diag_indices``, ...), open meshes (``ix_``), flat <-> multi-index conversion
-(``unravel_index``, ``ravel_multi_index``) and ``fill_diagonal``.
+``diag_indices``, ``mask_indices``, ...), open meshes (``ix_``), flat <-> multi-index
+conversion (``unravel_index``, ``ravel_multi_index``), ``fill_diagonal``, and the index
+objects ``mgrid``, ``ogrid``, ``r_``, ``c_``, ``s_``, ``index_exp``.
 
 Index arrays that depend only on shapes are computed by NumPy and wrapped as int64 arrays;
 ``unravel_index``, ``ravel_multi_index`` and ``fill_diagonal`` are composed from zerax ops
@@ -39,6 +40,7 @@ from .indexing_ops import (
 __all__ = [
     "diag_indices", "diag_indices_from", "fill_diagonal", "ix_", "ravel_multi_index",
     "tril_indices", "tril_indices_from", "triu_indices", "triu_indices_from", "unravel_index",
+    "mask_indices", "mgrid", "ogrid", "r_", "c_", "s_", "index_exp",
 ]
 
 
@@ -211,3 +213,197 @@ def fill_diagonal(a, val, wrap=False, *, inplace=True):
     out = _upd.scatter(_ravel(a), v, [pos], [("a", 0)], "set", "clip")
     return reshape(out, a.shape)
 
+
+
+def mask_indices(n, mask_func, k=0, *, size=None):
+    """Indices of the nonzero entries of ``mask_func(ones((n, n)), k)`` (for example
+    ``mask_func=zerax.numpy.triu``).
+
+    >>> import zerax.numpy as znp
+    >>> znp.mask_indices(3, znp.triu, 1)
+    (Array([0, 0, 1], dtype=int64), Array([1, 2, 2], dtype=int64))
+    """
+    from .indexing_ops import nonzero
+    from .creation import ones
+    n = operator.index(n)
+    return nonzero(mask_func(ones((n, n), np.int64), k), size=size)
+
+
+# --------------------------------------------------------------------------- index objects
+
+
+def _slice_grid(s, op_name):
+    """``s.start:s.stop:s.step`` as an arange, or a linspace for an imaginary step."""
+    from .creation import arange, linspace
+    vals = []
+    for v, what in ((s.start, "start"), (s.stop, "stop"), (s.step, "step")):
+        if isinstance(v, (Array, Tracer)):
+            if not is_concrete(v):
+                raise errors.ConcretizationError(
+                    f"zerax.numpy.{op_name}: the slice {what} must be a concrete value, not a "
+                    "traced one (the grid's length depends on it).")
+            v = concrete_value(v).item()
+        vals.append(v)
+    start, stop, step = vals
+    start = 0 if start is None else start
+    step = 1 if step is None else step
+    if isinstance(step, complex) or np.iscomplexobj(step):
+        return linspace(start, stop, int(abs(step)))
+    return arange(start, stop, step)
+
+
+def _grid(key, op_name, sparse):
+    from .creation import arange, meshgrid
+    from .joining import stack
+    from ._util import as_dtype, result_type
+    if isinstance(key, slice):
+        return _slice_grid(key, op_name)
+    axes = [_slice_grid(k, op_name) for k in key]
+    if not axes:
+        return arange(0) if not sparse else []
+    dt = result_type(*axes)
+    axes = [as_dtype(a, dt) for a in axes]
+    grids = meshgrid(*axes, indexing="ij", sparse=sparse)
+    return list(grids) if sparse else stack(grids, 0)
+
+
+class _Mgrid:
+    """A dense multi-dimensional mesh grid: ``mgrid[0:3, 0:2]`` has shape (2, 3, 2);
+    an imaginary step ``5j`` asks for 5 points including the end (``numpy.mgrid``).
+
+    >>> import zerax.numpy as znp
+    >>> znp.mgrid[0:2, 0:3]
+    Array([[[0, 0, 0],
+            [1, 1, 1]],
+    <BLANKLINE>
+           [[0, 1, 2],
+            [0, 1, 2]]], dtype=int64)
+    >>> znp.mgrid[0:1:3j]
+    Array([0. , 0.5, 1. ], dtype=float64)
+    """
+
+    def __getitem__(self, key):
+        return _grid(key, "mgrid", sparse=False)
+
+
+class _Ogrid:
+    """An open mesh grid: a list of arrays that broadcast against each other
+    (``numpy.ogrid``; a list, as JAX returns).
+
+    >>> import zerax.numpy as znp
+    >>> [a.shape for a in znp.ogrid[0:2, 0:3]]
+    [(2, 1), (1, 3)]
+    """
+
+    def __getitem__(self, key):
+        return _grid(key, "ogrid", sparse=True)
+
+
+mgrid = _Mgrid()
+ogrid = _Ogrid()
+
+
+class _AxisConcat:
+    """Concatenate slices (aranges), scalars and arrays along an axis, with NumPy's
+    string directives (``'r'``, ``'c'``, ``'axis,ndmin,trans1d'``)."""
+
+    axis = 0
+    ndmin = 1
+    trans1d = -1
+    op_name = "r_"
+
+    def __getitem__(self, key):
+        from ._util import as_dtype, check_arg, result_type
+        from .joining import concatenate
+        from .shape_ops import expand_dims, reshape, swapaxes, transpose
+        items = key if isinstance(key, tuple) else (key,)
+        params = [self.axis, self.ndmin, self.trans1d, -1]
+        if items and isinstance(items[0], str):
+            directive, items = items[0], items[1:]
+            if directive == "r":
+                params[-1] = 0
+            elif directive == "c":
+                params[-1] = 1
+            else:
+                vec = directive.split(",")
+                vec = vec + params[len(vec):] if len(vec) < 4 else vec[:3] + [params[-1]]
+                try:
+                    params = [int(v) for v in vec]
+                except ValueError:
+                    raise errors.ZeraxValueError(
+                        f"zerax.numpy.{self.op_name}: could not understand directive "
+                        f"{directive!r}") from None
+        axis, ndmin, trans1d, matrix = params
+        objs, kinds = [], []
+        for item in items:
+            if isinstance(item, str):
+                raise errors.ZeraxValueError(
+                    f"zerax.numpy.{self.op_name}: a string directive must come first")
+            if isinstance(item, slice):
+                objs.append(_slice_grid(item, self.op_name))
+                kinds.append("slice")
+            else:
+                objs.append(check_arg(item, self.op_name))
+                kinds.append("scalar" if type(item) in (bool, int, float, complex)
+                             else "array")
+        if not objs:
+            from .creation import array
+            return array([])
+        dt = result_type(*objs)      # Python scalars stay weak, as in NumPy
+        out = []
+        for obj, kind in zip(objs, kinds):
+            a = as_dtype(obj, dt)
+            if not isinstance(a, (Array, Tracer)):
+                a = Array._wrap(np.asarray(a))
+            item_ndim = a.ndim
+            if a.ndim < ndmin:
+                a = reshape(a, (1,) * (ndmin - a.ndim) + tuple(a.shape))
+            if trans1d != -1 and kind == "slice" and ndmin > 1:      # NumPy's rules
+                a = swapaxes(a, -1, trans1d)
+            elif trans1d != -1 and kind == "array" and item_ndim < ndmin:
+                k2, k1 = ndmin - item_ndim, trans1d
+                if k1 < 0:
+                    k1 += k2 + 1
+                order = list(range(ndmin))
+                a = transpose(a, tuple(order[:k1] + order[k2:] + order[k1:k2]))
+            out.append(a)
+        res = concatenate(out, axis=axis)
+        if matrix != -1 and res.ndim == 1:
+            res = expand_dims(res, matrix)
+        return res
+
+    def __len__(self):
+        return 0
+
+
+class _RClass(_AxisConcat):
+    """Concatenate slices, scalars and arrays along the first axis (``numpy.r_``).
+
+    >>> import zerax.numpy as znp
+    >>> znp.r_[0:3, 7, znp.array([8, 9])]
+    Array([0, 1, 2, 7, 8, 9], dtype=int64)
+    >>> znp.r_["0,2", [1, 2], [3, 4]]
+    Array([[1, 2],
+           [3, 4]], dtype=int64)
+    """
+
+
+class _CClass(_AxisConcat):
+    """Concatenate along the last axis, 1-d inputs becoming columns (``numpy.c_``).
+
+    >>> import zerax.numpy as znp
+    >>> znp.c_[[1, 2], [3, 4]]
+    Array([[1, 3],
+           [2, 4]], dtype=int64)
+    """
+
+    axis = -1
+    ndmin = 2
+    trans1d = 0
+    op_name = "c_"
+
+
+r_ = _RClass()
+c_ = _CClass()
+s_ = np.s_
+index_exp = np.index_exp

@@ -1,8 +1,9 @@
 """NumPy's functions of sampled sequences on zerax values: polynomials as coefficient
-arrays (``polyval``, ``polyadd``, ``polysub``, ``polymul``, ``polyder``, ``polyint``,
-``vander``, ``trim_zeros``), 1-d convolution and correlation, piecewise-linear
-interpolation (``interp``), finite-difference gradients (``gradient``) and the window
-functions (``hanning``, ``hamming``, ``blackman``, ``bartlett``, ``kaiser``).
+arrays (``polyval``, ``polyadd``, ``polysub``, ``polymul``, ``polydiv``, ``polyder``,
+``polyint``, ``poly``, ``vander``, ``trim_zeros``), 1-d convolution and correlation,
+piecewise-linear interpolation (``interp``), finite-difference gradients (``gradient``),
+phase unwrapping (``unwrap``) and the window functions (``hanning``, ``hamming``,
+``blackman``, ``bartlett``, ``kaiser``).
 
 Compositions of primitives and other ``zerax.numpy`` functions (no rules of their
 own): float results are differentiable.  Orders, lengths, modes and window sizes are
@@ -30,8 +31,8 @@ from .extras import i0
 
 __all__ = [
     "bartlett", "blackman", "convolve", "correlate", "gradient", "hamming", "hanning",
-    "interp", "kaiser", "polyadd", "polyder", "polyint", "polymul", "polysub", "polyval",
-    "trim_zeros", "vander",
+    "interp", "kaiser", "poly", "polyadd", "polyder", "polydiv", "polyint", "polymul",
+    "polysub", "polyval", "trim_zeros", "unwrap", "vander",
 ]
 
 _PY = (bool, int, float, complex)
@@ -545,3 +546,117 @@ def kaiser(M, beta):
     alpha = (M - 1) / 2.0
     s = np.sqrt(1 - ((n - alpha) / alpha) ** 2.0)
     return _uf.true_divide(i0(_uf.multiply(beta, s)), i0(beta))
+
+
+# --------------------------------------------------------------------------- poly, polydiv
+
+
+def poly(seq_of_zeros):
+    """The coefficients (highest power first, leading 1) of the polynomial with the
+    given real roots (``numpy.poly`` for a 1-d sequence of roots; the square-matrix
+    form needs eigenvalues and is not supported).
+
+    >>> import zerax.numpy as znp
+    >>> znp.poly([1.0, 2.0])
+    Array([ 1., -3.,  2.], dtype=float64)
+    """
+    z = _atleast_1d(seq_of_zeros, "poly")
+    _no_complex("poly", z)
+    if z.ndim == 2 and z.shape[0] == z.shape[1] and z.shape[0] != 0:
+        raise errors.NotSupportedError(
+            "zerax.numpy.poly: the characteristic polynomial of a matrix needs its "
+            "eigenvalues, which zerax does not compute yet; pass the 1-d roots instead.")
+    if z.ndim != 1:
+        raise errors.ShapeError("zerax.numpy.poly: input must be 1d or non-empty square 2d "
+                                "array.")
+    dt = np.dtype(np.float32) if np.dtype(z.dtype) == np.float32 else np.dtype(np.float64)
+    z = as_dtype(z, dt)
+    if z.shape[0] == 0:
+        return _cr.ones((), dt)
+    a = _cr.ones((1,), dt)
+    zero = _cr.zeros((1,), dt)
+    for k in range(z.shape[0]):      # a(x) * (x - z_k)
+        a = _uf.subtract(_jn.concatenate([a, zero]),
+                         _uf.multiply(z[k], _jn.concatenate([zero, a])))
+    return a
+
+
+def polydiv(u, v, *, trim_leading_zeros=False):
+    """Quotient and remainder of polynomial division ``u / v`` (highest power first),
+    as JAX's ``polydiv``: the remainder keeps ``u``'s length unless
+    ``trim_leading_zeros`` (concrete values only; entries below ``sqrt(eps)`` count as
+    zeros, as JAX).
+
+    >>> import zerax.numpy as znp
+    >>> q, r = znp.polydiv([1.0, -3.0, 2.0], [1.0, -1.0])
+    >>> q, r
+    (Array([ 1., -2.], dtype=float64), Array([0., 0., 0.], dtype=float64))
+    """
+    u, v = _atleast_1d(u, "polydiv"), _atleast_1d(v, "polydiv")
+    _no_complex("polydiv", u, v)
+    if u.ndim != 1 or v.ndim != 1:
+        raise errors.ShapeError("zerax.numpy.polydiv: u and v must be 1-d coefficient arrays")
+    dt = np.result_type(np.dtype(u.dtype), np.dtype(v.dtype), 1.0)
+    if dt.kind != "f":
+        dt = np.dtype(np.float64)
+    u, v = as_dtype(u, dt), as_dtype(v, dt)
+    m, n = u.shape[0] - 1, v.shape[0] - 1
+    scale = _uf.true_divide(1.0, v[0])
+    qs = []
+    for k in range(m - n + 1):
+        d = _uf.multiply(scale, u[k])
+        qs.append(_so.reshape(d, (1,)))
+        upd = _uf.multiply(d, v)
+        u = _jn.concatenate([u[:k], _uf.subtract(u[k:k + n + 1], upd), u[k + n + 1:]])
+    q = _jn.concatenate(qs) if qs else _cr.zeros((1,), dt)
+    if trim_leading_zeros:
+        vals = np.asarray(concrete_value(u)) if not isinstance(u, Array) else np.asarray(u)
+        small = np.abs(vals) < np.sqrt(np.finfo(dt).eps)
+        if small.all():
+            return q, _cr.zeros((0,), dt)
+        u = u[int(np.argmin(small)):]
+    return q, u
+
+
+# --------------------------------------------------------------------------- unwrap
+
+
+def unwrap(p, discont=None, axis=-1, period=2 * np.pi):
+    """Unwrap phases along ``axis``: jumps larger than ``max(discont, period / 2)`` are
+    replaced by their ``period``-complement (``numpy.unwrap``; integer inputs with an
+    integer ``period`` stay integers).
+
+    >>> import zerax.numpy as znp
+    >>> znp.unwrap([0.0, 3.0, 6.0, 9.0], period=4)
+    Array([ 0., -1., -2., -3.], dtype=float64)
+    """
+    from ._util import result_type
+    from .reductions import cumsum
+    from .statistics import diff
+    p = _arr(p, "unwrap")
+    _no_complex("unwrap", p)
+    nd = p.ndim
+    axis = normalize_axis(axis, nd, "unwrap")
+    dd = diff(p, axis=axis)
+    if discont is None:
+        discont = period / 2
+    dt = result_type(dd, period)
+    if dt.kind in "iub":
+        high, rem = divmod(period, 2)
+        ambiguous = rem == 0
+    else:
+        high, ambiguous = period / 2, True
+    low = -high
+    dd = as_dtype(dd, dt)
+    ddmod = _uf.add(_uf.remainder(_uf.subtract(dd, low), period), low)
+    if ambiguous:
+        fix = _uf.logical_and(_uf.equal(ddmod, low), _uf.greater(dd, 0))
+        ddmod = _ix.where(fix, as_dtype(high, dt), ddmod)
+    ph = _uf.subtract(ddmod, dd)
+    ph = _ix.where(_uf.less(_uf.absolute(dd), discont), as_dtype(0, dt), ph)
+    p = as_dtype(p, dt)
+    head = _so._slice_axis(p, axis, 0, min(1, p.shape[axis]))
+    tail = _so._slice_axis(p, axis, 1, p.shape[axis]) if p.shape[axis] > 1 else None
+    if tail is None:
+        return p
+    return _jn.concatenate([head, _uf.add(tail, cumsum(ph, axis=axis))], axis=axis)

@@ -1,24 +1,31 @@
-"""`zerax.numpy` set functions: ``unique``, ``isin``, ``intersect1d``, ``union1d``,
-``setdiff1d``, ``setxor1d``.
+"""`zerax.numpy` set functions: ``unique`` (and the array-API ``unique_values``,
+``unique_counts``, ``unique_inverse``, ``unique_all``), ``isin``, ``intersect1d``,
+``union1d``, ``setdiff1d``, ``setxor1d``.
 
 Their output shapes depend on the values, so (except ``isin``, a sort and a binary search
 that works under tracing) they need concrete inputs and raise `ConcretizationError`
-under tracing, like JAX without ``size=``.  Their values are still gathers of the inputs,
-so derivatives flow through them.
+under tracing, like JAX without ``size=``.  The ``unique_*`` functions take JAX's
+``size=`` (and ``fill_value=``): then the output has a static length and they work
+under tracing (a stable sort, a cumulative sum and scatters).  Values are gathers of
+the inputs, so derivatives flow through them.
 """
 
 from __future__ import annotations
+
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from ..ops import indexing as _ix
 from ..ops import sort as _sort
-from ..ops.elementwise import clamp, convert_element_type, eq
+from ... import errors
+from ..ops.elementwise import add, clamp, convert_element_type, eq, lt
 from ..ops.shape import concatenate
 from ._util import as_dtype, ensure_array, normalize_axis
 from .indexing_ops import _I64, _as_zx, _axis_entries, _concrete, _ravel, _wrap, searchsorted
 
-__all__ = ["unique", "isin", "intersect1d", "union1d", "setdiff1d", "setxor1d"]
+__all__ = ["unique", "isin", "intersect1d", "union1d", "setdiff1d", "setxor1d",
+           "unique_all", "unique_counts", "unique_inverse", "unique_values"]
 
 
 def unique(ar, return_index=False, return_inverse=False, return_counts=False, axis=None, *,
@@ -119,3 +126,130 @@ def setxor1d(ar1, ar2, assume_unique=False):
     v = np.asarray(_concrete(aux, "setxor1d"))
     flag = np.concatenate(([True], v[1:] != v[:-1], [True]))
     return _ix.getitem(aux, flag[1:] & flag[:-1])
+
+
+# --------------------------------------------------------------------------- array API
+
+
+class UniqueAllResult(NamedTuple):
+    values: Any
+    indices: Any
+    inverse_indices: Any
+    counts: Any
+
+
+class UniqueCountsResult(NamedTuple):
+    values: Any
+    counts: Any
+
+
+class UniqueInverseResult(NamedTuple):
+    values: Any
+    inverse_indices: Any
+
+
+def _unique_parts(x, fname, size, fill_value):
+    """(values, first indices, inverse indices shaped like x, counts); NaNs are
+    distinct (``equal_nan=False``, as NumPy's and JAX's array-API functions)."""
+    x = ensure_array(x, fname)
+    flat = _ravel(x)
+    if size is None:
+        v = np.asarray(_concrete(x, fname)).ravel()
+        _, first, inv, counts = np.unique(v, return_index=True, return_inverse=True,
+                                          return_counts=True, equal_nan=False)
+        first = first.astype(_I64)
+        values = _ix.gather(flat, [first], [("a", 0)])
+        inverse = _wrap(inv.astype(_I64).reshape(tuple(x.shape)))
+        return values, _wrap(first), inverse, _wrap(counts.astype(_I64))
+    return _unique_sized(x, flat, int(size), fill_value, fname)
+
+
+def _unique_sized(x, flat, size, fill_value, fname):
+    """The traced path: a stable sort, run starts, their ranks by a cumulative sum, and
+    scatters into ``size`` slots (extra unique values are dropped)."""
+    from ..ops.elementwise import ne, select_n, sub
+    from ..ops.index_update import scatter
+    from ..ops.reduce import cumsum
+    from ..ops.shape import iota, reshape
+    from .indexing_ops import argsort
+    n = flat.shape[0]
+    if size < 0:
+        raise errors.ShapeError(f"zerax.numpy.{fname}: size must be non-negative, got {size}")
+    dt = np.dtype(flat.dtype)
+    if n == 0:
+        fill = 0 if fill_value is None else fill_value
+        return (as_dtype(_wrap(np.full((size,), fill, dt)), dt), _wrap(np.zeros(size, _I64)),
+                _wrap(np.zeros(tuple(x.shape), _I64)), _wrap(np.zeros(size, _I64)))
+    perm = convert_element_type(argsort(flat, stable=True), _I64)
+    s = _ix.gather(flat, [perm], [("a", 0)])
+    new = concatenate([_wrap(np.ones(1, bool)),
+                       ne(_ix.getitem(s, slice(1, None)), _ix.getitem(s, slice(None, -1)))], 0)
+    rank = sub(cumsum(convert_element_type(new, _I64), 0), np.ones((), _I64))
+    out_of_range = np.array(size, _I64)
+    slot = select_n(new, out_of_range, rank)              # run starts only
+    first = scatter(_bcast(_ix.getitem(perm, 0), size), perm, [slot], [("a", 0)], "set",
+                    "drop")
+    counts = scatter(_wrap(np.zeros(size, _I64)), _wrap(np.ones(n, _I64)), [rank],
+                     [("a", 0)], "add", "drop")
+    inverse = reshape(scatter(_wrap(np.zeros(n, _I64)), rank, [perm], [("a", 0)], "set",
+                              "drop"), tuple(x.shape))
+    n_unique = add(_ix.getitem(rank, -1), np.ones((), _I64))
+    valid = lt(iota(_I64, (size,), 0), n_unique)
+    fill = _ix.getitem(s, 0) if fill_value is None else as_dtype(ensure_array(fill_value,
+                                                                              fname), dt)
+    values = select_n(valid, _bcast(fill, size), _ix.gather(flat, [first], [("a", 0)]))
+    return values, first, inverse, counts
+
+
+def _bcast(v, size):
+    from ..ops.shape import broadcast_in_dim
+    return broadcast_in_dim(v, (size,), ())
+
+
+def unique_values(x, /, *, size=None, fill_value=None):
+    """The sorted unique values of ``x`` (flattened; NaNs are distinct).  With ``size``
+    the output has ``size`` entries (padded with ``fill_value``, by default the smallest
+    value) and works under tracing.
+
+    >>> import zerax.numpy as znp
+    >>> znp.unique_values([3, 1, 3, 2])
+    Array([1, 2, 3], dtype=int64)
+    >>> znp.unique_values([3, 1, 3], size=4, fill_value=0)
+    Array([1, 3, 0, 0], dtype=int64)
+    """
+    return _unique_parts(x, "unique_values", size, fill_value)[0]
+
+
+def unique_counts(x, /, *, size=None, fill_value=None):
+    """``(values, counts)`` of the unique values of ``x`` (padded counts are 0).
+
+    >>> import zerax.numpy as znp
+    >>> znp.unique_counts([3, 1, 3])
+    UniqueCountsResult(values=Array([1, 3], dtype=int64), counts=Array([1, 2], dtype=int64))
+    """
+    values, _, _, counts = _unique_parts(x, "unique_counts", size, fill_value)
+    return UniqueCountsResult(values, counts)
+
+
+def unique_inverse(x, /, *, size=None, fill_value=None):
+    """``(values, inverse_indices)``: ``values[inverse_indices]`` rebuilds ``x`` (the
+    inverse has ``x``'s shape).
+
+    >>> import zerax.numpy as znp
+    >>> znp.unique_inverse([3, 1, 3])
+    UniqueInverseResult(values=Array([1, 3], dtype=int64), inverse_indices=Array([1, 0, 1], dtype=int64))
+    """
+    values, _, inverse, _ = _unique_parts(x, "unique_inverse", size, fill_value)
+    return UniqueInverseResult(values, inverse)
+
+
+def unique_all(x, /, *, size=None, fill_value=None):
+    """``(values, indices, inverse_indices, counts)``: the unique values, the flat
+    index of each one's first occurrence, the inverse (shaped like ``x``) and counts.
+
+    >>> import zerax.numpy as znp
+    >>> r = znp.unique_all([3, 4, 1, 3, 1])
+    >>> r.values, r.indices, r.counts
+    (Array([1, 3, 4], dtype=int64), Array([2, 0, 1], dtype=int64), Array([2, 2, 1], dtype=int64))
+    """
+    return UniqueAllResult(*_unique_parts(x, "unique_all", size, fill_value))
