@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ad import Zero, is_undefined, jvp as ad_jvp, vjp as ad_vjp
-from ..core import Primitive, ShapedArray, bind, get_aval
+from ..ad import Zero, is_undefined, linearize_flat, vjp as ad_vjp
+from ..core import Primitive, ShapedArray, Tracer, bind, get_aval
 from ..ir import convert_constvars, eval_jaxpr
 from ..tracing import trace_to_jaxpr
 
@@ -94,45 +94,81 @@ def _scan_jvp(primals, tangents, *, jaxpr, length, reverse, num_consts, num_carr
         return bind(scan_p, *primals, **params), [Zero(a) for a in out_avals]
     # Every float carry may pick up a tangent inside the loop: all of them are tracked.
     fc = [_is_float(c) for c in init]
-
-    # 1) the primal scan, which also records the carry entering each step
-    def record(cs, carry, x):
-        outs = eval_jaxpr(jaxpr, [], *cs, *carry, *x)
-        return outs[:num_carry], outs[num_carry:] + list(carry)
-    final, ys_and_carries = scan_from_fn(record, consts, init, xs, length, reverse,
-                                         "scan_record")
+    diff_mask = nz_c + fc + nz_x
     n_y = len(jaxpr.outvars) - num_carry
-    ys, carries = ys_and_carries[:n_y], ys_and_carries[n_y:]
 
-    # 2) the tangent scan: linear in the tangents, reading the recorded carries
+    # 1) the primal scan. Each step is linearized where it runs, and the values its
+    #    linear part reads (residuals) are kept: step values are stacked as extra ys,
+    #    while residuals that are the scan's own consts or xs are passed along as they
+    #    are. The tangent scan then never recomputes the primal step.
+    lin_box = []
+
+    def record(cs, carry, x):
+        ins = list(cs) + list(carry) + list(x)
+
+        def step(*diff):
+            it = iter(diff)
+            return eval_jaxpr(jaxpr, [], *[next(it) if m else v
+                                           for v, m in zip(ins, diff_mask)]), None
+        outs, lin, _ = linearize_flat(step, [v for v, m in zip(ins, diff_mask) if m],
+                                      "scan_step")
+        kinds, stacked = [], []
+        for r in lin.closed.consts:
+            kind = _residual_kind(r, cs, x)
+            if kind is None:
+                kind = ("stack", len(stacked))
+                stacked.append(r)
+            kinds.append(kind)
+        lin_box.append((lin, kinds))
+        return outs[:num_carry], list(outs[num_carry:]) + stacked
+
+    final, ys_and_res = scan_from_fn(record, consts, init, xs, length, reverse,
+                                     "scan_record")
+    ys, stacked_res = ys_and_res[:n_y], ys_and_res[n_y:]
+    lin, kinds = lin_box[-1]
+    res_consts = [consts[k] if kind == "const" else k for kind, k in kinds
+                  if kind in ("const", "value")]
+    res_xs = [xs[k] if kind == "x" else stacked_res[k] for kind, k in kinds
+              if kind in ("x", "stack")]
+
+    # 2) the tangent scan: the recorded linear step, applied to the tangents
     tc_nz = [t for t, m in zip(t_consts, nz_c) if m]
     tx_nz = [t for t, m in zip(t_xs, nz_x) if m]
     t_init_f = [_zeros(c) if type(t) is Zero else t for t, c, f in zip(t_init, init, fc) if f]
-    n_tc = len(tc_nz)
+    n_rc, n_rx = len(res_consts), len(res_xs)
 
     def lin_body(cs, t_carry, x):
-        p_consts, tcs = cs[:num_consts], iter(cs[num_consts:num_consts + n_tc])
-        n_k = len(init)
-        carry_k, x_k, txs = x[:n_k], x[n_k:n_k + len(xs)], iter(x[n_k + len(xs):])
-        tcarry = iter(t_carry)
-        tans = ([next(tcs) if m else _zeros(c) for m, c in zip(nz_c, consts)] +
-                [next(tcarry) if f else _zeros(c) for f, c in zip(fc, init)] +
-                [next(txs) if m else _zeros(_slice_aval(xv)) for m, xv in zip(nz_x, xs)])
-        _, t_out = ad_jvp(lambda *p: eval_jaxpr(jaxpr, [], *p),
-                          tuple(p_consts) + tuple(carry_k) + tuple(x_k), tuple(tans))
-        t_out = list(t_out)
+        rc, rx = iter(cs[:n_rc]), iter(x[:n_rx])
+        residuals = [next(rc) if kind in ("const", "value") else next(rx) for kind, _ in kinds]
+        t_in = list(cs[n_rc:]) + list(t_carry) + list(x[n_rx:])
+        t_out = iter(eval_jaxpr(lin.closed.jaxpr, residuals,
+                                *[t for t, m in zip(t_in, lin.in_mask) if m]))
+        t_out = [next(t_out) if m else _zeros(a) for a, m in zip(lin.out_avals, lin.out_mask)]
         new_tc = [t for t, f in zip(t_out[:num_carry], fc) if f]
         t_ys = [t if a.dtype.kind in "fc" else _zeros(a)
                 for t, a in zip(t_out[num_carry:], jaxpr.out_avals[num_carry:])]
         return new_tc, t_ys
 
-    t_final, t_ys = scan_from_fn(lin_body, consts + tc_nz, t_init_f, carries + xs + tx_nz,
-                                 length, reverse, "scan_tangent")
+    t_final, t_ys = scan_from_fn(lin_body, res_consts + tc_nz, t_init_f,
+                                 res_xs + tx_nz, length, reverse, "scan_tangent")
     it = iter(t_final)
     t_carry_out = [next(it) if f else Zero(get_aval(c)) for f, c in zip(fc, init)]
     t_ys_out = [t if get_aval(y).dtype.kind in "fc" else Zero(get_aval(y))
                 for t, y in zip(t_ys, ys)]
     return list(final) + list(ys), t_carry_out + t_ys_out
+
+
+def _residual_kind(r, step_consts, step_xs):
+    """How the tangent scan gets residual ``r`` of a linearized step: one of the scan's
+    consts or xs as it is, a value that is not a traced step value (a constant), or
+    None when it is computed in the step (then it is stacked)."""
+    for kind, seq in (("const", step_consts), ("x", step_xs)):
+        for k, v in enumerate(seq):
+            if r is v:
+                return (kind, k)
+    if not isinstance(r, Tracer):
+        return ("value", r)
+    return None
 
 
 def _scan_transpose(cts, *args, jaxpr, length, reverse, num_consts, num_carry, unroll=1):
