@@ -278,9 +278,17 @@ scan_p.batch = _scan_batch
 
 def _scan_lower_numba(ctx, eqn):
     """A sequential loop; the body is inlined, carries are loop variables and the ys
-    are written into preallocated stacked arrays."""
+    are written into preallocated stacked arrays.
+
+    No step allocates what it returns: a y computed by the body's own loops is written
+    straight into its row of the stacked output, and, when the body computes its array
+    carries itself, each such carry lives in two buffers allocated before the loop
+    (the step writes the new value into the one the old value is not in, then they
+    swap; see `loops.carry_buffers`)."""
     from ..backends.numba.codegen import dtype_name, lower_jaxpr_body
-    from ..backends.numba.loops import slice_ref, start_carries, store_row, update_carries
+    from ..ir import Var
+    from ..backends.numba.loops import (carry_buffers, start_carries, store_row,
+                                        update_buffered_carries, update_carries)
     p = eqn.params
     jaxpr, length, nc, nk = p["jaxpr"], p["length"], p["num_consts"], p["num_carry"]
     args = eqn.invars
@@ -295,15 +303,55 @@ def _scan_lower_numba(ctx, eqn):
         ys.append(name)
     u = max(1, min(int(p.get("unroll", 1)), length or 1))
     it, ix = ctx.fresh("it"), ctx.fresh("ix")
+    produced = {v for e in jaxpr.eqns for v in e.outvars}
+    body_in = jaxpr.invars[nc:nc + nk]
+    # Array carries the body computes (not passed through unchanged): candidates for
+    # the two buffers.  Allocated (inserted here) only if the body writes into them.
+    buffered = [aval.shape != () and type(o) is Var and o is not body_in[k]
+                for k, (aval, o) in enumerate(zip(carry_avals, jaxpr.outvars[:nk]))]
+    alloc_at = len(ctx.lines)
+    bufs = carry_buffers(ctx, carry_avals, buffered)
+    mode = []   # [whether the carries use their buffers], fixed by the first step
 
     def one_step(step_index):
         ctx.emit(f"{ix} = {length - 1} - ({step_index})" if p["reverse"]
                  else f"{ix} = {step_index}")
-        x_refs = [slice_ref(ctx, ctx.name(x), ix, x.aval) for x in xs]
+        x_refs = []
+        for x in xs:
+            if len(x.aval.shape) == 1:
+                x_refs.append(("scalar", f"{ctx.name(x)}[{ix}]"))
+            else:   # the step's slice, once (not an indexing per element read)
+                o = ctx.fresh("o")
+                ctx.emit(f"{o} = {ctx.name(x)}[{ix}]")
+                x_refs.append(("array", o))
+        saved_dest, saved_used = ctx.dest, ctx.dest_used
+        dest, ctx.dest_used = {}, set()
+        if not mode or mode[0]:
+            for k, o in enumerate(jaxpr.outvars[:nk]):
+                if buffered[k] and o in produced and o not in dest:
+                    dest[o] = bufs[k][0]
+        carry_vars = set(dest)
+        for name, o, aval in zip(ys, jaxpr.outvars[nk:], jaxpr.out_avals[nk:]):
+            if aval.shape != () and type(o) is Var and o in produced and o not in dest:
+                dest[o] = f"{name}[{ix}]"
+        ctx.dest = dest
         outs = lower_jaxpr_body(ctx, jaxpr, [ctx.ref(c) for c in consts] + carries + x_refs)
-        for name, ref, aval in zip(ys, outs[nk:], jaxpr.out_avals[nk:]):
-            store_row(ctx, name, ix, ref, aval)
-        update_carries(ctx, carry_avals, carries, outs[:nk])
+        used = ctx.dest_used
+        ctx.dest, ctx.dest_used = saved_dest, saved_used
+        for name, o, ref, aval in zip(ys, jaxpr.outvars[nk:], outs[nk:],
+                                      jaxpr.out_avals[nk:]):
+            if not (o in used and o not in carry_vars):
+                store_row(ctx, name, ix, ref, aval)
+        if not mode:
+            mode.append(bool(used & carry_vars))
+        if mode[0]:
+            taken = [buffered[k] and o in used and o in carry_vars and
+                     _took(o, jaxpr.outvars[:nk], k)
+                     for k, o in enumerate(jaxpr.outvars[:nk])]
+            update_buffered_carries(ctx, carry_avals, carries, outs[:nk], bufs, buffered,
+                                    taken)
+        else:
+            update_carries(ctx, carry_avals, carries, outs[:nk])
 
     main = length - length % u
     if u > 1:
@@ -315,10 +363,18 @@ def _scan_lower_numba(ctx, eqn):
     if main < length:
         with ctx.serial_loop(it, f"{main}, {length}"):
             one_step(it)
+    if not mode or not mode[0]:   # no buffers after all: drop their allocation
+        del ctx.lines[alloc_at:alloc_at + sum(2 for b in bufs if b is not None)]
     for v, ref in zip(eqn.outvars[:nk], carries):
         ctx.bind_name(v, ref)
     for v, name in zip(eqn.outvars[nk:], ys):
         ctx.bind_name(v, name)
+
+
+def _took(o, carry_outs, k):
+    """Whether carry ``k`` is the first carry computed as ``o`` (the one whose buffer
+    ``o`` was written into)."""
+    return next(j for j, c in enumerate(carry_outs) if c is o) == k
 
 
 scan_p.lower_numba = _scan_lower_numba

@@ -68,6 +68,10 @@ class Lowering:
         self.prelude: list[str] = []     # lines hoisted to the kernel's start (loops.py)
         self.hoisted: dict = {}          # what the prelude computes: key -> name
         self.body = None                 # the program lower_jaxpr_body is lowering
+        # var -> array text its producer writes into instead of a new array (a loop's
+        # carry buffer or a stacked output's row; see loops.output_buffer)
+        self.dest: dict = {}
+        self.dest_used: set = set()      # the vars whose producer took their dest
 
     # -- names
     def fresh(self, prefix="t") -> str:
@@ -302,9 +306,9 @@ def lower_fused(ctx: Lowering, eqns, total_uses):
     if shape == ():
         _lower_scalar_group(ctx, eqns)
         return
-    for v in stored:
-        name = ctx.out(v)
-        ctx.emit(f"{name} = np.empty({tuple(shape)!r}, {dtype_name(v.aval.dtype)})")
+    from .loops import output_buffer
+    for v in stored:   # (inside loop bodies: buffers reused from one iteration to the next)
+        ctx.bind_name(v, output_buffer(ctx, v, "v"))
     # 0-d operands from outside are read once, before the loop.
     pre: dict = {}
     for e in body:

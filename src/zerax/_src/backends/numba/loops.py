@@ -41,6 +41,51 @@ def update_carries(ctx, avals, carry_refs, new_refs):
         ctx.emit(f"{name} = {t}")
 
 
+def carry_buffers(ctx, avals, which):
+    """Two arrays for each carry flagged in ``which`` (None for the others), allocated
+    here, two lines each.  A step writes the carry's new value into the first (the one
+    the old value is not in) and `update_buffered_carries` swaps them, so a loop whose
+    body computes its carries allocates nothing per step."""
+    bufs = []
+    for aval, w in zip(avals, which):
+        if not w:
+            bufs.append(None)
+            continue
+        pair = (ctx.fresh("cb"), ctx.fresh("cb"))
+        for nm in pair:
+            ctx.emit(f"{nm} = np.empty({tuple(aval.shape)!r}, {dtype_name(aval.dtype)})")
+        bufs.append(pair)
+    return bufs
+
+
+def update_buffered_carries(ctx, avals, carry_refs, new_refs, bufs, buffered, taken):
+    """``carry = new`` where the carries flagged in ``buffered`` take their first buffer:
+    the body already wrote the new value there where ``taken``, else it is copied in
+    (before any carry changes).  Then each pair swaps.  No carry array ever aliases
+    another's buffer, and the buffer written next holds a value two steps old."""
+    temps = []
+    for k, (aval, new) in enumerate(zip(avals, new_refs)):
+        if buffered[k]:
+            if not taken[k]:
+                src, dst = ctx.text(new, False), bufs[k][0]
+                with ctx.nest(aval.shape, parallel=False) as idx:
+                    ix = ", ".join(idx)
+                    ctx.emit(f"{dst}[{ix}] = {src}[{ix}]")
+            temps.append(bufs[k][0])
+            continue
+        t = ctx.fresh("n")
+        if aval.shape == ():
+            ctx.emit(f"{t} = {dtype_name(aval.dtype)}({ctx.text(new, True)})")
+        else:
+            ctx.emit(f"{t} = {ctx.text(new, False)}")
+        temps.append(t)
+    for (_, name), t in zip(carry_refs, temps):
+        ctx.emit(f"{name} = {t}")
+    for pair in bufs:
+        if pair is not None:
+            ctx.emit(f"{pair[0]}, {pair[1]} = {pair[1]}, {pair[0]}")
+
+
 def slice_ref(ctx, array_text, index, aval):
     """The ``index``-th slice of a stacked array, as a reference."""
     if len(aval.shape) == 1:
@@ -115,8 +160,15 @@ def private_values(ctx) -> set:
 
 def output_buffer(ctx, var, prefix="p") -> str:
     """A new array for ``var``'s value, which the caller overwrites entirely.  Inside a
-    loop body, a private value's array is allocated once, in the kernel's prelude."""
+    loop body, a private value's array is allocated once, in the kernel's prelude; a
+    value with a destination in ``ctx.dest`` (a loop's carry buffer, a row of a stacked
+    output) is written there instead."""
     name = ctx.fresh(prefix)
+    dest = ctx.dest.pop(var, None)
+    if dest is not None:   # the caller named where the value goes (written once)
+        ctx.emit(f"{name} = {dest}")
+        ctx.dest_used.add(var)
+        return name
     line = f"{name} = np.empty({tuple(var.aval.shape)!r}, {dtype_name(var.aval.dtype)})"
     if ctx.level > 1 and var in private_values(ctx):
         with prelude(ctx):
