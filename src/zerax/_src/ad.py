@@ -366,6 +366,17 @@ def vjp(fun, *primals, has_aux: bool = False):
     return vjp_with(fun, primals, has_aux, eager_tape=True)
 
 
+def split_aux(out, has_aux, name):
+    """``(output, aux)`` of a function transformed with ``has_aux`` (aux None without)."""
+    if not has_aux:
+        return out, None
+    if not (isinstance(out, tuple) and len(out) == 2):
+        raise errors.ZeraxTypeError(
+            f"{name} was transformed with has_aux=True, so it must return a pair "
+            f"(output, auxiliary data); it returned {type(out).__name__}.")
+    return out
+
+
 def vjp_with(fun, primals, has_aux, eager_tape):
     """`vjp`; ``eager_tape=False`` always linearizes, for callers that pull back under
     another transform anyway (``jacrev`` vmaps the pullback, which a tape would replay)."""
@@ -373,14 +384,7 @@ def vjp_with(fun, primals, has_aux, eager_tape):
     out_tree_box = []
 
     def flat_fun(*xs):
-        out = fun(*tree.tree_unflatten(in_tree, xs))
-        aux = None
-        if has_aux:
-            if not (isinstance(out, tuple) and len(out) == 2):
-                raise errors.ZeraxTypeError(
-                    f"{fun_name(fun)} was transformed with has_aux=True, so it must return a "
-                    f"pair (output, auxiliary data); it returned {type(out).__name__}.")
-            out, aux = out
+        out, aux = split_aux(fun(*tree.tree_unflatten(in_tree, xs)), has_aux, fun_name(fun))
         out_leaves, out_tree = tree.tree_flatten(out)
         out_tree_box.append(out_tree)
         return out_leaves, aux

@@ -13,7 +13,7 @@ import numpy as np
 
 from .. import errors
 from . import tree
-from .ad import jvp, vjp_with
+from .ad import jvp, split_aux, vjp_with
 from .api_util import as_input, normalize_argnums
 from .batching import vmap
 from .tracing import fun_name
@@ -80,12 +80,7 @@ def jacfwd(fun, argnums=0, has_aux: bool = False):
                                                                "jacfwd")
 
         def flat_fun(*xs):
-            out = partial_fun(*tree.tree_unflatten(in_tree, xs))
-            if has_aux and not (isinstance(out, tuple) and len(out) == 2):
-                raise errors.ZeraxTypeError(
-                    f"{name} was transformed with has_aux=True, so it must return a pair "
-                    f"(output, auxiliary data); it returned {type(out).__name__}.")
-            return out if has_aux else (out, None)
+            return split_aux(partial_fun(*tree.tree_unflatten(in_tree, xs)), has_aux, name)
 
         def pushfwd(*tangents):
             y, t, aux = jvp(lambda *xs: flat_fun(*xs), tuple(leaves), tuple(tangents),

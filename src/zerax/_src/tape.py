@@ -26,9 +26,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import errors
 from . import tree
-from .ad import Zero, backward_pass, linearize_flat, zeros_for
+from .ad import Zero, backward_pass, linearize_flat, split_aux, zeros_for
 from .api_util import as_input
 from .array import Array
 from .core import ShapedArray, Trace, Tracer, bind, find_top_trace, new_trace, run_impl
@@ -377,14 +376,8 @@ def value_and_grad(fun, args, kwargs, nums, dyn, has_aux, name, check_output):
             trace.n = start + len(ts)
             in_nodes.append(range(start, trace.n))
             full[i] = ts[0] if treedef is _LEAF else tree.tree_unflatten(treedef, ts)
-        out = fun(*full, **kwargs)
-        aux = None
+        out, aux = split_aux(fun(*full, **kwargs), has_aux, name)
         if has_aux:
-            if not (isinstance(out, tuple) and len(out) == 2):
-                raise errors.ZeraxTypeError(
-                    f"{name} was transformed with has_aux=True, so it must return a pair "
-                    f"(output, auxiliary data); it returned {type(out).__name__}.")
-            out, aux = out
             aux = _aux_values(trace, aux)
         if type(out) is TapeTracer or type(out) is Array:
             out_leaves, out_tree = [out], _LEAF
