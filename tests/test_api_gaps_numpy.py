@@ -279,3 +279,14 @@ def test_bits_errors_and_vmap():
         znp.unpackbits(np.array([1], np.uint8), count=-9)
     x = np.random.default_rng(1).integers(0, 2, (3, 10))
     _same(zx.vmap(znp.packbits)(x), np.packbits(x, axis=1))
+
+
+def test_unique_with_size_pads_and_works_under_jit():
+    a = np.array([3, 1, 3, 2, 1, 3])
+    values, index, inverse, counts = znp.unique(a, size=4, fill_value=-1, return_index=True,
+                                                return_inverse=True, return_counts=True)
+    np.testing.assert_array_equal(values, [1, 2, 3, -1])
+    np.testing.assert_array_equal(index[:3], [1, 3, 0])
+    np.testing.assert_array_equal(np.asarray(values)[np.asarray(inverse)], a)
+    np.testing.assert_array_equal(counts[:3], [2, 1, 3])
+    np.testing.assert_array_equal(zx.jit(lambda x: znp.unique(x, size=2))(a), [1, 2])

@@ -29,14 +29,28 @@ __all__ = ["unique", "isin", "intersect1d", "union1d", "setdiff1d", "setxor1d",
 
 
 def unique(ar, return_index=False, return_inverse=False, return_counts=False, axis=None, *,
-           equal_nan=True, sorted=True):
-    """The sorted unique elements (concrete input), with NumPy's optional extras.
+           equal_nan=True, sorted=True, size=None, fill_value=None):
+    """The sorted unique elements, with NumPy's optional extras. Without ``size`` the
+    input must be concrete; with ``size`` (JAX's keyword, flattened input only) the
+    result has ``size`` entries, padded with ``fill_value`` (default: the smallest
+    value), and it works under every transform.
 
     >>> import zerax.numpy as znp
     >>> znp.unique([3, 1, 3, 2])
     Array([1, 2, 3], dtype=int64)
+    >>> znp.unique([3, 1, 3, 2], size=4, fill_value=0)
+    Array([1, 2, 3, 0], dtype=int64)
     """
     ar = ensure_array(ar, "unique")
+    if size is not None:
+        if axis is not None:
+            raise errors.NotSupportedError(
+                "zerax.numpy.unique: size= works on the flattened input only (axis=None).")
+        values, first, inverse, counts = _unique_sized(ar, _ravel(ar), int(size),
+                                                       fill_value, "unique")
+        extras = [e for e, wanted in ((first, return_index), (inverse, return_inverse),
+                                      (counts, return_counts)) if wanted]
+        return (values, *extras) if extras else values
     v = np.asarray(_concrete(ar, "unique"))
     if axis is not None:
         axis = normalize_axis(axis, ar.ndim, "unique")
