@@ -203,3 +203,17 @@ def test_lower_compile_gives_a_callable_for_that_signature():
     np.testing.assert_array_equal(zx.grad(lambda x: compiled(x).sum())(np.ones(3)), [4.0] * 3)
     with pytest.raises(zx.errors.ZeraxTypeError, match="lowered for"):
         compiled(np.ones(4))
+
+
+def test_config_understands_jax_option_names():
+    zx.config.update("jax_enable_x64", True)
+    with pytest.raises(zx.errors.NotSupportedError, match="64-bit"):
+        zx.config.update("jax_enable_x64", False)
+    zx.config.update("jax_platforms", "cpu")
+    zx.config.update("jax_disable_jit", True)
+    try:
+        assert zx.config.jit_disabled
+    finally:
+        zx.config.update("jax_disable_jit", False)
+    with pytest.raises(zx.errors.ZeraxValueError, match="unknown"):
+        zx.config.update("no_such_option", 1)

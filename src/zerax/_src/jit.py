@@ -27,7 +27,16 @@ from .tracing import fun_name, trace_to_jaxpr
 
 class Config:
     """``zerax.config``: the backend (``"numba"``; ``"cupy"`` once it exists) and
-    whether compiled programs are cached on disk (directory ``ZERAX_CACHE_DIR``)."""
+    whether compiled programs are cached on disk (directory ``ZERAX_CACHE_DIR``).
+
+    JAX's own option names are understood too, so ported code runs unchanged:
+    ``jax_enable_x64`` (zerax always has NumPy's 64-bit defaults, so only True is
+    accepted), ``jax_disable_jit``, and ``jax_platforms``/``jax_platform_name`` ("cpu").
+
+    >>> import zerax as zx
+    >>> zx.config.update("jax_enable_x64", True)
+    >>> zx.config.update("disk_cache", True)
+    """
 
     def __init__(self):
         self.backend = "numba"
@@ -35,6 +44,19 @@ class Config:
         self.jit_disabled = False
 
     def update(self, name, value):
+        if name == "jax_enable_x64":
+            if not value:
+                raise errors.NotSupportedError(
+                    "zerax follows NumPy's dtypes: float64/int64 by default; there is no "
+                    "32-bit mode. Create float32 arrays explicitly (dtype=znp.float32).")
+            return
+        if name == "jax_disable_jit":
+            name, value = "jit_disabled", bool(value)
+        if name in ("jax_platforms", "jax_platform_name"):
+            if str(value).split(",")[0].strip().lower() not in ("cpu", ""):
+                raise errors.NotSupportedError(
+                    f"{name}={value!r}: zerax runs on the CPU (backend 'numba') here.")
+            return
         if not hasattr(self, name):
             raise errors.ZeraxValueError(f"unknown zerax config option {name!r}")
         if name == "backend" and value not in ("numba",):
