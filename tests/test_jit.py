@@ -207,7 +207,7 @@ def test_lower_compile_gives_a_callable_for_that_signature():
 
 def test_config_understands_jax_option_names():
     zx.config.update("jax_enable_x64", True)
-    with pytest.raises(zx.errors.NotSupportedError, match="64-bit"):
+    with pytest.raises(zx.errors.NotSupportedError, match="32-bit mode"):
         zx.config.update("jax_enable_x64", False)
     zx.config.update("jax_platforms", "cpu")
     zx.config.update("jax_disable_jit", True)
