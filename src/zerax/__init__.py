@@ -19,6 +19,10 @@ from ._src.custom import Function, checkpoint, custom_jvp, custom_vjp, remat
 from ._src.ops.misc import stop_gradient
 from ._src.tracing import make_jaxpr
 from ._src.ir import ClosedJaxpr, Jaxpr, eval_jaxpr
+from ._src.api_extras import (
+    ShapeDtypeStruct, block_until_ready, default_backend, device_put, devices, eval_shape,
+    linear_transpose,
+)
 from . import numpy, lax, tree_util, test_util, nn, scipy  # noqa: E402
 
 __version__ = "0.1.0"
@@ -27,5 +31,7 @@ __all__ = [
     "Array", "ClosedJaxpr", "Function", "Jaxpr", "checkpoint", "custom_jvp", "custom_vjp",
     "errors", "eval_jaxpr", "grad", "jvp", "lax", "linearize", "make_jaxpr", "numpy", "remat",
     "stop_gradient", "test_util", "tree_util", "value_and_grad", "vjp", "vmap", "jacfwd",
-    "jacrev", "hessian", "nn", "scipy", "jit", "disable_jit", "config",
+    "jacrev", "hessian", "nn", "scipy", "jit", "disable_jit", "config", "ShapeDtypeStruct",
+    "block_until_ready", "default_backend", "device_put", "devices", "eval_shape",
+    "linear_transpose",
 ]

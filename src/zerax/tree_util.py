@@ -9,6 +9,7 @@ from zerax._src.tree import (
     DictKey,
     FlattenedIndexKey,
     GetAttrKey,
+    Partial,
     PyTreeDef,
     SequenceKey,
     all_leaves,

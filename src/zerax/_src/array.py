@@ -46,6 +46,7 @@ class Array(ArrayMethods):
     ndim = property(lambda self: self._value.ndim)
     size = property(lambda self: self._value.size)
     nbytes = property(lambda self: self._value.nbytes)
+    itemsize = property(lambda self: self._value.itemsize)
 
     @property
     def aval(self):

@@ -534,3 +534,21 @@ def register_dataclass(nodetype=None, data_fields=None, meta_fields=None):
 
     _register(nodetype, _Spec(flatten, unflatten, lambda t, a, n: [GetAttrKey(d) for d in data]))
     return nodetype
+
+
+class Partial(functools.partial):
+    """A ``functools.partial`` that is a pytree: its bound arguments are the children
+    (so they can be arrays that transforms see through) and the function is static,
+    as JAX's ``tree_util.Partial``.
+
+    >>> import operator
+    >>> add_one = Partial(operator.add, 1)
+    >>> tree_leaves(add_one), add_one(2)
+    ([1], 3)
+    """
+
+
+register_pytree_node(
+    Partial,
+    lambda p: ((p.args, p.keywords), p.func),
+    lambda func, children: Partial(func, *children[0], **children[1]))

@@ -1,0 +1,52 @@
+"""eval_shape, ShapeDtypeStruct, linear_transpose, tree_util.Partial and the device
+no-ops, against their definitions (NumPy results, explicit matrices)."""
+
+import numpy as np
+import pytest
+
+import zerax as zx
+import zerax.numpy as znp
+from zerax.tree_util import Partial
+
+
+def test_eval_shape_traces_without_computing():
+    calls = []
+
+    def f(params, x):
+        calls.append(type(x).__name__)
+        return {"y": znp.tanh(x @ params["w"]) + params["b"], "n": znp.sum(x)}
+
+    params = {"w": zx.ShapeDtypeStruct((4, 3), np.float32), "b": np.zeros(3, np.float32)}
+    out = zx.eval_shape(f, params, zx.ShapeDtypeStruct((2, 4), np.float32))
+    assert out == {"y": zx.ShapeDtypeStruct((2, 3), np.float32),
+                   "n": zx.ShapeDtypeStruct((), np.float32)}
+    assert calls and calls[0] != "Array"          # traced, not run on values
+    assert zx.eval_shape(lambda a: a.astype(np.int32), np.ones((5,))).dtype == np.int32
+
+
+def test_linear_transpose_is_the_matrix_transpose():
+    rng = np.random.default_rng(0)
+    m = rng.standard_normal((3, 4))
+    f_t = zx.linear_transpose(lambda x: znp.asarray(m) @ x, zx.ShapeDtypeStruct((4,), float))
+    ct = rng.standard_normal(3)
+    (got,) = f_t(ct)
+    np.testing.assert_allclose(got, m.T @ ct)
+
+
+def test_partial_is_a_pytree_through_jit_and_grad():
+    scale = Partial(lambda s, x: s * x, 3.0)
+    assert zx.tree_util.tree_leaves(scale) == [3.0]
+    f = zx.jit(lambda g, x: g(x) ** 2)
+    assert float(f(scale, 2.0)) == pytest.approx(36.0)
+    grad_s = zx.grad(lambda g: g(2.0) ** 2)(scale)
+    assert isinstance(grad_s, Partial) and float(grad_s.args[0]) == pytest.approx(24.0)
+
+
+def test_device_calls_are_identities_on_the_cpu():
+    x = {"a": np.arange(3.0)}
+    put = zx.device_put(x)
+    assert isinstance(put["a"], zx.Array)
+    np.testing.assert_array_equal(put["a"], x["a"])
+    assert zx.block_until_ready(put) is put
+    assert zx.devices()[0].platform == "cpu" and zx.default_backend() == "cpu"
+    assert znp.ones(3, np.float32).itemsize == 4
