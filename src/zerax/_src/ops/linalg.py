@@ -395,8 +395,14 @@ def _dot_general_lower_numba(ctx, eqn):
              f"{out.aval.str_short()}, {eqn.params['dimension_numbers']}")
     if np.dtype(out.aval.dtype).kind in "fc" and work >= KERNEL_BLAS_MIN_WORK:
         _lower_blas(ctx, eqn)
-    else:
-        _ProductLoops(ctx, eqn, work).emit()
+        return
+    loops = _ProductLoops(ctx, eqn, work)
+    acc = getattr(ctx, "accumulate", None)   # (c, v): the program's next use is v = c + out
+    if acc is not None and loops.can_start_from():
+        c, v = acc
+        loops.start_from(ctx.name(c), v)
+        ctx.accumulated = True
+    loops.emit()
 
 
 def _lower_blas(ctx, eqn):
@@ -500,6 +506,36 @@ class _ProductLoops:
         # nest (Numba's compile time grows with the code).
         self.mu, self.ku = (_MU, _KU) if work >= _BLOCK_MIN_WORK else (1, 1)
         self._parallel = False
+        self.init = None               # an array the sums start from (`start_from`)
+        self.target = self.outvar      # the variable the result is bound to
+
+    def _plan(self):
+        """(S, T, sfree, tfree, pack, dots): the streamed operand and how the nest runs."""
+        if self.nv:
+            S, T, sfree, tfree = self.rhs, self.lhs, self.nv, self.mv
+        elif self.mv:
+            S, T, sfree, tfree = self.lhs, self.rhs, self.mv, []
+        else:
+            return None, None, None, None, False, True
+        # Stream along the output's last axis unless it is too short, or unless S would
+        # need a copy (as long as the product itself) and that copy is not hoisted.
+        pack = S.axes[-1] != sfree[-1]
+        dots = self.extent[sfree[-1]] < 4 or \
+            (pack and math.prod(self.extent[v] for v in tfree) < 2
+             and not self._invariant(S))
+        return S, T, sfree, tfree, pack, dots
+
+    def can_start_from(self) -> bool:
+        """Whether the nest can compute ``c + product`` (`start_from`): it streams, with
+        one contracting axis whose first pass starts the sums."""
+        *_, dots = self._plan()
+        return not dots and len(self.kv) == 1 and self.extent[self.kv[0]] > 0
+
+    def start_from(self, init_text, var):
+        """Compute ``var = init + product`` instead of the product: the first pass starts
+        each sum from ``init``'s element (an array of the output's shape and dtype)
+        instead of zero, so the product is never stored alone."""
+        self.init, self.target = init_text, var
 
     # -- small pieces of text
     def _val(self, op, subst=None):
@@ -533,18 +569,9 @@ class _ProductLoops:
     def emit(self):
         ctx = self.ctx
         out_axes = self.bv + self.mv + self.nv
-        if self.nv:
-            S, T, sfree, tfree = self.rhs, self.lhs, self.nv, self.mv
-        elif self.mv:
-            S, T, sfree, tfree = self.lhs, self.rhs, self.mv, []
-        else:
-            S = None
-        # Stream along the output's last axis unless it is too short, or unless S would
-        # need a copy (as long as the product itself) and that copy is not hoisted.
-        pack = S is not None and S.axes[-1] != sfree[-1]
-        if S is None or self.extent[sfree[-1]] < 4 or \
-                (pack and math.prod(self.extent[v] for v in tfree) < 2
-                 and not self._invariant(S)):
+        S, T, sfree, tfree, pack, dots = self._plan()
+        if dots:
+            assert self.init is None
             self._emit_dots(out_axes)
             return
         if pack:
@@ -565,7 +592,7 @@ class _ProductLoops:
         else:
             self._rows(S, T, sfree, [None], None)
         self._close(opened)
-        ctx.bind_name(self.outvar, self.out)
+        ctx.bind_name(self.target, self.out)
 
     def _blocked(self, var, n, size, body, peel=False):
         """``var`` over range(n): in blocks of ``size`` (``body(texts of the block's
@@ -647,7 +674,8 @@ class _ProductLoops:
                 ctx.emit(f"{target} = {self._mul(row[0], srow[0])}")
                 continue
             # 0 + t * x, not t * x: the same sum (and sign of zero) as zeroing first
-            expr = f"{self.dt}(0)" if first else target
+            expr = target if not first else f"{self.dt}(0)" if self.init is None else \
+                f"{self.init}[{', '.join(s.get(v, v) for v in self.out_axes)}]"
             for t, x in zip(row, srow):
                 expr = self._madd(expr, t, x)
             ctx.emit(f"{target} = {expr}")
@@ -660,7 +688,7 @@ class _ProductLoops:
 
     def _alloc_out(self):
         from ..backends.numba.loops import output_buffer
-        return output_buffer(self.ctx, self.outvar)   # allocated once in loop bodies
+        return output_buffer(self.ctx, self.target)   # allocated once in loop bodies
 
     def _invariant(self, op):
         """Whether ``op`` is a kernel argument or a constant: it does not change during

@@ -72,6 +72,8 @@ class Lowering:
         # carry buffer or a stacked output's row; see loops.output_buffer)
         self.dest: dict = {}
         self.dest_used: set = set()      # the vars whose producer took their dest
+        self.accumulate = None           # (c, v): the product being lowered may compute
+        self.accumulated = False         # v = c + product instead (see _accumulations)
 
     # -- names
     def fresh(self, prefix="t") -> str:
@@ -448,6 +450,41 @@ def _lower_scalar_group(ctx, eqns):
         ctx.bind_scalar(out, nm)
 
 
+def _accumulations(jaxpr, groups, total_uses):
+    """Products whose only use is ``v = c + product`` in a later fused group, with ``c``
+    an array of the same shape and dtype defined before the product: id(dot eqn) ->
+    (c, add eqn).  Their lowering may compute ``v`` directly, starting each sum from
+    ``c`` (``ctx.accumulate``; it sets ``ctx.accumulated`` when it does), so a gradient
+    accumulated over a loop (``dW = dW + h.T @ dz``) is one pass, not a product and an
+    addition.  (The sum is then c + t1 + t2 + ... in that order, not c + (t1 + ...).)"""
+    folds: dict = {}
+    defined = {v for v in jaxpr.invars}
+    defined.update(getattr(jaxpr, "constvars", ()))
+    pending: dict = {}   # product out var -> (dot eqn, vars defined before it)
+    for kind, eqns in groups:
+        if kind == "fused" and pending:
+            red = eqns[-1].invars[0] if eqns[-1].primitive.name in _REDUCTIONS else None
+            for e in eqns:
+                if e.primitive.name != "add" or e.outvars[0] is red:
+                    continue
+                for p, c in ((e.invars[1], e.invars[0]), (e.invars[0], e.invars[1])):
+                    if type(p) is not Var or p not in pending or type(c) is not Var:
+                        continue
+                    dot, before = pending.pop(p)
+                    out = e.outvars[0]
+                    if c in before and c.aval.shape == p.aval.shape == out.aval.shape \
+                            and c.aval.dtype == p.aval.dtype == out.aval.dtype:
+                        folds[id(dot)] = (c, e)
+                    break
+        if kind == "single" and eqns[0].primitive.name == "dot_general":
+            p = eqns[0].outvars[0]
+            if p.aval.shape != () and total_uses.get(p, 0) == 1:
+                pending[p] = (eqns[0], frozenset(defined))
+        for e in eqns:
+            defined.update(e.outvars)
+    return folds
+
+
 def lower_jaxpr_body(ctx: Lowering, jaxpr, in_names):
     """Lower ``jaxpr``'s equations with its inputs bound to ``in_names``; returns the
     source names of its outputs (used for the top level and for inlined sub-programs)."""
@@ -455,11 +492,27 @@ def lower_jaxpr_body(ctx: Lowering, jaxpr, in_names):
         ctx.bind_name(v, nm)  # an array name, or a reference tuple
     outer, ctx.body = ctx.body, jaxpr
     total_uses = _uses(jaxpr)
-    for kind, eqns in plan_groups(jaxpr):
+    groups = plan_groups(jaxpr)
+    folds = _accumulations(jaxpr, groups, total_uses)
+    dropped = set()   # ids of the additions their product computed
+    for kind, eqns in groups:
         if kind == "fused":
-            lower_fused(ctx, eqns, total_uses)
+            eqns = [e for e in eqns if id(e) not in dropped]
+            if eqns:
+                lower_fused(ctx, eqns, total_uses)
             continue
         (eqn,) = eqns
+        fold = folds.get(id(eqn))
+        if fold is not None:
+            c, add = fold
+            ctx.accumulate, ctx.accumulated = (c, add.outvars[0]), False
+            try:
+                eqn.primitive.lower_numba(ctx, eqn)
+            finally:
+                ctx.accumulate = None
+            if ctx.accumulated:
+                dropped.add(id(add))
+            continue
         rule = getattr(eqn.primitive, "lower_numba", None)
         if rule is None:
             if _fusible(eqn):
