@@ -240,3 +240,67 @@ def test_loop_bodies_whose_products_escape():
         (p, q), ys = zx.lax.scan(step, (h0, h0), xs)
         return a, v, p, q, ys, zx.grad(rnn1)(w, xs)
     assert_trees_close(zx.jit(f)(w, h0, xs), f(w, h0, xs))
+
+
+def test_scan_carries_in_two_buffers_and_ys_written_in_place():
+    """Array carries computed by a scan body live in two buffers swapped each step,
+    ys computed by the body are written straight into their row, and a product whose
+    only use is ``c + product`` starts its sums from ``c``.  Carries that permute, pass
+    through, repeat one value or are also ys must still see each step's values; the
+    compiled step allocates nothing."""
+    rng = np.random.default_rng(11)
+    w = rng.standard_normal((4, 4)) / 2
+    h0, xs = rng.standard_normal((3, 4)), rng.standard_normal((6, 3, 4))
+
+    def step(carry, x):
+        a, b, c, d, e, acc = carry
+        h = znp.tanh(a @ w + x)
+        acc = acc + a.T @ h                  # accumulated in place of the product
+        new = (h, a, d, d, h, acc)           # new value, old carry, pass-through, repeat
+        return new, (h * 2.0, a, b @ w, h)   # fused, a carry input, a product, a carry
+
+    def f(w, h0, xs):
+        init = (h0, h0 * 2.0, h0 * 3.0, h0 * 4.0, h0 * 5.0, znp.zeros((4, 4)))
+        return zx.lax.scan(step, init, xs)
+
+    assert_trees_close(zx.jit(f)(w, h0, xs), f(w, h0, xs))
+
+    def loss(w, h0, xs):
+        (a, b, c, d, e, acc), ys = f(w, h0, xs)
+        return znp.sum(a * b) + znp.sum(acc ** 2) + znp.sum(ys[0] * ys[3]) + znp.sum(e)
+
+    g = zx.grad(loss, argnums=(0, 1))
+    assert_trees_close(zx.jit(g)(w, h0, xs), g(w, h0, xs))
+
+
+def test_products_started_from_an_addend():
+    """``c + a @ b`` (either order) is computed by the product's loops from ``c``;
+    a product also used elsewhere, or an addend computed after it, is left alone."""
+    rng = np.random.default_rng(12)
+    a, b = rng.standard_normal((8, 16)), rng.standard_normal((16, 12))
+    c = rng.standard_normal((8, 12))
+
+    def f(a, b, c):
+        p = (a * 2.0) @ b
+        q = (a * 3.0) @ b      # used twice
+        r = c * 2.0            # defined after the products
+        return c + a @ b, (b.T @ a.T).T + c, p + r, q + c, q * 3.0, a @ (b * 4.0) + c
+
+    assert_trees_close(zx.jit(f)(a, b, c), f(a, b, c))
+
+
+def test_rnn_scan_steps_allocate_nothing():
+    """In ``jit(grad)`` of a scanned RNN no array is allocated inside either loop."""
+    rng = np.random.default_rng(13)
+    params = (rng.standard_normal((6, 6)) / 3, rng.standard_normal((5, 6)) / 2,
+              rng.standard_normal(6))
+    xs = rng.standard_normal((4, 3, 5))
+    text = zx.jit(zx.grad(_rnn_loss)).lower(params, xs).as_text()
+    lines = text.splitlines()
+    loops = [k for k, line in enumerate(lines) if line.strip().startswith("for it")]
+    assert len(loops) == 2
+    for k in loops:
+        indent = len(lines[k]) - len(lines[k].lstrip())
+        body = itertools.takewhile(
+            lambda line: len(line) - len(line.lstrip()) > indent, lines[k + 1:])
+        assert not [line for line in body if "np.empty" in line or "np.full" in line]
