@@ -253,7 +253,7 @@ def test_scan_carries_in_two_buffers_and_ys_written_in_place():
     h0, xs = rng.standard_normal((3, 4)), rng.standard_normal((6, 3, 4))
 
     def step(carry, x):
-        a, b, c, d, e, acc = carry
+        a, b, _, d, _, acc = carry
         h = znp.tanh(a @ w + x)
         acc = acc + a.T @ h                  # accumulated in place of the product
         new = (h, a, d, d, h, acc)           # new value, old carry, pass-through, repeat
@@ -266,7 +266,7 @@ def test_scan_carries_in_two_buffers_and_ys_written_in_place():
     assert_trees_close(zx.jit(f)(w, h0, xs), f(w, h0, xs))
 
     def loss(w, h0, xs):
-        (a, b, c, d, e, acc), ys = f(w, h0, xs)
+        (a, b, _, _, e, acc), ys = f(w, h0, xs)
         return znp.sum(a * b) + znp.sum(acc ** 2) + znp.sum(ys[0] * ys[3]) + znp.sum(e)
 
     g = zx.grad(loss, argnums=(0, 1))
@@ -299,8 +299,10 @@ def test_rnn_scan_steps_allocate_nothing():
     lines = text.splitlines()
     loops = [k for k, line in enumerate(lines) if line.strip().startswith("for it")]
     assert len(loops) == 2
+    def depth(line):
+        return len(line) - len(line.lstrip())
+
     for k in loops:
-        indent = len(lines[k]) - len(lines[k].lstrip())
-        body = itertools.takewhile(
-            lambda line: len(line) - len(line.lstrip()) > indent, lines[k + 1:])
+        body = itertools.takewhile(lambda line, k=k: depth(line) > depth(lines[k]),
+                                   lines[k + 1:])
         assert not [line for line in body if "np.empty" in line or "np.full" in line]

@@ -286,9 +286,9 @@ def _scan_lower_numba(ctx, eqn):
     (the step writes the new value into the one the old value is not in, then they
     swap; see `loops.carry_buffers`)."""
     from ..backends.numba.codegen import dtype_name, lower_jaxpr_body
-    from ..ir import Var
     from ..backends.numba.loops import (carry_buffers, start_carries, store_row,
                                         update_buffered_carries, update_carries)
+    from ..ir import Var
     p = eqn.params
     jaxpr, length, nc, nk = p["jaxpr"], p["length"], p["num_consts"], p["num_carry"]
     args = eqn.invars
