@@ -63,6 +63,21 @@ _fingerprint: list = []
 
 # --------------------------------------------------------------------------- keys
 
+_host_cpu: list = []
+
+
+def host_cpu() -> tuple[str, str]:
+    """(CPU name, feature string) that Numba targets; asked of LLVM once per process."""
+    if not _host_cpu:
+        import llvmlite.binding as ll
+        from numba.core import config
+        from numba.core.codegen import get_host_cpu_features
+        _host_cpu.append((config.CPU_NAME or ll.get_host_cpu_name(),
+                          config.CPU_FEATURES if config.CPU_FEATURES is not None
+                          else get_host_cpu_features()))
+    return _host_cpu[0]
+
+
 def fingerprint() -> str:
     """A short hash of everything the object code depends on besides the program."""
     if not _fingerprint:
@@ -70,12 +85,9 @@ def fingerprint() -> str:
         import llvmlite.binding as ll
         import numba
         from numba.core import config
-        from numba.core.codegen import get_host_cpu_features
 
         from .... import __version__
-        cpu = config.CPU_NAME or ll.get_host_cpu_name()
-        features = config.CPU_FEATURES if config.CPU_FEATURES is not None \
-            else get_host_cpu_features()
+        cpu, features = host_cpu()
         text = "\n".join([f"format {FORMAT}", f"zerax {__version__}",
                           f"numba {numba.__version__}", f"llvmlite {llvmlite.__version__}",
                           f"numpy {np.__version__}", f"python {sys.version}",
@@ -349,14 +361,12 @@ def _register_symbols(names):
 def _target_machine(opt=2):
     """A target machine configured as Numba's JIT codegen configures its own."""
     import llvmlite.binding as ll
-    from numba.core import config
-    from numba.core.codegen import get_host_cpu_features, initialize_llvm
+    from numba.core.codegen import initialize_llvm
     initialize_llvm()
     target = ll.Target.from_triple(ll.get_process_triple())
-    features = config.CPU_FEATURES if config.CPU_FEATURES is not None \
-        else get_host_cpu_features()
+    cpu, features = host_cpu()
     reloc = "static" if target.name.startswith("x86") else "default"
-    return target.create_target_machine(cpu=config.CPU_NAME or ll.get_host_cpu_name(),
+    return target.create_target_machine(cpu=cpu,
                                         features=features, reloc=reloc, opt=opt,
                                         codemodel="jitdefault", jit=True)
 
