@@ -1091,3 +1091,22 @@ def test_fori_loop_bounds_must_be_integers():
     with pytest.raises(errors.ZeraxTypeError, match="upper bound must be an integer"):
         lax.fori_loop(0, 3.0, lambda i, c: c + 1, 0)
     assert int(lax.fori_loop(np.int32(0), np.int64(3), lambda i, c: c + 1, 0)) == 3
+
+
+def test_jit_while_array_carries_that_swap_repeat_and_pass_through():
+    """Array carries live in reused buffers under jit: swapped, duplicated and
+    passed-through carries must still equal the eager loop."""
+    def f(a, b, c, n):
+        def body(s):
+            i, x, y, z, w = s
+            return i + 1, y, x + y * 0.5, z, x * 1.0   # swap, compute, pass, copy of old x
+        return lax.while_loop(lambda s: s[0] < n, body, (0, a, b, c, a))
+
+    a, b, c = np.arange(3.0), np.ones(3), np.full(3, 7.0)
+    for n in (0, 1, 2, 5):
+        want = f(a, b, c, n)
+        got = zx.jit(f)(a, b, c, n)
+        for g_, w_ in zip(got, want):
+            np.testing.assert_allclose(g_, w_)
+    g = zx.jit(zx.grad(lambda a: f(a, b, c, 4)[2].sum()))(a)
+    np.testing.assert_allclose(g, zx.grad(lambda a: f(a, b, c, 4)[2].sum())(a))

@@ -286,8 +286,8 @@ def _scan_lower_numba(ctx, eqn):
     (the step writes the new value into the one the old value is not in, then they
     swap; see `loops.carry_buffers`)."""
     from ..backends.numba.codegen import dtype_name, lower_jaxpr_body
-    from ..backends.numba.loops import (carry_buffers, start_carries, store_row,
-                                        update_buffered_carries, update_carries)
+    from ..backends.numba.loops import (BufferedCarries, start_carries, step_dests,
+                                        store_row)
     from ..ir import Var
     p = eqn.params
     jaxpr, length, nc, nk = p["jaxpr"], p["length"], p["num_consts"], p["num_carry"]
@@ -304,14 +304,8 @@ def _scan_lower_numba(ctx, eqn):
     u = max(1, min(int(p.get("unroll", 1)), length or 1))
     it, ix = ctx.fresh("it"), ctx.fresh("ix")
     produced = {v for e in jaxpr.eqns for v in e.outvars}
-    body_in = jaxpr.invars[nc:nc + nk]
-    # Array carries the body computes (not passed through unchanged): candidates for
-    # the two buffers.  Allocated (inserted here) only if the body writes into them.
-    buffered = [aval.shape != () and type(o) is Var and o is not body_in[k]
-                for k, (aval, o) in enumerate(zip(carry_avals, jaxpr.outvars[:nk]))]
-    alloc_at = len(ctx.lines)
-    bufs = carry_buffers(ctx, carry_avals, buffered)
-    mode = []   # [whether the carries use their buffers], fixed by the first step
+    carry_bufs = BufferedCarries(ctx, jaxpr, jaxpr.outvars[:nk], jaxpr.invars[nc:nc + nk],
+                                 carry_avals)
 
     def one_step(step_index):
         ctx.emit(f"{ix} = {length - 1} - ({step_index})" if p["reverse"]
@@ -324,34 +318,19 @@ def _scan_lower_numba(ctx, eqn):
                 o = ctx.fresh("o")
                 ctx.emit(f"{o} = {ctx.name(x)}[{ix}]")
                 x_refs.append(("array", o))
-        saved_dest, saved_used = ctx.dest, ctx.dest_used
-        dest, ctx.dest_used = {}, set()
-        if not mode or mode[0]:
-            for k, o in enumerate(jaxpr.outvars[:nk]):
-                if buffered[k] and o in produced and o not in dest:
-                    dest[o] = bufs[k][0]
+        dest = carry_bufs.dests()
         carry_vars = set(dest)
         for name, o, aval in zip(ys, jaxpr.outvars[nk:], jaxpr.out_avals[nk:]):
             if aval.shape != () and type(o) is Var and o in produced and o not in dest:
                 dest[o] = f"{name}[{ix}]"
-        ctx.dest = dest
-        outs = lower_jaxpr_body(ctx, jaxpr, [ctx.ref(c) for c in consts] + carries + x_refs)
-        used = ctx.dest_used
-        ctx.dest, ctx.dest_used = saved_dest, saved_used
+        with step_dests(ctx, dest) as used:
+            outs = lower_jaxpr_body(ctx, jaxpr,
+                                    [ctx.ref(c) for c in consts] + carries + x_refs)
         for name, o, ref, aval in zip(ys, jaxpr.outvars[nk:], outs[nk:],
                                       jaxpr.out_avals[nk:]):
             if not (o in used and o not in carry_vars):
                 store_row(ctx, name, ix, ref, aval)
-        if not mode:
-            mode.append(bool(used & carry_vars))
-        if mode[0]:
-            taken = [buffered[k] and o in used and o in carry_vars and
-                     _took(o, jaxpr.outvars[:nk], k)
-                     for k, o in enumerate(jaxpr.outvars[:nk])]
-            update_buffered_carries(ctx, carry_avals, carries, outs[:nk], bufs, buffered,
-                                    taken)
-        else:
-            update_carries(ctx, carry_avals, carries, outs[:nk])
+        carry_bufs.update(ctx, carries, outs[:nk], used)
 
     main = length - length % u
     if u > 1:
@@ -363,18 +342,11 @@ def _scan_lower_numba(ctx, eqn):
     if main < length:
         with ctx.serial_loop(it, f"{main}, {length}"):
             one_step(it)
-    if not mode or not mode[0]:   # no buffers after all: drop their allocation
-        del ctx.lines[alloc_at:alloc_at + sum(2 for b in bufs if b is not None)]
+    carry_bufs.finish(ctx)
     for v, ref in zip(eqn.outvars[:nk], carries):
         ctx.bind_name(v, ref)
     for v, name in zip(eqn.outvars[nk:], ys):
         ctx.bind_name(v, name)
-
-
-def _took(o, carry_outs, k):
-    """Whether carry ``k`` is the first carry computed as ``o`` (the one whose buffer
-    ``o`` was written into)."""
-    return next(j for j, c in enumerate(carry_outs) if c is o) == k
 
 
 scan_p.lower_numba = _scan_lower_numba

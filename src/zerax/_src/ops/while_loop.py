@@ -340,24 +340,41 @@ while_p.batch = _while_batch
 # --------------------------------------------------------------------------- Numba lowering
 
 
+def _start_buffers(ctx, body, n_consts, avals):
+    from ..backends.numba.loops import BufferedCarries
+    return BufferedCarries(ctx, body, body.outvars, body.invars[n_consts:], avals)
+
+
 def _while_lower_numba(ctx, eqn):
     from ..backends.numba.codegen import lower_jaxpr_body
-    from ..backends.numba.loops import start_carries, update_carries
+    from ..backends.numba.loops import start_carries
     p = eqn.params
     cc, bc, init = _split(eqn.invars, p["cond_nconsts"], p["body_nconsts"])
-    avals = p["body_jaxpr"].out_avals
+    body = p["body_jaxpr"]
+    avals = body.out_avals
     ctx.emit("# while_loop")
     carries = start_carries(ctx, avals, [ctx.ref(a) for a in init])
+    bufs = _start_buffers(ctx, body, p["body_nconsts"], avals)
     ctx.emit("while True:")
     with ctx.block():
         (pred,) = lower_jaxpr_body(ctx, p["cond_jaxpr"], [ctx.ref(c) for c in cc] + carries)
         ctx.emit(f"if not {ctx.text(pred, True)}:")
         with ctx.block():
             ctx.emit("break")
-        outs = lower_jaxpr_body(ctx, p["body_jaxpr"], [ctx.ref(c) for c in bc] + carries)
-        update_carries(ctx, avals, carries, outs)
+        _step(ctx, bufs, body, [ctx.ref(c) for c in bc], carries)
+    bufs.finish(ctx)
     for v, ref in zip(eqn.outvars, carries):
         ctx.bind_name(v, ref)
+
+
+def _step(ctx, bufs, body, bc_refs, carries):
+    """Lower one step of a while body, its array carries written into the two buffers
+    of ``bufs`` (see `loops.BufferedCarries`): no step allocates them."""
+    from ..backends.numba.codegen import lower_jaxpr_body
+    from ..backends.numba.loops import step_dests
+    with step_dests(ctx, bufs.dests()) as used:
+        outs = lower_jaxpr_body(ctx, body, bc_refs + carries)
+    bufs.update(ctx, carries, outs, used)
 
 
 def _lin_lower_numba(ctx, eqn):
@@ -377,8 +394,9 @@ def _transpose_lower_numba(ctx, eqn):
     (its capacity doubles when full), then, segment by segment from the last,
     recompute the segment's carries and run the transposed body backwards over them."""
     from ..backends.numba.codegen import dtype_name, inline_closed, lower_jaxpr_body
-    from ..backends.numba.loops import (copy_rows, slice_ref, start_carries, store_row,
-                                        update_carries)
+    from ..backends.numba.loops import (BufferedCarries, copy_rows, slice_ref,
+                                        start_carries, step_dests, store_row)
+    from ..ir import Var
     p = eqn.params
     body, cond = p["body_jaxpr"], p["cond_jaxpr"]
     k = max(1, int(p["checkpoint_every"]))
@@ -406,6 +424,7 @@ def _transpose_lower_numba(ctx, eqn):
     ctx.emit(f"{cap} = 16")
     ctx.emit(f"{n} = 0")
     bufs = alloc(cap, "buf")
+    carry_bufs = _start_buffers(ctx, body, p["body_nconsts"], avals)
     ctx.emit("while True:")
     with ctx.block():
         (pred,) = lower_jaxpr_body(ctx, cond, [ctx.ref(c) for c in cc] + carries)
@@ -424,9 +443,9 @@ def _transpose_lower_numba(ctx, eqn):
                     ctx.emit(f"{b} = {t}")
                 ctx.emit(f"{cap} = 2 * {cap}")
             store(bufs, f"{n} // {k}", carries)
-        outs = lower_jaxpr_body(ctx, body, bc_refs + carries)
-        update_carries(ctx, avals, carries, outs)
+        _step(ctx, carry_bufs, body, bc_refs, carries)
         ctx.emit(f"{n} += 1")
+    carry_bufs.finish(ctx)
     ctx.emit("# backward pass, segment by segment")
     bwd = _bwd_program(body, p["body_nconsts"], p["nz_bc"], p["fc"],
                        [a.aval for a in bc], list(avals))
@@ -442,6 +461,19 @@ def _transpose_lower_numba(ctx, eqn):
             ctx.emit(f"{name} = np.zeros({tuple(a.shape)!r}, {dtype_name(a.dtype)})")
             acc.append(("array", name))
     ct = start_carries(ctx, ct_avals, [ctx.ref(c) for c in cts], "ct")
+    # No step allocates: the carry cotangents live in two buffers each, and the
+    # gradient contributions are written into scratch arrays and added in place into
+    # the accumulators (arrays of this kernel's own, from np.zeros above).
+    n_acc, n_bc = len(acc), len(bc)
+    bwd_outs = bwd.jaxpr.outvars
+    ct_bufs = BufferedCarries(ctx, bwd.jaxpr, bwd_outs[n_acc:],
+                              bwd.jaxpr.invars[n_bc + n_carry:], ct_avals)
+    produced = {v for e in bwd.jaxpr.eqns for v in e.outvars}
+    scratch = {}
+    for o, a in zip(bwd_outs[:n_acc], acc_avals):
+        if a.shape != () and type(o) is Var and o in produced and o not in scratch:
+            scratch[o] = ctx.fresh("da")
+            ctx.emit(f"{scratch[o]} = np.empty({tuple(a.shape)!r}, {dtype_name(a.dtype)})")
     seg_bufs = alloc(k, "seg")
     seg, count, j = ctx.fresh("segment"), ctx.fresh("count"), ctx.fresh("j")
     ctx.emit(f"for {seg} in range(({n} + {k} - 1) // {k} - 1, -1, -1):")
@@ -458,13 +490,24 @@ def _transpose_lower_numba(ctx, eqn):
         ctx.emit(f"for {j} in range({count} - 1, -1, -1):")
         with ctx.block():
             carry_refs = [slice_ref(ctx, b, j, _stacked(a)) for b, a in zip(seg_bufs, avals)]
-            d = inline_closed(ctx, bwd, bc_refs + carry_refs + ct)
-            sums = []
-            for ref, dref, a in zip(acc, d[:len(acc)], acc_avals):
-                scalar = a.shape == ()
-                sums.append(("scalar" if scalar else "array",
-                             f"{ctx.text(ref, scalar)} + {ctx.text(dref, scalar)}"))
-            update_carries(ctx, acc_avals + ct_avals, acc + ct, sums + list(d[len(acc):]))
+            dest = ct_bufs.dests()
+            for o, name in scratch.items():
+                dest.setdefault(o, name)
+            with step_dests(ctx, dest) as used:
+                d = inline_closed(ctx, bwd, bc_refs + carry_refs + ct)
+            for ref, dref, a in zip(acc, d[:n_acc], acc_avals):
+                if a.shape == ():
+                    ctx.emit(f"{ref[1]} = {dtype_name(a.dtype)}({ref[1]} + "
+                             f"{ctx.text(dref, True)})")
+                    continue
+                whole = dref[0] == "array"   # else one value for every element
+                src = ctx.text(dref, not whole)
+                with ctx.nest(a.shape, parallel=False) as idx:
+                    ix = ", ".join(idx)
+                    ctx.emit(f"{ref[1]}[{ix}] += {src}[{ix}]" if whole
+                             else f"{ref[1]}[{ix}] += {src}")
+            ct_bufs.update(ctx, ct, list(d[n_acc:]), used)
+    ct_bufs.finish(ctx)
     for v, ref in zip(eqn.outvars, acc + ct):
         ctx.bind_name(v, ref)
 

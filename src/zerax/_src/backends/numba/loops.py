@@ -176,3 +176,67 @@ def output_buffer(ctx, var, prefix="p") -> str:
     else:
         ctx.emit(line)
     return name
+
+
+class BufferedCarries:
+    """The array carries of a loop that its body computes, kept in two buffers each
+    (`carry_buffers`), so that steps allocate nothing: give `dests()` to ``ctx.dest``
+    while lowering a step, then `update` the carries with the step's outputs.  Whether
+    the buffers are used is decided by the first step lowered (`used`); `finish` drops
+    their allocation when no step wrote into them.
+
+    ``carry_outvars``/``carry_invars``: the body's variables for the new and the old
+    carries (a carry passed through unchanged is not buffered)."""
+
+    def __init__(self, ctx, body, carry_outvars, carry_invars, avals):
+        self.produced = {v for e in body.eqns for v in e.outvars}
+        self.avals, self.outvars = list(avals), list(carry_outvars)
+        # A carry that is another carry's old value is buffered too (copied in), so that
+        # no carry ever aliases another's buffer.
+        self.buffered = [a.shape != () and type(o) is Var and o is not i
+                         for a, o, i in zip(avals, carry_outvars, carry_invars)]
+        self.alloc_at = len(ctx.lines)
+        self.bufs = carry_buffers(ctx, self.avals, self.buffered)
+        self.mode: list = []   # [whether the carries use their buffers], fixed by step 1
+
+    def dests(self) -> dict:
+        """var -> the buffer its producer writes into, for the next step."""
+        dest = {}
+        if not self.mode or self.mode[0]:
+            for k, o in enumerate(self.outvars):
+                if self.buffered[k] and o in self.produced and o not in dest:
+                    dest[o] = self.bufs[k][0]
+        return dest
+
+    def update(self, ctx, carries, outs, used):
+        """``carries = outs`` after a step whose producers took the dests in ``used``."""
+        carry_vars = {o for k, o in enumerate(self.outvars)
+                      if self.buffered[k] and o in self.produced}
+        if not self.mode:
+            self.mode.append(bool(used & carry_vars))
+        if not self.mode[0]:
+            update_carries(ctx, self.avals, carries, outs)
+            return
+        taken = [self.buffered[k] and o in used and
+                 next(j for j, c in enumerate(self.outvars) if c is o) == k
+                 for k, o in enumerate(self.outvars)]
+        update_buffered_carries(ctx, self.avals, carries, outs, self.bufs, self.buffered,
+                                taken)
+
+    def finish(self, ctx):
+        if not self.mode or not self.mode[0]:   # no buffers after all: drop them
+            n = sum(2 for b in self.bufs if b is not None)
+            del ctx.lines[self.alloc_at:self.alloc_at + n]
+
+
+@contextlib.contextmanager
+def step_dests(ctx, dest):
+    """Lower one loop step with ``ctx.dest = dest``; yields the set of vars whose
+    producers wrote into their dest."""
+    saved = ctx.dest, ctx.dest_used
+    ctx.dest, ctx.dest_used = dict(dest), set()
+    used = ctx.dest_used
+    try:
+        yield used
+    finally:
+        ctx.dest, ctx.dest_used = saved
