@@ -27,16 +27,19 @@ def start_carries(ctx, avals, init_refs, prefix="c"):
     return refs
 
 
+def _temporary(ctx, aval, new) -> str:
+    """A fresh name holding ``new`` (a carry's next value, before any carry changes)."""
+    t = ctx.fresh("n")
+    if aval.shape == ():
+        ctx.emit(f"{t} = {dtype_name(aval.dtype)}({ctx.text(new, True)})")
+    else:
+        ctx.emit(f"{t} = {ctx.text(new, False)}")
+    return t
+
+
 def update_carries(ctx, avals, carry_refs, new_refs):
     """``carry = new`` for every carry, through temporaries."""
-    temps = []
-    for aval, new in zip(avals, new_refs):
-        t = ctx.fresh("n")
-        if aval.shape == ():
-            ctx.emit(f"{t} = {dtype_name(aval.dtype)}({ctx.text(new, True)})")
-        else:
-            ctx.emit(f"{t} = {ctx.text(new, False)}")
-        temps.append(t)
+    temps = [_temporary(ctx, aval, new) for aval, new in zip(avals, new_refs)]
     for (_, name), t in zip(carry_refs, temps):
         ctx.emit(f"{name} = {t}")
 
@@ -73,12 +76,7 @@ def update_buffered_carries(ctx, avals, carry_refs, new_refs, bufs, buffered, ta
                     ctx.emit(f"{dst}[{ix}] = {src}[{ix}]")
             temps.append(bufs[k][0])
             continue
-        t = ctx.fresh("n")
-        if aval.shape == ():
-            ctx.emit(f"{t} = {dtype_name(aval.dtype)}({ctx.text(new, True)})")
-        else:
-            ctx.emit(f"{t} = {ctx.text(new, False)}")
-        temps.append(t)
+        temps.append(_temporary(ctx, aval, new))
     for (_, name), t in zip(carry_refs, temps):
         ctx.emit(f"{name} = {t}")
     for pair in bufs:
