@@ -66,3 +66,31 @@ def assert_traced_matches(f, *args):
     for g, w in zip(got, want):
         assert np.dtype(g.dtype) == np.dtype(w.dtype)
         np.testing.assert_array_equal(np.asarray(g), np.asarray(w))
+
+
+def rand(rng, shape, dtype):
+    """Random values of ``dtype``: booleans, small integers in [-4, 4], or normals."""
+    dtype = np.dtype(dtype)
+    if dtype == np.bool_:
+        return rng.random(shape) < 0.5
+    if dtype.kind in "iu":
+        return rng.integers(-4, 5, size=shape).astype(dtype)
+    return rng.standard_normal(shape).astype(dtype)
+
+
+# Domains (lo, hi) of the operands of the elementwise math primitives where each is
+# smooth, for gradient checks: name -> domain, or (domain of x, domain of y).
+UNARY_DOMAINS = {
+    "neg": (-3, 3), "exp": (-2, 2), "exp2": (-2, 2), "log": (0.2, 3), "log1p": (-0.5, 3),
+    "expm1": (-2, 2), "sin": (-3, 3), "cos": (-3, 3), "tan": (-1.2, 1.2),
+    "asin": (-0.8, 0.8), "acos": (-0.8, 0.8), "atan": (-3, 3), "sinh": (-2, 2),
+    "cosh": (-2, 2), "tanh": (-2, 2), "asinh": (-3, 3), "acosh": (1.2, 3),
+    "atanh": (-0.8, 0.8), "sqrt": (0.2, 3), "rsqrt": (0.2, 3), "cbrt": (0.2, 3),
+    "logistic": (-3, 3), "erf": (-2, 2), "erfc": (-2, 2), "erf_inv": (-0.8, 0.8),
+    "lgamma": (0.3, 4), "digamma": (0.3, 4), "abs": (0.1, 3),
+}
+BINARY_DOMAINS = {
+    "add": ((-3, 3), (-3, 3)), "sub": ((-3, 3), (-3, 3)), "mul": ((-3, 3), (-3, 3)),
+    "div": ((-3, 3), (0.5, 3)), "pow": ((0.3, 2), (-2, 2)), "atan2": ((0.5, 2), (0.5, 2)),
+    "rem": ((0.1, 0.9), (1.0, 1.0)),
+}

@@ -17,18 +17,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import zerax as zx
+from np_helpers import rand  # noqa: E402 - shared test helpers
 import zerax.numpy as znp
 from zerax.lax import dot_general
 from zerax.scipy.special import logsumexp
-
-
-def rand(rng, shape, dtype):
-    dtype = np.dtype(dtype)
-    if dtype == np.bool_:
-        return rng.random(shape) < 0.5
-    if dtype.kind in "iu":
-        return rng.integers(-4, 5, size=shape).astype(dtype)
-    return rng.standard_normal(shape).astype(dtype)
 
 
 def assert_close(got, want):

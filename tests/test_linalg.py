@@ -15,6 +15,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import zerax as zx
+from np_helpers import rand  # noqa: E402 - shared test helpers
 import zerax.numpy as znp
 from zerax import errors
 from zerax._src.ops.linalg import dot, dot_general, dot_general_p
@@ -29,15 +30,6 @@ DTYPES = [np.float64, np.float32, np.int64, np.int32, np.int8, np.bool_]
 
 
 # --------------------------------------------------------------------------- helpers
-
-
-def rand(rng, shape, dtype):
-    dtype = np.dtype(dtype)
-    if dtype == np.bool_:
-        return rng.random(shape) < 0.5
-    if dtype.kind in "iu":
-        return rng.integers(-4, 5, size=shape).astype(dtype)
-    return rng.standard_normal(shape).astype(dtype)
 
 
 def assert_matches(got, want, rtol=None):

@@ -11,6 +11,8 @@ import zerax  # noqa: F401  (registers every primitive)
 from zerax._src.core import all_primitives, bind
 from zerax.test_util import check_grads
 
+from np_helpers import BINARY_DOMAINS, UNARY_DOMAINS  # noqa: E402 - shared test helpers
+
 RULES = ("impl", "abstract_eval", "jvp", "transpose", "batch")
 
 
@@ -23,23 +25,7 @@ def test_every_primitive_has_every_rule_or_a_reason():
     assert not missing, f"rules neither defined nor declared unsupported: {missing}"
 
 
-def _unary_domain(lo, hi):
-    return lo, hi
-
-
-# name -> (domain of each array operand (lo, hi, avoid-zero), params)
-UNARY = {
-    "neg": (-3, 3), "exp": (-2, 2), "exp2": (-2, 2), "log": (0.2, 3), "log1p": (-0.5, 3),
-    "expm1": (-2, 2), "sin": (-3, 3), "cos": (-3, 3), "tan": (-1.2, 1.2),
-    "asin": (-0.8, 0.8), "acos": (-0.8, 0.8), "atan": (-3, 3), "sinh": (-2, 2),
-    "cosh": (-2, 2), "tanh": (-2, 2), "asinh": (-3, 3), "acosh": (1.2, 3),
-    "atanh": (-0.8, 0.8), "sqrt": (0.2, 3), "rsqrt": (0.2, 3), "cbrt": (0.2, 3),
-    "logistic": (-3, 3), "erf": (-2, 2), "erfc": (-2, 2), "erf_inv": (-0.8, 0.8),
-    "lgamma": (0.3, 4), "digamma": (0.3, 4), "abs": (0.1, 3),
-}
-BINARY = {"add": ((-3, 3), (-3, 3)), "sub": ((-3, 3), (-3, 3)), "mul": ((-3, 3), (-3, 3)),
-          "div": ((-3, 3), (0.5, 3)), "pow": ((0.3, 2), (-2, 2)), "atan2": ((0.5, 2), (0.5, 2)),
-          "rem": ((0.1, 0.9), (1.0, 1.0))}
+UNARY, BINARY = UNARY_DOMAINS, BINARY_DOMAINS
 
 
 def _arrays(shape, lo, hi):

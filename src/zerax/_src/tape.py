@@ -49,6 +49,14 @@ class disabled:
         return False
 
 
+def _value_and_node(trace, x):
+    """(the value, its tape node) of ``x`` for ``trace``: a tracer of that trace gives its
+    concrete value as an Array and its node; anything else is itself, with no node."""
+    if type(x) is TapeTracer and x._trace is trace:
+        return Array._wrap(x.val), x.node
+    return x, None
+
+
 class TapeTracer(Tracer):
     """A concrete value whose cotangent the tape will compute (node: its slot).  Shape
     and dtype are plain attributes: user code reads them on every operation."""
@@ -172,14 +180,8 @@ class TapeTrace(Trace):
     def _linearized(self, prim, call, args, multiple):
         """Apply ``call(operands)`` under the general path's linearization, with the
         tape's values as the point; the tape keeps the small linear program."""
-        vals, nodes = [], []
-        for a in args:
-            if type(a) is TapeTracer and a._trace is self:
-                vals.append(Array._wrap(a.val))
-                nodes.append(a.node)
-            else:
-                vals.append(a)
-                nodes.append(None)
+        vals, nodes = map(list, zip(*[_value_and_node(self, a) for a in args])) \
+            if args else ([], [])
 
         def flat(*xs):
             it = iter(xs)
@@ -336,16 +338,11 @@ def vjp_flat(flat_fun, leaves, name):
         outs, aux = flat_fun(*ins)
         primals_out, out_nodes = [], []
         for i, o in enumerate(outs):
-            o = as_input(o, f"output {i} of {name}")
-            if type(o) is TapeTracer and o._trace is trace:
-                primals_out.append(Array._wrap(o.val))
-                out_nodes.append(o.node)
-            else:
-                primals_out.append(o)
-                out_nodes.append(None)
+            v, node = _value_and_node(trace, as_input(o, f"output {i} of {name}"))
+            primals_out.append(v)
+            out_nodes.append(node)
         if aux is not None:
-            aux = tree.tree_map(lambda a: Array._wrap(a.val) if type(a) is TapeTracer
-                                and a._trace is trace else a, aux)
+            aux = _aux_values(trace, aux)
     tape = Tape(trace.entries, trace.n, [x.aval for x in leaves], in_nodes,
                 [x._value for x, n in zip(leaves, in_nodes) if n is not None],
                 [ShapedArray(p.shape, p.dtype) for p in primals_out], out_nodes)
@@ -359,8 +356,7 @@ _ONES: dict = {}  # dtype -> the 0-d seed cotangent (never mutated: rules make n
 
 
 def _aux_values(trace, aux):
-    return tree.tree_map(lambda a: Array._wrap(a.val) if type(a) is TapeTracer
-                         and a._trace is trace else a, aux)
+    return tree.tree_map(lambda a: _value_and_node(trace, a)[0], aux)
 
 
 def value_and_grad(fun, args, kwargs, nums, dyn, has_aux, name, check_output):
@@ -387,11 +383,10 @@ def value_and_grad(fun, args, kwargs, nums, dyn, has_aux, name, check_output):
         for i, o in enumerate(out_leaves):
             if type(o) is not TapeTracer and type(o) is not Array:
                 o = as_input(o, f"output {i} of {name}")
-            if type(o) is TapeTracer and o._trace is trace:
-                vals.append(Array._wrap(o.val))
-                node = o.node
-            else:
-                vals.append(o)
+            v, n = _value_and_node(trace, o)
+            vals.append(v)
+            if n is not None:
+                node = n
     ans = vals[0] if out_tree is _LEAF else tree.tree_unflatten(out_tree, vals)
     dtype = check_output(ans)
     if node is not None:
