@@ -50,3 +50,19 @@ def test_device_calls_are_identities_on_the_cpu():
     assert zx.block_until_ready(put) is put
     assert zx.devices()[0].platform == "cpu" and zx.default_backend() == "cpu"
     assert znp.ones(3, np.float32).itemsize == 4
+
+
+def test_linear_transpose_rejects_a_nonlinear_function_and_fills_unused_inputs():
+    with pytest.raises(zx.errors.ZeraxTypeError, match="not linear"):
+        zx.linear_transpose(znp.sin, 1.0)(1.0)
+    with pytest.raises(zx.errors.ZeraxTypeError, match="not linear"):
+        zx.linear_transpose(lambda a: a * a, 1.0)(1.0)
+    gx, gy = zx.linear_transpose(lambda x, y: 2.0 * x, 1.0, np.ones(2))(1.0)
+    assert float(gx) == 2.0
+    np.testing.assert_array_equal(gy, np.zeros(2))
+
+
+def test_device_put_is_the_identity_under_transforms():
+    f = lambda a: zx.device_put(a) * 2.0  # noqa: E731
+    np.testing.assert_array_equal(zx.jit(f)(np.arange(3.0)), np.arange(3.0) * 2)
+    assert float(zx.grad(lambda a: f(a).sum())(1.0)) == 2.0

@@ -514,3 +514,24 @@ def test_vjp_integer_inputs_get_float0_zeros():
     a, b = f_vjp(np.ones(2)), f_vjp2(np.ones(2))
     np.testing.assert_array_equal(a[0], b[0])
     assert np.asarray(a[1]).dtype == np.asarray(b[1]).dtype
+
+
+def test_user_backward_code_gets_immutable_arrays_and_cannot_corrupt_later_grads():
+    @zx.custom_vjp
+    def f(x):
+        return znp.sin(x)
+
+    def f_fwd(x):
+        return znp.sin(x), znp.cos(x)
+
+    def f_bwd(c, g):
+        assert isinstance(g, zx.Array)
+        g = g.at[()].set(g * 2.0)          # a functional update, not in place
+        return (c * g / 2.0,)
+
+    f.defvjp(f_fwd, f_bwd)
+    assert float(zx.grad(f)(0.0)) == pytest.approx(1.0)
+    assert float(zx.grad(znp.sin)(0.0)) == pytest.approx(1.0)   # the seed is untouched
+    ct = znp.ones(2)
+    zx.vjp(lambda x: f(x), np.zeros(2))[1](ct)
+    np.testing.assert_array_equal(ct, [1.0, 1.0])

@@ -7,8 +7,9 @@ from __future__ import annotations
 import numpy as np
 
 from . import tree
-from .ad import vjp
-from .api_util import as_input
+from .. import errors
+from .ad import backward_pass, zeros_for
+from .api_util import as_input, as_output
 from .array import Array
 from .core import ShapedArray, get_aval
 from .tracing import fun_name, trace_to_jaxpr
@@ -77,18 +78,46 @@ def eval_shape(fun, *args, **kwargs):
 
 def linear_transpose(fun, *primals):
     """The transpose of the linear function ``fun``: ``f_t(ct)`` returns a tuple of
-    cotangents shaped like ``primals`` (which only give shapes and dtypes).
+    cotangents shaped like ``primals`` (which only give shapes and dtypes).  ``fun`` is
+    traced once; a ``fun`` that is not linear in its inputs is an error.
 
     >>> import zerax as zx
     >>> f_t = zx.linear_transpose(lambda x: 3.0 * x, 1.0)
     >>> f_t(1.0)
     (Array(3., dtype=float64),)
     """
-    zeros = tree.tree_map(lambda p: np.zeros(_aval(p, "primal").shape, _aval(p, "primal").dtype),
-                          primals)
+    name = fun_name(fun)
+    leaves, in_tree = tree.tree_flatten(primals)
+    avals = [_aval(p, f"primal of {name}") for p in leaves]
+    out_box = []
+
+    def flat(*xs):
+        out_leaves, out_tree = tree.tree_flatten(fun(*tree.tree_unflatten(in_tree, list(xs))))
+        out_box.append((out_tree, [get_aval(as_input(o, f"output of {name}"))
+                                   for o in out_leaves]))
+        return out_leaves
+
+    closed = trace_to_jaxpr(flat, avals, name)
+    out_tree, out_avals = out_box[-1]
 
     def transposed(ct):
-        return vjp(fun, *zeros)[1](ct)
+        ct_leaves, ct_tree = tree.tree_flatten(ct)
+        if ct_tree != out_tree:
+            raise errors.ZeraxTypeError(
+                f"the transpose of {name} takes a cotangent structured like its output, "
+                f"{out_tree}; got {ct_tree}.")
+        cts = [as_input(c, f"cotangent of {name}") for c in ct_leaves]
+        for c, a in zip(cts, out_avals):
+            if tuple(c.shape) != tuple(a.shape):
+                raise errors.ShapeError(f"the transpose of {name}: a cotangent has shape "
+                                        f"{tuple(c.shape)}, the output {tuple(a.shape)}.")
+        try:
+            res = backward_pass(closed.jaxpr, closed.consts, cts)
+        except (errors.NotSupportedError, errors.ZeraxInternalError) as e:
+            raise errors.ZeraxTypeError(
+                f"linear_transpose: {name} is not linear in its inputs ({e}).") from None
+        res = [as_output(zeros_for(a) if r is None else r) for r, a in zip(res, avals)]
+        return tuple(tree.tree_unflatten(in_tree, res))
     return transposed
 
 
@@ -98,9 +127,9 @@ def block_until_ready(x):
 
 
 def device_put(x, device=None):
-    """``x`` with every leaf as a zerax Array (there is one device: the CPU)."""
-    return tree.tree_map(lambda v: v if isinstance(v, Array) else Array._wrap(
-        np.array(as_input(v, "device_put argument"))), x)
+    """``x`` with every leaf as a zerax Array (there is one device: the CPU); traced
+    values pass through, as under JAX."""
+    return tree.tree_map(lambda v: as_input(v, "device_put argument"), x)
 
 
 class CpuDevice:

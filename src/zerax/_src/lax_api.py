@@ -18,7 +18,7 @@ from .ops import reduce as red
 from .ops import shape as sh
 
 _PY = (bool, int, float, complex)
-builtins_max, builtins_min = builtins.max, builtins.min   # max/min are lax's below
+builtins_min = builtins.min   # max/min are lax's below
 
 
 def _coerce(*args):
@@ -362,15 +362,23 @@ def reduce(operands, init_values, computation, dimensions):
         raise errors.ZeraxTypeError(
             f"lax.reduce: {len(leaves)} operands but {len(inits)} init values; give one "
             "init value per operand, in the same tree structure.")
-    dims = tuple(sorted(int(d) % max(jnp.ndim(leaves[0]), 1) for d in dimensions))
+    from .lax_numpy._util import normalize_axes
+    arrays = [jnp.asarray(x) for x in leaves]
+    shapes = {tuple(a.shape) for a in arrays}
+    if len(shapes) != 1:
+        raise errors.ShapeError(f"lax.reduce: operands must have equal shapes, got "
+                                f"{[tuple(a.shape) for a in arrays]}.")
+    if any(int(d) < 0 for d in dimensions):   # as JAX: no negative dimensions here
+        raise errors.ShapeError(f"lax.reduce: dimensions {tuple(dimensions)} must be "
+                                "non-negative axes of the operands.")
+    dims = normalize_axes(tuple(dimensions), arrays[0].ndim, "lax.reduce")
     monoid = _MONOIDS.get(computation) if len(leaves) == 1 else None
-    if monoid in (reduce_and, reduce_or) and jnp.asarray(leaves[0]).dtype != np.bool_:
+    if monoid in (reduce_and, reduce_or) and arrays[0].dtype != np.bool_:
         monoid = None                # bitwise on integers: the general path below
     if monoid is not None:
-        x = jnp.asarray(leaves[0])
+        x = arrays[0]
         init = jnp.asarray(inits[0], dtype=x.dtype)
         return computation(monoid(x, dims), init)
-    arrays = [jnp.asarray(x) for x in leaves]
     keep = [d for d in range(arrays[0].ndim) if d not in dims]
     kept_shape = tuple(arrays[0].shape[d] for d in keep)
     # reduced axes first, flattened into one axis that scan walks
@@ -425,9 +433,9 @@ def split(operand, sizes, axis=0):
     >>> [p.shape for p in split(np.zeros((5, 2)), (2, 3))]
     [(2, 2), (3, 2)]
     """
+    from .lax_numpy._util import normalize_axis
     (operand,) = _coerce(operand)
-    nd = len(operand.shape)
-    axis = int(axis) % builtins_max(nd, 1)
+    axis = normalize_axis(axis, len(operand.shape), "lax.split")
     sizes = tuple(int(s) for s in sizes)
     if any(s < 0 for s in sizes) or sum(sizes) != operand.shape[axis]:
         raise errors.ShapeError(
@@ -459,19 +467,6 @@ def tile(operand, reps):
     return sh.reshape(out, tuple(r * d for r, d in zip(reps, shape)))
 
 
-def broadcast_shapes(*shapes):
-    """The shape NumPy broadcasting gives for ``shapes``.
-
-    >>> broadcast_shapes((2, 1), (3,))
-    (2, 3)
-    """
-    try:
-        return tuple(int(d) for d in np.broadcast_shapes(*(tuple(s) for s in shapes)))
-    except ValueError:
-        raise errors.ShapeError(
-            f"lax.broadcast_shapes: incompatible shapes for broadcasting: {shapes}") from None
-
-
 def empty(shape, dtype, *, out_sharding=None):
     """An array of ``shape`` and ``dtype`` whose contents do not matter (zeros here).
 
@@ -495,7 +490,8 @@ def stack(operands, axis=0):
         raise errors.ZeraxTypeError(
             "lax.stack: operands must have equal shapes and dtypes, got "
             f"{[(tuple(x.shape), np.dtype(x.dtype).name) for x in ops]}.")
-    axis = int(axis) % (len(shape) + 1)
+    from .lax_numpy._util import normalize_axis
+    axis = normalize_axis(axis, len(shape) + 1, "lax.stack")
     return sh.concatenate([sh.expand_dims(x, (axis,)) for x in ops], axis)
 
 
@@ -505,9 +501,9 @@ def unstack(x, axis=0):
     >>> [a.shape for a in unstack(np.zeros((2, 3)), axis=1)]
     [(2,), (2,), (2,)]
     """
+    from .lax_numpy._util import normalize_axis
     (x,) = _coerce(x)
-    nd = len(x.shape)
-    axis = int(axis) % builtins_max(nd, 1)
+    axis = normalize_axis(axis, len(x.shape), "lax.unstack")
     return tuple(index_in_dim(x, i, axis, keepdims=False) for i in range(x.shape[axis]))
 
 
@@ -598,10 +594,11 @@ def clz(x):
     return _from_unsigned(ew.sub(np.array(bits, u), _popcount_unsigned(ux)), dt)
 
 
-def _tree_reduce(x, axes, op):
+def _tree_reduce(x, axes, op, fname):
     """Reduce ``axes`` of ``x`` with the associative elementwise ``op`` by halving."""
+    from .lax_numpy._util import normalize_axes
     nd = len(x.shape)
-    axes = tuple(sorted({int(a) % builtins_max(nd, 1) for a in axes}))
+    axes = normalize_axes(tuple(axes), nd, fname)
     keep = [d for d in range(nd) if d not in axes]
     kept = tuple(x.shape[d] for d in keep)
     m = int(np.prod([x.shape[a] for a in axes], dtype=np.int64))
@@ -628,7 +625,7 @@ def reduce_xor(operand, axes):
     if np.dtype(operand.dtype).kind not in "biu":
         raise errors.ZeraxTypeError(
             f"lax.reduce_xor takes boolean or integer operands, got {np.dtype(operand.dtype)}")
-    return _tree_reduce(operand, axes, ew.bitwise_xor)
+    return _tree_reduce(operand, axes, ew.bitwise_xor, "lax.reduce_xor")
 
 
 def nextafter(x1, x2):

@@ -224,6 +224,9 @@ def _backward_concrete(entries, n, seeds):
                 continue
             for o in out_nodes:
                 cts[o] = None
+            # User code may run here (custom_vjp bwd, Function.backward): it gets
+            # immutable Arrays, never the tape's (possibly shared) buffers.
+            outs = [None if c is None else Array._wrap(c) for c in outs]
             for node, c in zip(in_nodes, backward_pass(closed.jaxpr, closed.consts, outs)):
                 if c is None or type(c) is Zero:
                     continue
@@ -392,7 +395,9 @@ def value_and_grad(fun, args, kwargs, nums, dyn, has_aux, name, check_output):
     if node is not None:
         seed = _ONES.get(dtype)
         if seed is None:
-            seed = _ONES[dtype] = np.ones((), dtype)
+            seed = np.ones((), dtype)
+            seed.flags.writeable = False
+            _ONES[dtype] = seed
         cts = _backward_concrete(trace.entries, trace.n, [(node, seed)])
     grads = []
     for (leaves, treedef), nodes in zip(dyn, in_nodes):

@@ -30,7 +30,7 @@ from .._src.lax_api import (  # noqa: F401
     reduce,
     add, clamp, cos, cosh, digamma, div, eq, exp, floor, ge, gt, le, log, lt, max, min, mul,
     ne, neg, pow, rem, rsqrt, sign, sin, sinh, sqrt, sub, tanh,
-    split, tile, broadcast_shapes, empty, stack, unstack, shift_right_logical,
+    split, tile, empty, stack, unstack, shift_right_logical,
     population_count, clz, reduce_xor, nextafter,
 )
 from .._src.lax_windowed import (  # noqa: F401
@@ -39,6 +39,7 @@ from .._src.lax_windowed import (  # noqa: F401
     reduce_window,
 )
 maximum, minimum = max, min
+from .._src.lax_numpy.shape_ops import broadcast_shapes  # noqa: E402,F401
 
 
 def select(pred, on_true, on_false):

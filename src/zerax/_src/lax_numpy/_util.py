@@ -27,7 +27,7 @@ def check_arg(x, fname: str, pos: int = 0):
     if isinstance(x, (np.ndarray, np.generic)):
         if x.dtype.kind not in "biufc":
             raise errors.ZeraxTypeError(
-                f"zerax.numpy.{fname}: argument {pos} has dtype {x.dtype}, which zerax does not "
+                f"{_qualified(fname)}: argument {pos} has dtype {x.dtype}, which zerax does not "
                 "support (only bool, integer, float and complex arrays)")
         return Array._wrap(np.array(x))
     if isinstance(x, (list, tuple)):
@@ -41,7 +41,7 @@ def check_arg(x, fname: str, pos: int = 0):
             from .creation import array
             return array(x)
     raise errors.ZeraxTypeError(
-        f"zerax.numpy.{fname}: argument {pos} has type {type(x).__name__} ({x!r:.60}); expected "
+        f"{_qualified(fname)}: argument {pos} has type {type(x).__name__} ({x!r:.60}); expected "
         "an array, a Python number or a (nested) list of numbers.")
 
 
@@ -74,6 +74,12 @@ def numpy_result_dtype(fn, *args) -> np.dtype:
     return _numpy_dtype(fn, keys)
 
 
+def _qualified(fname: str) -> str:
+    """The name errors give: ``zerax.numpy.<fname>``, or ``fname`` itself when it names
+    its namespace (``lax.reduce``)."""
+    return fname if "." in fname else f"zerax.numpy.{fname}"
+
+
 def result_type(*args) -> np.dtype:
     return np.result_type(*[a if type(a) in _PY_SCALARS else np.dtype(a.dtype) for a in args])
 
@@ -97,7 +103,7 @@ def broadcast_shapes(fname, *shapes):
         return tuple(np.broadcast_shapes(*shapes))
     except ValueError:
         raise errors.ShapeError(
-            f"zerax.numpy.{fname}: operands could not be broadcast together with shapes "
+            f"{_qualified(fname)}: operands could not be broadcast together with shapes "
             f"{' '.join(str(tuple(s)) for s in shapes)}") from None
 
 
@@ -128,10 +134,10 @@ def promote_and_broadcast(fname, args, dtype):
 
 def normalize_axis(axis, ndim, fname="function"):
     if not isinstance(axis, (int, np.integer)):
-        raise errors.ZeraxTypeError(f"zerax.numpy.{fname}: axis must be an integer, got {axis!r}")
+        raise errors.ZeraxTypeError(f"{_qualified(fname)}: axis must be an integer, got {axis!r}")
     if not -ndim <= axis < max(ndim, 1):
         raise errors.ShapeError(
-            f"zerax.numpy.{fname}: axis {axis} is out of bounds for an array of rank {ndim}")
+            f"{_qualified(fname)}: axis {axis} is out of bounds for an array of rank {ndim}")
     return int(axis) % max(ndim, 1)
 
 
@@ -148,12 +154,12 @@ def normalize_axes(axis, ndim, fname="function"):
             seq = None
         if seq is None:
             raise errors.ZeraxTypeError(
-                f"zerax.numpy.{fname}: axis must be None, an integer or a tuple of integers, "
+                f"{_qualified(fname)}: axis must be None, an integer or a tuple of integers, "
                 f"got {axis!r}")
         axis = seq
     axes = tuple(normalize_axis(a, ndim, fname) for a in axis)
     if len(set(axes)) != len(axes):
-        raise errors.ShapeError(f"zerax.numpy.{fname}: repeated axis in {axis}")
+        raise errors.ShapeError(f"{_qualified(fname)}: repeated axis in {axis}")
     return tuple(sorted(axes))
 
 

@@ -101,9 +101,13 @@ def _add_tangents(a, b):
     return add_any(a, b)
 
 
-def defjvp(prim, *rules):
+def defjvp(prim, *rules, vjp=None):
     """JVP from per-argument rules ``rule(g, ans, *primals, **params)``; a rule of None
-    means the output does not depend differentiably on that argument."""
+    means the output does not depend differentiably on that argument.  ``vjp``: direct
+    NumPy rules ``rule(ct, ans, *values, **params)`` for the eager tape (tape.py), one per
+    argument, each the transpose of the JVP rule beside it computed without binding
+    primitives; an elementwise primitive without them uses its JVP rules (a diagonal
+    Jacobian is self-adjoint)."""
 
     def jvp(primals, tangents, **params):
         ans = bind(prim, *primals, **params)
@@ -124,8 +128,10 @@ def defjvp(prim, *rules):
     prim.jvp = jvp
     if prim.transpose is None:
         prim.unsupported.setdefault("transpose", f"{prim.name} is not linear")
-    if prim.elementwise and prim.vjp is None:
-        prim.vjp = tuple(rules)  # a diagonal Jacobian is self-adjoint (see the docstring)
+    if vjp is not None:
+        prim.vjp = tuple(vjp)
+    elif prim.elementwise and prim.vjp is None:
+        prim.vjp = tuple(rules)  # a diagonal Jacobian is self-adjoint
     return jvp
 
 

@@ -86,11 +86,19 @@ def neg(x):
     return bind(neg_p, x)
 
 
-defjvp(add_p, lambda g, ans, x, y: g, lambda g, ans, x, y: g)
-defjvp(sub_p, lambda g, ans, x, y: g, lambda g, ans, x, y: neg(g))
-defjvp(mul_p, lambda g, ans, x, y: mul(g, y), lambda g, ans, x, y: mul(x, g))
-defjvp(div_p, lambda g, ans, x, y: div(g, y), lambda g, ans, x, y: neg(mul(g, div(ans, y))))
-defjvp(neg_p, lambda g, ans, x: neg(g))
+# Each ``vjp=`` below is the transpose of the JVP rule beside it, in NumPy on concrete
+# values, for the eager tape (tape.py); computed as that transpose computes it, so the
+# two paths agree to the last bit.  Python float constants are weak (NEP 50): ``1.0 - a``
+# keeps ``a``'s dtype, as ``_c(x, 1.0) - a`` does.
+defjvp(add_p, lambda g, ans, x, y: g, lambda g, ans, x, y: g,
+       vjp=(lambda ct, ans, x, y: ct, lambda ct, ans, x, y: ct))
+defjvp(sub_p, lambda g, ans, x, y: g, lambda g, ans, x, y: neg(g),
+       vjp=(lambda ct, ans, x, y: ct, lambda ct, ans, x, y: -ct))
+defjvp(mul_p, lambda g, ans, x, y: mul(g, y), lambda g, ans, x, y: mul(x, g),
+       vjp=(lambda ct, ans, x, y: ct * y, lambda ct, ans, x, y: x * ct))
+defjvp(div_p, lambda g, ans, x, y: div(g, y), lambda g, ans, x, y: neg(mul(g, div(ans, y))),
+       vjp=(lambda ct, ans, x, y: ct / y, lambda ct, ans, x, y: -(ct * (ans / y))))
+defjvp(neg_p, lambda g, ans, x: neg(g), vjp=(lambda ct, ans, x: -ct,))
 
 
 def _add_transpose(ct, x, y):
@@ -224,10 +232,21 @@ def _balanced_mask(x, y, pick_greater):
     return select_n(wins, select_n(eq(x, y), zero, half), one)
 
 
+def _balanced_mask_np(x, y, pick_greater):
+    """`_balanced_mask` on concrete NumPy values (the eager tape's rules)."""
+    wins = np.greater(x, y) if pick_greater else np.less(x, y)
+    return np.where(wins, np.array(1.0, x.dtype),
+                    np.where(np.equal(x, y), np.array(0.5, x.dtype), np.array(0.0, x.dtype)))
+
+
 defjvp(max_p, lambda g, ans, x, y: mul(g, _balanced_mask(x, y, True)),
-       lambda g, ans, x, y: mul(g, _balanced_mask(y, x, True)))
+       lambda g, ans, x, y: mul(g, _balanced_mask(y, x, True)),
+       vjp=(lambda ct, ans, x, y: ct * _balanced_mask_np(x, y, True),
+            lambda ct, ans, x, y: ct * _balanced_mask_np(y, x, True)))
 defjvp(min_p, lambda g, ans, x, y: mul(g, _balanced_mask(x, y, False)),
-       lambda g, ans, x, y: mul(g, _balanced_mask(y, x, False)))
+       lambda g, ans, x, y: mul(g, _balanced_mask(y, x, False)),
+       vjp=(lambda ct, ans, x, y: ct * _balanced_mask_np(x, y, False),
+            lambda ct, ans, x, y: ct * _balanced_mask_np(y, x, False)))
 
 
 def _pow_jvp_x(g, ans, x, y):
@@ -255,7 +274,17 @@ def _integer_pow_jvp(g, ans, x, *, y):
     return mul(g, mul(_c(x, float(y)), integer_pow(x, y - 1)))
 
 
-defjvp(integer_pow_p, _integer_pow_jvp)
+def _integer_pow_vjp(ct, ans, x, *, y):
+    if y == 0:
+        return ct * np.zeros((), x.dtype)
+    if y == 1:
+        return ct
+    if y == 2:
+        return ct * (2.0 * x)
+    return ct * (float(y) * _integer_pow_impl(x, y - 1))
+
+
+defjvp(integer_pow_p, _integer_pow_jvp, vjp=(_integer_pow_vjp,))
 
 
 def _integer_pow_simplify(trace, args, atoms, params):
@@ -427,7 +456,19 @@ def _out_shape(atoms):
     return ()
 
 
+def _select_vjp(i):
+    """Tape rule for operand i: the cotangent where case i-1 was picked, 0 elsewhere."""
+    if i == 0:
+        return None  # the predicate
+
+    def rule(ct, ans, pred, *cases):
+        zero = np.zeros((), ct.dtype)
+        return _select_impl(pred, *[ct if j == i - 1 else zero for j in range(len(cases))])
+    return rule
+
+
 select_n_p.jvp = _select_jvp
+select_n_p.vjp = _select_vjp
 select_n_p.unsupported.pop("transpose", None)
 select_n_p.transpose = _select_transpose
 select_n_p.simplify = _select_simplify
@@ -451,9 +492,9 @@ defjvp(clamp_p,
 # --------------------------------------------------------------------------- math functions
 
 
-def _unary(name, impl, jvp_rule, kinds="fc"):
+def _unary(name, impl, jvp_rule, kinds="fc", vjp=None):
     prim = elementwise(name, impl, 1, kinds=kinds)
-    defjvp(prim, jvp_rule)
+    defjvp(prim, jvp_rule, vjp=None if vjp is None else (vjp,))
     return prim
 
 
@@ -464,13 +505,16 @@ def _special(fname):
     return impl
 
 
-exp_p = _unary("exp", np.exp, lambda g, ans, x: mul(g, ans))
+exp_p = _unary("exp", np.exp, lambda g, ans, x: mul(g, ans),
+               vjp=lambda ct, ans, x: ct * ans)
 exp2_p = _unary("exp2", np.exp2, lambda g, ans, x: mul(g, mul(ans, _c(x, math.log(2.0)))))
-log_p = _unary("log", np.log, lambda g, ans, x: div(g, x))
+log_p = _unary("log", np.log, lambda g, ans, x: div(g, x), vjp=lambda ct, ans, x: ct / x)
 log1p_p = _unary("log1p", np.log1p, lambda g, ans, x: div(g, add(x, _c(x, 1.0))))
 expm1_p = _unary("expm1", np.expm1, lambda g, ans, x: mul(g, add(ans, _c(x, 1.0))))
-sin_p = _unary("sin", np.sin, lambda g, ans, x: mul(g, cos(x)))
-cos_p = _unary("cos", np.cos, lambda g, ans, x: neg(mul(g, sin(x))))
+sin_p = _unary("sin", np.sin, lambda g, ans, x: mul(g, cos(x)),
+               vjp=lambda ct, ans, x: ct * np.cos(x))
+cos_p = _unary("cos", np.cos, lambda g, ans, x: neg(mul(g, sin(x))),
+               vjp=lambda ct, ans, x: -(ct * np.sin(x)))
 tan_p = _unary("tan", np.tan, lambda g, ans, x: mul(g, add(_c(x, 1.0), mul(ans, ans))))
 asin_p = _unary("asin", np.arcsin,
                 lambda g, ans, x: mul(g, rsqrt(sub(_c(x, 1.0), mul(x, x)))))
@@ -479,19 +523,22 @@ acos_p = _unary("acos", np.arccos,
 atan_p = _unary("atan", np.arctan, lambda g, ans, x: div(g, add(_c(x, 1.0), mul(x, x))))
 sinh_p = _unary("sinh", np.sinh, lambda g, ans, x: mul(g, cosh(x)))
 cosh_p = _unary("cosh", np.cosh, lambda g, ans, x: mul(g, sinh(x)))
-tanh_p = _unary("tanh", np.tanh, lambda g, ans, x: mul(g, sub(_c(x, 1.0), mul(ans, ans))))
+tanh_p = _unary("tanh", np.tanh, lambda g, ans, x: mul(g, sub(_c(x, 1.0), mul(ans, ans))),
+                vjp=lambda ct, ans, x: ct * (1.0 - ans * ans))
 asinh_p = _unary("asinh", np.arcsinh,
                  lambda g, ans, x: mul(g, rsqrt(add(mul(x, x), _c(x, 1.0)))))
 acosh_p = _unary("acosh", np.arccosh,
                  lambda g, ans, x: mul(g, rsqrt(mul(sub(x, _c(x, 1.0)), add(x, _c(x, 1.0))))))
 atanh_p = _unary("atanh", np.arctanh,
                  lambda g, ans, x: div(g, sub(_c(x, 1.0), mul(x, x))))
-sqrt_p = _unary("sqrt", np.sqrt, lambda g, ans, x: div(g, mul(_c(x, 2.0), ans)))
+sqrt_p = _unary("sqrt", np.sqrt, lambda g, ans, x: div(g, mul(_c(x, 2.0), ans)),
+                vjp=lambda ct, ans, x: ct / (2.0 * ans))
 rsqrt_p = _unary("rsqrt", lambda x: 1.0 / np.sqrt(x),
                  lambda g, ans, x: mul(g, mul(_c(x, -0.5), div(ans, x))))
 cbrt_p = _unary("cbrt", np.cbrt, lambda g, ans, x: div(g, mul(_c(x, 3.0), mul(ans, ans))))
 logistic_p = _unary("logistic", lambda x: _logistic_impl(x),
-                    lambda g, ans, x: mul(g, mul(ans, sub(_c(x, 1.0), ans))))
+                    lambda g, ans, x: mul(g, mul(ans, sub(_c(x, 1.0), ans))),
+                    vjp=lambda ct, ans, x: ct * (ans * (1.0 - ans)))
 erf_p = _unary("erf", _special("erf"),
                lambda g, ans, x: mul(g, mul(_c(x, 2.0 / math.sqrt(math.pi)), exp(neg(mul(x, x))))),
                kinds="f")
@@ -521,7 +568,8 @@ def _logistic_impl(x):
 
 abs_p = elementwise("abs", np.abs, 1)
 # d|x| = g for x >= 0 and -g below (1 at 0, as in JAX).
-defjvp(abs_p, lambda g, ans, x: select_n(ge(x, _c(x, 0.0)), neg(g), g))
+defjvp(abs_p, lambda g, ans, x: select_n(ge(x, _c(x, 0.0)), neg(g), g),
+       vjp=(lambda ct, ans, x: np.where(x >= 0.0, ct, -ct),))
 
 
 def exp(x):
@@ -599,70 +647,11 @@ def _convert_transpose(ct, x, *, new_dtype):
 
 
 convert_element_type_p.jvp = _convert_jvp
+convert_element_type_p.vjp = (lambda ct, ans, x, *, new_dtype: ct.astype(x.dtype),)
 convert_element_type_p.transpose = _convert_transpose
 
 for _p in (eq_p, ne_p, and_p, or_p, xor_p):
     _p.commutative = True
-
-
-# --------------------------------------------------------------------------- tape VJP rules
-# Direct NumPy rules for the eager tape (tape.py), for the most used primitives: each is
-# the transpose of the primitive's JVP rule above, computed as that transpose computes
-# it (so results agree to the last bit), without binding primitives.  The others use the
-# JVP rules themselves (see _factory.defjvp).  Python float constants are weak (NEP 50):
-# ``1.0 - a`` keeps ``a``'s dtype, as ``_c(x, 1.0) - a`` does.
-
-
-def _vjp_div_y(ct, ans, x, y):
-    return -(ct * (ans / y))
-
-
-def _vjp_integer_pow(ct, ans, x, *, y):
-    if y == 0:
-        return ct * np.zeros((), x.dtype)
-    if y == 1:
-        return ct
-    if y == 2:
-        return ct * (2.0 * x)
-    return ct * (float(y) * _integer_pow_impl(x, y - 1))
-
-
-def _balanced_mask_np(x, y, pick_greater):
-    wins = np.greater(x, y) if pick_greater else np.less(x, y)
-    return np.where(wins, np.array(1.0, x.dtype),
-                    np.where(np.equal(x, y), np.array(0.5, x.dtype), np.array(0.0, x.dtype)))
-
-
-def _vjp_select(i):
-    if i == 0:
-        return None  # the predicate
-
-    def rule(ct, ans, pred, *cases):
-        zero = np.zeros((), ct.dtype)
-        return _select_impl(pred, *[ct if j == i - 1 else zero for j in range(len(cases))])
-    return rule
-
-
-add_p.vjp = (lambda ct, ans, x, y: ct, lambda ct, ans, x, y: ct)
-sub_p.vjp = (lambda ct, ans, x, y: ct, lambda ct, ans, x, y: -ct)
-mul_p.vjp = (lambda ct, ans, x, y: ct * y, lambda ct, ans, x, y: x * ct)
-div_p.vjp = (lambda ct, ans, x, y: ct / y, _vjp_div_y)
-neg_p.vjp = (lambda ct, ans, x: -ct,)
-integer_pow_p.vjp = (_vjp_integer_pow,)
-max_p.vjp = (lambda ct, ans, x, y: ct * _balanced_mask_np(x, y, True),
-             lambda ct, ans, x, y: ct * _balanced_mask_np(y, x, True))
-min_p.vjp = (lambda ct, ans, x, y: ct * _balanced_mask_np(x, y, False),
-             lambda ct, ans, x, y: ct * _balanced_mask_np(y, x, False))
-exp_p.vjp = (lambda ct, ans, x: ct * ans,)
-log_p.vjp = (lambda ct, ans, x: ct / x,)
-sin_p.vjp = (lambda ct, ans, x: ct * np.cos(x),)
-cos_p.vjp = (lambda ct, ans, x: -(ct * np.sin(x)),)
-tanh_p.vjp = (lambda ct, ans, x: ct * (1.0 - ans * ans),)
-sqrt_p.vjp = (lambda ct, ans, x: ct / (2.0 * ans),)
-logistic_p.vjp = (lambda ct, ans, x: ct * (ans * (1.0 - ans)),)
-abs_p.vjp = (lambda ct, ans, x: np.where(x >= 0.0, ct, -ct),)
-select_n_p.vjp = _vjp_select
-convert_element_type_p.vjp = (lambda ct, ans, x, *, new_dtype: ct.astype(x.dtype),)
 
 
 # --------------------------------------------------------------------------- Numba lowering
