@@ -217,3 +217,17 @@ def test_config_understands_jax_option_names():
         zx.config.update("jax_disable_jit", False)
     with pytest.raises(zx.errors.ZeraxValueError, match="unknown"):
         zx.config.update("no_such_option", 1)
+
+
+def test_jit_of_jvp_with_integer_outputs_gives_float0_tangents():
+    def f(h):
+        return zx.jvp(lambda x: (x * 2.0, znp.argmax(x)), (h,), (h,))
+
+    x = zx.numpy.asarray(np.ones(4))
+    jf = zx.jit(f)
+    for _ in range(2):   # the second call takes the dispatch fast path, if any
+        (y, i), (ty, ti) = jf(x)
+        want = f(x)
+        np.testing.assert_array_equal(y, want[0][0])
+        np.testing.assert_array_equal(ty, want[1][0])
+        assert int(i) == 0 and ti.dtype == want[1][1].dtype and ti.shape == ()

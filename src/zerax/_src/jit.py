@@ -89,8 +89,17 @@ class Executable:
     def __init__(self, jaxpr, name):
         from .backends.numba import compile_jaxpr
         from .backends.numba.codegen import LoweringError
+        from .dtypes import float0
+        from .ir import Jaxpr, dce
         self.jaxpr = jaxpr
         self.out_avals = jaxpr.out_avals
+        # float0 outputs (tangents of integer values) hold no data: they are made here,
+        # and the kernel computes the others.
+        self.float0_outs = [a.dtype == float0 for a in self.out_avals]
+        if any(self.float0_outs):
+            jaxpr = dce(Jaxpr(jaxpr.constvars, jaxpr.invars,
+                              [v for v, z in zip(jaxpr.outvars, self.float0_outs) if not z],
+                              jaxpr.eqns))
         try:
             self.kernel, self.source = compile_jaxpr(jaxpr)
         except LoweringError as e:
@@ -110,6 +119,10 @@ class Executable:
                     "this is a zerax bug, please report it. First lines: "
                     f"{str(e).splitlines()[0] if str(e) else ''}") from None
             raise
+        if any(self.float0_outs):
+            it = iter(outs)
+            outs = [np.zeros(a.shape, a.dtype) if z else next(it)
+                    for a, z in zip(self.out_avals, self.float0_outs)]
         return outs
 
 
@@ -278,6 +291,8 @@ class Compiled:
 
     def __init__(self, lowered, executable):
         self.lowered, self._exe = lowered, executable
+        self._expected = [(v.aval.shape, v.aval.dtype)
+                          for v in lowered.jaxpr.invars[len(lowered.consts):]]
 
     def as_text(self) -> str:
         return self.lowered.as_text()
@@ -286,7 +301,7 @@ class Compiled:
         low = self.lowered
         leaves, in_tree = tree.tree_flatten((list(args), kwargs))
         leaves = [as_input(x, f"argument of {low.name}") for x in leaves]
-        expected = [(v.aval.shape, v.aval.dtype) for v in low.jaxpr.invars[len(low.consts):]]
+        expected = self._expected
         got = [(tuple(x.shape), np.dtype(x.dtype)) for x in leaves]
         if in_tree != low.in_tree or got != expected:
             raise errors.ZeraxTypeError(
@@ -389,6 +404,7 @@ class JitFunction:
             vals += [_contiguous(x._value if type(x) is Array else np.asarray(x)) for x in leaves]
             outs = [Array._wrap(o) for o in exe.run(*vals)]
             if not kwargs and not self.static_argnums and args and \
+                    not any(exe.float0_outs) and \
                     all(type(a) is Array for a in args) and len(leaves) == len(args):
                 sig = tuple((a._value.shape, a._value.dtype.char) for a in args)
                 single = out_tree.num_leaves == 1 and out_tree == tree.tree_structure(0)

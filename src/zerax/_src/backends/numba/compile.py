@@ -47,11 +47,25 @@ def cache_dir() -> str | None:
     return d
 
 
+_backend_digest: list = []
+
+
 def _versions() -> str:
+    """What a cache entry depends on besides its source text: the versions, and this
+    backend's own code (vecmath's intrinsics are compiled into every kernel)."""
     import numba
 
     from .... import __version__
-    return f"zerax {__version__} numba {numba.__version__} numpy {np.__version__}"
+    if not _backend_digest:
+        h = hashlib.sha256()
+        here = os.path.dirname(os.path.abspath(__file__))
+        for name in sorted(os.listdir(here)):
+            if name.endswith(".py"):
+                with open(os.path.join(here, name), "rb") as f:
+                    h.update(name.encode() + f.read())
+        _backend_digest.append(h.hexdigest()[:16])
+    return (f"zerax {__version__} backend {_backend_digest[0]} numba {numba.__version__} "
+            f"numpy {np.__version__}")
 
 
 def generate_source(jaxpr):

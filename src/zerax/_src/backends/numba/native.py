@@ -198,6 +198,10 @@ def harvest(module, program, seen) -> dict | None:
         (cres,) = disp.overloads.values()
         if cres.objectmode or cres.lifted or cres.fndesc is None:
             return None
+        # Addresses baked into the code (large frozen arrays, function pointers) belong
+        # to this process: such a kernel stays on Numba's path, as Numba's cache does.
+        if getattr(cres.library, "has_dynamic_globals", True):
+            return None
         if any(f is not _reload_parfors for f in cres.reload_init or ()):
             return None
         argtypes = tuple(cres.signature.args)
