@@ -107,3 +107,29 @@ def test_empty_broadcast_shapes_nextafter():
         np.testing.assert_array_equal(got, np.nextafter(a, b))
     with pytest.raises(zx.errors.ZeraxTypeError):
         lax.nextafter(np.float32(1), np.float64(2))
+
+
+def test_bad_arguments_give_zerax_errors_not_silent_wraparound():
+    x = np.arange(6.0).reshape(2, 3)
+    with pytest.raises(zx.errors.ShapeError, match="out of bounds"):
+        lax.reduce(x, 0.0, lax.add, (5,))
+    with pytest.raises(zx.errors.ShapeError, match="non-negative"):
+        lax.reduce(x, 0.0, lax.add, (-1,))
+    with pytest.raises(zx.errors.ShapeError, match="equal shapes"):
+        lax.reduce((x, x.T), (0.0, 0.0), lambda a, b: a, (0,))
+    with pytest.raises(zx.errors.ShapeError, match="out of bounds"):
+        lax.split(x, (1, 2), axis=3)
+    with pytest.raises(zx.errors.ShapeError, match="out of bounds"):
+        lax.reduce_xor(np.ones((2, 2), int), (4,))
+    with pytest.raises(zx.errors.ZeraxTypeError, match="padding"):
+        lax.reduce_window(x, 0.0, lax.add, (2, 2), (1, 1), [(1,)])
+    with pytest.raises(zx.errors.ZeraxTypeError, match="rhs_dilation"):
+        lax.conv_transpose(np.ones((1, 4, 4, 2)), np.ones((3, 3, 2, 5)), (2, 2), "SAME",
+                           rhs_dilation=2)
+    with pytest.raises(zx.errors.ShapeError, match="out of bounds"):
+        zx.nn.glu(np.ones((2, 4)), axis=3)
+    with pytest.raises(zx.errors.ShapeError, match="leading axis"):
+        lax.map(lambda v: v, (np.ones(4), np.ones(5)), batch_size=2)
+    with pytest.raises(zx.errors.ZeraxTypeError, match="batch_size"):
+        lax.map(lambda v: v, np.ones(4), batch_size=2.5)
+    assert lax.split(x, (1, 2), axis=-1)[1].shape == (2, 2)

@@ -290,3 +290,10 @@ def test_unique_with_size_pads_and_works_under_jit():
     np.testing.assert_array_equal(np.asarray(values)[np.asarray(inverse)], a)
     np.testing.assert_array_equal(counts[:3], [2, 1, 3])
     np.testing.assert_array_equal(zx.jit(lambda x: znp.unique(x, size=2))(a), [1, 2])
+
+
+def test_unique_with_size_merges_nans_unless_asked_not_to():
+    a = np.array([np.nan, np.nan, 1.0])
+    np.testing.assert_array_equal(znp.unique(a, size=3), [1.0, np.nan, 1.0])   # as JAX
+    np.testing.assert_array_equal(znp.unique(a, size=3, equal_nan=False), [1.0, np.nan, np.nan])
+    np.testing.assert_array_equal(znp.unique(np.zeros(0), size=2, fill_value=3.0), [3.0, 3.0])

@@ -330,3 +330,10 @@ def test_ravel_pytree_roundtrip_dtypes_and_grad():
         unravel(flat[:3])
     empty, unravel_empty = ravel_pytree(())
     assert empty.shape == (0,) and unravel_empty(empty) == ()
+
+
+def test_ravel_pytree_python_scalars_are_weak():
+    from zerax.flatten_util import ravel_pytree
+    flat, unravel = ravel_pytree([np.ones(2, np.float32), 1])
+    assert flat.dtype == np.float32
+    np.testing.assert_array_equal(unravel(flat)[0], np.ones(2, np.float32))

@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from zerax import numpy as znp
+from zerax._src.dtypes import result_type
 from zerax._src.tree import tree_flatten, tree_unflatten
 from zerax.errors import ShapeError
 
@@ -29,7 +30,8 @@ def ravel_pytree(pytree):
     shapes = [a.shape for a in arrays]
     dtypes = [a.dtype for a in arrays]
     sizes = [int(np.prod(s, dtype=np.int64)) for s in shapes]
-    dtype = np.result_type(*dtypes) if dtypes else np.dtype(np.float64)
+    # Python scalars among the leaves are weak, as in every zerax.numpy promotion
+    dtype = result_type(*leaves) if leaves else np.dtype(np.float64)
     if arrays:
         flat = znp.concatenate([znp.ravel(a).astype(dtype) for a in arrays])
     else:

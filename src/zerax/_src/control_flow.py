@@ -359,12 +359,21 @@ def map(f, xs, *, batch_size=None):  # noqa: A001 - JAX's name
         _, ys = scan(lambda c, x: (c, f(x)), (), xs)
         return ys
     from .batching import vmap
-    batch_size = operator.index(batch_size)
+    try:
+        batch_size = operator.index(batch_size)
+    except TypeError:
+        raise errors.ZeraxTypeError(
+            f"lax.map: batch_size must be an integer, got {batch_size!r}.") from None
     if batch_size < 1:
         raise errors.ZeraxValueError(f"lax.map: batch_size must be >= 1, got {batch_size}.")
     leaves, treedef = tree.tree_flatten(xs)
     leaves = [as_input(x, "xs of lax.map") for x in leaves]
-    n = leaves[0].shape[0] if leaves and leaves[0].shape else 0
+    lengths = {x.shape[0] if x.shape else None for x in leaves}
+    if len(lengths) > 1 or None in lengths:
+        raise errors.ShapeError(
+            "lax.map: every leaf of xs needs the same leading axis length, got shapes "
+            f"{[tuple(x.shape) for x in leaves]}.")
+    n = leaves[0].shape[0] if leaves else 0
     if n == 0:
         return map(f, xs)
     chunks, rest = divmod(n, batch_size)

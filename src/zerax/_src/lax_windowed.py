@@ -190,6 +190,20 @@ def _operands(lhs, rhs, fname):
     return lhs, rhs
 
 
+def _explicit_pads(padding, n, fname):
+    """``padding`` given as ``n`` (low, high) integer pairs, checked."""
+    try:
+        pads = [(int(lo), int(hi)) for lo, hi in padding]
+    except (TypeError, ValueError):
+        raise errors.ZeraxTypeError(
+            f"lax.{fname}: padding must be 'VALID', 'SAME', 'SAME_LOWER' or a sequence of "
+            f"(low, high) integer pairs, got {padding!r}.") from None
+    if len(pads) != n:
+        raise errors.ShapeError(f"lax.{fname}: padding needs {n} (low, high) pairs, got "
+                                f"{len(pads)}.")
+    return pads
+
+
 def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None,
                          rhs_dilation=None, dimension_numbers=None, feature_group_count=1,
                          batch_group_count=1, precision=None, preferred_element_type=None,
@@ -266,15 +280,7 @@ def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None,
         eff = [(k - 1) * d + 1 for k, d in zip(window, rhs_dil)]
         pads = padtype_to_pads(x.shape[2:], eff, strides, padding)
     else:
-        try:
-            pads = [(int(lo), int(hi)) for lo, hi in padding]
-        except (TypeError, ValueError):
-            raise errors.ZeraxTypeError(
-                f"lax.{fname}: padding must be 'VALID', 'SAME', 'SAME_LOWER' or a sequence of "
-                f"(low, high) integer pairs, got {padding!r}.") from None
-        if len(pads) != nsp:
-            raise errors.ShapeError(
-                f"lax.{fname}: padding needs {nsp} (low, high) pairs, got {len(pads)}.")
+        pads = _explicit_pads(padding, nsp, fname)
     x = _pad(x, np.zeros((), np.dtype(x.dtype)),
              [(0, 0, 0), (0, 0, 0)] + [(lo, hi, d - 1) for (lo, hi), d in zip(pads, lhs_dil)])
     patches, out_sp = _windows(x, 2, window, strides, rhs_dil, 2)   # N C P spatial...
@@ -362,7 +368,8 @@ def conv_transpose(lhs, rhs, strides, padding, rhs_dilation=None, dimension_numb
     dn = conv_dimension_numbers(lhs.shape, rhs.shape, dimension_numbers)
     k_sdims = [rhs.shape[a] for a in dn.rhs_spec[2:]]
     strides = _ints(strides, nd - 2, "strides", "conv_transpose")
-    rhs_dilation = (1,) * (nd - 2) if rhs_dilation is None else tuple(rhs_dilation)
+    rhs_dilation = _ints((1,) * (nd - 2) if rhs_dilation is None else rhs_dilation, nd - 2,
+                         "rhs_dilation", "conv_transpose")
     if use_consistent_padding or (isinstance(padding, str) and padding in ("SAME", "VALID")):
         eff = [(k - 1) * d + 1 for k, d in zip(k_sdims, rhs_dilation)]
         rep = [padding] * len(strides) if isinstance(padding, str) else padding
@@ -431,10 +438,7 @@ def reduce_window(operand, init_value, computation, window_dimensions, window_st
         eff = [(k - 1) * d + 1 for k, d in zip(window, wdil)]
         pads = padtype_to_pads(shape, eff, strides, padding)
     else:
-        pads = [(int(lo), int(hi)) for lo, hi in padding]
-        if len(pads) != nd:
-            raise errors.ShapeError(f"lax.{fname}: padding needs {nd} (low, high) pairs, got "
-                                    f"{len(pads)}.")
+        pads = _explicit_pads(padding, nd, fname)
     config = [(lo, hi, b - 1) for (lo, hi), b in zip(pads, base)]
     monoid = _MONOIDS.get(computation) if len(leaves) == 1 else None
     vals = []

@@ -264,7 +264,9 @@ def glu(x, axis=-1):
     >>> nn.glu([1.0, 2.0, 0.0, 0.0])
     Array([0.5, 1. ], dtype=float64)
     """
+    from .lax_numpy._util import normalize_axis
     x = jnp.asarray(x)
+    axis = normalize_axis(axis, x.ndim, "nn.glu")
     if x.shape[axis] % 2:
         raise errors.ShapeError(f"zerax.nn.glu: the size {x.shape[axis]} of axis {axis} must "
                                 "be divisible by 2")

@@ -47,7 +47,7 @@ def unique(ar, return_index=False, return_inverse=False, return_counts=False, ax
             raise errors.NotSupportedError(
                 "zerax.numpy.unique: size= works on the flattened input only (axis=None).")
         values, first, inverse, counts = _unique_sized(ar, _ravel(ar), int(size),
-                                                       fill_value, "unique")
+                                                       fill_value, "unique", equal_nan)
         extras = [e for e, wanted in ((first, return_index), (inverse, return_inverse),
                                       (counts, return_counts)) if wanted]
         return (values, *extras) if extras else values
@@ -178,7 +178,7 @@ def _unique_parts(x, fname, size, fill_value):
     return _unique_sized(x, flat, int(size), fill_value, fname)
 
 
-def _unique_sized(x, flat, size, fill_value, fname):
+def _unique_sized(x, flat, size, fill_value, fname, equal_nan=False):
     """The traced path: a stable sort, run starts, their ranks by a cumulative sum, and
     scatters into ``size`` slots (extra unique values are dropped)."""
     from ..ops.elementwise import ne, select_n, sub
@@ -191,13 +191,18 @@ def _unique_sized(x, flat, size, fill_value, fname):
         raise errors.ShapeError(f"zerax.numpy.{fname}: size must be non-negative, got {size}")
     dt = np.dtype(flat.dtype)
     if n == 0:
-        fill = 0 if fill_value is None else fill_value
-        return (as_dtype(_wrap(np.full((size,), fill, dt)), dt), _wrap(np.zeros(size, _I64)),
+        fill = _wrap(np.zeros((), dt)) if fill_value is None else \
+            as_dtype(ensure_array(fill_value, fname), dt)
+        return (_bcast(fill, size), _wrap(np.zeros(size, _I64)),
                 _wrap(np.zeros(tuple(x.shape), _I64)), _wrap(np.zeros(size, _I64)))
     perm = convert_element_type(argsort(flat, stable=True), _I64)
     s = _ix.gather(flat, [perm], [("a", 0)])
-    new = concatenate([_wrap(np.ones(1, bool)),
-                       ne(_ix.getitem(s, slice(1, None)), _ix.getitem(s, slice(None, -1)))], 0)
+    later, earlier = _ix.getitem(s, slice(1, None)), _ix.getitem(s, slice(None, -1))
+    differs = ne(later, earlier)
+    if equal_nan and dt.kind in "fc":   # sorted NaNs are adjacent: one run
+        from ..ops.elementwise import bitwise_and, bitwise_not, isnan
+        differs = bitwise_and(differs, bitwise_not(bitwise_and(isnan(later), isnan(earlier))))
+    new = concatenate([_wrap(np.ones(1, bool)), differs], 0)
     rank = sub(cumsum(convert_element_type(new, _I64), 0), np.ones((), _I64))
     out_of_range = np.array(size, _I64)
     slot = select_n(new, out_of_range, rank)              # run starts only
