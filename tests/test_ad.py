@@ -219,3 +219,16 @@ def test_python_control_flow_on_concrete_primal_under_grad():
        st.floats(0.1, 1.5))
 def test_grad_of_grad_composition(fn, x):
     check_grads(lambda v: fn(fn(v)), (x,), order=2)
+
+
+def test_linearize_keeps_only_the_equations_its_tangents_need():
+    from zerax._src.ad import linearize_flat
+
+    def f(x):
+        _ = znp.exp(znp.sin(x) * 3.0)        # dead: nothing returned depends on it
+        return x * 2.0
+
+    _, lin, _ = linearize_flat(lambda x: ([f(x)], None), [np.float64(1.0)], prune=True)
+    assert [e.primitive.name for e in lin.closed.jaxpr.eqns] == ["mul"]
+    y, f_jvp = zx.linearize(f, 1.0)
+    assert float(f_jvp(1.0)) == 2.0

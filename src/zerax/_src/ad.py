@@ -219,8 +219,11 @@ class Linearized:
         return res
 
 
-def linearize_flat(flat_fun, primals, name="linearize", cse=None):
-    """Run ``flat_fun(*primals) -> (out_leaves, aux)`` recording its linearization."""
+def linearize_flat(flat_fun, primals, name="linearize", cse=None, prune=None):
+    """Run ``flat_fun(*primals) -> (out_leaves, aux)`` recording its linearization.
+    ``prune=False`` keeps dead equations: for a caller that transposes the program once
+    right away (a dead equation then costs nothing); by default it is pruned unless it
+    is an eager linearization transposed at once."""
     # Folding and CSE pay off when the tangent program is itself traced by an enclosing
     # transform (higher-order derivatives); for a plain eager grad they are skipped.
     if cse is None:
@@ -237,9 +240,8 @@ def linearize_flat(flat_fun, primals, name="linearize", cse=None):
             if aux is not None:
                 aux = tree.tree_map(lambda a: _strip(jt, a), aux)
         out_mask = [type(t) is not Zero for _, t in pairs]
-        # An eager linearization is transposed once, right away: no need to prune it.
         closed = rec.to_jaxpr([t for _, t in pairs if type(t) is not Zero],
-                              prune=rec._cse is not None)
+                              prune=rec._cse is not None if prune is None else prune)
     primals_out = [p for p, _ in pairs]
     lin = Linearized(closed, in_avals, in_mask,
                      [get_aval(p) for p in primals_out], out_mask)
@@ -263,7 +265,8 @@ def linearize(fun, *primals):
         out_tree_box.append(out_tree)
         return out_leaves, None
 
-    primals_out, lin, _ = linearize_flat(flat_fun, leaves)
+    # f_jvp evaluates the program at every call: prune it once.
+    primals_out, lin, _ = linearize_flat(flat_fun, leaves, prune=True)
     out_tree = out_tree_box[0]
 
     def f_jvp(*tangents):
