@@ -1033,12 +1033,10 @@ def test_hessian_through_while_loop_vector_input():
     allclose(zx.hessian(poly_while)(x), poly_while_hessian(x), rtol=1e-10, atol=1e-10)
 
 
-def test_eager_control_flow_skips_type_checks():
-    """Without a transform the Python bodies run directly and nothing is checked, so the
-    same call that raises ZeraxTypeError under jit/make_jaxpr silently succeeds eagerly
-    (JAX raises in both): an int carry becoming a float (returns 10.0), branches of
-    different types; and a non-scalar cond_fun output reaches the user as NumPy's raw
-    ValueError ("The truth value of an array ... is ambiguous")."""
+def test_eager_control_flow_checks_types_as_traced_does():
+    """Eagerly the Python bodies run directly, but the types are checked as under a
+    transform (and as JAX does): an int carry becoming a float, branches of different
+    types and a non-scalar cond_fun output are ZeraxTypeErrors."""
     with pytest.raises(errors.ZeraxTypeError):
         lax.while_loop(lambda v: v < 10, body_returns_float, 0)
     with pytest.raises(errors.ZeraxTypeError):
@@ -1047,12 +1045,9 @@ def test_eager_control_flow_skips_type_checks():
         lax.while_loop(cond_fun_vector, lambda v: v + 1.0, znp.zeros(3))
 
 
-def test_eager_control_flow_returns_non_arrays():
-    """Eagerly, operands are handed to the Python bodies unconverted, so with Python or
-    NumPy operands the results are ints, floats or ndarrays, not zerax Arrays (JAX
-    returns Arrays; the same calls under jit return Arrays):
-    while_loop(..., 0) -> int, fori_loop(0, 3, ..., 0.0) -> float,
-    cond(True, ..., np.ones(2)) -> ndarray, scan(..., 0.0, None, length=3)[0] -> float."""
+def test_eager_control_flow_returns_arrays():
+    """Eagerly, Python or NumPy operands are converted on entry, so every result is a
+    zerax Array, as under jit and in JAX."""
     outs = [lax.while_loop(lambda v: v < 10, lambda v: v + 1, 0),
             lax.fori_loop(0, 3, lambda i, v: v + 1.0, 0.0),
             lax.cond(True, lambda v: v * 2, lambda v: v, np.ones(2)),
@@ -1061,13 +1056,10 @@ def test_eager_control_flow_returns_non_arrays():
     assert [type(o).__name__ for o in outs] == ["Array"] * len(outs)
 
 
-def test_fori_loop_type_error_shows_internals():
-    """A fori_loop body that changes the carry type reports the internal loop instead of
-    the user's: "scan: init gives PyTreeDef((*, *)) with types (i64[], i64[]) but the
-    carry returned by step gives ... (i64[], f64[])" (concrete bounds) or "while_loop:
-    init_val ... (i64[], i64[], i64[]) but body_fun b ..." (traced bounds): the index and
-    bounds appear as carries and the user's body_fun is not named.  Expected: the message
-    names fori_loop and body_fun's name and shows only the user's carry types."""
+def test_fori_loop_type_error_names_the_users_loop():
+    """A fori_loop body that changes the carry type is reported as fori_loop's, with
+    only the user's carry types (not the internal scan/while carries of the index and
+    bounds), for concrete and traced bounds."""
     for bounds in ((0, 3), (0, znp.asarray(3))):
         with pytest.raises(errors.ZeraxTypeError) as info:
             zx.make_jaxpr(lambda x, b=bounds: lax.fori_loop(

@@ -10,6 +10,7 @@ arrays become explicit operands) and bound as the primitives of `ops.cond`,
 from __future__ import annotations
 
 import operator
+import weakref
 
 import numpy as np
 
@@ -56,6 +57,31 @@ def _signature(value):
     return treedef, [get_aval(as_input(x, "value")) for x in leaves]
 
 
+def _keyed(value, what):
+    """``value`` with every leaf a zerax value, its leaves, and a cheap key of its type
+    (tree structure, shapes, dtypes): what the eager loops compare at every step."""
+    leaves, treedef = tree.tree_flatten(value)
+    leaves = [as_input(x, what) for x in leaves]
+    key = (treedef, [(tuple(x.shape), x.dtype) for x in leaves])
+    return tree.tree_unflatten(treedef, leaves), leaves, key
+
+
+class _SameCarry:
+    """The eager loops' check that every new carry has the first one's type."""
+
+    def __init__(self, loop, init, what_init, what_new, name_first, name_new):
+        self.loop, self.what_new = loop, what_new
+        self.names = name_first, name_new
+        self.value, self.leaves, self.key = _keyed(init, what_init)
+
+    def __call__(self, value):
+        value, leaves, key = _keyed(value, self.what_new)
+        if key != self.key:
+            _check_same(self.loop, self.key[0], [get_aval(x) for x in self.leaves],
+                        self.names[0], key[0], [get_aval(x) for x in leaves], self.names[1])
+        return value
+
+
 def _check_bool_scalar(out, who):
     out = as_input(out, f"{who} output")
     if tuple(out.shape) != () or np.dtype(out.dtype) != np.bool_:
@@ -93,19 +119,38 @@ def switch(index, branches, *operands):
     return _traced_cond(index, branches, operands, "switch")
 
 
+# branch function -> {(operand tree, operand types): (output tree, output avals)}; weak, so
+# a branch that is a fresh lambda each call is forgotten with it.
+_branch_types: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _branch_type(branch, operands, op_key):
+    """The output tree and avals of ``branch`` on operands of type ``op_key``, found by
+    tracing it abstractly (nothing is computed), once per branch and operand type."""
+    from .tracing import make_jaxpr
+    try:
+        known = _branch_types.setdefault(branch, {})
+    except TypeError:   # not weak-referenceable (a builtin): traced every time
+        known = {}
+    found = known.get(op_key)
+    if found is None:
+        _, shape = make_jaxpr(lambda *ops: branch(*ops), return_shape=True)(*operands)
+        found = known[op_key] = (tree.tree_structure(shape), tree.tree_leaves(shape))
+    return found
+
+
 def _eager_branch(branches, i, operands, what):
     """Run the chosen branch; like JAX, every branch must return the same types, which
-    is checked by tracing the others abstractly (nothing else is computed)."""
-    from .tracing import make_jaxpr
-    operands = _as_values(tuple(operands), f"{what} operand")
+    is checked by tracing the others abstractly (once per branch and operand type)."""
+    operands, op_leaves, op_key = _keyed(tuple(operands), f"{what} operand")
     out = _as_values(branches[i](*operands), "branch output")
     if len(branches) > 1:
         t0, a0 = _signature(out)
+        op_key = (op_key[0], tuple(op_key[1]))
         for k, b in enumerate(branches):
             if k == i:
                 continue
-            _, shape = make_jaxpr(lambda *ops, _b=b: _b(*ops), return_shape=True)(*operands)
-            tk, ak = tree.tree_flatten(shape)[1], tree.tree_leaves(shape)
+            tk, ak = _branch_type(b, operands, op_key)
             _check_same(what, t0, a0, f"branch {fun_name(branches[i])}", tk, ak,
                         f"branch {fun_name(b)}")
     return out
@@ -174,14 +219,11 @@ def while_loop(cond_fun, body_fun, init_val, *, checkpoint_every: int = 1):
     4.0
     """
     if _eager():
-        val = _as_values(init_val, "while_loop init_val")
-        sig = _signature(val)
+        same = _SameCarry("while_loop", init_val, "while_loop init_val", "body_fun output",
+                          "init_val", f"body_fun {fun_name(body_fun)}")
+        val = same.value
         while bool(_check_bool_scalar(cond_fun(val), f"while_loop cond_fun {fun_name(cond_fun)}")):
-            val = _as_values(body_fun(val), "body_fun output")
-            new = _signature(val)
-            if new != sig:
-                _check_same("while_loop", sig[0], sig[1], "init_val", new[0], new[1],
-                            f"body_fun {fun_name(body_fun)}")
+            val = same(body_fun(val))
         return val
     leaves, in_tree = _flatten_values(init_val, "while_loop init_val")
     in_avals = [get_aval(x) for x in leaves]
@@ -219,16 +261,12 @@ def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
             raise errors.ZeraxTypeError(
                 f"fori_loop: the {what} bound must be an integer, got {bound!r} of dtype "
                 f"{dtype}; pass int bounds (e.g. int(n)).")
-    init_val = _as_values(init_val, "fori_loop init_val")
-    sig = _signature(init_val)
+    same = _SameCarry("fori_loop", init_val, "fori_loop init_val",
+                      "fori_loop body_fun output", "init_val", f"body_fun {name}")
+    init_val = same.value
 
     def checked(i, val):
-        out = _as_values(body_fun(i, val), "fori_loop body_fun output")
-        new = _signature(out)
-        if new != sig:
-            _check_same("fori_loop", sig[0], sig[1], "init_val", new[0], new[1],
-                        f"body_fun {name}")
-        return out
+        return same(body_fun(i, val))
 
     if _eager() and not isinstance(lower, Tracer) and not isinstance(upper, Tracer):
         val = init_val
@@ -310,17 +348,14 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1):
 
 def _eager_scan(f, init, x_leaves, x_tree, n, reverse):
     from .lax_numpy import stack
-    carry, ys = _as_values(init, "scan init"), []
-    sig = _signature(carry)
+    same = _SameCarry("scan", init, "scan init", "scan carry", "init",
+                      f"the carry returned by {fun_name(f)}")
+    carry, ys = same.value, []
     order = range(n - 1, -1, -1) if reverse else range(n)
     for i in order:
         x = tree.tree_unflatten(x_tree, [v[i] for v in x_leaves])
         carry, y = f(carry, x)
-        carry = _as_values(carry, "scan carry")
-        new = _signature(carry)
-        if new != sig:
-            _check_same("scan", sig[0], sig[1], "init", new[0], new[1],
-                        f"the carry returned by {fun_name(f)}")
+        carry = same(carry)
         ys.append(y)
     if reverse:
         ys.reverse()
