@@ -380,6 +380,25 @@ def split_aux(out, has_aux, name):
     return out
 
 
+def output_cotangents(ct, out_tree, out_avals, where):
+    """The leaves of ``ct`` as zerax values, checked against the output they belong to
+    (tree structure and shapes)."""
+    ct_leaves, ct_tree = tree.tree_flatten(ct)
+    if ct_tree != out_tree:
+        raise errors.ZeraxTypeError(
+            f"the cotangent passed to {where} must have the structure of its output, "
+            f"{out_tree}; got {ct_tree}.")
+    cts = []
+    for i, (c, aval) in enumerate(zip(ct_leaves, out_avals)):
+        c = as_input(c, f"cotangent leaf {i}")
+        if tuple(c.shape) != tuple(aval.shape):
+            raise errors.ShapeError(
+                f"cotangent {i} has shape {tuple(c.shape)} but the output it belongs to has "
+                f"shape {tuple(aval.shape)}.")
+        cts.append(c)
+    return cts
+
+
 def vjp_with(fun, primals, has_aux, eager_tape):
     """`vjp`; ``eager_tape=False`` always linearizes, for callers that pull back under
     another transform anyway (``jacrev`` vmaps the pullback, which a tape would replay)."""
@@ -399,19 +418,8 @@ def vjp_with(fun, primals, has_aux, eager_tape):
     out_tree = out_tree_box[0]
 
     def f_vjp(ct):
-        ct_leaves, ct_tree = tree.tree_flatten(ct)
-        if ct_tree != out_tree:
-            raise errors.ZeraxTypeError(
-                f"the cotangent passed to the vjp function of {fun_name(fun)} must have the "
-                f"structure of its output, {out_tree}; got {ct_tree}.")
-        cts = []
-        for i, (c, aval) in enumerate(zip(ct_leaves, lin.out_avals)):
-            c = as_input(c, f"cotangent leaf {i}")
-            if tuple(c.shape) != aval.shape:
-                raise errors.ShapeError(
-                    f"cotangent {i} has shape {tuple(c.shape)} but the output it belongs to has "
-                    f"shape {aval.shape}.")
-            cts.append(c)
+        cts = output_cotangents(ct, out_tree, lin.out_avals,
+                                f"the vjp function of {fun_name(fun)}")
         res = [as_output(c) for c in lin.transpose(cts)]
         return tuple(tree.tree_unflatten(in_tree, res))
 

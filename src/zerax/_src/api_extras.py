@@ -8,7 +8,7 @@ import numpy as np
 
 from . import tree
 from .. import errors
-from .ad import backward_pass, zeros_for
+from .ad import backward_pass, output_cotangents, zeros_for
 from .api_util import as_input, as_output
 from .array import Array
 from .core import ShapedArray, get_aval
@@ -101,16 +101,7 @@ def linear_transpose(fun, *primals):
     out_tree, out_avals = out_box[-1]
 
     def transposed(ct):
-        ct_leaves, ct_tree = tree.tree_flatten(ct)
-        if ct_tree != out_tree:
-            raise errors.ZeraxTypeError(
-                f"the transpose of {name} takes a cotangent structured like its output, "
-                f"{out_tree}; got {ct_tree}.")
-        cts = [as_input(c, f"cotangent of {name}") for c in ct_leaves]
-        for c, a in zip(cts, out_avals):
-            if tuple(c.shape) != tuple(a.shape):
-                raise errors.ShapeError(f"the transpose of {name}: a cotangent has shape "
-                                        f"{tuple(c.shape)}, the output {tuple(a.shape)}.")
+        cts = output_cotangents(ct, out_tree, out_avals, f"the transpose of {name}")
         try:
             res = backward_pass(closed.jaxpr, closed.consts, cts)
         except (errors.NotSupportedError, errors.ZeraxInternalError) as e:
