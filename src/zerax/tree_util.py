@@ -34,6 +34,7 @@ __all__ = [
     "DictKey",
     "FlattenedIndexKey",
     "GetAttrKey",
+    "Partial",
     "PyTreeDef",
     "SequenceKey",
     "all_leaves",

@@ -113,7 +113,8 @@ def _sub_transpose(ct, x, y):
 
 def _mul_transpose(ct, x, y):
     if is_undefined(x) and is_undefined(y):
-        raise errors.ZeraxInternalError("mul transposed in both operands: the program is not linear")
+        raise errors.ZeraxInternalError(
+            "mul transposed in both operands: the program is not linear")
     if is_undefined(x):
         return [unbroadcast(mul(ct, y), x.aval), None]
     return [None, unbroadcast(mul(x, ct), y.aval)]
@@ -399,7 +400,8 @@ def _select_dtype(pred, *cases, **params):
     from ... import errors
     from ._factory import same_dtype
     if pred.dtype.kind not in "biu":
-        raise errors.ZeraxTypeError(f"select_n: the predicate must be bool or int, got {pred.dtype}")
+        raise errors.ZeraxTypeError(
+            f"select_n: the predicate must be bool or int, got {pred.dtype}")
     return same_dtype("select_n", cases)
 
 
