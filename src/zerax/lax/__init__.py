@@ -45,3 +45,6 @@ from .._src.lax_numpy.shape_ops import broadcast_shapes  # noqa: E402,F401
 def select(pred, on_true, on_false):
     """``where(pred, on_true, on_false)`` on equal shapes (JAX's lax.select)."""
     return select_n(pred, on_false, on_true)
+
+
+from . import linalg  # noqa: E402,F401  (zerax.lax.linalg: the decompositions)

@@ -557,19 +557,59 @@ def _kernel_source(jaxpr, fn_name):
 
 
 def _runs_in_python(eqn) -> bool:
+    """Whether a top-level equation is a call from Python between the kernels: its
+    primitive's ``on_host(eqn)`` says so (a large product calls BLAS, a decomposition
+    LAPACK through its NumPy implementation).  Others are compiled into the kernels."""
+    rule = getattr(eqn.primitive, "on_host", None)
+    return rule is not None and rule(eqn)
+
+
+def _blas_product(eqn) -> bool:
     """Large top-level floating-point products call BLAS from Python (np.matmul): the
     same library Numba's np.dot would call, without Numba's long compile of np.dot.
     Small or batched-small ones are loops inside the kernels."""
-    if eqn.primitive.name != "dot_general" or \
-            np.dtype(eqn.outvars[0].aval.dtype).kind not in "fc":
+    if np.dtype(eqn.outvars[0].aval.dtype).kind not in "fc":
         return False
     from ...ops.linalg import BLAS_MIN_WORK, product_work
     batch, work = product_work(eqn)
     return work >= BLAS_MIN_WORK and work // max(batch, 1) >= 16 ** 3
 
 
+def _set_blas_rule():
+    # dot_general's rule; it belongs beside the primitive in ops/linalg.py.
+    from ...ops.linalg import dot_general_p
+    if getattr(dot_general_p, "on_host", None) is None:
+        dot_general_p.on_host = _blas_product
+
+
+_set_blas_rule()
+
+
+def _param_text(value) -> str:
+    """A static parameter as source text that evaluates back to it."""
+    if isinstance(value, np.dtype):
+        return f"np.dtype({value.name!r})"
+    if isinstance(value, tuple):
+        return f"({''.join(_param_text(v) + ', ' for v in value)})"
+    text = repr(value)
+    if type(value) not in (bool, int, float, str, type(None)):
+        raise LoweringError(None, f"parameter {text} cannot be written into a host call")
+    return text
+
+
+def _host_impl(prim, keys):
+    """``prim.impl`` on the host: its operands (as NumPy arrays), then the values of its
+    parameters ``keys``, all positional."""
+    impl, nparams = prim.impl, len(keys)
+
+    def call(*args):
+        n = len(args) - nparams
+        return impl(*[np.asarray(a) for a in args[:n]], **dict(zip(keys, args[n:])))
+    return call
+
+
 class Program:
-    """Generated source: njit kernels, and (when a program is split around BLAS calls)
+    """Generated source: njit kernels, and (when a program is split around host calls)
     a plain Python function ``program`` that calls them in order."""
 
     def __init__(self, source, helpers, kernels, entry):
@@ -584,14 +624,14 @@ def generate(jaxpr: ir.Jaxpr) -> Program:
     if not any(_runs_in_python(e) for e in jaxpr.eqns):
         src, helpers, par = _kernel_source(jaxpr, "kernel")
         return Program(src, helpers, [("kernel", par)], "kernel")
-    # Split into segments: runs of equations compiled by Numba, and BLAS calls.
+    # Split into segments: runs of equations compiled by Numba, and host calls.
     segments, current = [], []
     for e in jaxpr.eqns:
         if _runs_in_python(e):
             if current:
                 segments.append(("numba", current))
                 current = []
-            segments.append(("blas", [e]))
+            segments.append(("host", [e]))
         else:
             current.append(e)
     if current:
@@ -617,14 +657,19 @@ def generate(jaxpr: ir.Jaxpr) -> Program:
     helpers, kernels, sources = {}, [], []
     lines = [f"def program({', '.join(names[v] for v in jaxpr.invars)}):"]
     for k, (kind, eqns) in enumerate(segments):
-        if kind == "blas":
+        if kind == "host":
             (e,) = eqns
-            helpers["_dot_general"] = _dot_general_numpy
-            dn, pet = e.params["dimension_numbers"], e.params["preferred_element_type"]
-            lines.append(f"    # dot_general {e.invars[0].aval.str_short()} x "
-                         f"{e.invars[1].aval.str_short()} (BLAS)")
-            lines.append(f"    {pyname(e.outvars[0])} = _dot_general({pyname(e.invars[0])}, "
-                         f"{pyname(e.invars[1])}, {dn!r}, {pet!r})")
+            prim = e.primitive
+            keys = tuple(sorted(e.params))
+            fn = f"_{prim.name}"
+            helpers[fn] = _host_impl(prim, keys)
+            ins = ", ".join([pyname(a) for a in e.invars] +
+                            [_param_text(e.params[k]) for k in keys])
+            outs = ", ".join(pyname(v) for v in e.outvars)
+            lines.append(f"    # {prim.name} " +
+                         " x ".join(a.aval.str_short() for a in e.invars) + " (host)")
+            lines.append(f"    {outs}{',' if prim.multiple_results else ''} = "
+                         f"{fn}({ins})")
             continue
         defined = {v for e in eqns for v in e.outvars}
         live_in = []
@@ -647,10 +692,3 @@ def generate(jaxpr: ir.Jaxpr) -> Program:
     lines.append(f"    return ({', '.join(rets)}{',' if len(rets) == 1 else ''})")
     source = "\n".join(sources) + "\n" + "\n".join(lines) + "\n"
     return Program(source, helpers, kernels, "program")
-
-
-def _dot_general_numpy(lhs, rhs, dimension_numbers, preferred_element_type):
-    from ...ops.linalg import _dot_general_impl
-    return _dot_general_impl(np.asarray(lhs), np.asarray(rhs),
-                             dimension_numbers=dimension_numbers,
-                             preferred_element_type=preferred_element_type)
