@@ -1,31 +1,75 @@
-"""`zerax.numpy.linalg`: NumPy's ``numpy.linalg`` on zerax values.
+"""`zerax.numpy.linalg`: NumPy's ``numpy.linalg`` on zerax values (JAX's signatures).
 
 Norms (``norm``, ``vector_norm``, ``matrix_norm``) are compositions of elementwise
-operations and reductions; the products (``matmul``, ``tensordot``, ``vecdot``,
-``outer``, ``cross``, ``multi_dot``, ``matrix_power``) lower to ``dot_general``.
-Matrix 2-norms, nuclear norms and the decompositions (inv, solve, det, svd, ...) are
-not provided yet.
+operations and reductions (matrix 2-norms and nuclear norms use ``svdvals``); the
+products (``matmul``, ``tensordot``, ``vecdot``, ``outer``, ``cross``, ``multi_dot``,
+``matrix_power``) lower to ``dot_general``.  The decompositions (``cholesky``, ``qr``,
+``eigh``, ``eigvalsh``, ``svd``, ``svdvals``) are the primitives of
+``zerax._src.ops.decompositions``; ``solve``, ``inv``, ``det`` and ``slogdet`` are an
+LU decomposition and triangular solves, ``lstsq``, ``pinv``, ``matrix_rank`` and
+``cond`` use the SVD, so every function is differentiable (where the mathematics
+allows), batched over leading dimensions, and works under ``vmap`` and ``jit``.
+Floating-point inputs keep their dtype, integers and booleans become float64; complex
+inputs raise NotSupportedError.
 
 >>> import zerax.numpy as znp
 >>> float(znp.linalg.norm(znp.array([3.0, 4.0])))
 5.0
+>>> znp.linalg.solve(znp.array([[2.0, 1.0], [1.0, 3.0]]), znp.array([3.0, 5.0]))
+Array([0.8, 1.4], dtype=float64)
 """
 
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 
 from .. import errors
+from .._src import lax_numpy as _jnp
 from .._src.lax_numpy import linalg_ops as _lo
 from .._src.lax_numpy._util import as_dtype as _as_dtype
+from .._src.ops import decompositions as _dec
 from .._src.ops import elementwise as _ew
 from .._src.ops.reduce import reduce_max as _rmax, reduce_min as _rmin, reduce_sum as _rsum
 from .._src.ops.shape import reshape as _reshape, transpose as _transpose
 
-__all__ = ["norm", "vector_norm", "matrix_norm", "matmul", "outer", "tensordot", "vecdot",
-           "trace", "diagonal", "matrix_transpose", "cross", "multi_dot", "matrix_power"]
+__all__ = [
+    "EighResult",
+    "QRResult",
+    "SVDResult",
+    "SlogdetResult",
+    "cholesky",
+    "cond",
+    "cross",
+    "det",
+    "diagonal",
+    "eigh",
+    "eigvalsh",
+    "inv",
+    "lstsq",
+    "matmul",
+    "matrix_norm",
+    "matrix_power",
+    "matrix_rank",
+    "matrix_transpose",
+    "multi_dot",
+    "norm",
+    "outer",
+    "pinv",
+    "qr",
+    "slogdet",
+    "solve",
+    "svd",
+    "svdvals",
+    "tensordot",
+    "tensorinv",
+    "tensorsolve",
+    "trace",
+    "vecdot",
+    "vector_norm",
+]
 
 
 # --------------------------------------------------------------------------- norms
@@ -86,11 +130,11 @@ def _matrix_norm_axes(x, row, col, ord):
             return red(s, (col - 1 if col > row else col,))
         s = _rsum(_abs(x), (col,))  # row sums, then the max/min over rows
         return red(s, (row - 1 if row > col else row,))
-    if ord in (2, -2, "nuc"):
-        raise errors.NotSupportedError(
-            f"zerax.numpy.linalg.norm: the matrix norm ord={ord!r} needs a singular value "
-            "decomposition, which zerax does not provide yet; use ord='fro', 1, -1, inf or "
-            "-inf.")
+    if ord in (2, -2, "nuc") and not isinstance(ord, bool):
+        nd = x.ndim
+        s = svdvals(_transpose(x, [d for d in range(nd) if d not in (row, col)] + [row, col]))
+        last = (s.ndim - 1,)
+        return _rsum(s, last) if ord == "nuc" else _rmax(s, last) if ord == 2 else _rmin(s, last)
     raise errors.ZeraxTypeError(f"zerax.numpy.linalg.norm: invalid norm order {ord!r} for "
                                 "matrices")
 
@@ -297,9 +341,7 @@ def matrix_power(a, n):
         raise errors.ZeraxTypeError("zerax.numpy.linalg.matrix_power: n must be an integer")
     n = int(n)
     if n < 0:
-        raise errors.NotSupportedError(
-            "zerax.numpy.linalg.matrix_power: negative powers need a matrix inverse, which "
-            "zerax does not provide yet")
+        a, n = inv(a), -n
     if n == 0:
         m = a.shape[-1]
         from .._src.ops.shape import broadcast_in_dim, iota
@@ -314,3 +356,470 @@ def matrix_power(a, n):
         if n:
             base = _lo.matmul(base, base)
     return result
+
+
+# --------------------------------------------------------------------------- decompositions
+
+
+class EighResult(NamedTuple):
+    eigenvalues: object
+    eigenvectors: object
+
+
+class QRResult(NamedTuple):
+    Q: object
+    R: object
+
+
+class SVDResult(NamedTuple):
+    U: object
+    S: object
+    Vh: object
+
+
+class SlogdetResult(NamedTuple):
+    sign: object
+    logabsdet: object
+
+
+def _matrix_input(a, fname, square=True):
+    """``a`` as a float array of rank >= 2 (square matrices in the last two axes)."""
+    x = _float_input(a, fname)
+    if x.dtype == np.float16:   # LAPACK has no half precision
+        x = _as_dtype(x, np.float32)
+    if x.ndim < 2:
+        raise errors.ShapeError(
+            f"zerax.numpy.linalg.{fname}: needs a matrix or a stack of matrices (rank >= 2), "
+            f"got an array of shape {tuple(x.shape)}; reshape it to (..., M, N).")
+    if square and x.shape[-1] != x.shape[-2]:
+        raise errors.ShapeError(
+            f"zerax.numpy.linalg.{fname}: needs square matrices in the last two axes, got "
+            f"shape {tuple(x.shape)}.")
+    return x
+
+
+def _mT(x):
+    nd = x.ndim
+    return _transpose(x, list(range(nd - 2)) + [nd - 1, nd - 2])
+
+
+def _eps(x):
+    return float(np.finfo(x.dtype).eps)
+
+
+def cholesky(a, *, upper: bool = False, symmetrize_input: bool = True):
+    """The Cholesky factor of symmetric positive-definite matrices: ``L`` lower
+    triangular with ``L @ L.T == a`` (``L.T`` with ``upper``); NaNs where ``a`` is not
+    positive definite.  ``symmetrize_input`` factors ``(a + a.T) / 2``.
+
+    >>> import zerax.numpy as znp
+    >>> znp.linalg.cholesky(znp.array([[4.0, 2.0], [2.0, 5.0]]))
+    Array([[2., 0.],
+           [1., 2.]], dtype=float64)
+    """
+    L = _dec.cholesky(_matrix_input(a, "cholesky"), symmetrize_input=symmetrize_input)
+    return _mT(L) if upper else L
+
+
+def qr(a, mode: str = "reduced"):
+    """QR decomposition of (stacks of) ``M x N`` matrices: ``QRResult(Q, R)`` with
+    ``Q @ R == a``.  ``mode``: 'reduced' (K = min(M, N) columns of Q), 'complete' (M
+    columns) or 'r' (``R`` only).
+
+    >>> import zerax.numpy as znp
+    >>> Q, R = znp.linalg.qr(znp.array([[3.0, 1.0], [4.0, 2.0], [0.0, 1.0]]))
+    >>> Q.shape, R.shape
+    ((3, 2), (2, 2))
+    """
+    if mode not in ("reduced", "complete", "r", "raw"):
+        raise errors.ZeraxValueError(
+            f"zerax.numpy.linalg.qr: mode must be 'reduced', 'complete' or 'r', got {mode!r}")
+    if mode == "raw":
+        raise errors.NotSupportedError("zerax.numpy.linalg.qr: mode='raw' is not supported")
+    q, r = _dec.qr(_matrix_input(a, "qr", square=False), full_matrices=mode == "complete")
+    return r if mode == "r" else QRResult(q, r)
+
+
+def _uplo(UPLO, fname):
+    if UPLO is None:
+        return True
+    if UPLO not in ("L", "U"):
+        raise errors.ZeraxValueError(
+            f"zerax.numpy.linalg.{fname}: UPLO must be 'L' or 'U', got {UPLO!r}")
+    return UPLO == "L"
+
+
+def eigh(a, UPLO: str | None = None, symmetrize_input: bool = True):
+    """Eigenvalues (ascending) and eigenvectors (columns) of symmetric matrices:
+    ``EighResult(eigenvalues, eigenvectors)``.  ``symmetrize_input`` decomposes
+    ``(a + a.T) / 2``; otherwise only the ``UPLO`` triangle ('L' by default) is read.
+    Eigenvectors are defined up to sign, and their derivatives only where the
+    eigenvalues are distinct.
+
+    >>> import zerax.numpy as znp
+    >>> w, v = znp.linalg.eigh(znp.array([[2.0, 1.0], [1.0, 2.0]]))
+    >>> w
+    Array([1., 3.], dtype=float64)
+    """
+    v, w = _dec.eigh(_matrix_input(a, "eigh"), lower=_uplo(UPLO, "eigh"),
+                     symmetrize_input=symmetrize_input)
+    return EighResult(w, v)
+
+
+def eigvalsh(a, UPLO: str | None = "L", *, symmetrize_input: bool = True):
+    """The eigenvalues (ascending) of symmetric matrices.
+
+    >>> import zerax.numpy as znp
+    >>> znp.linalg.eigvalsh(znp.array([[2.0, 0.0], [0.0, -1.0]]))
+    Array([-1.,  2.], dtype=float64)
+    """
+    _v, w = _dec.eigh(_matrix_input(a, "eigvalsh"), lower=_uplo(UPLO, "eigvalsh"),
+                     symmetrize_input=symmetrize_input)
+    return w
+
+
+def _hermitian_svd(x, compute_uv):
+    """The SVD of symmetric matrices from their eigendecomposition (``|w|``, descending)."""
+    v, w = _dec.eigh(x)
+    order = _jnp.argsort(_jnp.negative(_abs(w)), axis=-1, stable=True)
+    s = _jnp.take_along_axis(_abs(w), order, axis=-1)
+    if not compute_uv:
+        return s
+    cols = _jnp.broadcast_to(_jnp.expand_dims(order, -2), x.shape)
+    u = _jnp.take_along_axis(v, cols, axis=-1)
+    signed = _jnp.take_along_axis(_ew.mul(v, _jnp.expand_dims(_jnp.sign(w), -2)), cols,
+                                  axis=-1)
+    return SVDResult(u, s, _mT(signed))
+
+
+def svd(a, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool = False,
+        subset_by_index=None):
+    """Singular value decomposition: ``SVDResult(U, S, Vh)`` with
+    ``a == U @ diag(S) @ Vh`` and ``S`` descending (only ``S`` without ``compute_uv``).
+    ``full_matrices=False`` gives the thin factors.  Singular vectors are defined up to
+    sign; derivatives of ``U`` and ``Vh`` exist where the singular values are distinct
+    and nonzero (and need the thin factors for non-square matrices).
+
+    >>> import zerax.numpy as znp
+    >>> znp.linalg.svd(znp.array([[3.0, 0.0], [0.0, -4.0]]), compute_uv=False)
+    Array([4., 3.], dtype=float64)
+    """
+    if subset_by_index is not None:
+        raise errors.NotSupportedError(
+            "zerax.numpy.linalg.svd: subset_by_index is not supported")
+    x = _matrix_input(a, "svd", square=hermitian)
+    if hermitian:
+        return _hermitian_svd(x, compute_uv)
+    if not compute_uv:
+        return _dec.svd(x, compute_uv=False)
+    u, s, vh = _dec.svd(x, full_matrices=full_matrices)
+    return SVDResult(u, s, vh)
+
+
+def svdvals(x, /):
+    """The singular values (descending) of (stacks of) matrices.
+
+    >>> import zerax.numpy as znp
+    >>> znp.linalg.svdvals(znp.array([[0.0, 2.0], [1.0, 0.0]]))
+    Array([2., 1.], dtype=float64)
+    """
+    return _dec.svd(_matrix_input(x, "svdvals", square=False), compute_uv=False)
+
+
+def _lu_solve(lu_, perm, b):
+    """``A^-1 b`` from ``A``'s LU factors (``A[perm] == L @ U``), ``b`` of shape
+    (..., M, K) with the factors' batch dimensions."""
+    pb = _dec._permute_rows(b, perm)
+    y = _dec.triangular_solve(lu_, pb, left_side=True, lower=True, unit_diagonal=True)
+    return _dec.triangular_solve(lu_, y, left_side=True, lower=False)
+
+
+def _solve_operands(a, b, fname):
+    a = _matrix_input(a, fname)
+    b = _float_input(b, fname)
+    dtype = np.result_type(a.dtype, b.dtype)
+    a, b = _as_dtype(a, dtype), _as_dtype(b, dtype)
+    m = a.shape[-1]
+    vector = b.ndim == 1
+    if b.ndim == 0 or b.shape[0 if vector else -2] != m:
+        want = f"({m},) or (..., {m}, K)"
+        raise errors.ShapeError(
+            f"zerax.numpy.linalg.{fname}: a has shape {tuple(a.shape)}, so b must have shape "
+            f"{want}; got {tuple(b.shape)}.")
+    return a, b, vector
+
+
+def solve(a, b):
+    """The solution ``x`` of ``a @ x == b`` for square ``a`` (by LU decomposition with
+    partial pivoting).  ``b`` of shape (M,) is one vector; otherwise (..., M, K), its
+    batch dimensions broadcasting against ``a``'s (NumPy 2's rule).
+
+    >>> import zerax.numpy as znp
+    >>> znp.linalg.solve(znp.array([[2.0, 0.0], [0.0, 4.0]]), znp.array([[2.0], [2.0]]))
+    Array([[1. ],
+           [0.5]], dtype=float64)
+    """
+    a, b, vector = _solve_operands(a, b, "solve")
+    if vector:
+        b = _reshape(b, (b.shape[0], 1))
+    batch = tuple(np.broadcast_shapes(tuple(a.shape[:-2]), tuple(b.shape[:-2])))
+    m = a.shape[-1]
+    lu_, _, perm = _dec.lu(a)
+    lu_ = _jnp.broadcast_to(lu_, batch + (m, m))
+    perm = _jnp.broadcast_to(perm, batch + (m,))
+    x = _lu_solve(lu_, perm, _jnp.broadcast_to(b, batch + tuple(b.shape[-2:])))
+    return _reshape(x, tuple(x.shape[:-1])) if vector else x
+
+
+def inv(a):
+    """The inverse of (stacks of) square matrices (LU decomposition with partial
+    pivoting); infs or NaNs for singular ones.
+
+    >>> import zerax.numpy as znp
+    >>> znp.linalg.inv(znp.array([[2.0, 0.0], [0.0, 4.0]]))
+    Array([[0.5 , 0.  ],
+           [0.  , 0.25]], dtype=float64)
+    """
+    a = _matrix_input(a, "inv")
+    m = a.shape[-1]
+    eye = _jnp.broadcast_to(np.eye(m, dtype=a.dtype), tuple(a.shape))
+    lu_, _, perm = _dec.lu(a)
+    return _lu_solve(lu_, perm, eye)
+
+
+def _lu_det_parts(a):
+    """(diagonal of U, sign of the permutation) of ``a``'s LU decomposition."""
+    lu_, piv, _ = _dec.lu(a)
+    k = a.shape[-1]
+    swaps = _rsum(_ew.convert_element_type(_ew.ne(piv, np.arange(k, dtype=np.int32)),
+                                           np.int64), (piv.ndim - 1,))
+    odd = _ew.convert_element_type(_ew.rem(swaps, np.int64(2)), a.dtype)
+    perm_sign = _ew.sub(_c(a, 1), _ew.mul(_c(a, 2), odd))
+    return _dec._diag(lu_), perm_sign
+
+
+def det(a):
+    """The determinant of (stacks of) square matrices, from an LU decomposition (its
+    gradient is finite wherever ``a`` is invertible).
+
+    >>> import zerax.numpy as znp
+    >>> round(float(znp.linalg.det(znp.array([[1.0, 2.0], [3.0, 4.0]]))), 12)
+    -2.0
+    """
+    from .._src.ops.reduce import reduce_prod
+    a = _matrix_input(a, "det")
+    d, sign = _lu_det_parts(a)
+    return _ew.mul(sign, reduce_prod(d, (d.ndim - 1,)))
+
+
+def slogdet(a, *, method: str | None = None):
+    """Sign and natural log of the absolute value of the determinant:
+    ``SlogdetResult(sign, logabsdet)`` (sign 0 and logabsdet -inf for singular
+    matrices).
+
+    >>> import zerax.numpy as znp
+    >>> sign, logdet = znp.linalg.slogdet(znp.array([[0.0, 2.0], [3.0, 0.0]]))
+    >>> float(sign), round(float(logdet), 6)
+    (-1.0, 1.791759)
+    """
+    from .._src.ops.reduce import reduce_prod
+    if method not in (None, "lu"):
+        raise errors.NotSupportedError(
+            f"zerax.numpy.linalg.slogdet: method={method!r} is not supported; use 'lu'")
+    a = _matrix_input(a, "slogdet")
+    d, sign = _lu_det_parts(a)
+    last = (d.ndim - 1,)
+    sign = _ew.mul(sign, reduce_prod(_ew.sign(d), last))
+    return SlogdetResult(sign, _rsum(_ew.log(_abs(d)), last))
+
+
+def lstsq(a, b, rcond=None, *, numpy_resid: bool = False):
+    """Least-squares solution of ``a @ x ~= b`` for an ``M x N`` matrix ``a``, by SVD:
+    ``(x, residuals, rank, s)``.  Singular values at most ``rcond * max(s)`` (default
+    ``eps * max(M, N)``) are treated as zero.  Residuals are the squared norms of the
+    columns of ``b - a @ x`` (with ``numpy_resid``, as NumPy: only when the rank is N
+    and M > N, otherwise empty; that needs concrete values).
+
+    >>> import zerax.numpy as znp
+    >>> a = znp.array([[1.0, 0.0], [1.0, 1.0], [1.0, 2.0]])
+    >>> x, res, rank, s = znp.linalg.lstsq(a, znp.array([1.0, 2.0, 3.0]))
+    >>> x, int(rank)
+    (Array([1., 1.], dtype=float64), 2)
+    """
+    a = _float_input(a, "lstsq")
+    b = _float_input(b, "lstsq")
+    dtype = np.result_type(a.dtype, b.dtype)
+    a, b = _as_dtype(a, dtype), _as_dtype(b, dtype)
+    if a.ndim != 2:
+        raise errors.ShapeError(
+            f"zerax.numpy.linalg.lstsq: a must be a 2-D matrix, got shape {tuple(a.shape)}")
+    if b.ndim not in (1, 2) or b.shape[0] != a.shape[0]:
+        raise errors.ShapeError(
+            f"zerax.numpy.linalg.lstsq: b must have shape ({a.shape[0]},) or "
+            f"({a.shape[0]}, K) to match a of shape {tuple(a.shape)}, got {tuple(b.shape)}")
+    m, n = a.shape
+    vector = b.ndim == 1
+    b2 = _reshape(b, (m, 1)) if vector else b
+    u, s, vh = _dec.svd(a, full_matrices=False)
+    if rcond is None:
+        rcond = _eps(a) * max(m, n)
+    if min(m, n) == 0:
+        keep = _ew.gt(s, _c(s, 0))
+    else:
+        cutoff = _ew.mul(_c(s, rcond), _rmax(s, (0,)))
+        keep = _ew.gt(s, cutoff)
+    s_safe = _jnp.where(keep, s, _c(s, 1))
+    s_inv = _jnp.where(keep, _ew.div(_c(s, 1), s_safe), _c(s, 0))
+    uTb = _lo.matmul(_mT(u), b2)
+    x = _lo.matmul(_mT(vh), _ew.mul(_jnp.expand_dims(s_inv, 1), uTb))
+    rank = _rsum(_ew.convert_element_type(keep, np.int64), (0,))
+    r = _ew.sub(b2, _lo.matmul(a, x))
+    resid = _rsum(_ew.mul(r, r), (0,))
+    if numpy_resid and not (int(rank) == n and m > n):
+        resid = _jnp.zeros((0,), dtype)
+    if vector:
+        x = _reshape(x, (n,))
+    return x, resid, rank, s
+
+
+def _pinv_svd(x, rtol, hermitian):
+    u, s, vh = svd(x, full_matrices=False, hermitian=hermitian)
+    cutoff = _ew.mul(_jnp.expand_dims(_rmax(s, (s.ndim - 1,)), -1), _c(s, rtol)) \
+        if s.shape[-1] else s
+    keep = _ew.gt(s, cutoff)
+    s_inv = _jnp.where(keep, _ew.div(_c(s, 1), _jnp.where(keep, s, _c(s, 1))), _c(s, 0))
+    return _lo.matmul(_ew.mul(_mT(vh), _jnp.expand_dims(s_inv, -2)), _mT(u))
+
+
+def pinv(a, rtol=None, hermitian: bool = False, *, rcond=None):
+    """The Moore-Penrose pseudo-inverse, by SVD: singular values at most ``rtol`` times
+    the largest (default ``10 * max(M, N) * eps``) are treated as zero.  Its derivative
+    is the pseudo-inverse's own (finite also where singular values repeat).
+
+    >>> import zerax.numpy as znp
+    >>> znp.linalg.pinv(znp.array([[2.0, 0.0], [0.0, 0.0]]))
+    Array([[0.5, 0. ],
+           [0. , 0. ]], dtype=float64)
+    """
+    from .._src.custom import custom_jvp
+    x = _matrix_input(a, "pinv", square=False)
+    if rcond is not None:
+        rtol = rcond
+    if rtol is None:
+        rtol = 10.0 * max(x.shape[-2:]) * _eps(x)
+    rtol = float(rtol)
+
+    @custom_jvp
+    def _pinv(x):
+        return _pinv_svd(x, rtol, hermitian)
+
+    @_pinv.defjvp
+    def _pinv_jvp(primals, tangents):
+        (x,), (dx,) = primals, tangents
+        p = _pinv(x)
+        mm = _lo.matmul
+        pdp = mm(mm(p, dx), p)
+        # d(A+) = -A+ dA A+ + A+ A+^T dA^T (I - A A+) + (I - A+ A) dA^T A+^T A+
+        dxt = _mT(dx)
+        left = mm(mm(p, _mT(p)), _ew.sub(dxt, mm(mm(dxt, x), p)))
+        right = mm(_ew.sub(dxt, mm(mm(p, x), dxt)), mm(_mT(p), p))
+        return p, _ew.add(_ew.neg(pdp), _ew.add(left, right))
+
+    return _pinv(x)
+
+
+def matrix_rank(M, rtol=None, *, hermitian: bool = False, tol=None):
+    """The rank of (stacks of) matrices: the number of singular values above ``tol``
+    (default ``rtol * max(s)``, ``rtol`` default ``max(M, N) * eps``).
+
+    >>> import zerax.numpy as znp
+    >>> znp.linalg.matrix_rank(znp.array([[1.0, 2.0], [2.0, 4.0]]))
+    Array(1, dtype=int64)
+    """
+    x = _float_input(M, "matrix_rank")
+    if x.ndim < 2:
+        nz = _ew.ne(x, _c(x, 0))
+        return _ew.convert_element_type(_rmax(nz, tuple(range(x.ndim))) if x.ndim else nz,
+                                        np.int64)
+    x = _matrix_input(x, "matrix_rank", square=False)
+    s = svd(x, compute_uv=False, hermitian=hermitian)
+    last = (s.ndim - 1,)
+    if tol is not None:
+        cutoff = _as_dtype(_float_input(tol, "matrix_rank"), s.dtype)
+    else:
+        if rtol is None:
+            rtol = max(x.shape[-2:]) * _eps(x)
+        rtol = _as_dtype(_float_input(rtol, "matrix_rank"), s.dtype)
+        cutoff = _ew.mul(_rmax(s, last), rtol) if s.shape[-1] else _c(s, 0)
+    if np.ndim(cutoff):
+        cutoff = _jnp.expand_dims(cutoff, -1)
+    return _rsum(_ew.convert_element_type(_ew.gt(s, cutoff), np.int64), last)
+
+
+def cond(x, p=None):
+    """The condition number of (stacks of) matrices in the norm ``p`` (None or 2: the
+    ratio of the largest to the smallest singular value; -2 its inverse; 'fro', 'nuc',
+    1, -1, inf, -inf: ``norm(x, p) * norm(inv(x), p)``, square matrices only).
+
+    >>> import zerax.numpy as znp
+    >>> float(znp.linalg.cond(znp.array([[2.0, 0.0], [0.0, 0.5]])))
+    4.0
+    """
+    x = _matrix_input(x, "cond", square=p not in (None, 2, -2))
+    if p in (None, 2, -2) and not isinstance(p, bool):
+        s = svdvals(x)
+        hi, lo = s[..., 0], s[..., -1]
+        return _ew.div(hi, lo) if p != -2 else _ew.div(lo, hi)
+    return _ew.mul(norm(x, ord=p, axis=(-2, -1)), norm(inv(x), ord=p, axis=(-2, -1)))
+
+
+def tensorsolve(a, b, axes=None):
+    """The ``x`` with ``tensordot(a, x, x.ndim) == b``: ``a``'s leading axes (those of
+    ``b``'s shape) are the equations, its trailing axes the unknowns (``axes``: axes of
+    ``a`` moved to the end first).
+
+    >>> import zerax.numpy as znp
+    >>> a = znp.eye(6).reshape(2, 3, 6)
+    >>> znp.linalg.tensorsolve(a, znp.ones((2, 3))).shape
+    (6,)
+    """
+    a = _float_input(a, "tensorsolve")
+    b = _float_input(b, "tensorsolve")
+    if axes is not None:
+        axes = [int(ax) % a.ndim for ax in (axes if isinstance(axes, (list, tuple)) else [axes])]
+        rest = [d for d in range(a.ndim) if d not in axes]
+        a = _transpose(a, rest + axes)
+    eq_shape = tuple(a.shape[:b.ndim])
+    if eq_shape != tuple(b.shape):
+        raise errors.ShapeError(
+            f"zerax.numpy.linalg.tensorsolve: the leading axes of a {tuple(a.shape)} must "
+            f"match b's shape {tuple(b.shape)}.")
+    x_shape = tuple(a.shape[b.ndim:])
+    n_eq, n_x = math.prod(eq_shape), math.prod(x_shape)
+    if n_eq != n_x:
+        raise errors.ShapeError(
+            f"zerax.numpy.linalg.tensorsolve: a of shape {tuple(a.shape)} does not give a "
+            f"square system ({n_eq} equations, {n_x} unknowns).")
+    x = solve(_reshape(a, (n_eq, n_x)), _reshape(b, (n_eq,)))
+    return _reshape(x, x_shape)
+
+
+def tensorinv(a, ind: int = 2):
+    """The inverse of a tensor for ``tensordot(.., .., ind)``: ``a`` reshaped to a
+    square matrix at axis ``ind``, inverted, and reshaped to ``a.shape[ind:] +
+    a.shape[:ind]``.
+
+    >>> import zerax.numpy as znp
+    >>> znp.linalg.tensorinv(znp.eye(4).reshape(4, 2, 2), ind=1).shape
+    (2, 2, 4)
+    """
+    a = _float_input(a, "tensorinv")
+    ind = int(ind)
+    if ind <= 0:
+        raise errors.ZeraxValueError("zerax.numpy.linalg.tensorinv: ind must be positive")
+    rows, cols = math.prod(a.shape[:ind]), math.prod(a.shape[ind:])
+    if rows != cols:
+        raise errors.ShapeError(
+            f"zerax.numpy.linalg.tensorinv: a of shape {tuple(a.shape)} with ind={ind} is not "
+            f"square ({rows} x {cols}).")
+    return _reshape(inv(_reshape(a, (rows, cols))), tuple(a.shape[ind:]) + tuple(a.shape[:ind]))
