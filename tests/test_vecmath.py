@@ -1,4 +1,4 @@
-"""The vectorisable exp/expm1/log/log1p/tanh used in generated loops agree with NumPy.
+"""The inline exp/expm1/log/log1p/tanh/sin/cos used in generated loops agree with NumPy.
 
 Each function is compiled once into a loop over an array (as the generated kernels use
 it) and compared with NumPy in units in the last place, over the whole float64 range
@@ -15,14 +15,19 @@ from zerax._src.backends.numba import vecmath
 
 # name -> (NumPy reference, largest allowed error in ulp)
 FUNCTIONS = {"exp": (np.exp, 1), "expm1": (np.expm1, 2), "log": (np.log, 1),
-             "log1p": (np.log1p, 2), "tanh": (np.tanh, 3)}
+             "log1p": (np.log1p, 2), "tanh": (np.tanh, 3), "sin": (np.sin, 1),
+             "cos": (np.cos, 1)}
 
 SPECIAL = [np.nan, np.inf, -np.inf, 0.0, -0.0, 5e-324, -5e-324, 2.2250738585072014e-308,
            -2.2250738585072014e-308, 1e-300, 1.0, -1.0, 1e-20, -1e-20, 3.7e-9, -3.7e-9,
            0.34657359027997264, -0.34657359027997264, 0.5, -0.5, 0.7071067811865476,
            1.4142135623730951, 2.0, 22.0, -22.0, 40.0, -40.0, 709.78, 709.79, -745.1,
            -745.2, -708.4, -746.0, 710.0, 1e308, -1e308, np.finfo(np.float64).max,
-           -0.9999999999999999, -1.0000000000000002, -2.0, 1e-16, -1e-16]
+           -0.9999999999999999, -1.0000000000000002, -2.0, 1e-16, -1e-16,
+           # sin/cos: next to multiples of pi/2 (zeros of one of them) and the fast limit
+           *[s * k * np.pi / 2 for k in range(1, 6) for s in (1.0, -1.0)],
+           *[np.nextafter(k * np.pi / 2, t) for k in range(1, 5) for t in (0.0, 10.0)],
+           0.7853981633974483, 2.356194490192345, 6.999999999999999, 7.0, -7.0]
 
 
 def _loop(fn):
@@ -80,6 +85,18 @@ def test_matches_numpy_over_the_whole_range(loops, name):
                        min_size=1, max_size=20))
 def test_matches_numpy_on_any_float64(loops, name, values):
     _check(loops, name, values)
+
+
+@pytest.mark.parametrize("name", ["sin", "cos"])
+def test_sin_cos_near_every_quadrant_edge(loops, name):
+    """Each fast quadrant's reduction (|x| - n pi/2, exact) and its neighbours: dense
+    samples around the boundaries n pi/2 +- pi/4 and the zeros n pi/2."""
+    rng = np.random.default_rng(7)
+    centres = [k * np.pi / 4 for k in range(1, 10)]
+    x = np.concatenate([c + rng.uniform(-1e-6, 1e-6, 2000) for c in centres] +
+                       [c * (1.0 + rng.integers(-50, 50, 200) * 2.0 ** -52)
+                        for c in centres])
+    _check(loops, name, np.concatenate([x, -x]))
 
 
 def test_generated_loop_is_vectorised(loops):

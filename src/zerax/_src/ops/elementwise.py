@@ -748,8 +748,8 @@ def _special_scalar(name):
 
 
 def _vecmath_scalar(name, fallback):
-    """Float inputs use zerax's vectorisable float64 implementation (computed in float64
-    and rounded, for float32 too); other dtypes keep NumPy's scalar function."""
+    """Float inputs use zerax's inline float64 implementation in vecmath.py (computed in
+    float64 and rounded, for float32 too); other dtypes keep NumPy's scalar function."""
     def rule(args, in_dtypes, out_dtype, ctx, **params):
         if np.dtype(in_dtypes[0]).kind not in "fiub" or np.dtype(out_dtype).kind != "f":
             return fallback(args, in_dtypes, out_dtype, ctx, **params)
@@ -789,7 +789,8 @@ digamma_p.numba_scalar = _special_scalar("digamma")
 polygamma_p.numba_scalar = _polygamma_scalar
 logistic_p.numba_scalar = _logistic_scalar
 # Transcendental functions that would otherwise be one libm call per element, which
-# stops LLVM from vectorising a fused loop (see backends/numba/vecmath.py).
+# stops LLVM from vectorising a fused loop, and sin/cos, whose libm calls are slow in
+# loop-carried chains (see backends/numba/vecmath.py).
 for _p, _name in ((exp_p, "exp"), (expm1_p, "expm1"), (log_p, "log"),
-                  (log1p_p, "log1p"), (tanh_p, "tanh")):
+                  (log1p_p, "log1p"), (tanh_p, "tanh"), (sin_p, "sin"), (cos_p, "cos")):
     _p.numba_scalar = _vecmath_scalar(_name, _p.numba_scalar)
