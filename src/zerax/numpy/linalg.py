@@ -591,8 +591,8 @@ def _lu_det_parts(a):
     """(diagonal of U, sign of the permutation) of ``a``'s LU decomposition."""
     lu_, piv, _ = _dec.lu(a)
     k = a.shape[-1]
-    swaps = _rsum(_ew.convert_element_type(_ew.ne(piv, np.arange(k, dtype=np.int32)),
-                                           np.int64), (piv.ndim - 1,))
+    moved = _jnp.not_equal(piv, np.arange(k, dtype=np.int32))
+    swaps = _rsum(_ew.convert_element_type(moved, np.int64), (piv.ndim - 1,))
     odd = _ew.convert_element_type(_ew.rem(swaps, np.int64(2)), a.dtype)
     perm_sign = _ew.sub(_c(a, 1), _ew.mul(_c(a, 2), odd))
     return _dec._diag(lu_), perm_sign

@@ -280,7 +280,6 @@ def triangular_solve(a, b, *, left_side: bool = False, lower: bool = False,
     Array([[1.],
            [2.]], dtype=float64)
     """
-    from ..lax_numpy._util import broadcast_shapes
     from .shape import broadcast_in_dim
     a, b = _as_operand(a, "triangular_solve"), _as_operand(b, "triangular_solve")
     _check_matrix("triangular_solve", a)
@@ -290,8 +289,8 @@ def triangular_solve(a, b, *, left_side: bool = False, lower: bool = False,
             f"triangular_solve: a and b must have one dtype, got {np.dtype(a.dtype).name} "
             f"and {np.dtype(b.dtype).name}; convert one of them first.")
     try:
-        batch = tuple(broadcast_shapes(tuple(a.shape[:-2]), tuple(b.shape[:-2])))
-    except Exception:  # noqa: BLE001 - any broadcasting failure: say which shapes
+        batch = tuple(np.broadcast_shapes(tuple(a.shape[:-2]), tuple(b.shape[:-2])))
+    except ValueError:
         raise errors.ShapeError(
             f"triangular_solve: the batch dimensions of a {tuple(a.shape)} and b "
             f"{tuple(b.shape)} do not broadcast.") from None
@@ -302,8 +301,10 @@ def triangular_solve(a, b, *, left_side: bool = False, lower: bool = False,
         return broadcast_in_dim(x, shape, tuple(range(len(shape) - len(x.shape), len(shape))))
 
     a, b = to_batch(a), to_batch(b)
-    return bind(triangular_solve_p, a, b, left_side=bool(left_side), lower=bool(lower),
-                transpose_a=bool(transpose_a), unit_diagonal=bool(unit_diagonal))
+    params = {"left_side": bool(left_side), "lower": bool(lower),
+              "transpose_a": bool(transpose_a), "unit_diagonal": bool(unit_diagonal)}
+    _triangular_solve_abstract(a, b, **params)   # (the eager path skips the shape rule)
+    return bind(triangular_solve_p, a, b, **params)
 
 
 def _substitute(t, b, lower):
