@@ -189,7 +189,8 @@ def _instantiate(t, like):
 
 def _stack(a, core):
     """``a`` as a (batch, m, n) C array."""
-    return np.ascontiguousarray(a).reshape((-1,) + tuple(a.shape[-core:]))
+    batch = int(np.prod(a.shape[:-core], dtype=np.int64))
+    return np.ascontiguousarray(a).reshape((batch,) + tuple(a.shape[-core:]))
 
 
 def _nan_fallback(fn, a, outs_like):
