@@ -63,6 +63,10 @@ BLOCKED = [
     ((17, 9), (9, 30), (((1,), (0,)), ((), ())), "ik,kj->ij"),
     ((3, 2, 25), (30, 2, 3), (((0,), (2,)), ((1,), (1,))), "kbi,jbk->bij"),
     ((3, 37), (3, 40), (((), ()), ((0,), (0,))), "bi,bj->bij"),
+    # float64 register tiles (4 rows x 12 columns): remainder rows, a narrower panel
+    # and single columns; and a transposed streamed operand, copied first
+    ((23, 20), (20, 31), (((1,), (0,)), ((), ())), "ik,kj->ij"),
+    ((20, 23), (31, 20), (((0,), (1,)), ((), ())), "ki,jk->ij"),
 ]
 
 
@@ -298,3 +302,30 @@ def test_rnn_scan_steps_allocate_nothing():
         body = itertools.takewhile(lambda line, k=k: depth(line) > depth(lines[k]),
                                    lines[k + 1:])
         assert not [line for line in body if "np.empty" in line or "np.full" in line]
+
+
+def test_product_tile_on_any_layout():
+    """The register-tile kernel itself (backends/numba/microkernel.py) on C and Fortran
+    ordered operands (rows loaded as vectors or element by element), from zero and from
+    an addend, against NumPy."""
+    import numba
+    from zerax._src.backends.numba.microkernel import product_tile
+    zero = product_tile(3, 2, False, (0, 1), (0, 1), (0, 1))
+    init = product_tile(3, 2, True, (0, 1), (0, 1), (0, 1))
+
+    @numba.njit
+    def tiles(out, s, t, c):   # out[1:4, 2:10] = t[1:4] @ s[:, 2:10], + c[1:4, 2:10]
+        zero(out, (1, 2), s, (0, 2), t, (1, 0), t.shape[1])
+        init(out, (5, 2), s, (0, 2), t, (5, 0), t.shape[1], c, (5, 2))
+
+    rng = np.random.default_rng(14)
+    for order in "CF":
+        t = np.asarray(rng.standard_normal((8, 9)), order=order)
+        s = np.asarray(rng.standard_normal((9, 12)), order=order)
+        c = np.asarray(rng.standard_normal((8, 12)), order=order)
+        out = np.asarray(np.zeros((8, 12)), order=order)
+        tiles(out, s, t, c)
+        want = np.zeros((8, 12))
+        want[1:4, 2:10] = t[1:4] @ s[:, 2:10]
+        want[5:8, 2:10] = c[5:8, 2:10] + t[5:8] @ s[:, 2:10]
+        np.testing.assert_allclose(out, want, rtol=1e-13, atol=1e-13)

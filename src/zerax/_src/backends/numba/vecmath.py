@@ -366,24 +366,31 @@ def _emit_sin_cos(builder, xv, want_sin):
 
 # ------------------------------------------------------------------ the intrinsics
 
-def _float64_intrinsic(algorithm, name):
+def _float64_intrinsic(emit, name, doc):
+    """A Numba intrinsic ``name(float64) -> float64`` whose code is ``emit(builder,
+    x)``."""
     @intrinsic
     def fn(typingctx, x):
         if x != types.float64:
             return None
 
         def codegen(context, builder, sig, args):
-            return algorithm(_F(builder, args[0])).v
+            return emit(builder, args[0])
         return types.float64(types.float64), codegen
-    fn.__doc__ = f"{name}(x) of a float64 inside njit code, emitted inline, vectorisable."
+    fn.__doc__ = f"{name}(x) of a float64 inside njit code, {doc}."
     return fn
 
 
-exp = _float64_intrinsic(_exp, "exp")
-expm1 = _float64_intrinsic(_expm1, "expm1")
-log = _float64_intrinsic(_log, "log")
-log1p = _float64_intrinsic(_log1p, "log1p")
-tanh = _float64_intrinsic(_tanh, "tanh")
+def _branch_free(algorithm, name):
+    return _float64_intrinsic(lambda b, x: algorithm(_F(b, x)).v, name,
+                              "emitted inline, vectorisable")
+
+
+exp = _branch_free(_exp, "exp")
+expm1 = _branch_free(_expm1, "expm1")
+log = _branch_free(_log, "log")
+log1p = _branch_free(_log1p, "log1p")
+tanh = _branch_free(_tanh, "tanh")
 
 
 def _module_function(module, name, emit):
@@ -402,19 +409,12 @@ def _module_function(module, name, emit):
     return fn
 
 
-def _branchy_float64_intrinsic(emit, name):
-    @intrinsic
-    def fn(typingctx, x):
-        if x != types.float64:
-            return None
-
-        def codegen(context, builder, sig, args):
-            return builder.call(_module_function(builder.module, f"zerax.{name}", emit),
-                                [args[0]])
-        return types.float64(types.float64), codegen
-    fn.__doc__ = f"{name}(x) of a float64 inside njit code, low latency."
-    return fn
+def _low_latency(emit, name):
+    """Calls of one module-level function per kernel module (see `_module_function`)."""
+    return _float64_intrinsic(
+        lambda b, x: b.call(_module_function(b.module, f"zerax.{name}", emit), [x]),
+        name, "low latency")
 
 
-sin = _branchy_float64_intrinsic(lambda b, x: _emit_sin_cos(b, x, True), "sin")
-cos = _branchy_float64_intrinsic(lambda b, x: _emit_sin_cos(b, x, False), "cos")
+sin = _low_latency(lambda b, x: _emit_sin_cos(b, x, True), "sin")
+cos = _low_latency(lambda b, x: _emit_sin_cos(b, x, False), "cos")
