@@ -554,10 +554,13 @@ def test_norm_grads_and_errors():
     check_grads(lambda x: znp.linalg.vector_norm(x, axis=(0, 1), ord=3), (x,), order=2)
     g = zx.grad(lambda v: znp.linalg.norm(v))(np.array([3.0, 4.0]))
     np.testing.assert_allclose(np.asarray(g), [0.6, 0.8])
-    with pytest.raises(errors.NotSupportedError):
-        znp.linalg.norm(x, 2)
-    with pytest.raises(errors.NotSupportedError):
-        znp.linalg.norm(x, "nuc")
+    for ord_ in (2, -2, "nuc"):   # from the singular values (distinct here)
+        np.testing.assert_allclose(np.asarray(znp.linalg.norm(x, ord_)),
+                                   np.linalg.norm(x, ord_), rtol=1e-12)
+        check_grads(lambda x: znp.linalg.norm(x, ord_), (x,), order=1)
+    x3 = rng.standard_normal((2, 3, 4))
+    np.testing.assert_allclose(np.asarray(znp.linalg.norm(x3, 2, axis=(2, 0))),
+                               np.linalg.norm(x3, 2, axis=(2, 0)), rtol=1e-12)
     with pytest.raises(errors.ZeraxTypeError):
         znp.linalg.norm(x[0], "fro")
     with pytest.raises(errors.ShapeError):
@@ -596,8 +599,9 @@ def test_linalg_products_and_grads():
     for n in range(6):
         assert_matches(znp.linalg.matrix_power(m, n), np.linalg.matrix_power(m, n))
         assert_matches(znp.linalg.matrix_power(im, n), np.linalg.matrix_power(im, n))
-    with pytest.raises(errors.NotSupportedError):
-        znp.linalg.matrix_power(m, -1)
+    for n in (-1, -3):
+        np.testing.assert_allclose(np.asarray(znp.linalg.matrix_power(m, n)),
+                                   np.linalg.matrix_power(m, n), rtol=1e-9, atol=1e-9)
     check_grads(lambda m: znp.linalg.matrix_power(m, 3), (m,), order=2)
     check_grads(lambda x: znp.linalg.trace(x, offset=1), (m,), order=2)
     check_grads(lambda x: znp.linalg.diagonal(x, offset=-1), (m,), order=2)

@@ -1,7 +1,7 @@
 """`zerax.numpy.linalg`: NumPy's ``numpy.linalg`` on zerax values (JAX's signatures).
 
 Norms (``norm``, ``vector_norm``, ``matrix_norm``) are compositions of elementwise
-operations and reductions (matrix 2-norms and nuclear norms: not yet); the
+operations and reductions (matrix 2-norms and nuclear norms use ``svdvals``); the
 products (``matmul``, ``tensordot``, ``vecdot``, ``outer``, ``cross``, ``multi_dot``,
 ``matrix_power``) lower to ``dot_general``.  The decompositions (``cholesky``, ``qr``,
 ``eigh``, ``eigvalsh``, ``svd``, ``svdvals``) are the primitives of
@@ -131,11 +131,10 @@ def _matrix_norm_axes(x, row, col, ord):
         s = _rsum(_abs(x), (col,))  # row sums, then the max/min over rows
         return red(s, (row - 1 if row > col else row,))
     if ord in (2, -2, "nuc"):
-        # (svdvals could compute these now; tests/test_linalg.py still expects the error)
-        raise errors.NotSupportedError(
-            f"zerax.numpy.linalg.norm: the matrix norm ord={ord!r} is not provided yet; use "
-            "ord='fro', 1, -1, inf or -inf, or zerax.numpy.linalg.svdvals (max: 2-norm, "
-            "min: -2, sum: nuclear).")
+        # from the singular values: the matrix axes moved last, then max / min / sum
+        rest = [d for d in range(x.ndim) if d not in (row, col)]
+        s = svdvals(_transpose(x, rest + [row, col]))
+        return (_rsum if ord == "nuc" else _rmax if ord == 2 else _rmin)(s, (s.ndim - 1,))
     raise errors.ZeraxTypeError(f"zerax.numpy.linalg.norm: invalid norm order {ord!r} for "
                                 "matrices")
 
@@ -332,7 +331,8 @@ def multi_dot(arrays, *, out=None):
 
 
 def matrix_power(a, n):
-    """``numpy.linalg.matrix_power`` for integer ``n >= 0`` (by repeated squaring)."""
+    """``numpy.linalg.matrix_power`` for an integer ``n`` (by repeated squaring; of
+    ``inv(a)`` for ``n < 0``)."""
     a = _lo._arr(a, "linalg.matrix_power")
     if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
         raise errors.ShapeError(
@@ -342,9 +342,7 @@ def matrix_power(a, n):
         raise errors.ZeraxTypeError("zerax.numpy.linalg.matrix_power: n must be an integer")
     n = int(n)
     if n < 0:
-        raise errors.NotSupportedError(
-            "zerax.numpy.linalg.matrix_power: negative powers are not provided yet; use "
-            "matrix_power(zerax.numpy.linalg.inv(a), -n)")
+        a, n = inv(a), -n
     if n == 0:
         m = a.shape[-1]
         from .._src.ops.shape import broadcast_in_dim, iota

@@ -834,4 +834,15 @@ class _ProductLoops:
         ctx.bind_name(self.outvar, self.out)
 
 
+def _dot_general_on_host(eqn) -> bool:
+    """Large top-level floating-point products call BLAS from Python (np.matmul), between
+    the kernels (codegen.py): the same library Numba's np.dot would call, without
+    Numba's long compile of np.dot.  Small or batched-small ones are loops in kernels."""
+    if np.dtype(eqn.outvars[0].aval.dtype).kind not in "fc":
+        return False
+    batch, work = product_work(eqn)
+    return work >= BLAS_MIN_WORK and work // max(batch, 1) >= 16 ** 3
+
+
 dot_general_p.lower_numba = _dot_general_lower_numba
+dot_general_p.on_host = _dot_general_on_host

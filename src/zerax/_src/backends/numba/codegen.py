@@ -564,27 +564,6 @@ def _runs_in_python(eqn) -> bool:
     return rule is not None and rule(eqn)
 
 
-def _blas_product(eqn) -> bool:
-    """Large top-level floating-point products call BLAS from Python (np.matmul): the
-    same library Numba's np.dot would call, without Numba's long compile of np.dot.
-    Small or batched-small ones are loops inside the kernels."""
-    if np.dtype(eqn.outvars[0].aval.dtype).kind not in "fc":
-        return False
-    from ...ops.linalg import BLAS_MIN_WORK, product_work
-    batch, work = product_work(eqn)
-    return work >= BLAS_MIN_WORK and work // max(batch, 1) >= 16 ** 3
-
-
-def _set_blas_rule():
-    # dot_general's rule; it belongs beside the primitive in ops/linalg.py.
-    from ...ops.linalg import dot_general_p
-    if getattr(dot_general_p, "on_host", None) is None:
-        dot_general_p.on_host = _blas_product
-
-
-_set_blas_rule()
-
-
 def _param_text(value) -> str:
     """A static parameter as source text that evaluates back to it."""
     if isinstance(value, np.dtype):
