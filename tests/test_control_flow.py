@@ -991,6 +991,17 @@ def test_jitted_loops_are_real_loops_not_unrolled():
     text = zx.jit(zx.grad(lambda x: lax.while_loop(lambda v: v < 10.0, lambda v: v * 1.5, x))) \
         .lower(1.0).as_text()
     assert text.count("while") >= 1 and "for " in text
+    # the loss uses the loop's value: the primal loop records the carries for the
+    # reverse pass, which does not run the loop a second time
+    def loss(x):
+        y = lax.while_loop(lambda v: v[0] < 10.0, lambda v: v * 1.5 + 0.1, x)
+        return znp.sum(y ** 2)
+    x = np.array([1.0, 2.0])
+    vg = zx.jit(zx.value_and_grad(loss))
+    assert vg.lower(x).as_text().count("while True") == 1
+    (v, g), (v_eager, g_eager) = vg(x), zx.value_and_grad(loss)(x)
+    allclose(v, v_eager, rtol=1e-13)
+    allclose(g, g_eager, rtol=1e-13)
 
 
 # =========================================================================== bugs found

@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from zerax._src.backends.numba import vecmath
+from zerax._src.backends.numba.compile import KERNEL_FASTMATH
 
 # name -> (NumPy reference, largest allowed error in ulp)
 FUNCTIONS = {"exp": (np.exp, 1), "expm1": (np.expm1, 2), "log": (np.log, 1),
@@ -31,7 +32,7 @@ SPECIAL = [np.nan, np.inf, -np.inf, 0.0, -0.0, 5e-324, -5e-324, 2.22507385850720
 
 
 def _loop(fn):
-    @numba.njit(error_model="numpy")
+    @numba.njit(error_model="numpy", fastmath=set(KERNEL_FASTMATH))   # as kernels are
     def apply(a, out):
         for i in range(a.size):
             out[i] = fn(a[i])

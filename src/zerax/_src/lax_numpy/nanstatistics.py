@@ -85,7 +85,7 @@ def _one(s, cnt, qi, qdt, method, weak_q, adt, rdt):
     """One quantile ``qi`` (a NumPy scalar of dtype ``qdt``) of every slice."""
     nm1 = as_dtype(ew.sub(cnt, _k(1, _I64)), qdt)
     v = ew.mul(nm1, _k(qi, qdt))
-    if qdt.kind in "iub" and method == "linear":
+    if qdt.kind in "iub" and method in ("linear", "midpoint"):
         method = "lower"  # an integer virtual index: NumPy takes the element
     if method in ("lower", "higher", "nearest"):
         rnd = {"lower": ew.floor, "higher": ew.ceil, "nearest": ew.round}[method]

@@ -5,7 +5,9 @@ body_nconsts)``.  Forward mode runs primal and tangent together (``while_lin``, 
 in the tangents).  Reverse mode, which JAX refuses for while loops, transposes
 ``while_lin`` into ``while_transpose``: it reruns the primal loop, recording the carry
 entering each iteration in a growable buffer (or every k-th carry, recomputing the
-rest: ``checkpoint_every``), then runs the transposed body backwards over them.
+rest: ``checkpoint_every``), then runs the transposed body backwards over them.  In
+compiled code, a primal loop whose reverse pass comes later in the same program does
+the recording itself, so the loop runs once.
 """
 
 from __future__ import annotations
@@ -345,6 +347,26 @@ def _start_buffers(ctx, body, n_consts, avals):
     return BufferedCarries(ctx, body, body.outvars, body.invars[n_consts:], avals)
 
 
+def _record_key(eqn):
+    """What identifies a while loop's forward pass: its programs, operands and policy."""
+    from ..ir import Literal
+    p = eqn.params
+    n = p["cond_nconsts"] + p["body_nconsts"] + len(p["body_jaxpr"].outvars)
+    return (id(p["cond_jaxpr"]), id(p["body_jaxpr"]), max(1, int(p["checkpoint_every"])),
+            tuple((str(a.aval), repr(a.val)) if type(a) is Literal else id(a)
+                  for a in eqn.invars[:n]))
+
+
+def _reversed_later(ctx, eqn) -> bool:
+    """Whether the program being lowered reverses this loop after it (``jit(grad(f))``
+    binds the primal while, then while_transpose of the same loop): then the primal
+    loop records the carries, and the reverse pass does not run the loop again."""
+    eqns = ctx.body.eqns if ctx.body is not None else []
+    later = eqns[next((i for i, e in enumerate(eqns) if e is eqn), len(eqns)) + 1:]
+    key = _record_key(eqn)
+    return any(e.primitive is while_transpose_p and _record_key(e) == key for e in later)
+
+
 def _while_lower_numba(ctx, eqn):
     from ..backends.numba.codegen import lower_jaxpr_body
     from ..backends.numba.loops import start_carries
@@ -352,17 +374,22 @@ def _while_lower_numba(ctx, eqn):
     cc, bc, init = _split(eqn.invars, p["cond_nconsts"], p["body_nconsts"])
     body = p["body_jaxpr"]
     avals = body.out_avals
-    ctx.emit("# while_loop")
-    carries = start_carries(ctx, avals, [ctx.ref(a) for a in init])
-    bufs = _start_buffers(ctx, body, p["body_nconsts"], avals)
-    ctx.emit("while True:")
-    with ctx.block():
-        (pred,) = lower_jaxpr_body(ctx, p["cond_jaxpr"], [ctx.ref(c) for c in cc] + carries)
-        ctx.emit(f"if not {ctx.text(pred, True)}:")
+    if _reversed_later(ctx, eqn):
+        carries, recorded = _record_forward(ctx, eqn)
+        ctx.recorded[_record_key(eqn)] = recorded
+    else:
+        ctx.emit("# while_loop")
+        carries = start_carries(ctx, avals, [ctx.ref(a) for a in init])
+        bufs = _start_buffers(ctx, body, p["body_nconsts"], avals)
+        ctx.emit("while True:")
         with ctx.block():
-            ctx.emit("break")
-        _step(ctx, bufs, body, [ctx.ref(c) for c in bc], carries)
-    bufs.finish(ctx)
+            (pred,) = lower_jaxpr_body(ctx, p["cond_jaxpr"],
+                                       [ctx.ref(c) for c in cc] + carries)
+            ctx.emit(f"if not {ctx.text(pred, True)}:")
+            with ctx.block():
+                ctx.emit("break")
+            _step(ctx, bufs, body, [ctx.ref(c) for c in bc], carries)
+        bufs.finish(ctx)
     for v, ref in zip(eqn.outvars, carries):
         ctx.bind_name(v, ref)
 
@@ -389,45 +416,44 @@ def _lin_lower_numba(ctx, eqn):
         ctx.bind_name(v, ref)
 
 
-def _transpose_lower_numba(ctx, eqn):
-    """Reverse mode: rerun the loop recording every k-th carry in a growable buffer
-    (its capacity doubles when full), then, segment by segment from the last,
-    recompute the segment's carries and run the transposed body backwards over them."""
-    from ..backends.numba.codegen import dtype_name, inline_closed, lower_jaxpr_body
-    from ..backends.numba.loops import (BufferedCarries, copy_rows, slice_ref,
-                                        start_carries, step_dests, store_row)
-    from ..ir import Var
+def _store_rows(ctx, bufs, index, refs, avals):
+    from ..backends.numba.loops import store_row
+    for b, ref, a in zip(bufs, refs, avals):
+        store_row(ctx, b, index, ref, a)
+
+
+def _alloc_rows(ctx, size, avals, prefix):
+    from ..backends.numba.codegen import dtype_name
+    names = []
+    for a in avals:
+        b = ctx.fresh(prefix)
+        ctx.emit(f"{b} = np.empty(({size},) + {tuple(a.shape)!r}, {dtype_name(a.dtype)})")
+        names.append(b)
+    return names
+
+
+def _record_forward(ctx, eqn):
+    """The loop of a while or while_transpose equation, keeping every k-th carry in a
+    growable buffer (its capacity doubles when full).  Returns the final carries and
+    (buffers, name of the step count)."""
+    from ..backends.numba.codegen import dtype_name, lower_jaxpr_body
+    from ..backends.numba.loops import copy_rows, start_carries
     p = eqn.params
-    body, cond = p["body_jaxpr"], p["cond_jaxpr"]
+    body = p["body_jaxpr"]
     k = max(1, int(p["checkpoint_every"]))
-    n_carry = len(body.outvars)
     cc, bc, rest = _split(eqn.invars, p["cond_nconsts"], p["body_nconsts"])
-    init, cts = rest[:n_carry], rest[n_carry:]
+    init = rest[:len(body.outvars)]
     avals = body.out_avals
-    bc_refs = [ctx.ref(c) for c in bc]
-
-    def alloc(size, prefix):
-        names = []
-        for a in avals:
-            b = ctx.fresh(prefix)
-            ctx.emit(f"{b} = np.empty(({size},) + {tuple(a.shape)!r}, {dtype_name(a.dtype)})")
-            names.append(b)
-        return names
-
-    def store(bufs, index, refs):
-        for b, ref, a in zip(bufs, refs, avals):
-            store_row(ctx, b, index, ref, a)
-
     ctx.emit(f"# while_loop, reverse mode: forward pass keeping every {k}-th carry")
     carries = start_carries(ctx, avals, [ctx.ref(a) for a in init])
     cap, n = ctx.fresh("cap"), ctx.fresh("steps")
     ctx.emit(f"{cap} = 16")
     ctx.emit(f"{n} = 0")
-    bufs = alloc(cap, "buf")
+    bufs = _alloc_rows(ctx, cap, avals, "buf")
     carry_bufs = _start_buffers(ctx, body, p["body_nconsts"], avals)
     ctx.emit("while True:")
     with ctx.block():
-        (pred,) = lower_jaxpr_body(ctx, cond, [ctx.ref(c) for c in cc] + carries)
+        (pred,) = lower_jaxpr_body(ctx, p["cond_jaxpr"], [ctx.ref(c) for c in cc] + carries)
         ctx.emit(f"if not {ctx.text(pred, True)}:")
         with ctx.block():
             ctx.emit("break")
@@ -442,10 +468,41 @@ def _transpose_lower_numba(ctx, eqn):
                     copy_rows(ctx, t, b, cap, tuple(a.shape))
                     ctx.emit(f"{b} = {t}")
                 ctx.emit(f"{cap} = 2 * {cap}")
-            store(bufs, f"{n} // {k}", carries)
-        _step(ctx, carry_bufs, body, bc_refs, carries)
+            _store_rows(ctx, bufs, f"{n} // {k}", carries, avals)
+        _step(ctx, carry_bufs, body, [ctx.ref(c) for c in bc], carries)
         ctx.emit(f"{n} += 1")
     carry_bufs.finish(ctx)
+    return carries, (bufs, n)
+
+
+def _transpose_lower_numba(ctx, eqn):
+    """Reverse mode: the forward pass recorded every k-th carry (`_record_forward`, run
+    here unless the primal loop of this program already did), then, segment by segment
+    from the last, recompute the segment's carries and run the transposed body
+    backwards over them."""
+    from ..backends.numba.codegen import dtype_name, inline_closed, lower_jaxpr_body
+    from ..backends.numba.loops import (BufferedCarries, slice_ref, start_carries,
+                                        step_dests)
+    from ..ir import Var
+    p = eqn.params
+    body = p["body_jaxpr"]
+    k = max(1, int(p["checkpoint_every"]))
+    n_carry = len(body.outvars)
+    cc, bc, rest = _split(eqn.invars, p["cond_nconsts"], p["body_nconsts"])
+    cts = rest[n_carry:]
+    avals = body.out_avals
+    bc_refs = [ctx.ref(c) for c in bc]
+    recorded = ctx.recorded.pop(_record_key(eqn), None)
+    if recorded is None:
+        _, recorded = _record_forward(ctx, eqn)
+    bufs, n = recorded
+
+    def alloc(size, prefix):
+        return _alloc_rows(ctx, size, avals, prefix)
+
+    def store(bufs, index, refs):
+        _store_rows(ctx, bufs, index, refs, avals)
+
     ctx.emit("# backward pass, segment by segment")
     bwd = _bwd_program(body, p["body_nconsts"], p["nz_bc"], p["fc"],
                        [a.aval for a in bc], list(avals))

@@ -74,6 +74,9 @@ class Lowering:
         self.dest_used: set = set()      # the vars whose producer took their dest
         self.accumulate = None           # (c, v): the product being lowered may compute
         self.accumulated = False         # v = c + product instead (see _accumulations)
+        # key -> (checkpoint buffers, step count) of a while loop whose forward pass
+        # recorded the carries for a reverse pass later in the program (while_loop.py)
+        self.recorded: dict = {}
 
     # -- names
     def fresh(self, prefix="t") -> str:

@@ -33,6 +33,12 @@ from .codegen import generate
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 _lock = threading.Lock()
+
+# Kernels let LLVM fuse a multiplication and an addition into one FMA (one rounding
+# instead of two), as XLA does on the CPU; no other fast-math freedom (no
+# reassociation, nans, infinities and signed zeros as IEEE says).  The inline math of
+# vecmath.py is compiled under the same flag (tests/test_vecmath.py checks it so).
+KERNEL_FASTMATH = frozenset({"contract"})
 _memory: dict[str, object] = {}
 
 
@@ -90,7 +96,7 @@ def _module_text(program):
     lines.append(program.source)
     for name, parallel in program.kernels:
         lines.append(f"{name} = numba.njit({name}, cache=CACHE, parallel={parallel}, "
-                     "error_model='numpy', fastmath=False)")
+                     f"error_model='numpy', fastmath={set(KERNEL_FASTMATH)!r})")
     lines.append(f"ENTRY = {program.entry}")
     return "\n".join(lines) + "\n"
 
