@@ -17,7 +17,8 @@ from zerax._src.backends.numba import native
 pytestmark = pytest.mark.skipif(not native.supported(),
                                 reason="the native cache handles ELF objects only")
 
-# Three programs: a prange kernel (>= 100k elements), a program split around a BLAS
+# Three programs: a prange kernel (>= 100k elements, its 4.8 MB output on huge pages:
+# the kernel calls libc's madvise, which the native loader must resolve), a program split around a BLAS
 # product (Python glue between kernels), and a scalar fori_loop; then a small kernel
 # called directly with arguments it was not compiled for (guard -> Numba fallback).
 PROGRAMS = """
@@ -27,10 +28,13 @@ PROGRAMS = """
     from zerax._src.backends.numba import native
 
     rng = np.random.default_rng(0)
-    a, b = rng.standard_normal(200_000), rng.standard_normal(200_000)
+    a, b = rng.standard_normal(600_000), rng.standard_normal(600_000)
     x, w = rng.standard_normal((160, 160)), rng.standard_normal((160, 160))
     out = {}
-    out["prange"] = zx.jit(lambda a, b: znp.tanh(a) * b + znp.sqrt(a * a + 1.0))(a, b)
+    big = zx.jit(lambda a, b: znp.tanh(a) * b + znp.sqrt(a * a + 1.0))
+    out["prange"] = big(a, b)
+    assert big.lower(a, b).as_text().count("_hugepages(") == 1
+    assert "_hugepages(" not in zx.jit(lambda a: a * 2.0).lower(a[:1000]).as_text()
     out["blas"] = zx.jit(lambda x, w: znp.tanh(x @ w) * 2.0 + x)(x, w)
     out["fori"] = zx.jit(lambda c: zx.lax.fori_loop(
         0, 1000, lambda i, c: c * 0.999 + 0.001 * i, c))(np.float64(1.0))
@@ -72,7 +76,7 @@ def warm_cache(tmp_path_factory):
 
 def _expected():
     rng = np.random.default_rng(0)
-    a, b = rng.standard_normal(200_000), rng.standard_normal(200_000)
+    a, b = rng.standard_normal(600_000), rng.standard_normal(600_000)
     x, w = rng.standard_normal((160, 160)), rng.standard_normal((160, 160))
     c = 1.0
     for i in range(1000):

@@ -167,12 +167,14 @@ def output_buffer(ctx, var, prefix="p") -> str:
         ctx.emit(f"{name} = {dest}")
         ctx.dest_used.add(var)
         return name
-    line = f"{name} = np.empty({tuple(var.aval.shape)!r}, {dtype_name(var.aval.dtype)})"
-    if ctx.level > 1 and var in private_values(ctx):
-        with prelude(ctx):
+    from .memory import hugepages, wants_hugepages
+    lines = [f"{name} = np.empty({tuple(var.aval.shape)!r}, {dtype_name(var.aval.dtype)})"]
+    if wants_hugepages(var.aval.shape, var.aval.dtype):   # before its first write
+        lines.append(f"{ctx.helper('_hugepages', hugepages)}({name})")
+    with prelude(ctx) if ctx.level > 1 and var in private_values(ctx) \
+            else contextlib.nullcontext():
+        for line in lines:
             ctx.emit(line)
-    else:
-        ctx.emit(line)
     return name
 
 
