@@ -427,21 +427,25 @@ def vjp_with(fun, primals, has_aux, eager_tape):
     return (out, f_vjp, aux) if has_aux else (out, f_vjp)
 
 
-def value_and_grad(fun, argnums=0, has_aux: bool = False):
+def value_and_grad(fun, argnums=0, has_aux: bool = False, holomorphic: bool = False):
     """``fun``'s value and its gradient with respect to the ``argnums`` arguments.
 
     >>> import zerax as zx, zerax.numpy as znp
     >>> v, g = zx.value_and_grad(lambda x, y: x * y, argnums=(0, 1))(2.0, 3.0)
     >>> float(v), float(g[0]), float(g[1])
     (6.0, 3.0, 2.0)
+
+    As in JAX, a complex output needs ``holomorphic=True`` (and complex inputs): the
+    result is then the complex derivative of a holomorphic ``fun``.
     """
     name = fun_name(fun)
+    out_kind = "c" if holomorphic else "f"   # the output dtype kind grad accepts
 
     def check_output(ans):
         """The dtype of ``ans``, a differentiable scalar (else a zerax error)."""
         if type(ans) is Array:
             v = ans._value
-            if v.shape == () and v.dtype.kind in "fc":
+            if v.shape == () and v.dtype.kind == out_kind:
                 return v.dtype
         aval = get_aval(ans) if isinstance(ans, Tracer) or hasattr(ans, "shape") else None
         if aval is None or aval.shape != ():
@@ -450,10 +454,35 @@ def value_and_grad(fun, argnums=0, has_aux: bool = False):
                 f"grad requires {name} to return a scalar (shape ()), but it returned "
                 f"{'shape ' + str(shape) if aval is not None else type(ans).__name__}. "
                 "For vector outputs use zx.vjp (with a cotangent) or zx.jacrev.")
+        if holomorphic and aval.dtype.kind != "c":
+            raise errors.ZeraxTypeError(
+                f"grad with holomorphic=True requires {name} to return a complex value, "
+                f"but it returned {aval.dtype.name}. Drop holomorphic=True for real "
+                "outputs.")
+        if aval.dtype.kind == "c" and not holomorphic:
+            raise errors.ZeraxTypeError(
+                f"grad requires {name} to return a real value, but it returned "
+                f"{aval.dtype.name}. For the derivative of a holomorphic function pass "
+                "holomorphic=True; otherwise differentiate a real part or magnitude.")
         if not _differentiable(aval.dtype):
             raise errors.ZeraxTypeError(
                 f"grad requires {name} to return a float, but it returned {aval.dtype.name}.")
         return aval.dtype
+
+    def check_input(x, i):
+        """Inputs grad can differentiate: floats, or complex ones under holomorphic."""
+        dtype = np.dtype(x.dtype)
+        if holomorphic and dtype.kind != "c":
+            raise errors.ZeraxTypeError(
+                f"grad of {name} with holomorphic=True requires complex inputs, but "
+                f"argument {i} has dtype {dtype.name}. Pass complex values (e.g. "
+                "x.astype(complex)) or drop holomorphic=True.")
+        if not _differentiable(dtype):
+            raise errors.IntegerInputError(
+                f"grad of {name} with respect to argument {i}: its dtype is "
+                f"{dtype.name}, but derivatives are only defined for "
+                "float (or complex) inputs. Pass floats (e.g. 1.0 instead of 1, or "
+                "x.astype(float)), or exclude this argument from argnums.")
 
     nums_for = {}  # number of arguments -> normalize_argnums(...)
 
@@ -468,7 +497,7 @@ def value_and_grad(fun, argnums=0, has_aux: bool = False):
         for i in nums:
             a = args[i]
             if type(a) is Array:
-                if a._value.dtype.kind in "fc":
+                if a._value.dtype.kind == "f" and not holomorphic:
                     dyn.append(([a], _tape._LEAF))
                     continue
                 leaves, t = [a], _tape._LEAF
@@ -478,12 +507,7 @@ def value_and_grad(fun, argnums=0, has_aux: bool = False):
             for x in leaves:
                 if type(x) is not Array:
                     all_arrays = False
-                if not _differentiable(np.dtype(x.dtype)):
-                    raise errors.IntegerInputError(
-                        f"grad of {name} with respect to argument {i}: its dtype is "
-                        f"{np.dtype(x.dtype).name}, but derivatives are only defined for "
-                        "float (or complex) inputs. Pass floats (e.g. 1.0 instead of 1, or "
-                        "x.astype(float)), or exclude this argument from argnums.")
+                check_input(x, i)
             dyn.append((leaves, t))
 
         if all_arrays and _tape.enabled and not current_level():
@@ -511,7 +535,7 @@ def value_and_grad(fun, argnums=0, has_aux: bool = False):
     return value_and_grad_fun
 
 
-def grad(fun, argnums=0, has_aux: bool = False):
+def grad(fun, argnums=0, has_aux: bool = False, holomorphic: bool = False):
     """The gradient of a scalar-valued ``fun`` with respect to argument(s) ``argnums``.
 
     >>> import zerax as zx, zerax.numpy as znp
@@ -520,7 +544,7 @@ def grad(fun, argnums=0, has_aux: bool = False):
     >>> float(zx.grad(zx.grad(zx.grad(znp.tanh)))(0.0))
     -2.0
     """
-    vg = value_and_grad(fun, argnums, has_aux)
+    vg = value_and_grad(fun, argnums, has_aux, holomorphic)
 
     @functools.wraps(fun)
     def grad_fun(*args, **kwargs):

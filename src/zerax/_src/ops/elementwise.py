@@ -568,10 +568,25 @@ def _logistic_impl(x):
     return np.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(x.dtype, copy=False)
 
 
-abs_p = elementwise("abs", np.abs, 1)
+abs_p = elementwise("abs", np.abs, 1,   # |z| of a complex z is real, as in NumPy and JAX
+                    dtype_rule=lambda x: np.abs(np.zeros((), x.dtype)).dtype)
+
+
+def _real_abs_only(x):
+    """|z| of a complex z is not holomorphic: its derivative needs real/imag parts,
+    which zerax's primitives do not have yet; refuse rather than drop the imaginary
+    part."""
+    if np.dtype(x.dtype).kind == "c":
+        raise errors.NotSupportedError(
+            "differentiating abs of a complex value is not supported yet; differentiate "
+            "a function of real inputs, or of complex inputs through holomorphic "
+            "operations (+, -, *, /) only.")
+    return x
+
+
 # d|x| = g for x >= 0 and -g below (1 at 0, as in JAX).
-defjvp(abs_p, lambda g, ans, x: select_n(ge(x, _c(x, 0.0)), neg(g), g),
-       vjp=(lambda ct, ans, x: np.where(x >= 0.0, ct, -ct),))
+defjvp(abs_p, lambda g, ans, x: select_n(ge(_real_abs_only(x), _c(x, 0.0)), neg(g), g),
+       vjp=(lambda ct, ans, x: np.where(_real_abs_only(x) >= 0.0, ct, -ct),))
 
 
 def exp(x):

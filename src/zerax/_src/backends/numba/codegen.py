@@ -42,6 +42,9 @@ def literal_text(value, dtype=None) -> str:
         if np.isinf(item):
             return f"{dtype_name(dtype)}({'-' if item < 0 else ''}np.inf)"
         return f"{dtype_name(dtype)}({float(item)!r})"
+    if dtype.kind == "c":
+        parts = [literal_text(part, np.float64) for part in (item.real, item.imag)]
+        return f"{dtype_name(dtype)}(complex({parts[0]}, {parts[1]}))"
     return f"{dtype_name(dtype)}({int(item)})"
 
 
