@@ -390,3 +390,173 @@ def test_errors_say_what_was_wrong():
         zx.jvp(lambda x: znp.linalg.svd(x).U, (np.ones((2, 3)),), (np.ones((2, 3)),))
     with pytest.raises(errors.ZeraxValueError, match="trans"):
         zsl.solve_triangular(np.eye(2), np.ones(2), trans=5)
+
+
+# --------------------------------------------------------------------------- review fixes
+
+
+def _cofactors(a):
+    """The cofactor matrix of a square matrix, from its minors (NumPy)."""
+    n = a.shape[0]
+    c = np.ones_like(a)
+    if n > 1:
+        for i in range(n):
+            for j in range(n):
+                minor = np.delete(np.delete(a, i, 0), j, 1)
+                c[i, j] = (-1) ** (i + j) * np.linalg.det(minor)
+    return c
+
+
+def _svd_functions(a3, h3, r, bm, low3):
+    """The SVD-based functions whose intermediate shapes differ (broadcasting inside)."""
+    u, s, vh = znp.linalg.svd(h3, hermitian=True)
+    return {
+        "pinv": znp.linalg.pinv(a3),
+        "svd_herm": ((u * s[..., None, :]) @ vh, s),
+        "lstsq": znp.linalg.lstsq(r, bm)[:3],
+        "rank": znp.linalg.matrix_rank(low3),
+        "rank_tol": znp.linalg.matrix_rank(low3, tol=np.array([0.5, 1e-9, 2.0])),
+        "grad_pinv": zx.grad(lambda x: (znp.linalg.pinv(x) ** 2).sum())(r),
+    }
+
+
+def test_svd_based_functions_under_jit_and_vmap():
+    rng = np.random.default_rng(10)
+    a3 = rng.normal(size=(3, 4, 3))
+    h3 = _distinct_sym(rng, 4)[None] * np.array([1.0, -1.0, 2.0])[:, None, None]
+    r, bm = rng.normal(size=(5, 3)), rng.normal(size=(5, 2))
+    low3 = rng.normal(size=(3, 4, 2)) @ rng.normal(size=(3, 2, 4))      # rank 2
+    args = (a3, h3, r, bm, low3)
+    eager = _svd_functions(*args)
+    close(eager["pinv"], np.linalg.pinv(a3))
+    close(eager["svd_herm"][0], h3)
+    close(eager["svd_herm"][1], np.linalg.svd(h3, compute_uv=False))
+    x, resid, rank, _ = np.linalg.lstsq(r, bm)
+    close(eager["lstsq"][0], x)
+    close(eager["lstsq"][1], resid)
+    assert int(eager["lstsq"][2]) == rank
+    np.testing.assert_array_equal(eager["rank"], np.linalg.matrix_rank(low3))
+    np.testing.assert_array_equal(eager["rank_tol"],
+                                  np.linalg.matrix_rank(low3, tol=np.array([0.5, 1e-9, 2.0])))
+    check_grads(lambda x: (znp.linalg.pinv(x) ** 2).sum(), (r,), order=1, modes=("rev",))
+    got = zx.jit(_svd_functions)(*args)
+    for g, w in zip(zx.tree_util.tree_leaves(got), zx.tree_util.tree_leaves(eager)):
+        close(g, w, 1e-9)
+    # vmap over the leading axis: each function of one matrix, against NumPy per matrix
+    vm = zx.vmap(lambda a, h, b, lo: (
+        znp.linalg.pinv(a), znp.linalg.pinv(h, hermitian=True),
+        znp.linalg.svd(h, hermitian=True, compute_uv=False), znp.linalg.lstsq(a, b)[0],
+        znp.linalg.matrix_rank(lo), zx.grad(lambda y: (znp.linalg.pinv(y) ** 2).sum())(a)))
+    b3 = rng.normal(size=(3, 4, 2))
+    p, ph, sh, xs, rk, gp = vm(a3, h3, b3, low3)
+    close(p, np.linalg.pinv(a3))
+    close(ph, np.linalg.pinv(h3))
+    close(sh, np.linalg.svd(h3, compute_uv=False))
+    close(xs, np.stack([np.linalg.lstsq(a3[i], b3[i])[0] for i in range(3)]))
+    np.testing.assert_array_equal(rk, [2, 2, 2])
+    for i in range(3):
+        close(gp[i], zx.grad(lambda y: (znp.linalg.pinv(y) ** 2).sum())(a3[i]), 1e-9)
+
+
+def test_pinv_and_matrix_rank_tolerances():
+    stack = np.stack([np.diag([1.0, 1e-3])] * 2)
+    rtol = np.array([1e-2, 1e-4])
+    close(znp.linalg.pinv(stack, rtol=rtol), np.linalg.pinv(stack, rtol=rtol))
+    close(zx.jit(znp.linalg.pinv)(stack, rtol), np.linalg.pinv(stack, rtol=rtol))
+    close(znp.linalg.pinv(stack[0], rcond=1e-2), np.linalg.pinv(stack[0], rtol=1e-2))
+    np.testing.assert_array_equal(znp.linalg.matrix_rank(stack, rtol=rtol),
+                                  np.linalg.matrix_rank(stack, rtol=rtol))
+
+
+def test_scipy_cholesky_reads_one_triangle():
+    import scipy.linalg as sl
+    rng = np.random.default_rng(11)
+    s = _spd(rng, (4, 4))
+    junk = np.triu(rng.normal(size=(4, 4)) * 10, 1)
+    for lower, a in ((True, s + junk), (False, s + junk.T)):
+        close(zsl.cholesky(a, lower=lower), sl.cholesky(a, lower=lower))
+        c, low = zsl.cho_factor(a, lower=lower)
+        want, _ = sl.cho_factor(a, lower=lower)
+        tri = np.tril if lower else np.triu
+        close(c, tri(want))
+        b = rng.normal(size=(4, 2))
+        close(zsl.cho_solve((c, low), b), sl.cho_solve((want, lower), b))
+
+
+def test_lstsq_rcond_follows_numpy():
+    a = np.diag([1.0, 1e-17, 0.0])
+    # (rcond=0 differs: LAPACK's gelsd, under NumPy, takes eps for it; JAX, followed
+    # here, keeps every nonzero singular value)
+    for rcond in (-1, -0.5, None, 1e-2):
+        x, _, rank, _ = znp.linalg.lstsq(a, np.ones(3), rcond=rcond)
+        want = np.linalg.lstsq(a, np.ones(3), rcond=rcond)
+        close(x, want[0])
+        assert int(rank) == want[2]
+    rng = np.random.default_rng(12)
+    low = rng.normal(size=(5, 2)) @ rng.normal(size=(2, 4))
+    b = rng.normal(size=(5, 3))
+    x, _, rank, _ = znp.linalg.lstsq(low, b, rcond=-1)
+    want = np.linalg.lstsq(low, b, rcond=-1)
+    close(x, want[0], 1e-9)
+    assert int(rank) == want[2] == 2
+
+
+def test_det_gradient_at_singular_matrices():
+    mats = [np.array([[1.0, 2.0], [2.0, 4.0]]), np.array([[0.0, 1.0], [0.0, 0.0]]),
+            np.zeros((2, 2)), np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0], [7.0, 8.0, 9.0]]),
+            np.outer([1.0, 2.0, 3.0], [1.0, 1.0, 2.0]), np.diag([1.0, 0.0, 2.0]),
+            np.array([[0.0, 1.0, 0.0], [0.0, 0.0, 1.0], [0.0, 0.0, 0.0]])]
+    g = zx.grad(znp.linalg.det)
+    close(g(mats[0]), [[4.0, -2.0], [-2.0, 1.0]], 1e-12)          # by hand
+    for a in mats:
+        close(g(a), _cofactors(a), 1e-12)
+    three = np.stack(mats[3:])
+    want = np.stack([_cofactors(a) for a in three])
+    close(zx.vmap(g)(three), want, 1e-12)
+    close(zx.jit(zx.grad(lambda x: znp.linalg.det(x).sum()))(three), want, 1e-12)
+    # jvp as well, and higher derivatives where the matrix is invertible
+    t = np.arange(9.0).reshape(3, 3)
+    close(zx.jvp(znp.linalg.det, (mats[3],), (t,))[1], (_cofactors(mats[3]) * t).sum(), 1e-9)
+    check_grads(znp.linalg.det, (np.eye(3),), order=2, modes=("fwd", "rev"))
+
+
+def test_cond_of_singular_matrices_is_inf():
+    sing = np.array([[1.0, 2.0], [2.0, 4.0]])
+    for p in ("fro", "nuc", 1, -1, np.inf, -np.inf):
+        assert float(znp.linalg.cond(sing, p)) == np.inf, p     # JAX's rule
+        if p != "nuc":                                             # NumPy's SVD fails there
+            assert np.linalg.cond(sing, p) == np.inf
+    with np.errstate(invalid="ignore"):     # 0 / 0 (eagerly, in NumPy)
+        assert float(znp.linalg.cond(np.zeros((2, 2)), -2)) == np.inf
+    assert np.isnan(float(znp.linalg.cond(np.array([[np.nan, 2.0], [2.0, 4.0]]), "fro")))
+    got = zx.vmap(lambda x: znp.linalg.cond(x, "nuc"))(np.stack([sing, np.eye(2)]))
+    np.testing.assert_array_equal(got, [np.inf, 4.0])
+
+
+def test_review_errors_say_what_was_wrong():
+    a = np.eye(4) + 0.1
+    lu_piv = zsl.lu_factor(a)
+    with pytest.raises(errors.ShapeError, match=r"batch dimensions of a \(2, 4, 4\) and b"):
+        znp.linalg.solve(np.stack([a, a]), np.ones((3, 4, 1)))
+    with pytest.raises(errors.ShapeError, match="batch dimensions of lu"):
+        zsl.lu_solve((np.stack([a, a]), np.zeros((2, 4), np.int32)), np.ones((3, 4, 1)))
+    with pytest.raises(errors.ShapeError, match=r"rtol of shape \(3,\) does not broadcast"):
+        znp.linalg.pinv(np.ones((2, 3, 3)), rtol=np.ones(3))
+    with pytest.raises(errors.ZeraxValueError, match="rtol and rcond were both given"):
+        znp.linalg.pinv(a, rtol=0.1, rcond=0.2)
+    with pytest.raises(errors.ZeraxTypeError, match="rcond must be a number"):
+        znp.linalg.lstsq(a, np.ones(4), rcond="x")
+    with pytest.raises(errors.ZeraxTypeError, match=r"pair \(lu, piv\) that lu_factor"):
+        zsl.lu_solve(a, np.ones(4))
+    with pytest.raises(errors.ZeraxTypeError, match=r"pair \(c, lower\) that cho_factor"):
+        zsl.cho_solve(a, np.ones(4))
+    with pytest.raises(errors.ShapeError, match=r"pivots must have shape \(\.\.\., 4\)"):
+        zsl.lu_solve((lu_piv[0], np.array([3, 3])), np.ones(4))
+    with pytest.raises(errors.ZeraxIndexError, match=r"pivot indices must be in \[0, 4\)"):
+        zsl.lu_solve((lu_piv[0], np.array([9, 1, 2, 3])), np.ones(4))
+    with pytest.raises(errors.ZeraxTypeError, match="pivots must be integers"):
+        zsl.lu_solve((lu_piv[0], np.array([0.0, 1.0, 2.0, 3.0])), np.ones(4))
+    with pytest.raises(errors.ShapeError, match=r"tol of shape \(3,\) does not broadcast"):
+        znp.linalg.matrix_rank(np.ones((2, 3, 3)), tol=np.ones(3))
+    with pytest.raises(errors.ZeraxValueError, match="tol and rtol were both given"):
+        znp.linalg.matrix_rank(a, tol=0.1, rtol=0.1)

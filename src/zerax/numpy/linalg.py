@@ -32,8 +32,12 @@ from .._src.lax_numpy import linalg_ops as _lo
 from .._src.lax_numpy._util import as_dtype as _as_dtype
 from .._src.ops import decompositions as _dec
 from .._src.ops import elementwise as _ew
-from .._src.ops.reduce import reduce_max as _rmax, reduce_min as _rmin, reduce_sum as _rsum
-from .._src.ops.shape import reshape as _reshape, transpose as _transpose
+from .._src.ops.misc import stop_gradient
+from .._src.ops.reduce import reduce_max as _rmax
+from .._src.ops.reduce import reduce_min as _rmin
+from .._src.ops.reduce import reduce_sum as _rsum
+from .._src.ops.shape import reshape as _reshape
+from .._src.ops.shape import transpose as _transpose
 
 __all__ = [
     "EighResult",
@@ -145,7 +149,8 @@ def _keep(y, shape, axes):
 
 def norm(x, ord=None, axis=None, keepdims=False):
     """``numpy.linalg.norm``: vector norms (``ord`` None/2, 1, inf, -inf, 0 or any p)
-    and matrix norms (``ord`` None/'fro', 1, -1, inf, -inf) over ``axis``.
+    and matrix norms (``ord`` None/'fro', 1, -1, inf, -inf, 2 and -2, the largest and
+    smallest singular value, and 'nuc', their sum) over ``axis``.
 
     >>> import zerax.numpy as znp
     >>> float(znp.linalg.norm(znp.array([[1.0, -2.0], [3.0, 4.0]]), ord=1))
@@ -486,8 +491,8 @@ def _hermitian_svd(x, compute_uv):
         return s
     cols = _jnp.broadcast_to(_jnp.expand_dims(order, -2), x.shape)
     u = _jnp.take_along_axis(v, cols, axis=-1)
-    signed = _jnp.take_along_axis(_ew.mul(v, _jnp.expand_dims(_jnp.sign(w), -2)), cols,
-                                  axis=-1)
+    signed = _jnp.take_along_axis(_jnp.multiply(v, _jnp.expand_dims(_jnp.sign(w), -2)),
+                                  cols, axis=-1)
     return SVDResult(u, s, _mT(signed))
 
 
@@ -548,6 +553,19 @@ def _solve_operands(a, b, fname):
     return a, b, vector
 
 
+def _batch_shape(a, b, fname, a_name="a", b_name="b"):
+    """The broadcast of the batch dimensions (all but the last two axes) of ``a`` and
+    ``b``; a ShapeError when they do not broadcast."""
+    try:
+        return tuple(np.broadcast_shapes(tuple(a.shape[:-2]), tuple(b.shape[:-2])))
+    except ValueError:
+        raise errors.ShapeError(
+            f"{fname}: the batch dimensions of {a_name} "
+            f"{tuple(a.shape)} and {b_name} {tuple(b.shape)} (all but the last two axes) do "
+            "not broadcast; give them equal batch dimensions, or 1 where one should be "
+            "repeated.") from None
+
+
 def solve(a, b):
     """The solution ``x`` of ``a @ x == b`` for square ``a`` (by LU decomposition with
     partial pivoting).  ``b`` of shape (M,) is one vector; otherwise (..., M, K), its
@@ -561,7 +579,7 @@ def solve(a, b):
     a, b, vector = _solve_operands(a, b, "solve")
     if vector:
         b = _reshape(b, (b.shape[0], 1))
-    batch = tuple(np.broadcast_shapes(tuple(a.shape[:-2]), tuple(b.shape[:-2])))
+    batch = _batch_shape(a, b, "zerax.numpy.linalg.solve")
     m = a.shape[-1]
     lu_, _, perm = _dec.lu(a)
     lu_ = _jnp.broadcast_to(lu_, batch + (m, m))
@@ -589,26 +607,98 @@ def inv(a):
 def _lu_det_parts(a):
     """(diagonal of U, sign of the permutation) of ``a``'s LU decomposition."""
     lu_, piv, _ = _dec.lu(a)
-    k = a.shape[-1]
-    moved = _jnp.not_equal(piv, np.arange(k, dtype=np.int32))
-    swaps = _rsum(_ew.convert_element_type(moved, np.int64), (piv.ndim - 1,))
-    odd = _ew.convert_element_type(_ew.rem(swaps, np.int64(2)), a.dtype)
-    perm_sign = _ew.sub(_c(a, 1), _ew.mul(_c(a, 2), odd))
+    perm_sign = _lu_sign(piv, a.dtype)
     return _dec._diag(lu_), perm_sign
 
 
+def _adjugate_from_lu(lu_, piv, perm):
+    """``adj(a)`` (``det(a) * inv(a)`` where ``a`` is invertible) from ``a``'s LU
+    factors, without a division, so it is exact for singular matrices too.
+
+    ``P a = L U`` gives ``adj(a) = det(P) adj(U) L^-1 P``.  For upper triangular ``U``
+    with diagonal ``d``, ``adj(U)_ij`` (i <= j) is a sum over the chains
+    ``i = k0 < k1 < ... < km = j`` of ``(-1)^m U_k0k1 ... U_k(m-1)km`` times the product
+    of ``d`` off the chain: with ``T = I + triu(U, 1) * Q``, ``Q_ik`` the product of
+    ``d`` strictly between ``i`` and ``k``, that is ``(T^-1)_ij`` (a unit triangular
+    solve) times the product of ``d`` outside ``[i, j]``.
+    """
+    from .._src.ops.reduce import cumprod
+    from .._src.ops.shape import concatenate
+    n = lu_.shape[-1]
+    nd = lu_.ndim
+    d = _dec._diag(lu_)                                      # (..., n)
+    ones = _jnp.ones_like(d[..., :1])
+    # Q_ik = prod_{i < l < k} d_l: row i of M is d with its first i + 1 entries set to
+    # 1, and Q its exclusive cumulative product along the row
+    rows = _dec._row(d, n)
+    upper = np.triu(np.ones((n, n), dtype=bool), 1)
+    m_ = _jnp.where(upper, rows, _c(d, 1))
+    q = cumprod(concatenate([_jnp.ones_like(m_[..., :1]), m_[..., :-1]], nd - 1), nd - 1)
+    eye = _dec._const_like(lu_, np.eye(n))
+    t = _ew.add(_dec._masked(_ew.mul(lu_, q), upper.astype(lu_.dtype)), eye)
+    y = _dec.triangular_solve(t, eye, left_side=True, lower=False, unit_diagonal=True)
+    # prod_{l < i} d_l * prod_{l > j} d_l
+    before = cumprod(concatenate([ones, d[..., :-1]], nd - 2), nd - 2)
+    after = cumprod(concatenate([d[..., 1:], ones], nd - 2), nd - 2, reverse=True)
+    adj_u = _ew.mul(y, _ew.mul(_dec._col(before, n), _dec._row(after, n)))
+    # L^-1 P, P the rows of I in the order perm
+    lp = _dec.triangular_solve(lu_, _dec._permute_rows(eye, perm), left_side=True,
+                               lower=True, unit_diagonal=True)
+    perm_sign = _lu_sign(piv, lu_.dtype)
+    return _jnp.multiply(_jnp.expand_dims(perm_sign, (-2, -1)), _dec._mm(adj_u, lp))
+
+
+def _lu_sign(piv, dtype):
+    """The sign (+-1, of ``dtype``) of the permutation made by LU's row swaps ``piv``."""
+    k = piv.shape[-1]
+    moved = _jnp.not_equal(piv, np.arange(k, dtype=np.int32))
+    swaps = _rsum(_ew.convert_element_type(moved, np.int64), (piv.ndim - 1,))
+    odd = _ew.convert_element_type(_ew.rem(swaps, np.int64(2)), dtype)
+    return _ew.sub(np.array(1, dtype), _ew.mul(np.array(2, dtype), odd))
+
+
+def _det_value(a):
+    from .._src.ops.reduce import reduce_prod
+    d, sign = _lu_det_parts(a)
+    return _ew.mul(sign, reduce_prod(d, (d.ndim - 1,)))
+
+
+def _det_of_jvp(primals, tangents):
+    # d det(a) = tr(adj(a) da) = sum(adj(a)^T * da): the adjugate is finite (and exact)
+    # at singular matrices too, where det(a) * inv(a) is not
+    (a, y), (da, _) = primals, tangents
+    y = _det_of(a, y)       # differentiable in a again: derivatives of any order
+    if a.shape[-1] == 0:
+        return y, _jnp.zeros_like(y)
+    lu_, piv, perm = _dec.lu(a)
+    adj = _adjugate_from_lu(lu_, piv, perm)
+    return y, _rsum(_ew.mul(_mT(adj), da), (a.ndim - 2, a.ndim - 1))
+
+
+def _make_det_of():
+    from .._src.custom import custom_jvp
+    # det_of(a, y) is y, the determinant of a, with its derivative from a's tangent
+    f = custom_jvp(lambda a, y: y)
+    f.defjvp(_det_of_jvp)
+    return f
+
+
+_det_of = _make_det_of()
+
+
 def det(a):
-    """The determinant of (stacks of) square matrices, from an LU decomposition (its
-    gradient is finite wherever ``a`` is invertible).
+    """The determinant of (stacks of) square matrices, from an LU decomposition.  Its
+    derivative is the cofactor matrix (the transposed adjugate), finite and exact also
+    at singular matrices (second derivatives: where ``a`` is invertible).
 
     >>> import zerax.numpy as znp
     >>> round(float(znp.linalg.det(znp.array([[1.0, 2.0], [3.0, 4.0]]))), 12)
     -2.0
     """
-    from .._src.ops.reduce import reduce_prod
     a = _matrix_input(a, "det")
-    d, sign = _lu_det_parts(a)
-    return _ew.mul(sign, reduce_prod(d, (d.ndim - 1,)))
+    # The LU runs on a without a derivative (at the top level of a jitted program, so on
+    # the host); _det_of gives it its derivative
+    return _det_of(a, _det_value(stop_gradient(a)))
 
 
 def slogdet(a, *, method: str | None = None):
@@ -634,8 +724,9 @@ def slogdet(a, *, method: str | None = None):
 
 def lstsq(a, b, rcond=None, *, numpy_resid: bool = False):
     """Least-squares solution of ``a @ x ~= b`` for an ``M x N`` matrix ``a``, by SVD:
-    ``(x, residuals, rank, s)``.  Singular values at most ``rcond * max(s)`` (default
-    ``eps * max(M, N)``) are treated as zero.  Residuals are the squared norms of the
+    ``(x, residuals, rank, s)``.  Singular values below ``rcond * max(s)`` (``rcond``
+    a scalar; default ``eps * max(M, N)``, and ``eps`` where it is negative, as in
+    NumPy), and zero ones, are treated as zero.  Residuals are the squared norms of the
     columns of ``b - a @ x`` (with ``numpy_resid``, as NumPy: only when the rank is N
     and M > N, otherwise empty; that needs concrete values).
 
@@ -659,18 +750,31 @@ def lstsq(a, b, rcond=None, *, numpy_resid: bool = False):
     m, n = a.shape
     vector = b.ndim == 1
     b2 = _reshape(b, (m, 1)) if vector else b
-    u, s, vh = _dec.svd(a, full_matrices=False)
     if rcond is None:
-        rcond = _eps(a) * max(m, n)
-    if min(m, n) == 0:
-        keep = _ew.gt(s, _c(s, 0))
+        rcond = np.array(_eps(a) * max(m, n), dtype)
     else:
-        cutoff = _ew.mul(_c(s, rcond), _rmax(s, (0,)))
-        keep = _ew.gt(s, cutoff)
+        if isinstance(rcond, (str, bytes)):
+            raise errors.ZeraxTypeError(
+                f"zerax.numpy.linalg.lstsq: rcond must be a number (or None for the "
+                f"default), got {rcond!r}")
+        rcond = _as_dtype(_float_input(rcond, "lstsq"), dtype)
+        if rcond.ndim:
+            raise errors.ShapeError(
+                f"zerax.numpy.linalg.lstsq: rcond must be a scalar, got shape "
+                f"{tuple(rcond.shape)}")
+        # negative: the machine epsilon (NumPy's and JAX's rule)
+        rcond = _jnp.where(_jnp.less(rcond, _c(rcond, 0)), _c(rcond, _eps(a)), rcond)
+    u, s, vh = _dec.svd(a, full_matrices=False)
+    positive = _jnp.greater(s, _c(s, 0))
+    if min(m, n) == 0:
+        keep = positive
+    else:       # JAX's rule: s >= rcond * s[0], and s > 0
+        cutoff = _jnp.multiply(rcond, _rmax(s, (0,)))
+        keep = _jnp.logical_and(positive, _jnp.greater_equal(s, cutoff))
     s_safe = _jnp.where(keep, s, _c(s, 1))
     s_inv = _jnp.where(keep, _ew.div(_c(s, 1), s_safe), _c(s, 0))
     uTb = _lo.matmul(_mT(u), b2)
-    x = _lo.matmul(_mT(vh), _ew.mul(_jnp.expand_dims(s_inv, 1), uTb))
+    x = _lo.matmul(_mT(vh), _jnp.multiply(_jnp.expand_dims(s_inv, 1), uTb))
     rank = _rsum(_ew.convert_element_type(keep, np.int64), (0,))
     r = _ew.sub(b2, _lo.matmul(a, x))
     resid = _rsum(_ew.mul(r, r), (0,))
@@ -682,12 +786,59 @@ def lstsq(a, b, rcond=None, *, numpy_resid: bool = False):
 
 
 def _pinv_svd(x, rtol, hermitian):
+    """``pinv(x)``; ``rtol`` of a shape that broadcasts to ``x``'s batch dimensions."""
     u, s, vh = svd(x, full_matrices=False, hermitian=hermitian)
-    cutoff = _ew.mul(_jnp.expand_dims(_rmax(s, (s.ndim - 1,)), -1), _c(s, rtol)) \
-        if s.shape[-1] else s
-    keep = _ew.gt(s, cutoff)
+    if s.shape[-1]:
+        top = _jnp.expand_dims(_rmax(s, (s.ndim - 1,)), -1)              # (..., 1)
+        keep = _jnp.greater(s, _jnp.multiply(top, _jnp.expand_dims(rtol, -1)))
+    else:
+        keep = _jnp.greater(s, _c(s, 0))
     s_inv = _jnp.where(keep, _ew.div(_c(s, 1), _jnp.where(keep, s, _c(s, 1))), _c(s, 0))
-    return _lo.matmul(_ew.mul(_mT(vh), _jnp.expand_dims(s_inv, -2)), _mT(u))
+    return _lo.matmul(_jnp.multiply(_mT(vh), _jnp.expand_dims(s_inv, -2)), _mT(u))
+
+
+def _tolerance(tol, x, fname, name):
+    """A ``tol``/``rtol`` argument as an array of ``x``'s dtype whose shape broadcasts to
+    ``x``'s batch dimensions (one value per matrix, or one for all)."""
+    if isinstance(tol, (str, bytes)):
+        raise errors.ZeraxTypeError(
+            f"zerax.numpy.linalg.{fname}: {name} must be a number or an array of numbers, "
+            f"got {tol!r}")
+    tol = _as_dtype(_float_input(tol, fname), x.dtype)
+    batch = tuple(x.shape[:-2])
+    try:
+        ok = np.broadcast_shapes(tuple(tol.shape), batch) == batch
+    except ValueError:
+        ok = False
+    if not ok:
+        raise errors.ShapeError(
+            f"zerax.numpy.linalg.{fname}: {name} of shape {tuple(tol.shape)} does not "
+            f"broadcast to the batch dimensions {batch} of the matrices {tuple(x.shape)}; "
+            "give a scalar or one value per matrix.")
+    return tol
+
+
+def _pinv_of_jvp(primals, tangents):
+    (x, p), (dx, _) = primals, tangents
+    p = _pinv_of(x, p)      # differentiable in x again: derivatives of any order
+    mm = _lo.matmul
+    pdp = mm(mm(p, dx), p)
+    # d(A+) = -A+ dA A+ + A+ A+^T dA^T (I - A A+) + (I - A+ A) dA^T A+^T A+
+    dxt = _mT(dx)
+    left = mm(mm(p, _mT(p)), _ew.sub(dxt, mm(mm(dxt, x), p)))
+    right = mm(_ew.sub(dxt, mm(mm(p, x), dxt)), mm(_mT(p), p))
+    return p, _ew.add(_ew.neg(pdp), _ew.add(left, right))
+
+
+def _make_pinv_of():
+    from .._src.custom import custom_jvp
+    # pinv_of(x, p) is p, the pseudo-inverse of x, with d(p) from x's tangent alone
+    f = custom_jvp(lambda x, p: p)
+    f.defjvp(_pinv_of_jvp)
+    return f
+
+
+_pinv_of = _make_pinv_of()
 
 
 def pinv(a, rtol=None, hermitian: bool = False, *, rcond=None):
@@ -700,31 +851,21 @@ def pinv(a, rtol=None, hermitian: bool = False, *, rcond=None):
     Array([[0.5, 0. ],
            [0. , 0. ]], dtype=float64)
     """
-    from .._src.custom import custom_jvp
     x = _matrix_input(a, "pinv", square=False)
     if rcond is not None:
+        if rtol is not None:
+            raise errors.ZeraxValueError(
+                "zerax.numpy.linalg.pinv: rtol and rcond were both given; pass only rtol "
+                "(rcond is its older name).")
         rtol = rcond
     if rtol is None:
         rtol = 10.0 * max(x.shape[-2:]) * _eps(x)
-    rtol = float(rtol)
-
-    @custom_jvp
-    def _pinv(x):
-        return _pinv_svd(x, rtol, hermitian)
-
-    @_pinv.defjvp
-    def _pinv_jvp(primals, tangents):
-        (x,), (dx,) = primals, tangents
-        p = _pinv(x)
-        mm = _lo.matmul
-        pdp = mm(mm(p, dx), p)
-        # d(A+) = -A+ dA A+ + A+ A+^T dA^T (I - A A+) + (I - A+ A) dA^T A+^T A+
-        dxt = _mT(dx)
-        left = mm(mm(p, _mT(p)), _ew.sub(dxt, mm(mm(dxt, x), p)))
-        right = mm(_ew.sub(dxt, mm(mm(p, x), dxt)), mm(_mT(p), p))
-        return p, _ew.add(_ew.neg(pdp), _ew.add(left, right))
-
-    return _pinv(x)
+    rtol = _tolerance(rtol, x, "pinv", "rtol")
+    # The SVD runs on x without a derivative (at the top level of a jitted program, so on
+    # the host); _pinv_of then gives the result the pseudo-inverse's own derivative,
+    # which needs only x and pinv(x).  (With the SVD inside a custom_jvp, jit would
+    # compile it into a kernel, where there is no SVD.)
+    return _pinv_of(x, _pinv_svd(stop_gradient(x), rtol, hermitian))
 
 
 def matrix_rank(M, rtol=None, *, hermitian: bool = False, tol=None):
@@ -741,24 +882,29 @@ def matrix_rank(M, rtol=None, *, hermitian: bool = False, tol=None):
         return _ew.convert_element_type(_rmax(nz, tuple(range(x.ndim))) if x.ndim else nz,
                                         np.int64)
     x = _matrix_input(x, "matrix_rank", square=False)
+    if tol is not None and rtol is not None:
+        raise errors.ZeraxValueError(
+            "zerax.numpy.linalg.matrix_rank: tol and rtol were both given; pass tol (an "
+            "absolute threshold) or rtol (relative to the largest singular value).")
     s = svd(x, compute_uv=False, hermitian=hermitian)
     last = (s.ndim - 1,)
     if tol is not None:
-        cutoff = _as_dtype(_float_input(tol, "matrix_rank"), s.dtype)
+        cutoff = _tolerance(tol, x, "matrix_rank", "tol")
     else:
         if rtol is None:
             rtol = max(x.shape[-2:]) * _eps(x)
-        rtol = _as_dtype(_float_input(rtol, "matrix_rank"), s.dtype)
-        cutoff = _ew.mul(_rmax(s, last), rtol) if s.shape[-1] else _c(s, 0)
-    if np.ndim(cutoff):
-        cutoff = _jnp.expand_dims(cutoff, -1)
-    return _rsum(_ew.convert_element_type(_ew.gt(s, cutoff), np.int64), last)
+        rtol = _tolerance(rtol, x, "matrix_rank", "rtol")
+        cutoff = _jnp.multiply(_rmax(s, last), rtol) if s.shape[-1] else _c(s, 0)
+    keep = _jnp.greater(s, _jnp.expand_dims(cutoff, -1))
+    return _rsum(_ew.convert_element_type(keep, np.int64), last)
 
 
 def cond(x, p=None):
     """The condition number of (stacks of) matrices in the norm ``p`` (None or 2: the
     ratio of the largest to the smallest singular value; -2 its inverse; 'fro', 'nuc',
-    1, -1, inf, -inf: ``norm(x, p) * norm(inv(x), p)``, square matrices only).
+    1, -1, inf, -inf: ``norm(x, p) * norm(inv(x), p)``, square matrices only).  As in
+    JAX, for ``p`` other than None and 2 a NaN result from a singular matrix (one
+    without NaNs) becomes inf: singular matrices have condition number inf.
 
     >>> import zerax.numpy as znp
     >>> float(znp.linalg.cond(znp.array([[2.0, 0.0], [0.0, 0.5]])))
@@ -768,11 +914,23 @@ def cond(x, p=None):
     if p in (None, 2, -2) and not isinstance(p, bool):
         s = svdvals(x)
         hi, lo = s[..., 0], s[..., -1]
-        return _ew.div(hi, lo) if p != -2 else _ew.div(lo, hi)
-    if p == "nuc":
+        if p != -2:
+            return _ew.div(hi, lo)
+        r = _ew.div(lo, hi)
+    elif p == "nuc":
+        # (an SVD of inv(x) only where it is finite: LAPACK fails on infs)
+        xi = inv(x)
+        finite = _jnp.all(_jnp.isfinite(xi), axis=(-2, -1), keepdims=True)
+        xi = _jnp.where(finite, xi, _c(xi, 0))
         last = (x.ndim - 2,)
-        return _ew.mul(_rsum(svdvals(x), last), _rsum(svdvals(inv(x)), last))
-    return _ew.mul(norm(x, ord=p, axis=(-2, -1)), norm(inv(x), ord=p, axis=(-2, -1)))
+        r = _ew.mul(_rsum(svdvals(x), last), _rsum(svdvals(xi), last))
+        r = _jnp.where(finite[..., 0, 0], r, _c(r, np.nan))
+    else:
+        r = _ew.mul(norm(x, ord=p, axis=(-2, -1)), norm(inv(x), ord=p, axis=(-2, -1)))
+    # NaN from a singular x (0 * inf, inf - inf) means inf; a NaN in x stays NaN
+    x_nan = _jnp.any(_jnp.isnan(x), axis=(-2, -1))
+    singular = _jnp.logical_and(_jnp.isnan(r), _jnp.logical_not(x_nan))
+    return _jnp.where(singular, _c(r, np.inf), r)
 
 
 def tensorsolve(a, b, axes=None):

@@ -67,19 +67,23 @@ def solve_triangular(a, b, trans=0, lower: bool = False, unit_diagonal: bool = F
 
 def cholesky(a, lower: bool = False, overwrite_a: bool = False, check_finite: bool = True):
     """The Cholesky factor of symmetric positive-definite ``a``: upper ``U`` with
-    ``U.T @ U == a`` (lower ``L``, ``L @ L.T == a``, with ``lower``).
+    ``U.T @ U == a`` (lower ``L``, ``L @ L.T == a``, with ``lower``).  Only the upper
+    (``lower``: the lower) triangle of ``a`` is read, as in SciPy and JAX.
 
     >>> import zerax.scipy.linalg as zsl
     >>> zsl.cholesky([[4.0, 2.0], [2.0, 5.0]])
     Array([[2., 1.],
            [0., 2.]], dtype=float64)
     """
-    return _la.cholesky(a, upper=not lower)
+    x = _la._matrix_input(a, "cholesky")
+    lower = bool(lower)
+    c = _dec.cholesky(x if lower else _la._mT(x), symmetrize_input=False)
+    return c if lower else _la._mT(c)
 
 
 def cho_factor(a, lower: bool = False, overwrite_a: bool = False, check_finite: bool = True):
     """``(c, lower)``: the Cholesky factor of ``a`` (lower or upper triangular, zeros in
-    the other triangle) for `cho_solve`.
+    the other triangle; only that triangle of ``a`` is read) for `cho_solve`.
 
     >>> import zerax.scipy.linalg as zsl
     >>> c, low = zsl.cho_factor([[4.0, 2.0], [2.0, 5.0]])
@@ -98,7 +102,7 @@ def cho_solve(c_and_lower, b, overwrite_b: bool = False, check_finite: bool = Tr
     >>> zsl.cho_solve(zsl.cho_factor(a), [6.0, 7.0])
     Array([1., 1.], dtype=float64)
     """
-    c, lower = c_and_lower
+    c, lower = _factor_pair(c_and_lower, "cho_solve", "(c, lower)", "cho_factor")
     c, b, vector = _rhs(c, b, "cho_solve")
     # a = L L^T (lower) or U^T U: two triangular solves, the first with op = the one
     # that makes the factor lower triangular.
@@ -149,9 +153,42 @@ def lu_factor(a, overwrite_a: bool = False, check_finite: bool = True):
     return lu_, piv
 
 
+def _factor_pair(pair, fname, what, maker):
+    """The two parts of a factorisation argument such as ``(lu, piv)``."""
+    if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+        got = (f"an array of shape {tuple(pair.shape)}" if hasattr(pair, "shape")
+               else f"{type(pair).__name__}")
+        raise errors.ZeraxTypeError(
+            f"zerax.scipy.linalg.{fname}: the first argument must be the pair {what} that "
+            f"{maker} returns, got {got}; call {fname}({maker}(a), b).")
+    return pair
+
+
 def _pivots_to_permutation(piv, m):
     """The row permutation ``perm`` (``a[perm] == L @ U``) made by applying the swaps
-    ``piv`` in order to ``0..m-1``."""
+    ``piv`` in order to ``0..m-1``.  Pivots must be integers, ``m`` of them per matrix,
+    each in ``[0, m)`` (checked where they are concrete)."""
+    from .._src.core import Tracer
+    if not isinstance(piv, Tracer):
+        raw = np.asarray(piv)
+        if raw.dtype.kind not in "iu":
+            raise errors.ZeraxTypeError(
+                f"zerax.scipy.linalg.lu_solve: the pivots must be integers (as lu_factor "
+                f"returns them), got dtype {raw.dtype}")
+        if raw.ndim == 0 or raw.shape[-1] != m:
+            raise errors.ShapeError(
+                f"zerax.scipy.linalg.lu_solve: the pivots must have shape (..., {m}) for "
+                f"{m} x {m} LU factors, got {raw.shape}; pass the (lu, piv) pair from "
+                "lu_factor.")
+        if raw.size and (raw.min() < 0 or raw.max() >= m):
+            raise errors.ZeraxIndexError(
+                f"zerax.scipy.linalg.lu_solve: pivot indices must be in [0, {m}) for "
+                f"{m} x {m} LU factors, got values from {raw.min()} to {raw.max()}; pass "
+                "the (lu, piv) pair from lu_factor.")
+    elif np.dtype(piv.dtype).kind not in "iu" or piv.ndim == 0 or piv.shape[-1] != m:
+        raise errors.ShapeError(
+            f"zerax.scipy.linalg.lu_solve: the pivots must be integers of shape (..., {m}) "
+            f"for {m} x {m} LU factors, got {np.dtype(piv.dtype).name}{tuple(piv.shape)}")
     piv = _jnp.asarray(piv, dtype=np.int32)
     perm = _jnp.broadcast_to(_jnp.arange(m, dtype=np.int32), tuple(piv.shape[:-1]) + (m,))
     rows = _jnp.arange(m, dtype=np.int32)
@@ -172,11 +209,17 @@ def lu_solve(lu_and_piv, b, trans: int = 0, overwrite_b: bool = False,
     >>> zsl.lu_solve(zsl.lu_factor(a), [5.0, 11.0])
     Array([1., 2.], dtype=float64)
     """
-    lu_, piv = lu_and_piv
+    lu_, piv = _factor_pair(lu_and_piv, "lu_solve", "(lu, piv)", "lu_factor")
     lu_, b, vector = _rhs(lu_, b, "lu_solve")
     m = lu_.shape[-1]
     perm = _pivots_to_permutation(piv, m)
-    batch = tuple(np.broadcast_shapes(tuple(lu_.shape[:-2]), tuple(b.shape[:-2])))
+    batch = _la._batch_shape(lu_, b, "zerax.scipy.linalg.lu_solve", "lu")
+    try:
+        batch = tuple(np.broadcast_shapes(tuple(perm.shape[:-1]), batch))
+    except ValueError:
+        raise errors.ShapeError(
+            f"zerax.scipy.linalg.lu_solve: the batch dimensions of the pivots "
+            f"{tuple(perm.shape)} and of lu {tuple(lu_.shape)} do not broadcast.") from None
     lu_ = _jnp.broadcast_to(lu_, batch + (m, m))
     perm = _jnp.broadcast_to(perm, batch + (m,))
     b = _jnp.broadcast_to(b, batch + tuple(b.shape[-2:]))
