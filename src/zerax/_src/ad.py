@@ -115,7 +115,7 @@ class JVPTrace(Trace):
         primals, tangents = self._split(args)
         rule = prim.jvp
         if rule is None:
-            raise prim.rule_missing("differentiation (jvp)")
+            raise prim.rule_missing("differentiation (jvp)", "jvp")
         out, t_out = rule(primals, tangents, **params)
         if prim.multiple_results:
             return [self._wrap(p, t) for p, t in zip(out, t_out)]
@@ -345,7 +345,7 @@ def backward_pass(jaxpr, consts, cts_out):
             else:
                 args.append(UndefinedPrimal(a.aval))
         if prim.transpose is None:
-            raise prim.rule_missing("reverse-mode differentiation (transpose)")
+            raise prim.rule_missing("reverse-mode differentiation (transpose)", "transpose")
         cts_in = prim.transpose(ct, *args, **eqn.params)
         for a, arg, c in zip(eqn.invars, args, cts_in):
             if c is None or type(c) is Zero or type(arg) is not UndefinedPrimal:

@@ -84,7 +84,7 @@ class BatchTrace(Trace):
         vals, dims, _ = self._split(args)
         rule = prim.batch
         if rule is None:
-            raise prim.rule_missing("vmap")
+            raise prim.rule_missing("vmap", "batch")
         out, out_dim = rule(vals, dims, **params)
         if prim.multiple_results:
             return [self._wrap(o, d) for o, d in zip(out, out_dim)]

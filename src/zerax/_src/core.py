@@ -124,8 +124,10 @@ class Primitive:
     def bind(self, *args, **params):
         return bind(self, *args, **params)
 
-    def rule_missing(self, kind: str) -> errors.NotSupportedError:
-        reason = self.unsupported.get(kind, f"no {kind} rule is defined")
+    def rule_missing(self, kind: str, rule: str) -> errors.NotSupportedError:
+        """The error for using this primitive under ``kind`` (words for the user)
+        without its ``rule`` (the attribute name, the key of ``unsupported``)."""
+        reason = self.unsupported.get(rule, f"no {kind} rule is defined")
         return errors.NotSupportedError(
             f"primitive '{self.name}' cannot be used under {kind}: {reason} "
             f"(at {errors.user_frame()})")

@@ -121,7 +121,7 @@ class RecordingTrace(Trace):
             outvars = None
         if outvars is None:
             if prim.abstract_eval is None:
-                raise prim.rule_missing("tracing (no shape rule)")
+                raise prim.rule_missing("tracing (no shape rule)", "abstract_eval")
             out = prim.abstract_eval(*[a.aval for a in atoms], **params)
             outs = out if prim.multiple_results else (out,)
             outvars = [Var(aval) for aval in outs]

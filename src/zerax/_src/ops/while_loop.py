@@ -244,16 +244,75 @@ def _transpose_impl(*args, **params):
     return [np.asarray(x) for x in _transpose_impl_fn(args, **params)]
 
 
-def _transpose_jvp(primals, tangents, **params):
-    tans = [_zeros(get_aval(x)) if type(t) is Zero else t for t, x in zip(tangents, primals)]
+def _transpose_jvp(primals, tangents, *, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts,
+                   nz_bc, fc, checkpoint_every):
+    """Forward mode of the reverse pass (``hessian`` = jacfwd of jacrev), with loops only.
+
+    The reverse pass is ``J(p)^T ct``: J the Jacobian of the loop F with respect to its
+    linear inputs (the differentiated consts and float carries), at the primal operands
+    p.  Its derivative along (dp, dct) is ``J(p)^T dct`` (the same reverse pass) plus
+    ``d/de J(p + e dp)^T ct``, which by the symmetry of second derivatives is the
+    gradient, with respect to the linear inputs, of ``<ct, jvp(F)(p; dp)>``: reverse
+    mode through the joint primal-and-tangent loop.  Every step binds loop primitives,
+    so this works with trip counts known only at run time, under jit and vmap too.
+
+    With concrete operands the reverse pass is instead differentiated as it runs (its
+    Python loop, `_transpose_impl_fn`): the result is then made of ordinary operations,
+    which a further reverse pass can transpose (``grad(grad(f))``)."""
+    from .elementwise import add, mul
+    from .reduce import reduce_sum
+    params = dict(cond_jaxpr=cond_jaxpr, body_jaxpr=body_jaxpr, cond_nconsts=cond_nconsts,
+                  body_nconsts=body_nconsts, nz_bc=nz_bc, fc=fc,
+                  checkpoint_every=checkpoint_every)
+    dense = [_zeros(get_aval(x)) if type(t) is Zero else t for t, x in zip(tangents, primals)]
     try:
         outs, t_out = ad_jvp(lambda *a: _transpose_impl_fn(a, **params), tuple(primals),
-                             tuple(tans))
+                             tuple(dense))
+        return list(outs), list(t_out)
     except errors.ConcretizationError:
-        raise errors.NotSupportedError(
-            "forward-mode differentiation of reverse mode through a while_loop (as in "
-            "hessian) runs eagerly, but not under jit or make_jaxpr: the trip count must be "
-            "known. Call it without jit, or write the loop with fori_loop/scan.") from None
+        pass                                  # traced operands: the loops-only form below
+    outs = bind(while_transpose_p, *primals, **params)
+    n_carry = len(body_jaxpr.outvars)
+    n_fixed = cond_nconsts + body_nconsts + n_carry
+    cc, bc, init = _split(primals[:n_fixed], cond_nconsts, body_nconsts)
+    ct = list(primals[n_fixed:])
+    t_bc = tangents[cond_nconsts:cond_nconsts + body_nconsts]
+    t_init, t_ct = tangents[cond_nconsts + body_nconsts:n_fixed], tangents[n_fixed:]
+    t_out = None
+    if any(type(t) is not Zero for t in t_ct):        # J(p)^T dct
+        dct = [_zeros(c) if type(t) is Zero else t for t, c in zip(t_ct, ct)]
+        t_out = bind(while_transpose_p, *primals[:n_fixed], *dct, **params)
+    moving = [(k, t) for k, t in enumerate(list(t_bc) + list(t_init))
+              if type(t) is not Zero and _is_float((bc + init)[k])]
+    if moving:                                          # d/de J(p + e dp)^T ct
+        lin_pos = [k for k, m in enumerate(nz_bc) if m] + \
+            [body_nconsts + k for k, f in enumerate(fc) if f]
+
+        def loop(*operands):
+            return bind(while_p, *cc, *operands, cond_jaxpr=cond_jaxpr,
+                        body_jaxpr=body_jaxpr, cond_nconsts=cond_nconsts,
+                        body_nconsts=body_nconsts, checkpoint_every=checkpoint_every)
+
+        def paired(*lin):
+            operands = list(bc) + list(init)
+            for k, v in zip(lin_pos, lin):
+                operands[k] = v
+            dirs = [_zeros(x) for x in operands]
+            for k, t in moving:
+                dirs[k] = t
+            _, tans = ad_jvp(loop, tuple(operands), tuple(dirs))
+            total = None
+            for c, t in zip(ct, [t for t, f in zip(tans, fc) if f]):
+                term = reduce_sum(mul(c, t), tuple(range(len(get_aval(t).shape))))
+                total = term if total is None else add(total, term)
+            return total
+
+        lin_vals = [(list(bc) + list(init))[k] for k in lin_pos]
+        value, pull = ad_vjp(paired, *lin_vals)
+        second = pull(np.ones((), get_aval(value).dtype))
+        t_out = list(second) if t_out is None else [add(a, b) for a, b in zip(t_out, second)]
+    if t_out is None:
+        return list(outs), [Zero(get_aval(o)) for o in outs]
     return list(outs), list(t_out)
 
 
@@ -267,7 +326,10 @@ while_transpose_p.impl = _transpose_impl
 while_transpose_p.abstract_eval = _transpose_abstract
 while_transpose_p.jvp = _transpose_jvp
 while_transpose_p.batch = _transpose_batch
-while_transpose_p.unsupported["transpose"] = "it is not linear in the primal operands"
+while_transpose_p.unsupported["transpose"] = (
+    "reverse mode over reverse mode through a while_loop needs concrete operands (it "
+    "works without jit); under jit use forward over reverse: zx.hessian or "
+    "zx.jacfwd(zx.grad(f))")
 while_p.unsupported["transpose"] = "it is never linear; while_lin is transposed instead"
 
 # --------------------------------------------------------------------------- batching
