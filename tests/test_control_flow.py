@@ -918,10 +918,11 @@ def body_returns_float(v):
 
 
 def test_loop_carry_type_changes_name_both_sides():
-    # while_loop: init 0 (int) but the body returns a float
+    # while_loop: init an int64 but the body returns a float (a Python int init would
+    # be weakly typed and take the float dtype, as in JAX)
     for transform in (zx.make_jaxpr, zx.jit):
         _raises_type_error(lambda transform=transform: transform(lambda x: lax.while_loop(
-            lambda v: v < x, body_returns_float, 0))(1.0),
+            lambda v: v < x, body_returns_float, np.int64(0)))(1.0),
             "while_loop", "init_val", "body_returns_float", "i64[]", "f64[]")
     # a carry whose structure changes
     _raises_type_error(lambda: zx.make_jaxpr(lambda x: lax.while_loop(
@@ -933,9 +934,9 @@ def test_loop_carry_type_changes_name_both_sides():
         lambda c, x: ((c, c), None), 0.0, xs))(np.ones(3)), "scan")
     # fori_loop (concrete and traced bounds)
     _raises_type_error(lambda: zx.jit(lambda x: lax.fori_loop(
-        0, 3, lambda i, v: v + 0.5, 0))(1.0), "i64[]", "f64[]")
+        0, 3, lambda i, v: v + 0.5, np.int64(0)))(1.0), "i64[]", "f64[]")
     _raises_type_error(lambda: zx.jit(lambda n: lax.fori_loop(
-        0, n, lambda i, v: v + 0.5, 0))(3), "i64[]", "f64[]")
+        0, n, lambda i, v: v + 0.5, np.int64(0)))(3), "i64[]", "f64[]")
 
 
 def cond_fun_vector(v):
@@ -1058,7 +1059,7 @@ def test_eager_control_flow_checks_types_as_traced_does():
     transform (and as JAX does): an int carry becoming a float, branches of different
     types and a non-scalar cond_fun output are ZeraxTypeErrors."""
     with pytest.raises(errors.ZeraxTypeError):
-        lax.while_loop(lambda v: v < 10, body_returns_float, 0)
+        lax.while_loop(lambda v: v < 10, body_returns_float, np.int64(0))
     with pytest.raises(errors.ZeraxTypeError):
         lax.cond(True, on_true, on_false, 1.0)
     with pytest.raises(errors.ZeraxTypeError):
@@ -1083,7 +1084,7 @@ def test_fori_loop_type_error_names_the_users_loop():
     for bounds in ((0, 3), (0, znp.asarray(3))):
         with pytest.raises(errors.ZeraxTypeError) as info:
             zx.make_jaxpr(lambda x, b=bounds: lax.fori_loop(
-                b[0], b[1], lambda i, v: body_returns_float(v), 0))(1.0)
+                b[0], b[1], lambda i, v: body_returns_float(v), np.int64(0)))(1.0)
         msg = str(info.value)
         assert "fori_loop" in msg and "(i64[], i64[]" not in msg
 
@@ -1122,3 +1123,42 @@ def test_jit_while_array_carries_that_swap_repeat_and_pass_through():
             np.testing.assert_allclose(g_, w_)
     g = zx.jit(zx.grad(lambda a: f(a, b, c, 4)[2].sum()))(a)
     np.testing.assert_allclose(g, zx.grad(lambda a: f(a, b, c, 4)[2].sum())(a))
+
+
+# =========================================================================== weak types
+# A carry initialised with a Python scalar is weakly typed, as in JAX: it takes the dtype
+# the body gives it (JAX promotes such an init to the body's output type).
+
+X32 = np.arange(1.0, 5.0, dtype=np.float32)
+
+
+def test_python_scalar_carry_takes_the_bodys_dtype():
+    def body(c, x):
+        return c * 2.0 + x, c
+
+    for run in (lambda: lax.scan(body, 1.0, X32),
+                lambda: zx.jit(lambda xs: lax.scan(body, 1.0, xs))(X32)):
+        carry, ys = run()
+        assert carry.dtype == np.float32 and ys.dtype == np.float32
+        want, expect_ys = np.float32(1.0), []
+        for x in X32:
+            expect_ys.append(want)
+            want = want * np.float32(2.0) + x
+        allclose(carry, want, rtol=0)
+        allclose(ys, np.array(expect_ys), rtol=0)
+    out = lax.fori_loop(0, 4, lambda i, c: c + znp.asarray(X32)[i], 0.0)
+    assert out.dtype == np.float32 and float(out) == 10.0
+    out = lax.while_loop(lambda c: c[0] < 3, lambda c: (c[0] + 1, c[1] + X32[0]), (0, 0.0))
+    assert (out[0].dtype, out[1].dtype) == (np.int64, np.float32)
+    i32 = znp.arange(4, dtype=np.int32)
+    assert lax.fori_loop(0, 4, lambda i, c: c + 1000 + i32[i], 0).dtype == np.int32
+    # weak-preserving bodies keep NumPy's defaults; strong inits are never changed
+    assert lax.fori_loop(0, 3, lambda i, c: c * 0.5 + 1.0, 0.0).dtype == np.float64
+    assert lax.fori_loop(0, 3, lambda i, c: c + 1, 0).dtype == np.int64
+    with pytest.raises(errors.ZeraxTypeError, match="f32"):
+        lax.fori_loop(0, 3, lambda i, c: c + znp.ones((), np.float64), np.float32(0.0))
+    # a Python int carry that the body makes a float becomes a float (JAX: 1.5)
+    out = lax.fori_loop(0, 3, lambda i, v: v + 0.5, 0)
+    assert out.dtype == np.float64 and float(out) == 1.5
+    g = zx.grad(lambda w: lax.scan(lambda c, x: (c + w * x, None), 0.0, X32)[0])(np.float32(2))
+    assert g.dtype == np.float32 and float(g) == 10.0

@@ -10,12 +10,14 @@ arrays become explicit operands) and bound as the primitives of `ops.cond`,
 from __future__ import annotations
 
 import operator
+import warnings
 import weakref
 
 import numpy as np
 
 from .. import errors
 from . import tree
+from .api_extras import ShapeDtypeStruct
 from .api_util import as_input
 from .core import Tracer, current_level, get_aval
 from .ops.cond import cond_from_fns
@@ -80,6 +82,58 @@ class _SameCarry:
             _check_same(self.loop, self.key[0], [get_aval(x) for x in self.leaves],
                         self.names[0], key[0], [get_aval(x) for x in leaves], self.names[1])
         return value
+
+
+# Python scalars are weakly typed: ``0.0`` takes the dtype of the arrays it meets.  A
+# loop carry initialised with one takes the dtype the body gives it, as in JAX (which
+# promotes weakly typed initial carries to the body's output type): ``scan(lambda c, x:
+# (c + x, None), 0.0, xs_f32)`` carries float32.  To find that dtype without weak types
+# in the IR, the body is traced once with the weak carries at the narrowest dtype of
+# their kind, which every other dtype of that kind overrides.
+# (int16 rather than int8, so that constants up to 32767 in the body still fit.)
+_WEAK_PROBE = {float: np.dtype(np.float16), int: np.dtype(np.int16)}
+
+
+# body function -> {(carry and operand types): the body's carry dtypes, or None}; weak,
+# as `_branch_types` below.
+_weak_carry_types: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _promote_weak_init(init, fn, carry_out, *other):
+    """``init`` with each Python float/int leaf made an array of the dtype the loop body
+    ``fn`` gives that carry; ``carry_out(init, *other)`` calls ``fn`` and returns the
+    new carry (traced on shapes only, once per body and type: ``other`` may hold
+    `ShapeDtypeStruct` leaves)."""
+    leaves, treedef = tree.tree_flatten(init)
+    weak = [k for k, x in enumerate(leaves) if type(x) in _WEAK_PROBE]
+    if not weak:
+        return init
+    from .api_extras import eval_shape
+    probe = [ShapeDtypeStruct((), _WEAK_PROBE[type(x)]) if k in weak else x
+             for k, x in enumerate(leaves)]
+    other_leaves, other_tree = tree.tree_flatten(other)
+    key = (treedef, other_tree,
+           tuple((tuple(np.shape(x)), np.dtype(getattr(x, "dtype", type(x))))
+                 for x in probe + other_leaves))
+    try:
+        known = _weak_carry_types.setdefault(fn, {})
+    except TypeError:   # not weak-referenceable: traced every time
+        known = {}
+    if key not in known:
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")     # e.g. a large constant cast to float16
+                out = eval_shape(carry_out, tree.tree_unflatten(treedef, probe), *other)
+            known[key] = [np.dtype(o.dtype) for o in tree.tree_leaves(out)]
+        except Exception:  # noqa: BLE001 - only a probe: the real trace or run reports errors
+            known[key] = None
+    out = known[key]
+    if out is None or len(out) != len(leaves):
+        return init
+    for k in weak:
+        if out[k] != _WEAK_PROBE[type(leaves[k])]:      # another dtype took over
+            leaves[k] = np.asarray(leaves[k], np.result_type(leaves[k], out[k]))
+    return tree.tree_unflatten(treedef, leaves)
 
 
 def _check_bool_scalar(out, who):
@@ -218,6 +272,7 @@ def while_loop(cond_fun, body_fun, init_val, *, checkpoint_every: int = 1):
     >>> float(zx.grad(lambda x: zx.lax.while_loop(lambda v: v < 10.0, lambda v: v * 2.0, x))(3.0))
     4.0
     """
+    init_val = _promote_weak_init(init_val, body_fun, body_fun)
     if _eager():
         same = _SameCarry("while_loop", init_val, "while_loop init_val", "body_fun output",
                           "init_val", f"body_fun {fun_name(body_fun)}")
@@ -261,6 +316,8 @@ def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
             raise errors.ZeraxTypeError(
                 f"fori_loop: the {what} bound must be an integer, got {bound!r} of dtype "
                 f"{dtype}; pass int bounds (e.g. int(n)).")
+    init_val = _promote_weak_init(init_val, body_fun,
+                                  lambda v: body_fun(np.zeros((), np.int64), v))
     same = _SameCarry("fori_loop", init_val, "fori_loop init_val",
                       "fori_loop body_fun output", "init_val", f"body_fun {name}")
     init_val = same.value
@@ -324,6 +381,9 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1):
             f"scan needs one length: got leading axis sizes {sorted(lengths)} from xs and "
             f"length={length}" if lengths else "scan needs xs or length")
     n = lengths.pop()
+    x_slice = tree.tree_unflatten(x_tree, [ShapeDtypeStruct(tuple(x.shape[1:]), x.dtype)
+                                           for x in x_leaves])
+    init = _promote_weak_init(init, f, lambda c, x: f(c, x)[0], x_slice)
     if _eager():
         return _eager_scan(f, init, x_leaves, x_tree, n, reverse)
     c_leaves, c_tree = _flatten_values(init, "scan init")

@@ -196,7 +196,7 @@ def absolute(x, /):
     """Elementwise ``|x|``."""
     x = check_arg(x, "absolute")
     dtype = _result_dtype(np.absolute, "absolute", x)
-    _no_complex("absolute", x.dtype)       # |z| is a float: check the input's dtype
+    _no_complex("absolute", result_type(x))   # |z| is a float: check the input
     if dtype == np.bool_:
         return as_dtype(x, dtype)
     return ew.bind(ew.abs_p, as_dtype(x, dtype))

@@ -261,9 +261,9 @@ def _transpose_jvp(primals, tangents, *, cond_jaxpr, body_jaxpr, cond_nconsts, b
     which a further reverse pass can transpose (``grad(grad(f))``)."""
     from .elementwise import add, mul
     from .reduce import reduce_sum
-    params = dict(cond_jaxpr=cond_jaxpr, body_jaxpr=body_jaxpr, cond_nconsts=cond_nconsts,
-                  body_nconsts=body_nconsts, nz_bc=nz_bc, fc=fc,
-                  checkpoint_every=checkpoint_every)
+    params = {"cond_jaxpr": cond_jaxpr, "body_jaxpr": body_jaxpr,
+              "cond_nconsts": cond_nconsts, "body_nconsts": body_nconsts, "nz_bc": nz_bc,
+              "fc": fc, "checkpoint_every": checkpoint_every}
     dense = [_zeros(get_aval(x)) if type(t) is Zero else t for t, x in zip(tangents, primals)]
     try:
         outs, t_out = ad_jvp(lambda *a: _transpose_impl_fn(a, **params), tuple(primals),
