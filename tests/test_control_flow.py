@@ -1162,3 +1162,12 @@ def test_python_scalar_carry_takes_the_bodys_dtype():
     assert out.dtype == np.float64 and float(out) == 1.5
     g = zx.grad(lambda w: lax.scan(lambda c, x: (c + w * x, None), 0.0, X32)[0])(np.float32(2))
     assert g.dtype == np.float32 and float(g) == 10.0
+
+
+def test_scan_body_must_return_a_pair():
+    for body, got in ((lambda c, x: c + x, "one array of shape ()"),
+                      (lambda c, x: (c, x, x), "a tuple of length 3")):
+        for run in (lambda b=body: lax.scan(b, 0.0, np.ones(3)),
+                    lambda b=body: zx.make_jaxpr(lambda xs: lax.scan(b, 0.0, xs))(np.ones(3))):
+            with pytest.raises(errors.ZeraxTypeError, match=f"pair.*got {got}"):
+                run()

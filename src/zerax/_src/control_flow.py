@@ -383,7 +383,7 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1):
     n = lengths.pop()
     x_slice = tree.tree_unflatten(x_tree, [ShapeDtypeStruct(tuple(x.shape[1:]), x.dtype)
                                            for x in x_leaves])
-    init = _promote_weak_init(init, f, lambda c, x: f(c, x)[0], x_slice)
+    init = _promote_weak_init(init, f, lambda c, x: _carry_and_y(f(c, x), f)[0], x_slice)
     if _eager():
         return _eager_scan(f, init, x_leaves, x_tree, n, reverse)
     c_leaves, c_tree = _flatten_values(init, "scan init")
@@ -392,7 +392,7 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1):
 
     def body(consts, carry, x):
         x_val = tree.tree_unflatten(x_tree, x)
-        new_carry, y = f(tree.tree_unflatten(c_tree, carry), x_val)
+        new_carry, y = _carry_and_y(f(tree.tree_unflatten(c_tree, carry), x_val), f)
         nc_leaves, nc_tree = _flatten_values(new_carry, "scan carry")
         _check_same("scan", c_tree, c_avals, "init", nc_tree, [get_aval(c) for c in nc_leaves],
                     f"the carry returned by {fun_name(f)}")
@@ -406,6 +406,21 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1):
     return tree.tree_unflatten(c_tree, final), tree.tree_unflatten(y_tree_box[-1], ys)
 
 
+def _carry_and_y(out, f):
+    """``f``'s result split into (new carry, y): scan bodies return a pair, as in JAX."""
+    if not isinstance(out, (tuple, list)) or len(out) != 2:
+        if isinstance(out, (tuple, list)):
+            got = f"a {type(out).__name__} of length {len(out)}"
+        elif hasattr(out, "shape") and hasattr(out, "dtype"):
+            got = f"one array of shape {tuple(out.shape)}"
+        else:
+            got = type(out).__name__
+        raise errors.ZeraxTypeError(
+            f"scan: the body {fun_name(f)} must return a pair (new_carry, y), got {got}. "
+            "Return (carry, None) when there is nothing to stack.")
+    return out
+
+
 def _eager_scan(f, init, x_leaves, x_tree, n, reverse):
     from .lax_numpy import stack
     same = _SameCarry("scan", init, "scan init", "scan carry", "init",
@@ -414,7 +429,7 @@ def _eager_scan(f, init, x_leaves, x_tree, n, reverse):
     order = range(n - 1, -1, -1) if reverse else range(n)
     for i in order:
         x = tree.tree_unflatten(x_tree, [v[i] for v in x_leaves])
-        carry, y = f(carry, x)
+        carry, y = _carry_and_y(f(carry, x), f)
         carry = same(carry)
         ys.append(y)
     if reverse:
