@@ -23,6 +23,7 @@ from ._src.api_extras import (
     ShapeDtypeStruct, block_until_ready, default_backend, device_put, devices, eval_shape,
     linear_transpose,
 )
+from ._src import dtypes  # noqa: E402  (dtypes.float0: the tangent dtype of integers)
 from . import numpy, lax, tree_util, test_util, nn, scipy  # noqa: E402
 
 __version__ = "0.1.0"
@@ -33,5 +34,5 @@ __all__ = [
     "stop_gradient", "test_util", "tree_util", "value_and_grad", "vjp", "vmap", "jacfwd",
     "jacrev", "hessian", "nn", "scipy", "jit", "disable_jit", "config", "ShapeDtypeStruct",
     "block_until_ready", "default_backend", "device_put", "devices", "eval_shape",
-    "linear_transpose",
+    "linear_transpose", "dtypes",
 ]

@@ -150,6 +150,37 @@ def _flatten_inputs(values, what):
     return [as_input(x, f"{what} leaf {i}") for i, x in enumerate(leaves)], treedef
 
 
+def _flatten_tangents(values, what):
+    """Like `_flatten_inputs`, but float0 arrays (the tangents of integer primals) pass."""
+    leaves, treedef = tree.tree_flatten(values)
+    return [x if isinstance(x, np.ndarray) and x.dtype == float0
+            else as_input(x, f"{what} leaf {i}") for i, x in enumerate(leaves)], treedef
+
+
+def tangent_dtype(dtype):
+    """The dtype of the tangents of values of ``dtype``: itself for floats and complex,
+    float0 for integers and booleans (as in JAX)."""
+    dtype = np.dtype(dtype)
+    return dtype if dtype.kind in "fc" else float0
+
+
+def _check_tangents(p_leaves, t_leaves, where):
+    """As JAX: each tangent has its primal's shape and tangent dtype."""
+    for i, (p, t) in enumerate(zip(p_leaves, t_leaves)):
+        if tuple(p.shape) != tuple(t.shape):
+            raise errors.ShapeError(
+                f"{where}: primal {i} has shape {tuple(p.shape)} but its tangent has shape "
+                f"{tuple(t.shape)}; they must match.")
+        want = tangent_dtype(p.dtype)
+        if np.dtype(t.dtype) != want:
+            raise errors.ZeraxTypeError(
+                f"{where}: primal {i} has dtype {np.dtype(p.dtype).name}, so its tangent must "
+                f"have dtype {'float0' if want == float0 else want.name}, but it has "
+                f"{'float0' if np.dtype(t.dtype) == float0 else np.dtype(t.dtype).name} "
+                "(dtypes must match; integer and boolean primals take float0 tangents, e.g. "
+                "np.zeros(shape, zerax.dtypes.float0)).")
+
+
 def jvp(fun, primals, tangents, has_aux: bool = False):
     """Forward-mode derivative: ``(fun(*primals), d fun(primals) . tangents)``.
 
@@ -164,22 +195,18 @@ def jvp(fun, primals, tangents, has_aux: bool = False):
             "zx.jvp(f, (x,), (t,)); got "
             f"{type(primals).__name__} and {type(tangents).__name__}")
     p_leaves, p_tree = _flatten_inputs(tuple(primals), "primal")
-    t_leaves, t_tree = _flatten_inputs(tuple(tangents), "tangent")
+    t_leaves, t_tree = _flatten_tangents(tuple(tangents), "tangent")
     if p_tree != t_tree:
         raise errors.ZeraxTypeError(
             f"jvp: primals and tangents must have the same tree structure, got {p_tree} "
             f"and {t_tree}")
-    for i, (p, t) in enumerate(zip(p_leaves, t_leaves)):
-        if tuple(p.shape) != tuple(t.shape):
-            raise errors.ShapeError(
-                f"jvp: primal {i} has shape {tuple(p.shape)} but its tangent has shape "
-                f"{tuple(t.shape)}; they must match.")
+    _check_tangents(p_leaves, t_leaves, "jvp")
     with new_trace(JVPTrace) as trace:
         ins = [JVPTracer(trace, p, t) if _differentiable(p.dtype) else p
                for p, t in zip(p_leaves, t_leaves)]
         out = fun(*tree.tree_unflatten(p_tree, ins))
         if has_aux:
-            out, aux = out
+            out, aux = split_aux(out, True, fun_name(fun))
             aux = tree.tree_map(lambda a: _strip(trace, a), aux)
         out_leaves, out_tree = tree.tree_flatten(out)
         pairs = [_lower_out(trace, as_input(o, f"output {i} of {fun_name(fun)}"))
@@ -248,8 +275,9 @@ def linearize_flat(flat_fun, primals, name="linearize", cse=None, prune=None):
     return primals_out, lin, aux
 
 
-def linearize(fun, *primals):
-    """``(fun(*primals), f_jvp)`` where ``f_jvp(*tangents)`` evaluates the linear map.
+def linearize(fun, *primals, has_aux: bool = False):
+    """``(fun(*primals), f_jvp)`` where ``f_jvp(*tangents)`` evaluates the linear map
+    (``(fun(*primals)[0], f_jvp, aux)`` with ``has_aux``, as in JAX).
 
     >>> import zerax as zx, zerax.numpy as znp
     >>> y, f_jvp = zx.linearize(znp.exp, 0.0)
@@ -258,26 +286,29 @@ def linearize(fun, *primals):
     """
     leaves, in_tree = _flatten_inputs(primals, "primal")
     out_tree_box = []
+    name = fun_name(fun)
 
     def flat_fun(*xs):
-        out = fun(*tree.tree_unflatten(in_tree, xs))
+        out, aux = split_aux(fun(*tree.tree_unflatten(in_tree, xs)), has_aux, name)
         out_leaves, out_tree = tree.tree_flatten(out)
         out_tree_box.append(out_tree)
-        return out_leaves, None
+        return out_leaves, aux
 
     # f_jvp evaluates the program at every call: prune it once.
-    primals_out, lin, _ = linearize_flat(flat_fun, leaves, prune=True)
+    primals_out, lin, aux = linearize_flat(flat_fun, leaves, prune=True)
     out_tree = out_tree_box[0]
 
     def f_jvp(*tangents):
-        t_leaves, t_tree = _flatten_inputs(tangents, "tangent")
+        t_leaves, t_tree = _flatten_tangents(tangents, "tangent")
         if t_tree != in_tree:
             raise errors.ZeraxTypeError(
                 f"linearized function expects tangents structured like {in_tree}, got {t_tree}")
+        _check_tangents(leaves, t_leaves, f"the linearized function of {name}")
         outs = [as_output(o) for o in lin.jvp(t_leaves)]
         return tree.tree_unflatten(out_tree, outs)
 
-    return tree.tree_unflatten(out_tree, [as_output(p) for p in primals_out]), f_jvp
+    out = tree.tree_unflatten(out_tree, [as_output(p) for p in primals_out])
+    return (out, f_jvp, aux) if has_aux else (out, f_jvp)
 
 
 # --------------------------------------------------------------------------- transpose
@@ -390,11 +421,20 @@ def output_cotangents(ct, out_tree, out_avals, where):
             f"{out_tree}; got {ct_tree}.")
     cts = []
     for i, (c, aval) in enumerate(zip(ct_leaves, out_avals)):
-        c = as_input(c, f"cotangent leaf {i}")
+        if not (isinstance(c, np.ndarray) and c.dtype == float0):
+            c = as_input(c, f"cotangent leaf {i}")
         if tuple(c.shape) != tuple(aval.shape):
             raise errors.ShapeError(
                 f"cotangent {i} has shape {tuple(c.shape)} but the output it belongs to has "
                 f"shape {tuple(aval.shape)}.")
+        want = tangent_dtype(aval.dtype)
+        if np.dtype(c.dtype) != want:
+            got = np.dtype(c.dtype)
+            raise errors.ZeraxTypeError(
+                f"cotangent {i} passed to {where} has dtype "
+                f"{'float0' if got == float0 else got.name}, but the output it belongs to "
+                f"has dtype {np.dtype(aval.dtype).name}, so its cotangent must be "
+                f"{'float0' if want == float0 else want.name} (as in JAX, dtypes must match).")
         cts.append(c)
     return cts
 
@@ -427,7 +467,17 @@ def vjp_with(fun, primals, has_aux, eager_tape):
     return (out, f_vjp, aux) if has_aux else (out, f_vjp)
 
 
-def value_and_grad(fun, argnums=0, has_aux: bool = False, holomorphic: bool = False):
+def check_reduce_axes(reduce_axes, where):
+    """JAX's deprecated ``reduce_axes``: only the empty default is accepted."""
+    if reduce_axes is None or (isinstance(reduce_axes, (tuple, list)) and not reduce_axes):
+        return
+    raise errors.NotSupportedError(
+        f"{where}: the reduce_axes argument is deprecated in JAX and not supported by zerax "
+        f"(got {reduce_axes!r}); leave it at its default ().")
+
+
+def value_and_grad(fun, argnums=0, has_aux: bool = False, holomorphic: bool = False,
+                   allow_int: bool = False, reduce_axes=()):
     """``fun``'s value and its gradient with respect to the ``argnums`` arguments.
 
     >>> import zerax as zx, zerax.numpy as znp
@@ -436,8 +486,11 @@ def value_and_grad(fun, argnums=0, has_aux: bool = False, holomorphic: bool = Fa
     (6.0, 3.0, 2.0)
 
     As in JAX, a complex output needs ``holomorphic=True`` (and complex inputs): the
-    result is then the complex derivative of a holomorphic ``fun``.
+    result is then the complex derivative of a holomorphic ``fun``.  With
+    ``allow_int=True`` integer and boolean arguments are accepted and their gradient is
+    an array of float0 zeros.
     """
+    check_reduce_axes(reduce_axes, "value_and_grad")
     name = fun_name(fun)
     out_kind = "c" if holomorphic else "f"   # the output dtype kind grad accepts
 
@@ -470,7 +523,8 @@ def value_and_grad(fun, argnums=0, has_aux: bool = False, holomorphic: bool = Fa
         return aval.dtype
 
     def check_input(x, i):
-        """Inputs grad can differentiate: floats, or complex ones under holomorphic."""
+        """Inputs grad can differentiate: floats, or complex ones under holomorphic.
+        Returns True for an integer input accepted by ``allow_int`` (float0 gradient)."""
         dtype = np.dtype(x.dtype)
         if holomorphic and dtype.kind != "c":
             raise errors.ZeraxTypeError(
@@ -478,11 +532,15 @@ def value_and_grad(fun, argnums=0, has_aux: bool = False, holomorphic: bool = Fa
                 f"argument {i} has dtype {dtype.name}. Pass complex values (e.g. "
                 "x.astype(complex)) or drop holomorphic=True.")
         if not _differentiable(dtype):
+            if allow_int and dtype.kind in "biu":
+                return True
             raise errors.IntegerInputError(
                 f"grad of {name} with respect to argument {i}: its dtype is "
                 f"{dtype.name}, but derivatives are only defined for "
                 "float (or complex) inputs. Pass floats (e.g. 1.0 instead of 1, or "
-                "x.astype(float)), or exclude this argument from argnums.")
+                "x.astype(float)), pass allow_int=True for float0 zero gradients, or "
+                "exclude this argument from argnums.")
+        return False
 
     nums_for = {}  # number of arguments -> normalize_argnums(...)
 
@@ -507,7 +565,8 @@ def value_and_grad(fun, argnums=0, has_aux: bool = False, holomorphic: bool = Fa
             for x in leaves:
                 if type(x) is not Array:
                     all_arrays = False
-                check_input(x, i)
+                if check_input(x, i):   # an integer leaf under allow_int: no tape
+                    all_arrays = False
             dyn.append((leaves, t))
 
         if all_arrays and _tape.enabled and not current_level():
@@ -535,7 +594,8 @@ def value_and_grad(fun, argnums=0, has_aux: bool = False, holomorphic: bool = Fa
     return value_and_grad_fun
 
 
-def grad(fun, argnums=0, has_aux: bool = False, holomorphic: bool = False):
+def grad(fun, argnums=0, has_aux: bool = False, holomorphic: bool = False,
+         allow_int: bool = False, reduce_axes=()):
     """The gradient of a scalar-valued ``fun`` with respect to argument(s) ``argnums``.
 
     >>> import zerax as zx, zerax.numpy as znp
@@ -544,7 +604,8 @@ def grad(fun, argnums=0, has_aux: bool = False, holomorphic: bool = False):
     >>> float(zx.grad(zx.grad(zx.grad(znp.tanh)))(0.0))
     -2.0
     """
-    vg = value_and_grad(fun, argnums, has_aux, holomorphic)
+    check_reduce_axes(reduce_axes, "grad")
+    vg = value_and_grad(fun, argnums, has_aux, holomorphic, allow_int)
 
     @functools.wraps(fun)
     def grad_fun(*args, **kwargs):

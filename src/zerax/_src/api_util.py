@@ -39,11 +39,26 @@ def as_output(x):
 
 
 def normalize_argnums(argnums, nargs: int, fun_name: str):
-    single = isinstance(argnums, int)
-    nums = (argnums,) if single else tuple(argnums)
+    single = isinstance(argnums, (int, np.integer))
+    if single:
+        nums = (argnums,)
+    elif isinstance(argnums, (tuple, list)):
+        nums = tuple(argnums)
+    else:
+        raise errors.ZeraxTypeError(
+            f"argnums must be an int or a tuple of ints, got {argnums!r} "
+            f"({type(argnums).__name__}).")
     for a in nums:
-        if not isinstance(a, int) or not -nargs <= a < nargs:
+        if not isinstance(a, (int, np.integer)) or isinstance(a, bool):
+            raise errors.ZeraxTypeError(
+                f"argnums must be an int or a tuple of ints, got {argnums!r}.")
+        if not -nargs <= a < nargs:
             raise errors.ZeraxTypeError(
                 f"argnums={argnums!r} is out of range for {fun_name}, which was called with "
                 f"{nargs} positional argument(s).")
-    return single, tuple(a % nargs for a in nums)
+    norm = tuple(int(a) % nargs for a in nums)
+    if len(set(norm)) != len(norm):
+        raise errors.ZeraxValueError(
+            f"argnums={argnums!r} names the same argument of {fun_name} more than once; "
+            "each argument may appear once.")
+    return single, norm

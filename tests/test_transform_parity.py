@@ -1,0 +1,101 @@
+"""The transforms' APIs agree with JAX's (jax_enable_x64 semantics): argument handling,
+result structures and dtypes, and clear zerax errors where JAX refuses.  The expected
+values are JAX's documented behaviour, NumPy, or finite differences (check_grads)."""
+
+import numpy as np
+import pytest
+
+import zerax as zx
+import zerax.numpy as znp
+from zerax import errors
+from zerax.test_util import check_grads
+
+float0 = zx.dtypes.float0
+a3 = np.arange(1.0, 4.0)
+
+
+# --------------------------------------------------------------------------- grad
+
+
+def test_grad_allow_int_gives_float0_zeros():
+    f = lambda x, n: x * n
+    gx, gn = zx.grad(f, argnums=(0, 1), allow_int=True)(2.0, 3)
+    assert float(gx) == 3.0
+    assert gn.dtype == float0 and gn.shape == ()
+    v, (gx, gn) = zx.value_and_grad(lambda x, n: znp.sum(x * n), argnums=(0, 1),
+                                    allow_int=True)(a3, np.arange(3))
+    np.testing.assert_allclose(gx, [0.0, 1.0, 2.0])
+    assert gn.dtype == float0 and gn.shape == (3,)
+    g = zx.grad(lambda d: znp.sum(d["f"]) * 2, allow_int=True)({"f": a3, "i": np.arange(2)})
+    np.testing.assert_allclose(g["f"], [2.0, 2.0, 2.0])
+    assert g["i"].dtype == float0 and g["i"].shape == (2,)
+    with pytest.raises(errors.IntegerInputError, match="allow_int"):
+        zx.grad(lambda x, n: x * n, argnums=(0, 1))(2.0, 3)
+
+
+def test_grad_allow_int_under_jit_and_vmap():
+    g = zx.grad(lambda x, n: x * n, argnums=(0, 1), allow_int=True)
+    gx, gn = zx.jit(g)(2.0, 3)
+    assert float(gx) == 3.0 and gn.dtype == float0
+    gx, gn = zx.vmap(g)(np.ones(2), np.arange(2))
+    np.testing.assert_allclose(gx, [0.0, 1.0])
+    assert gn.dtype == float0 and gn.shape == (2,)
+
+
+def test_grad_reduce_axes_only_default():
+    np.testing.assert_allclose(zx.grad(lambda x: znp.sum(x ** 2), reduce_axes=())(a3), 2 * a3)
+    with pytest.raises(errors.NotSupportedError, match="reduce_axes"):
+        zx.grad(lambda x: znp.sum(x ** 2), reduce_axes=("i",))
+
+
+def test_argnums_validation():
+    f = lambda x, y: x * y
+    with pytest.raises(errors.ZeraxTypeError, match="argnums"):
+        zx.grad(f, argnums=0.0)(1.0, 2.0)
+    with pytest.raises(errors.ZeraxValueError, match="more than once"):
+        zx.grad(f, argnums=(0, 0))(1.0, 2.0)
+    g = zx.grad(f, argnums=[1, 0])(2.0, 3.0)
+    assert isinstance(g, tuple) and (float(g[0]), float(g[1])) == (2.0, 3.0)
+
+
+# --------------------------------------------------------------------------- jvp / vjp
+
+
+def test_jvp_tangent_dtypes_must_match_as_in_jax():
+    with pytest.raises(errors.ZeraxTypeError, match="dtype"):
+        zx.jvp(lambda x: x * 2, (a3,), (a3.astype(np.float32),))
+    with pytest.raises(errors.ZeraxTypeError, match="float0"):
+        zx.jvp(lambda x: x * 2, (np.arange(3),), (np.ones(3),))
+    y, t = zx.jvp(lambda x: x * 2, (np.arange(3),), (np.zeros(3, float0),))
+    np.testing.assert_array_equal(y, [0, 2, 4])
+    assert t.dtype == float0
+
+
+def test_jvp_has_aux_needs_a_pair():
+    y, t, aux = zx.jvp(lambda x: (x * 2, znp.sum(x)), (a3,), (a3,), has_aux=True)
+    np.testing.assert_allclose(t, 2 * a3)
+    assert float(aux) == 6.0
+    with pytest.raises(errors.ZeraxTypeError, match="pair"):
+        zx.jvp(lambda x: x * 2, (a3,), (a3,), has_aux=True)
+
+
+def test_vjp_cotangent_dtype_must_match():
+    _, f_vjp = zx.vjp(lambda x: x * 2, a3)
+    with pytest.raises(errors.ZeraxTypeError, match="dtype"):
+        f_vjp(np.ones(3, np.float32))
+    _, f_vjp = zx.vjp(lambda x: x * 2, np.ones(3, np.float32))
+    with pytest.raises(errors.ZeraxTypeError, match="dtype"):
+        f_vjp(np.ones(3))
+    (g,) = f_vjp(np.ones(3, np.float32))
+    assert g.dtype == np.float32
+
+
+def test_linearize_has_aux_and_tangent_checks():
+    f = lambda x: (znp.sin(x) * x, {"s": znp.sum(x)})
+    y, f_jvp, aux = zx.linearize(f, a3, has_aux=True)
+    np.testing.assert_allclose(y, np.sin(a3) * a3)
+    np.testing.assert_allclose(f_jvp(np.ones(3)), np.cos(a3) * a3 + np.sin(a3))
+    assert float(aux["s"]) == 6.0
+    y, f_jvp = zx.linearize(lambda x: x ** 2, a3)
+    with pytest.raises(errors.ZeraxTypeError, match="dtype"):
+        f_jvp(np.ones(3, np.float32))
