@@ -99,3 +99,15 @@ def test_linearize_has_aux_and_tangent_checks():
     y, f_jvp = zx.linearize(lambda x: x ** 2, a3)
     with pytest.raises(errors.ZeraxTypeError, match="dtype"):
         f_jvp(np.ones(3, np.float32))
+
+
+# --------------------------------------------------------------------------- vmap
+
+
+def test_vmap_spmd_axis_name_accepted_and_out_axes_none_returns_value_as_is():
+    np.testing.assert_allclose(zx.vmap(lambda x: x * 2, spmd_axis_name="i")(a3), 2 * a3)
+    y, c = zx.vmap(lambda x: (x * 2, 3.0), out_axes=(0, None))(a3)
+    np.testing.assert_allclose(y, 2 * a3)
+    assert c == 3.0 and type(c) is float      # JAX hands an unbatched leaf back unchanged
+    with pytest.raises(errors.ZeraxValueError, match="out_axes=None"):
+        zx.vmap(lambda x: x * 2, out_axes=None)(a3)

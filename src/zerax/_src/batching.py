@@ -206,25 +206,30 @@ def _flatten_axes(what, treedef, axes):
     return out
 
 
-def vmap(fun, in_axes=0, out_axes=0, axis_size=None, axis_name=None):
+def vmap(fun, in_axes=0, out_axes=0, axis_size=None, axis_name=None, spmd_axis_name=None):
     """Vectorise ``fun`` over a leading (or chosen) axis of its arguments.
+
+    ``in_axes`` applies to the positional arguments; arguments passed by keyword are
+    passed whole, not mapped (JAX maps them over their leading axis).
+    ``spmd_axis_name`` (a sharding hint) is accepted and ignored: there is one device.
 
     >>> import zerax as zx, zerax.numpy as znp
     >>> zx.vmap(lambda x, y: x * y, in_axes=(0, None))(znp.arange(3.0), 2.0)
     Array([0., 2., 4.], dtype=float64)
     """
+    del spmd_axis_name
     name = fun_name(fun)
     if isinstance(in_axes, list):
         in_axes = tuple(in_axes)
 
     @functools.wraps(fun)
     def vmapped(*args, **kwargs):
-        leaves, in_tree = tree.tree_flatten(args)
+        leaves, args_tree = tree.tree_flatten(args)
         if isinstance(in_axes, tuple) and len(in_axes) != len(args):
             raise errors.ZeraxValueError(
                 f"vmap in_axes has {len(in_axes)} entries but {name} was called with "
                 f"{len(args)} positional arguments")
-        axes = _flatten_axes("in_axes", in_tree, in_axes)
+        axes = _flatten_axes("in_axes", args_tree, in_axes)
         leaves = [as_input(x, f"argument leaf {i} of {name}") if ax is not None else x
                   for i, (x, ax) in enumerate(zip(leaves, axes))]
         sizes = {}
@@ -256,7 +261,7 @@ def vmap(fun, in_axes=0, out_axes=0, axis_size=None, axis_name=None):
         with new_trace(BatchTrace, size, axis_name) as trace:
             ins = [x if ax is None else BatchTracer(trace, x, ax)
                    for x, ax in zip(leaves, norm_axes)]
-            out = fun(*tree.tree_unflatten(in_tree, ins), **kwargs)
+            out = fun(*tree.tree_unflatten(args_tree, ins), **kwargs)
             out_leaves, out_tree = tree.tree_flatten(out)
             o_axes = _flatten_axes("out_axes", out_tree, out_axes)
             results = []
@@ -278,9 +283,10 @@ def _finish_output(trace, o, ax, size, name, i):
             raise errors.ZeraxValueError(
                 f"vmap out_axes={ax} is out of range for output leaf {i} of rank {nd - 1}")
         return moveaxis(o.val, o.bdim, ax % nd)
-    o = as_input(o, f"output leaf {i} of {name}")
-    if ax is None:
+    if ax is None:   # an unbatched output with out_axes=None is returned as it is (JAX)
+        as_input(o, f"output leaf {i} of {name}")
         return o
+    o = as_input(o, f"output leaf {i} of {name}")
     from .ops.shape import broadcast_in_dim
     shape = list(o.shape)
     nd = len(shape) + 1
