@@ -111,3 +111,39 @@ def test_vmap_spmd_axis_name_accepted_and_out_axes_none_returns_value_as_is():
     assert c == 3.0 and type(c) is float      # JAX hands an unbatched leaf back unchanged
     with pytest.raises(errors.ZeraxValueError, match="out_axes=None"):
         zx.vmap(lambda x: x * 2, out_axes=None)(a3)
+
+
+# --------------------------------------------------------------------------- jacobians
+
+
+def test_jacobians_holomorphic():
+    z = a3 + 1j
+    want = np.diag(2 * z)                       # d(z^2)/dz
+    np.testing.assert_allclose(zx.jacfwd(lambda z: z ** 2, holomorphic=True)(z), want)
+    np.testing.assert_allclose(zx.jacrev(lambda z: z ** 2, holomorphic=True)(z), want)
+    np.testing.assert_allclose(
+        zx.hessian(lambda z: znp.sum(z ** 3), holomorphic=True)(z), np.diag(6 * z))
+    for jac in (zx.jacfwd, zx.jacrev, zx.hessian):
+        with pytest.raises(errors.ZeraxTypeError, match="holomorphic=True requires complex"):
+            jac(lambda z: znp.sum(z ** 2), holomorphic=True)(a3)
+    with pytest.raises(errors.ZeraxTypeError, match="real-valued inputs"):
+        zx.jacfwd(lambda z: z * 2)(z)
+
+
+def test_jacrev_refuses_integer_and_complex_outputs():
+    with pytest.raises(errors.ZeraxTypeError, match="real-valued"):
+        zx.jacrev(lambda x: (x > 1).astype(int))(a3)
+    with pytest.raises(errors.ZeraxTypeError, match="real-valued"):
+        zx.jacrev(lambda x: x * (1 + 2j))(a3)
+    # jacfwd accepts a complex output of real inputs (as JAX)
+    np.testing.assert_allclose(zx.jacfwd(lambda x: x * (1 + 2j))(a3), np.eye(3) * (1 + 2j))
+
+
+def test_jacrev_allow_int_and_kwargs():
+    jx, jn = zx.jacrev(lambda x, n: x * n, argnums=(0, 1), allow_int=True)(a3, np.arange(3))
+    np.testing.assert_allclose(jx, np.diag([0.0, 1.0, 2.0]))
+    assert jn.dtype == np.int64 and jn.shape == (3, 3) and not np.any(np.asarray(jn))
+    f = lambda x, c: znp.sum(x ** 3) * c
+    np.testing.assert_allclose(zx.jacrev(f)(a3, c=2.0), 6 * a3 ** 2)
+    np.testing.assert_allclose(zx.jacfwd(f)(a3, c=2.0), 6 * a3 ** 2)
+    np.testing.assert_allclose(zx.hessian(f)(a3, c=2.0), np.diag(12 * a3))

@@ -19,24 +19,57 @@ from .batching import vmap
 from .tracing import fun_name
 
 
-def _dyn_args(fun, args, argnums, name, what):
+def _dyn_args(fun, args, kwargs, argnums, name, what, holomorphic=False, allow_int=False):
+    """The differentiated leaves, checked as JAX checks them: real floats (complex too
+    for jacrev), complex ones only with ``holomorphic``, integers only with jacrev's
+    ``allow_int`` (their blocks are float0 zeros)."""
     single, nums = normalize_argnums(argnums, len(args), name)
     dyn = tuple(args[i] for i in nums)
     leaves, in_tree = tree.tree_flatten(dyn)
     leaves = [as_input(x, f"argument of {name}") for x in leaves]
     for x in leaves:
-        if np.dtype(x.dtype).kind not in "fc":
+        kind = np.dtype(x.dtype).kind
+        if holomorphic and kind != "c":
+            raise errors.ZeraxTypeError(
+                f"{what} of {name} with holomorphic=True requires complex inputs, but got "
+                f"{np.dtype(x.dtype).name}. Pass complex values or drop holomorphic=True.")
+        if kind in "biu" and allow_int:
+            continue
+        if kind not in "fc":
             raise errors.IntegerInputError(
                 f"{what} of {name}: the differentiated arguments must be floats, got "
                 f"{np.dtype(x.dtype).name}. Pass floats (e.g. 1.0 instead of 1).")
+        if kind == "c" and what == "jacfwd" and not holomorphic:
+            raise errors.ZeraxTypeError(
+                f"jacfwd of {name} requires real-valued inputs, but got "
+                f"{np.dtype(x.dtype).name}. For holomorphic differentiation pass "
+                "holomorphic=True; for non-holomorphic functions of complex inputs use "
+                "zx.vjp directly.")
 
     def partial_fun(*dyn_vals):
         full = list(args)
         for i, v in zip(nums, dyn_vals):
             full[i] = v
-        return fun(*full)
+        return fun(*full, **kwargs)
 
     return single, nums, leaves, in_tree, partial_fun
+
+
+def _check_outputs(y_leaves, name, what, holomorphic):
+    """JAX's checks of the outputs: complex under ``holomorphic``; real floats for
+    jacrev otherwise."""
+    for y in y_leaves:
+        kind = np.dtype(y.dtype).kind
+        if holomorphic and kind != "c":
+            raise errors.ZeraxTypeError(
+                f"{what} of {name} with holomorphic=True requires complex outputs, but got "
+                f"{np.dtype(y.dtype).name}.")
+        if what == "jacrev" and not holomorphic and kind != "f":
+            raise errors.ZeraxTypeError(
+                f"jacrev of {name} requires real-valued (float) outputs, but got "
+                f"{np.dtype(y.dtype).name}. For holomorphic differentiation pass "
+                "holomorphic=True; for integer or other complex outputs use zx.vjp "
+                "directly.")
 
 
 def _std_basis(leaves):
@@ -64,7 +97,7 @@ def _split_last(mat, example_leaves, lead_shape):
     return blocks
 
 
-def jacfwd(fun, argnums=0, has_aux: bool = False):
+def jacfwd(fun, argnums=0, has_aux: bool = False, holomorphic: bool = False):
     """The Jacobian of ``fun`` by forward mode (one jvp per input element, vmapped).
 
     >>> import zerax as zx, zerax.numpy as znp
@@ -75,9 +108,9 @@ def jacfwd(fun, argnums=0, has_aux: bool = False):
     name = fun_name(fun)
 
     @functools.wraps(fun)
-    def jacfun(*args):
-        single, nums, leaves, in_tree, partial_fun = _dyn_args(fun, args, argnums, name,
-                                                               "jacfwd")
+    def jacfun(*args, **kwargs):
+        single, nums, leaves, in_tree, partial_fun = _dyn_args(fun, args, kwargs, argnums,
+                                                               name, "jacfwd", holomorphic)
 
         def flat_fun(*xs):
             return split_aux(partial_fun(*tree.tree_unflatten(in_tree, xs)), has_aux, name)
@@ -89,6 +122,7 @@ def jacfwd(fun, argnums=0, has_aux: bool = False):
 
         y, jac, aux = vmap(pushfwd, out_axes=(None, -1, None))(*_std_basis(leaves))
         y_leaves, out_tree = tree.tree_flatten(y)
+        _check_outputs(y_leaves, name, "jacfwd", holomorphic)
         jac_leaves = tree.tree_leaves(jac)
         blocks = []
         for yl, jl in zip(y_leaves, jac_leaves):
@@ -108,7 +142,8 @@ def jacfwd(fun, argnums=0, has_aux: bool = False):
     return jacfun
 
 
-def jacrev(fun, argnums=0, has_aux: bool = False):
+def jacrev(fun, argnums=0, has_aux: bool = False, holomorphic: bool = False,
+           allow_int: bool = False):
     """The Jacobian of ``fun`` by reverse mode (one vjp per output element, vmapped).
 
     >>> import zerax as zx, zerax.numpy as znp
@@ -119,24 +154,32 @@ def jacrev(fun, argnums=0, has_aux: bool = False):
     name = fun_name(fun)
 
     @functools.wraps(fun)
-    def jacfun(*args):
-        single, nums, leaves, in_tree, partial_fun = _dyn_args(fun, args, argnums, name,
-                                                               "jacrev")
+    def jacfun(*args, **kwargs):
+        single, nums, leaves, in_tree, partial_fun = _dyn_args(
+            fun, args, kwargs, argnums, name, "jacrev", holomorphic, allow_int)
         res = vjp_with(lambda *xs: partial_fun(*tree.tree_unflatten(in_tree, xs)), leaves,
                        has_aux, eager_tape=False)
         y, pullback = res[0], res[1]
         y_leaves, out_tree = tree.tree_flatten(y)
         y_leaves = [as_input(v, f"output of {name}") for v in y_leaves]
+        _check_outputs(y_leaves, name, "jacrev", holomorphic)
+        is_int = [np.dtype(x.dtype).kind in "biu" for x in leaves]
 
         def pull(*cts):
-            return pullback(tree.tree_unflatten(out_tree, list(cts)))
+            cts_in = tree.tree_leaves(pullback(tree.tree_unflatten(out_tree, list(cts))))
+            return [c for c, i in zip(cts_in, is_int) if not i]
 
-        rows = vmap(pull)(*_std_basis(y_leaves))  # per input leaf: (M,) + in_leaf.shape
+        # per float input leaf: (M,) + in_leaf.shape
+        rows = iter(vmap(pull)(*_std_basis(y_leaves)) if not all(is_int) else [])
+        rows = [None if i else next(rows) for i in is_int]
+        from .array import Array
         from .lax_numpy import reshape
         blocks, start = [], 0
         for yl in y_leaves:
             m = int(np.prod(np.shape(yl), dtype=np.int64))
-            per_input = [reshape(r[start:start + m], tuple(yl.shape) + tuple(x.shape))
+            # an integer input's block: zeros of the input's dtype (JAX casts it so)
+            per_input = [Array(np.zeros(tuple(yl.shape) + tuple(x.shape), x.dtype)) if r is None
+                         else reshape(r[start:start + m], tuple(yl.shape) + tuple(x.shape))
                          for r, x in zip(rows, leaves)]
             inner = tree.tree_unflatten(in_tree, per_input)
             blocks.append(inner[0] if single else inner)
@@ -147,7 +190,7 @@ def jacrev(fun, argnums=0, has_aux: bool = False):
     return jacfun
 
 
-def hessian(fun, argnums=0, has_aux: bool = False):
+def hessian(fun, argnums=0, has_aux: bool = False, holomorphic: bool = False):
     """``jacfwd(jacrev(fun))``: the matrix of second derivatives.
 
     >>> import zerax as zx, zerax.numpy as znp
@@ -155,4 +198,4 @@ def hessian(fun, argnums=0, has_aux: bool = False):
     Array([[ 6.,  0.],
            [ 0., 12.]], dtype=float64)
     """
-    return jacfwd(jacrev(fun, argnums, has_aux), argnums, has_aux)
+    return jacfwd(jacrev(fun, argnums, has_aux, holomorphic), argnums, has_aux, holomorphic)
