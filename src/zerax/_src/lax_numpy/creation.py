@@ -236,8 +236,10 @@ def full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, *, d
 # --------------------------------------------------------------------------- ranges
 
 
-def arange(start_or_stop, /, stop=None, step=None, *, dtype=None, device=None, like=None):
-    """Evenly spaced values in ``[start, stop)`` (static bounds; NumPy's dtype rules).
+def arange(start, stop=None, step=None, dtype=None, *, device=None, like=None):
+    """Evenly spaced values in ``[start, stop)`` (static bounds).  Without ``dtype`` the
+    result's dtype is the promotion of the bounds, Python scalars being weak, as in JAX:
+    ``arange(float32(1), 5)`` is float32.
 
     >>> import zerax.numpy as znp
     >>> znp.arange(5)
@@ -249,14 +251,30 @@ def arange(start_or_stop, /, stop=None, step=None, *, dtype=None, device=None, l
         v = _concrete(v, "arange", "bound")
         return v[()] if isinstance(v, np.ndarray) else v
 
-    args = [static(start_or_stop)]
+    args = [static(start)]
     if stop is not None:
         args.append(static(stop))
     if step is not None:
         if stop is None:
             args = [0, args[0]]
         args.append(static(step))
-    return _wrap_np("arange", np.arange, *args, dtype=_check_dtype(dtype, "arange"))
+    dtype = _check_dtype(dtype, "arange")
+    if dtype is None:
+        for a in args:
+            if not isinstance(a, (bool, int, float, complex, np.generic)):
+                raise errors.ZeraxTypeError(
+                    f"zerax.numpy.arange: bounds must be scalars, got {a!r:.60}")
+        dtype = np.result_type(*args)
+    if dtype.kind == "b":
+        raise errors.ZeraxTypeError("zerax.numpy.arange: a range of booleans is not "
+                                    "supported; give integer bounds or an integer dtype")
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        for a in args:
+            if type(a) is int and not info.min <= a <= info.max:
+                raise errors.ZeraxTypeError(
+                    f"zerax.numpy.arange: Python integer {a} is out of bounds for {dtype}")
+    return _wrap_np("arange", np.arange, *args, dtype=dtype)
 
 
 def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, *,

@@ -123,7 +123,8 @@ def _shape_tuple(shape, fname):
 def unravel_index(indices, shape, order="C"):
     """Flat indices -> a tuple of coordinate arrays for an array of ``shape``.
 
-    Concrete out-of-range indices raise like NumPy; traced ones are clipped (JAX).
+    As in JAX, negative indices count from the end and out-of-range indices are
+    clipped to the nearest valid one (NumPy raises).
 
     >>> import zerax.numpy as znp
     >>> znp.unravel_index([5, 7], (3, 4))
@@ -134,14 +135,7 @@ def unravel_index(indices, shape, order="C"):
         raise _bad_value("zerax.numpy.unravel_index: order must be 'C' or 'F'")
     idx = convert_element_type(_int_array(indices, "unravel_index"), _I64)
     size = int(np.prod(shape, dtype=np.int64))
-    if is_concrete(idx):
-        v = np.asarray(concrete_value(idx))
-        bad = (v < 0) | (v >= size)
-        if bad.any():
-            raise errors.ShapeError(f"zerax.numpy.unravel_index: index {int(v[bad].flat[0])} is "
-                                    f"out of bounds for array with size {size}")
-    else:
-        idx = clamp(np.array(-size, _I64), idx, np.array(builtins.max(size - 1, 0), _I64))
+    idx = clamp(np.array(-size, _I64), idx, np.array(builtins.max(size - 1, 0), _I64))
     if order == "F":
         return tuple(reversed(_unravel(idx, shape[::-1])))
     return tuple(_unravel(idx, shape))

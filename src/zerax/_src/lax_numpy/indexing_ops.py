@@ -167,16 +167,19 @@ def _mode_indices(idx, n, mode, fname):
         v = v.astype(_I64)
         bad = (v < -n) | (v >= n)
         if bad.any():
-            raise IndexError(f"index {int(v[bad].flat[0])} is out of bounds for axis with size {n}")
+            raise errors.ZeraxIndexError(
+                f"zerax.numpy.{fname}: index {int(v[bad].flat[0])} is out of bounds for "
+                f"axis with size {n}")
         return np.where(v < 0, v + n, v), "clip"
     if mode == "wrap":
         if n == 0:
-            raise IndexError(f"zerax.numpy.{fname}: cannot wrap indices into an empty axis")
+            raise errors.ZeraxIndexError(f"zerax.numpy.{fname}: cannot wrap indices into an empty axis")
         from .ufuncs import remainder
         return remainder(convert_element_type(idx, _I64), np.array(n, _I64)), "clip"
     if mode == "clip":
         if n == 0:
-            raise IndexError(f"zerax.numpy.{fname}: cannot do a non-empty take from an empty axis")
+            raise errors.ZeraxIndexError(
+                f"zerax.numpy.{fname}: cannot do a non-empty take from an empty axis")
         return clamp(np.zeros((), _I64), convert_element_type(idx, _I64),
                      np.array(n - 1, _I64)), "clip"
     if mode == "fill":
@@ -355,7 +358,9 @@ def compress(condition, a, axis=None, out=None):
     idx = np.nonzero(cond)[0]
     n = a.shape[axis]
     if idx.size and idx[-1] >= n:
-        raise IndexError(f"index {idx[-1]} is out of bounds for axis {axis} with size {n}")
+        raise errors.ZeraxIndexError(
+            f"zerax.numpy.compress: index {idx[-1]} is out of bounds for axis {axis} with "
+            f"size {n}")
     return _ix.gather(a, [idx.astype(_I64)], _axis_entries(a.ndim, axis, a.shape))
 
 
@@ -365,7 +370,9 @@ def extract(condition, arr):
     arr = _ravel(ensure_array(arr, "extract"))
     idx = np.nonzero(cond)[0]
     if idx.size and idx[-1] >= arr.shape[0]:
-        raise IndexError(f"index {idx[-1]} is out of bounds for axis 0 with size {arr.shape[0]}")
+        raise errors.ZeraxIndexError(
+            f"zerax.numpy.extract: index {idx[-1]} is out of bounds for axis 0 with size "
+            f"{arr.shape[0]}")
     return _ix.gather(arr, [idx.astype(_I64)], [("a", 0)])
 
 

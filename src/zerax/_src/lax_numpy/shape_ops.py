@@ -202,16 +202,18 @@ def _resolve_shape(new, total, old, fname):
 
 
 def _check_order(order, fname):
-    if order in ("F",):
-        raise errors.NotSupportedError(
-            f"zerax.numpy.{fname}: order='F' is not supported; zerax arrays are row-major "
-            "(order='C'). Transpose before and after if you need column-major semantics.")
-    if order not in ("C", "A", "K", None):
-        raise errors.ZeraxTypeError(f"zerax.numpy.{fname}: order must be 'C', got {order!r}")
+    if order not in ("C", "F", "A", "K", None):
+        raise errors.ZeraxTypeError(
+            f"zerax.numpy.{fname}: order must be 'C' or 'F', got {order!r}")
+
+
+def _reverse_axes(a):
+    return sh.transpose(a, tuple(range(a.ndim))[::-1]) if a.ndim > 1 else a
 
 
 def reshape(a, /, shape=None, order="C", *, newshape=None, copy=None):
-    """``a`` with a new shape (one dimension may be -1); row-major order only.
+    """``a`` with a new shape (one dimension may be -1), reading and writing the
+    elements in row-major (``order='C'``) or column-major (``order='F'``) order.
 
     >>> import zerax.numpy as znp
     >>> znp.reshape(znp.arange(6), (2, -1))
@@ -226,14 +228,18 @@ def reshape(a, /, shape=None, order="C", *, newshape=None, copy=None):
     a = ensure_array(a, "reshape")
     new = _resolve_shape(_int_tuple(shape, "reshape", "shape"), a.size, tuple(a.shape),
                          "reshape")
+    if order == "F":
+        return _reverse_axes(sh.reshape(_reverse_axes(a), new[::-1]))
     return sh.reshape(a, new)
 
 
 def ravel(a, order="C"):
-    """The elements of ``a`` as a 1-D array in row-major order ('A' and 'K' mean 'C':
-    zerax arrays have no memory layout)."""
+    """The elements of ``a`` as a 1-D array in row-major order, or column-major with
+    ``order='F'`` ('A' and 'K' mean 'C': zerax arrays have no memory layout)."""
     _check_order(order, "ravel")
     a = ensure_array(a, "ravel")
+    if order == "F":
+        a = _reverse_axes(a)
     return sh.reshape(a, (a.size,))
 
 
@@ -353,8 +359,10 @@ def _repeat_uniform(x, r, axis):
     return sh.reshape(b, shp)
 
 
-def repeat(a, repeats, axis=None):
+def repeat(a, repeats, axis=None, *, total_repeat_length=None):
     """Repeat each element of ``a`` (``repeats``: an int or a static array per element).
+    With a static ``total_repeat_length``, as in JAX, ``repeats`` may be traced: the
+    result has that length, cut short or padded with the last element.
 
     >>> import zerax.numpy as znp
     >>> znp.repeat(znp.array([1, 2]), [1, 3])
@@ -366,6 +374,8 @@ def repeat(a, repeats, axis=None):
         axis = 0
     else:
         axis = normalize_axis(axis, a.ndim, "repeat")
+    if total_repeat_length is not None:
+        return _repeat_total(a, repeats, axis, total_repeat_length)
     r = np.asarray(_concrete(repeats, "repeat", "repeats"))
     if r.size == 0:
         r = r.astype(np.int64)
@@ -391,6 +401,39 @@ def repeat(a, repeats, axis=None):
     if not pieces:
         return _slice_axis(a, axis, 0, 0)
     return sh.concatenate(pieces, axis)
+
+
+def _repeat_total(a, repeats, axis, total):
+    """JAX's ``repeat(..., total_repeat_length=total)``: output position ``i`` takes the
+    element whose cumulative repeat count first exceeds ``i`` (the last one past the end)."""
+    from .indexing_ops import searchsorted, take
+    from .reductions import cumsum
+    total = _concrete_int(total, "repeat", "total_repeat_length")
+    if total < 0:
+        raise errors.ShapeError("zerax.numpy.repeat: total_repeat_length must be "
+                                f"non-negative, got {total}")
+    n = a.shape[axis]
+    r = ensure_array(repeats, "repeat")
+    if np.dtype(r.dtype).kind not in "biu":
+        raise errors.ZeraxTypeError(f"zerax.numpy.repeat: repeats must be integers, got "
+                                    f"dtype {r.dtype}")
+    if r.ndim > 1 or (r.ndim == 1 and r.shape[0] not in (1, n)):
+        raise errors.ShapeError(
+            f"zerax.numpy.repeat: repeats of shape {tuple(r.shape)} do not fit axis {axis} "
+            f"of size {n}")
+    if not isinstance(r, Tracer) and np.any(np.asarray(r) < 0):
+        raise errors.ShapeError("zerax.numpy.repeat: repeats may not contain negative values")
+    if total == 0:
+        return _slice_axis(a, axis, 0, 0)
+    if n == 0:
+        raise errors.ShapeError("zerax.numpy.repeat: cannot repeat an empty axis to "
+                                f"total_repeat_length={total}")
+    r = sh.broadcast_in_dim(as_dtype(sh.reshape(r, (r.size,)) if r.ndim else r, np.int64),
+                            (n,), (0,) if r.ndim else ())
+    ends = cumsum(r)
+    idx = searchsorted(ends, np.arange(total, dtype=np.int64), side="right")
+    idx = ew.minimum(idx, np.asarray(n - 1, np.int64))
+    return take(a, idx, axis=axis)
 
 
 def resize(a, new_shape):
