@@ -147,3 +147,46 @@ def test_jacrev_allow_int_and_kwargs():
     np.testing.assert_allclose(zx.jacrev(f)(a3, c=2.0), 6 * a3 ** 2)
     np.testing.assert_allclose(zx.jacfwd(f)(a3, c=2.0), 6 * a3 ** 2)
     np.testing.assert_allclose(zx.hessian(f)(a3, c=2.0), np.diag(12 * a3))
+
+
+# --------------------------------------------------------------------------- custom rules
+
+
+def test_custom_rule_keywords_accepted():
+    @zx.custom_jvp
+    def f(x):
+        return x * 2
+    f.defjvp(lambda p, t: (f(*p), t[0] * 7.0), symbolic_zeros=False)
+    assert float(zx.grad(f)(1.0)) == 7.0
+    with pytest.raises(errors.NotSupportedError, match="symbolic_zeros"):
+        f.defjvp(lambda p, t: (f(*p), t[0]), symbolic_zeros=True)
+
+    @zx.custom_vjp
+    def g(x):
+        return x * 2
+    g.defvjp(lambda x: (g(x), None), lambda r, ct: [ct * 5], optimize_remat=False,
+             symbolic_zeros=False)      # bwd may return a list, as in JAX
+    assert float(zx.grad(g)(2.0)) == 5.0
+    assert float(zx.jit(zx.grad(g))(2.0)) == 5.0
+
+
+def test_custom_vjp_bwd_cotangent_shapes_are_checked():
+    @zx.custom_vjp
+    def f(x, y):
+        return znp.sin(x) * y
+    # y is a scalar but the rule hands back a (3,) cotangent for it: JAX refuses.
+    f.defvjp(lambda x, y: (f(x, y), (x, y)), lambda r, g: (znp.cos(r[0]) * r[1] * g,
+                                                           znp.sin(r[0]) * g))
+    with pytest.raises(errors.ShapeError, match="cotangent of shape"):
+        zx.grad(lambda x, y: znp.sum(f(x, y)), argnums=(0, 1))(a3, 3.0)
+
+
+def test_checkpoint_kwargs_and_policies():
+    f = zx.checkpoint(lambda x, y: znp.sin(x) * y)
+    check_grads(lambda x: f(x, y=3.0), (1.0,), order=2, modes=("rev",))
+    assert float(zx.grad(f)(0.0, y=3.0)) == 3.0
+    g = zx.checkpoint(lambda x: znp.sin(znp.sin(x)),
+                      policy=zx.checkpoint_policies.nothing_saveable)
+    np.testing.assert_allclose(zx.grad(g)(1.0), np.cos(np.sin(1.0)) * np.cos(1.0))
+    h = zx.remat(lambda x, n: x ** n, static_argnums=-1)
+    assert float(zx.grad(h)(2.0, 3)) == 12.0

@@ -15,7 +15,9 @@ from ._src.array import Array
 from ._src.batching import vmap
 from ._src.jacobians import hessian, jacfwd, jacrev
 from ._src.jit import config, disable_jit, jit
-from ._src.custom import Function, checkpoint, custom_jvp, custom_vjp, remat
+from ._src.custom import (
+    Function, checkpoint, checkpoint_policies, custom_jvp, custom_vjp, remat,
+)
 from ._src.ops.misc import stop_gradient
 from ._src.tracing import make_jaxpr
 from ._src.ir import ClosedJaxpr, Jaxpr, eval_jaxpr
@@ -34,5 +36,5 @@ __all__ = [
     "stop_gradient", "test_util", "tree_util", "value_and_grad", "vjp", "vmap", "jacfwd",
     "jacrev", "hessian", "nn", "scipy", "jit", "disable_jit", "config", "ShapeDtypeStruct",
     "block_until_ready", "default_backend", "device_put", "devices", "eval_shape",
-    "linear_transpose", "dtypes",
+    "linear_transpose", "dtypes", "checkpoint_policies",
 ]

@@ -66,6 +66,14 @@ def _custom_jvp_call_jvp(primals, tangents, *, call_jaxpr, jvp, num_consts):
 custom_jvp_call_p.jvp = _custom_jvp_call_jvp
 
 
+def _no_symbolic_zeros(symbolic_zeros, where):
+    if symbolic_zeros:
+        raise errors.NotSupportedError(
+            f"{where}(..., symbolic_zeros=True) is not supported: zerax passes zero "
+            "tangents and cotangents to custom rules as concrete zeros; leave "
+            "symbolic_zeros=False.")
+
+
 class custom_jvp:
     """A function with a user-supplied JVP rule (JAX's API).
 
@@ -87,7 +95,10 @@ class custom_jvp:
         self.nondiff_argnums = tuple(nondiff_argnums)
         self.jvp = None
 
-    def defjvp(self, jvp):
+    def defjvp(self, jvp, symbolic_zeros: bool = False):
+        """Set the JVP rule ``jvp(primals, tangents) -> (out, tangent_out)``.  Zero
+        tangents are passed as concrete zeros (``symbolic_zeros=True`` is not supported)."""
+        _no_symbolic_zeros(symbolic_zeros, "custom_jvp.defjvp")
         self.jvp = jvp
         return jvp
 
@@ -223,7 +234,13 @@ class custom_vjp:
         self.nondiff_argnums = tuple(nondiff_argnums)
         self.fwd = self.bwd = None
 
-    def defvjp(self, fwd, bwd):
+    def defvjp(self, fwd, bwd, symbolic_zeros: bool = False, optimize_remat: bool = False):
+        """Set the rules: ``fwd(*args) -> (out, residuals)`` and
+        ``bwd(*nondiff_args, residuals, ct) -> tuple of cotangents`` (one per
+        differentiable argument, None for a zero).  ``optimize_remat`` is accepted (a
+        scheduling hint); ``symbolic_zeros=True`` is not supported."""
+        del optimize_remat
+        _no_symbolic_zeros(symbolic_zeros, "custom_vjp.defvjp")
         self.fwd, self.bwd = fwd, bwd
 
     def __call__(self, *args, **kwargs):
@@ -265,12 +282,14 @@ class custom_vjp:
             residuals = tree.tree_unflatten(trees["res"], res_leaves)
             ct = tree.tree_unflatten(trees["out"], ct_leaves)
             in_cts = self.bwd(*nd_vals, residuals, ct)
+            if isinstance(in_cts, list):   # JAX accepts a list too
+                in_cts = tuple(in_cts)
             if not isinstance(in_cts, tuple) or len(in_cts) != len(diff_args):
                 raise errors.ZeraxTypeError(
                     f"the bwd rule of custom_vjp function {name} must return a tuple with one "
                     f"cotangent per differentiable argument ({len(diff_args)}), got {in_cts!r:.80}")
             flat = []
-            for arg, c in zip(diff_args, in_cts):
+            for j, (arg, c) in enumerate(zip(diff_args, in_cts)):
                 arg_leaves, arg_tree = tree.tree_flatten(arg)
                 if c is None:
                     flat.extend(np.zeros(np.shape(a), np.result_type(a)) for a in arg_leaves)
@@ -280,6 +299,12 @@ class custom_vjp:
                     raise errors.ZeraxTypeError(
                         f"the bwd rule of {name} returned a cotangent structured {c_tree} for "
                         f"an argument structured {arg_tree}")
+                for k, (a, cl) in enumerate(zip(arg_leaves, c_leaves)):
+                    if cl is not None and tuple(np.shape(cl)) != tuple(np.shape(a)):
+                        raise errors.ShapeError(
+                            f"the bwd rule of custom_vjp function {name} returned a "
+                            f"cotangent of shape {tuple(np.shape(cl))} for leaf {k} of "
+                            f"differentiable argument {j} with shape {tuple(np.shape(a))}; they must match (as in JAX).")
                 flat.extend(c_leaves)
             return flat
 
@@ -353,19 +378,22 @@ def checkpoint(fun, *, prevent_cse: bool = True, policy=None, static_argnums=())
         static_argnums = (static_argnums,)
 
     @functools.wraps(fun)
-    def checkpointed(*args):
-        dyn_idx = [i for i in range(len(args)) if i not in static_argnums]
-        leaves, in_tree = tree.tree_flatten([args[i] for i in dyn_idx])
+    def checkpointed(*args, **kwargs):
+        nargs = len(args)
+        static = {i % nargs for i in static_argnums if -nargs <= i < nargs}
+        dyn_idx = [i for i in range(nargs) if i not in static]
+        leaves, in_tree = tree.tree_flatten(([args[i] for i in dyn_idx], kwargs))
         leaves = [as_input(x, f"argument of {fun_name(fun)}") for x in leaves]
         if find_top_trace(leaves) is None:
-            return fun(*args)
+            return fun(*args, **kwargs)
         out_tree = []
 
         def flat(*xs):
             full = list(args)
-            for i, v in zip(dyn_idx, tree.tree_unflatten(in_tree, xs)):
+            dyn, kw = tree.tree_unflatten(in_tree, xs)
+            for i, v in zip(dyn_idx, dyn):
                 full[i] = v
-            out_leaves, t = tree.tree_flatten(fun(*full))
+            out_leaves, t = tree.tree_flatten(fun(*full, **kw))
             out_tree.append(t)
             return out_leaves
 
@@ -377,6 +405,37 @@ def checkpoint(fun, *, prevent_cse: bool = True, policy=None, static_argnums=())
 
 
 remat = checkpoint
+
+
+class checkpoint_policies:
+    """JAX's named rematerialisation policies, for code that passes one to `checkpoint`.
+    zerax recomputes every intermediate whatever the policy (only memory use differs),
+    so these are accepted and have no effect."""
+
+    @staticmethod
+    def everything_saveable(*_, **__):
+        return True
+
+    @staticmethod
+    def nothing_saveable(*_, **__):
+        return False
+
+    dots_saveable = checkpoint_dots = everything_saveable
+    dots_with_no_batch_dims_saveable = checkpoint_dots_with_no_batch_dims = everything_saveable
+
+    @staticmethod
+    def save_only_these_names(*names):
+        return checkpoint_policies.nothing_saveable
+
+    @staticmethod
+    def save_any_names_but_these(*names):
+        return checkpoint_policies.nothing_saveable
+
+    save_anything_except_these_names = save_any_names_but_these
+
+    @staticmethod
+    def save_from_both_policies(policy_1, policy_2):
+        return lambda *a, **k: policy_1(*a, **k) or policy_2(*a, **k)
 
 # --------------------------------------------------------------------------- Function
 
