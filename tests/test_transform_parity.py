@@ -190,3 +190,39 @@ def test_checkpoint_kwargs_and_policies():
     np.testing.assert_allclose(zx.grad(g)(1.0), np.cos(np.sin(1.0)) * np.cos(1.0))
     h = zx.remat(lambda x, n: x ** n, static_argnums=-1)
     assert float(zx.grad(h)(2.0, 3)) == 12.0
+
+
+# --------------------------------------------------------------------------- jit / make_jaxpr
+
+
+def _flag(x, flag):
+    return x + 1 if flag else x - 1
+
+
+_jit_num = zx.jit(_flag, static_argnums=1)
+_jit_name = zx.jit(_flag, static_argnames="flag")
+_jit_neg = zx.jit(_flag, static_argnums=-1)
+
+
+def test_jit_static_args_resolved_against_the_signature():
+    np.testing.assert_allclose(_jit_num(a3, flag=True), a3 + 1)   # by keyword too
+    np.testing.assert_allclose(_jit_name(a3, False), a3 - 1)       # positionally too
+    np.testing.assert_allclose(_jit_neg(a3, True), a3 + 1)
+    with pytest.raises(errors.ZeraxValueError, match="static_argnums"):
+        zx.jit(lambda x: x, static_argnums=3)
+
+
+def test_jit_accepts_jax_options_and_eval_shape():
+    f = zx.jit(lambda x, y: x * 2, donate_argnames="x", keep_unused=True, inline=True)
+    np.testing.assert_allclose(f(a3, a3), 2 * a3)
+    s = zx.jit(lambda x: (x.sum(), x[:2])).eval_shape(a3)
+    assert s == (zx.ShapeDtypeStruct((), np.float64), zx.ShapeDtypeStruct((2,), np.float64))
+
+
+def test_make_jaxpr_return_shape_kwargs_and_negative_static():
+    closed, shape = zx.make_jaxpr(lambda x: (x.sum(), x), return_shape=True)(a3)
+    assert shape == (zx.ShapeDtypeStruct((), np.float64), zx.ShapeDtypeStruct((3,), np.float64))
+    assert len(zx.make_jaxpr(lambda x, y: x * y)(a3, y=a3).jaxpr.invars) == 2
+    closed = zx.make_jaxpr(_flag, static_argnums=-1)(a3, True)
+    assert len(closed.jaxpr.invars) == 1
+    np.testing.assert_allclose(zx.eval_jaxpr(closed.jaxpr, closed.consts, a3)[0], a3 + 1)

@@ -19,11 +19,10 @@ from ._src.custom import (
     Function, checkpoint, checkpoint_policies, custom_jvp, custom_vjp, remat,
 )
 from ._src.ops.misc import stop_gradient
-from ._src.tracing import make_jaxpr
 from ._src.ir import ClosedJaxpr, Jaxpr, eval_jaxpr
 from ._src.api_extras import (
     ShapeDtypeStruct, block_until_ready, default_backend, device_put, devices, eval_shape,
-    linear_transpose,
+    linear_transpose, make_jaxpr,
 )
 from ._src import dtypes  # noqa: E402  (dtypes.float0: the tangent dtype of integers)
 from . import numpy, lax, tree_util, test_util, nn, scipy  # noqa: E402

@@ -76,6 +76,51 @@ def eval_shape(fun, *args, **kwargs):
                                           for a in out_avals])
 
 
+def make_jaxpr(fun, static_argnums=(), return_shape: bool = False):
+    """A function that returns the IR of ``fun`` for given example arguments, as JAX's:
+    keyword arguments are traced inputs too, negative ``static_argnums`` count from the
+    end, and ``return_shape=True`` also gives the result's tree of `ShapeDtypeStruct`.
+
+    >>> import zerax as zx, zerax.numpy as znp
+    >>> print(zx.make_jaxpr(lambda x: znp.sin(x) * 2.0)(1.0))
+    { lambda ; a:f64[]. let
+        b:f64[] = sin a
+        c:f64[] = mul b 2.0:f64[]
+      in (c,) }
+    """
+    import functools
+    if isinstance(static_argnums, int):
+        static_argnums = (static_argnums,)
+    static_argnums = tuple(static_argnums)
+    name = fun_name(fun)
+
+    @functools.wraps(fun)
+    def make(*args, **kwargs):
+        n = len(args)
+        static = {i % n for i in static_argnums if -n <= i < n}
+        dyn_idx = [i for i in range(n) if i not in static]
+        leaves, in_tree = tree.tree_flatten(([args[i] for i in dyn_idx], kwargs))
+        avals = [_aval(x, f"argument leaf {i} of {name}") for i, x in enumerate(leaves)]
+        out_box = []
+
+        def flat(*tracers):
+            dyn, kw = tree.tree_unflatten(in_tree, list(tracers))
+            full = list(args)
+            for i, v in zip(dyn_idx, dyn):
+                full[i] = v
+            out_leaves, out_tree = tree.tree_flatten(fun(*full, **kw))
+            out_box.append(out_tree)
+            return out_leaves
+
+        closed = trace_to_jaxpr(flat, avals, name)
+        if return_shape:
+            shapes = [ShapeDtypeStruct(v.aval.shape, v.aval.dtype) for v in closed.jaxpr.outvars]
+            return closed, tree.tree_unflatten(out_box[-1], shapes)
+        return closed
+
+    return make
+
+
 def linear_transpose(fun, *primals):
     """The transpose of the linear function ``fun``: ``f_t(ct)`` returns a tuple of
     cotangents shaped like ``primals`` (which only give shapes and dtypes).  ``fun`` is

@@ -324,8 +324,8 @@ class JitFunction:
     def __init__(self, fun, static_argnums, static_argnames, donate_argnums):
         functools.update_wrapper(self, fun)
         self.fun = fun
-        self.static_argnums = tuple(static_argnums)
-        self.static_argnames = tuple(static_argnames)
+        self.static_argnums, self.static_argnames = _resolve_static(
+            fun, tuple(static_argnums), tuple(static_argnames))
         self.donate_argnums = tuple(donate_argnums)  # accepted; CPU buffers are not donated
         self.name = fun_name(fun)
         self._cache: dict = {}
@@ -333,8 +333,10 @@ class JitFunction:
         self._lock = threading.Lock()
 
     def _specialise(self, args, kwargs):
-        static = tuple((i, args[i]) for i in self.static_argnums if i < len(args))
-        dyn_pos = [i for i in range(len(args)) if i not in self.static_argnums]
+        n = len(args)
+        st_nums = sorted({i % n for i in self.static_argnums if -n <= i < n})
+        static = tuple((i, args[i]) for i in st_nums)
+        dyn_pos = [i for i in range(n) if i not in st_nums]
         st_kw = tuple(sorted((k, v) for k, v in kwargs.items() if k in self.static_argnames))
         dyn_kw = {k: v for k, v in kwargs.items() if k not in self.static_argnames}
         leaves, in_tree = tree.tree_flatten(([args[i] for i in dyn_pos], dyn_kw))
@@ -411,14 +413,55 @@ class JitFunction:
                 self._fast[sig] = (exe.kernel, tuple(vals[:len(consts)]), single, out_tree)
         return tree.tree_unflatten(out_tree, outs)
 
+    def eval_shape(self, *args, **kwargs):
+        """The shapes and dtypes of the result (a tree of ShapeDtypeStruct), from the
+        traced program: nothing runs."""
+        from .api_extras import ShapeDtypeStruct
+        (jaxpr, _, out_tree), _ = self._entry(args, kwargs)
+        return tree.tree_unflatten(out_tree, [ShapeDtypeStruct(v.aval.shape, v.aval.dtype)
+                                              for v in jaxpr.outvars])
+
     def lower(self, *args, **kwargs) -> Lowered:
         (jaxpr, consts, out_tree), _ = self._entry(args, kwargs)
         in_tree = self._specialise(args, kwargs)[2]
         return Lowered(jaxpr, consts, out_tree, self.name, in_tree)
 
 
-def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=()):
+def _resolve_static(fun, nums, names):
+    """JAX's reading of static_argnums/static_argnames against ``fun``'s signature: each
+    one also names the other (so a static argument may be passed either way), negative
+    numbers count from the last positional parameter, and a number past the positional
+    parameters of a function without ``*args`` is an error."""
+    import inspect
+    try:
+        sig = inspect.signature(fun)
+    except (TypeError, ValueError):
+        return nums, names
+    params = list(sig.parameters.values())
+    kinds = inspect.Parameter
+    pos = [p for p in params if p.kind in (kinds.POSITIONAL_ONLY, kinds.POSITIONAL_OR_KEYWORD)]
+    if not any(p.kind is kinds.VAR_POSITIONAL for p in params):
+        for i in nums:
+            if not -len(pos) <= i < len(pos):
+                raise errors.ZeraxValueError(
+                    f"jit of {fun_name(fun)} has static_argnums={nums}, but the function "
+                    f"takes only {len(pos)} positional argument(s).")
+        nums = tuple(i % len(pos) for i in nums)
+    extra_names = tuple(pos[i].name for i in nums if 0 <= i < len(pos)
+                        and pos[i].kind is kinds.POSITIONAL_OR_KEYWORD
+                        and pos[i].name not in names)
+    extra_nums = tuple(k for k, p in enumerate(pos) if p.name in names
+                       and p.kind is kinds.POSITIONAL_OR_KEYWORD and k not in nums)
+    return nums + extra_nums, names + extra_names
+
+
+def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=(),
+        donate_argnames=(), keep_unused=False, inline=False, device=None, backend=None,
+        in_shardings=None, out_shardings=None, compiler_options=None):
     """Compile ``fun`` to native code (through Numba), once per signature.
+
+    JAX's other options are accepted: buffer donation, ``keep_unused``, ``inline``,
+    devices, backends and shardings have no effect on zerax's one CPU device.
 
     >>> import zerax as zx, zerax.numpy as znp
     >>> f = zx.jit(lambda x: znp.sin(x) * 2.0 + 1.0)
@@ -431,6 +474,8 @@ def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=()):
         static_argnames = (static_argnames,)
     if isinstance(donate_argnums, int):
         donate_argnums = (donate_argnums,)
+    del donate_argnames, keep_unused, inline, device, backend, in_shardings, out_shardings
+    del compiler_options
     if fun is None:
         return lambda f: jit(f, static_argnums=static_argnums, static_argnames=static_argnames,
                              donate_argnums=donate_argnums)
