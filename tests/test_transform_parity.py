@@ -226,3 +226,40 @@ def test_make_jaxpr_return_shape_kwargs_and_negative_static():
     closed = zx.make_jaxpr(_flag, static_argnums=-1)(a3, True)
     assert len(closed.jaxpr.invars) == 1
     np.testing.assert_allclose(zx.eval_jaxpr(closed.jaxpr, closed.consts, a3)[0], a3 + 1)
+
+
+# --------------------------------------------------------------------------- tree_util
+
+tu = zx.tree_util
+
+
+class _Box:
+    def __init__(self, v, w):
+        self.v, self.w = v, w
+
+
+tu.register_pytree_with_keys(
+    _Box, lambda b: (((tu.GetAttrKey("v"), b.v), (tu.GetAttrKey("w"), b.w)), "aux"),
+    lambda aux, c: _Box(*c))
+
+
+def test_tree_util_keyed_registration_and_paths():
+    pairs = tu.tree_leaves_with_path({"b": _Box(1, [2]), "a": 0})
+    assert [(tu.keystr(p), x) for p, x in pairs] == [("['a']", 0), ("['b'].v", 1),
+                                                     ("['b'].w[0]", 2)]
+    assert tu.keystr(pairs[2][0], simple=True, separator="/") == "b/w/0"
+    b = tu.tree_map(lambda x: x * 10, _Box(1, (2,)))
+    assert (b.v, b.w) == (10, (20,))
+    g = zx.grad(lambda b: b.v * b.w)(_Box(2.0, 3.0))
+    assert (float(g.v), float(g.w)) == (3.0, 2.0)
+
+
+def test_tree_util_errors_are_zerax_errors():
+    with pytest.raises(errors.ZeraxValueError):
+        tu.tree_map(lambda x, y: x, [1, 2], [3])
+    with pytest.raises(errors.ZeraxValueError):
+        tu.tree_unflatten(tu.tree_structure([0, 0]), [1])
+    with pytest.raises(errors.ZeraxTypeError, match="initializer"):
+        tu.tree_reduce(lambda a, b: a + b, [])
+    with pytest.raises(errors.ZeraxValueError):
+        tu.tree_transpose(tu.tree_structure([0, 0]), tu.tree_structure((0, 0)), [(1, 2), (3,)])

@@ -14,6 +14,8 @@ import dataclasses
 import functools
 from typing import Any, Callable, Iterable
 
+from .. import errors
+
 _NoneType = type(None)
 _NO_INIT = object()
 
@@ -62,13 +64,25 @@ class FlattenedIndexKey:
         return f"[<flat index {self.key}>]"
 
 
-def keystr(path) -> str:
-    """Render a key path as a string.
+def _simple(k) -> str:
+    for attr in ("key", "idx", "name"):
+        if hasattr(k, attr):
+            return str(getattr(k, attr))
+    return str(k)
+
+
+def keystr(path, *, simple: bool = False, separator: str = "") -> str:
+    """Render a key path as a string (``simple=True``: the bare keys, joined by
+    ``separator``, as JAX's).
 
     >>> keystr((DictKey('a'), SequenceKey(0), GetAttrKey('x')))
     "['a'][0].x"
+    >>> keystr((DictKey('a'), SequenceKey(0), GetAttrKey('x')), simple=True, separator='/')
+    'a/0/x'
     """
-    return "".join(str(k) for k in path)
+    if simple:
+        return separator.join(_simple(k) for k in path)
+    return separator.join(str(k) for k in path)
 
 
 # ------------------------------------------------------------------ registry
@@ -162,7 +176,7 @@ class PyTreeDef:
         """
         leaves = list(leaves)
         if len(leaves) != self.num_leaves:
-            raise ValueError(f"{self} expects {self.num_leaves} leaves, got {len(leaves)}")
+            raise errors.ZeraxValueError(f"{self} expects {self.num_leaves} leaves, got {len(leaves)}")
         if self._type is tuple and self.num_nodes == self.num_leaves + 1:
             return tuple(leaves)  # fast path: flat tuple
         return self._build(iter(leaves))
@@ -183,7 +197,7 @@ class PyTreeDef:
         """
         out: list = []
         if not self._up_to(tree, out):
-            raise ValueError(
+            raise errors.ZeraxValueError(
                 f"Tree structure mismatch: expected {self}, got {tree_structure(tree)}"
             )
         return out
@@ -375,7 +389,7 @@ def _zip_rest(name, leaves, treedef, rest):
         try:
             columns.append(treedef.flatten_up_to(other))
         except ValueError:
-            raise ValueError(
+            raise errors.ZeraxValueError(
                 f"{name}: argument {i} has structure {tree_structure(other)}, "
                 f"which does not match the first tree's structure {treedef}"
             ) from None
@@ -390,6 +404,9 @@ def tree_reduce(f: Callable, tree: Any, initializer: Any = _NO_INIT, is_leaf=Non
     """
     leaves = tree_leaves(tree, is_leaf)
     if initializer is _NO_INIT:
+        if not leaves:
+            raise errors.ZeraxTypeError(
+                "tree_reduce of a tree with no leaves needs an initializer")
         return functools.reduce(f, leaves)
     return functools.reduce(f, leaves, initializer)
 
@@ -448,6 +465,15 @@ def tree_flatten_with_path(tree: Any, is_leaf=None):
     return list(zip(paths, leaves)), treedef
 
 
+def tree_leaves_with_path(tree: Any, is_leaf=None) -> list:
+    """The ``(key path, leaf)`` pairs of ``tree``.
+
+    >>> [(keystr(p), x) for p, x in tree_leaves_with_path({'a': [5, 6]})]
+    [("['a'][0]", 5), ("['a'][1]", 6)]
+    """
+    return tree_flatten_with_path(tree, is_leaf)[0]
+
+
 def tree_map_with_path(f: Callable, tree: Any, *rest: Any, is_leaf=None) -> Any:
     """Like :func:`tree_map`, but ``f`` receives the key path first.
 
@@ -473,9 +499,39 @@ def register_pytree_node(nodetype: type, flatten_fn: Callable, unflatten_fn: Cal
     _register(nodetype, _Spec(flatten_fn, lambda t, a, c: unflatten_fn(a, c), _flat_keys))
 
 
+def register_pytree_with_keys(nodetype: type, flatten_with_keys: Callable,
+                              unflatten_fn: Callable, flatten_fn: Callable | None = None) -> None:
+    """Make ``nodetype`` a pytree node whose children have named keys (for paths).
+
+    ``flatten_with_keys(x) -> (((key, child), ...), aux_data)``;
+    ``unflatten_fn(aux_data, children) -> x``.
+
+    >>> class Box:
+    ...     def __init__(self, v): self.v = v
+    >>> register_pytree_with_keys(Box, lambda b: (((GetAttrKey('v'), b.v),), None),
+    ...                           lambda _, c: Box(*c))
+    >>> [(keystr(p), x) for p, x in tree_leaves_with_path(Box(3))]
+    [('.v', 3)]
+    """
+    def flatten(x):
+        keyed, aux = flatten_with_keys(x)
+        keyed = tuple(keyed)
+        return [c for _, c in keyed], (tuple(k for k, _ in keyed), aux)
+
+    _register(nodetype, _Spec(flatten, lambda t, a, c: unflatten_fn(a[1], c),
+                              lambda t, a, n: list(a[0])))
+
+
+def register_pytree_with_keys_class(cls: type) -> type:
+    """Class decorator: register via ``x.tree_flatten_with_keys()`` and
+    ``cls.tree_unflatten(aux, children)``."""
+    register_pytree_with_keys(cls, lambda x: x.tree_flatten_with_keys(), cls.tree_unflatten)
+    return cls
+
+
 def _register(nodetype, spec):
     if nodetype in _REGISTRY:
-        raise ValueError(f"{nodetype!r} is already registered as a pytree node")
+        raise errors.ZeraxValueError(f"{nodetype!r} is already registered as a pytree node")
     _REGISTRY[nodetype] = spec
 
 
@@ -515,7 +571,7 @@ def register_dataclass(nodetype=None, data_fields=None, meta_fields=None):
         )
     if data_fields is None or meta_fields is None:
         if not dataclasses.is_dataclass(nodetype):
-            raise TypeError(f"{nodetype!r} is not a dataclass; give data_fields and meta_fields")
+            raise errors.ZeraxTypeError(f"{nodetype!r} is not a dataclass; give data_fields and meta_fields")
         fields = [f for f in dataclasses.fields(nodetype) if f.init]
         names = [f.name for f in fields]
         if meta_fields is None and data_fields is None:
