@@ -4,13 +4,11 @@ where JAX raises."""
 
 import numpy as np
 import pytest
+from np_helpers import assert_same
 
 import zerax as zx
 import zerax.numpy as znp
 from zerax import errors
-
-from np_helpers import assert_same
-
 
 # --------------------------------------------------------------------------- creation
 
@@ -38,14 +36,14 @@ def test_arange_keywords_and_errors():
 # --------------------------------------------------------------------------- shapes
 
 _X = np.arange(24.0).reshape(2, 3, 4)
-_reshape_f = zx.jit(lambda x: (znp.reshape(x, (4, -1), order="F"), znp.ravel(x, order="F")))
+_reshape_f = (lambda x: (znp.reshape(x, (4, -1), order="F"), znp.ravel(x, order="F")))
 
 
 def test_reshape_and_ravel_order_f():
     assert_same(znp.reshape(_X, (6, 4), order="F"), np.reshape(_X, (6, 4), order="F"))
     assert_same(znp.reshape(_X, -1, order="F"), np.reshape(_X, -1, order="F"))
     assert_same(znp.ravel(_X, order="F"), np.ravel(_X, order="F"))
-    a, b = _reshape_f(_X)
+    a, b = zx.make_jaxpr(_reshape_f)(_X)(_X)   # traced (no compile)
     assert_same(a, np.reshape(_X, (4, -1), order="F"))
     assert_same(b, np.ravel(_X, order="F"))
     g = zx.grad(lambda x: (znp.reshape(x, (4, 6), order="F")[0] * znp.arange(6.0)).sum())(_X)
@@ -67,7 +65,7 @@ def _np_repeat_total(x, repeats, total, axis):
     return np.concatenate([out] + [last] * (total - n), axis=axis)
 
 
-_repeat_traced = zx.jit(lambda x, r: znp.repeat(x, r, axis=1, total_repeat_length=5))
+_repeat_traced = (lambda x, r: znp.repeat(x, r, axis=1, total_repeat_length=5))
 
 
 @pytest.mark.parametrize("repeats,total", [([1, 2, 0], 4), ([1, 0, 1], 5), ([0, 0, 0], 2),
@@ -82,7 +80,8 @@ def test_repeat_total_repeat_length(repeats, total):
 
 def test_repeat_total_repeat_length_traced_repeats():
     r = np.array([2, 0, 1, 4])
-    assert_same(_repeat_traced(_X[0], r), _np_repeat_total(_X[0], r, 5, 1))
+    got, = zx.make_jaxpr(_repeat_traced)(_X[0], r)(_X[0], r)   # traced repeats
+    assert_same(got, _np_repeat_total(_X[0], r, 5, 1))
     g = zx.grad(lambda x: znp.repeat(x, r, total_repeat_length=5).sum())(np.arange(4.0))
     assert_same(g, np.bincount(np.repeat(np.arange(4), r)[:5], minlength=4).astype(float))
     with pytest.raises(errors.ShapeError):
@@ -110,3 +109,33 @@ def test_take_mode_errors_are_zerax_errors():
         znp.take(np.arange(5.0), np.array([0, 13]), mode="raise")
     with pytest.raises(errors.ZeraxIndexError):
         znp.take(np.zeros(0), np.array([0]), mode="wrap")
+
+
+# --------------------------------------------------------------------------- set functions
+
+_U = np.array([3, 1, 2, 1, 3, 3, 0], np.int32)
+_B = np.array([1, 7])
+_sized_sets = (lambda a, b: (znp.setdiff1d(a, b, size=4, fill_value=-9),
+                                   znp.union1d(a, b, size=8, fill_value=-1)))
+
+
+def _pad(v, size, fill):
+    v = np.asarray(v)
+    v = v[:size]
+    return np.concatenate([v, np.full(size - v.size, fill, v.dtype)])
+
+
+def test_setdiff1d_and_union1d_size():
+    # JAX: with size=, the result has that many entries, padded with fill_value (setdiff1d:
+    # default 0; union1d: as unique, the smallest value)
+    d, u = np.setdiff1d(_U, _B), np.union1d(_U, _B)
+    assert_same(znp.setdiff1d(_U, _B, size=2), _pad(d, 2, 0))
+    assert_same(znp.setdiff1d(_U, _B, size=5), _pad(d, 5, 0))
+    assert_same(znp.union1d(_U, _B, size=7), _pad(u, 7, u.min()))
+    a, b = zx.make_jaxpr(_sized_sets)(_U, _B)(_U, _B)   # traced (no compile)
+    assert_same(a, _pad(d, 4, -9))
+    assert_same(b, _pad(u, 8, -1))
+    x = np.array([4.0, 2.0, 5.0])
+    assert_same(znp.setdiff1d(x, np.array([5.0]), size=3, assume_unique=True),
+                _pad(np.setdiff1d(x, [5.0], assume_unique=True), 3, 0.0))
+    assert_same(znp.setdiff1d(np.zeros(0), _B, size=2), np.zeros(2))

@@ -12,6 +12,7 @@ the inputs, so derivatives flow through them.
 
 from __future__ import annotations
 
+import operator
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -112,19 +113,67 @@ def intersect1d(ar1, ar2, assume_unique=False, return_indices=False):
     return out
 
 
-def union1d(ar1, ar2):
-    """The sorted values in either array (concrete inputs)."""
+def union1d(ar1, ar2, *, size=None, fill_value=None):
+    """The sorted values in either array (concrete inputs; with JAX's static ``size``,
+    any inputs: ``size`` entries padded with ``fill_value``, as `unique`)."""
+    if size is not None:
+        a1, a2 = ensure_array(ar1, "union1d"), ensure_array(ar2, "union1d")
+        dt = np.result_type(np.dtype(a1.dtype), np.dtype(a2.dtype))
+        both = concatenate([_ravel(as_dtype(a1, dt)), _ravel(as_dtype(a2, dt))], 0)
+        return unique(both, size=_size(size, "union1d"), fill_value=fill_value)
     a1, a2 = _common(ar1, ar2, "union1d")
     return unique(concatenate([_ravel(_as_zx(a1)), _ravel(_as_zx(a2))], 0))
 
 
-def setdiff1d(ar1, ar2, assume_unique=False):
-    """The values of ``ar1`` not in ``ar2`` (sorted unique unless ``assume_unique``)."""
+def _size(size, fname):
+    size = operator.index(_concrete(size, fname))
+    if size < 0:
+        raise errors.ShapeError(f"zerax.numpy.{fname}: size must be non-negative, got {size}")
+    return size
+
+
+def setdiff1d(ar1, ar2, assume_unique=False, *, size=None, fill_value=None):
+    """The values of ``ar1`` not in ``ar2`` (sorted unique unless ``assume_unique``).
+    With JAX's static ``size`` the inputs may be traced: the result has ``size``
+    entries, padded with ``fill_value`` (default 0, as JAX)."""
     a1 = ensure_array(ar1, "setdiff1d")
+    if size is not None:
+        return _setdiff1d_sized(a1, ensure_array(ar2, "setdiff1d"), assume_unique,
+                                _size(size, "setdiff1d"), fill_value)
     a1 = _ravel(a1) if assume_unique else unique(a1)
     v2 = np.asarray(_concrete(ensure_array(ar2, "setdiff1d"), "setdiff1d"))
     keep = ~np.isin(np.asarray(_concrete(a1, "setdiff1d")), v2)
     return _ix.getitem(a1, keep)
+
+
+def _setdiff1d_sized(a1, a2, assume_unique, size, fill_value):
+    """JAX's sized setdiff1d: unique padded to len(a1), the mask of values not in a2
+    (padding excluded), compacted into ``size`` slots by ``nonzero(size=)``."""
+    from ..ops.elementwise import bitwise_and, select_n
+    from ..ops.shape import broadcast_in_dim, iota
+    from .indexing_ops import nonzero
+    from .reductions import sum as _sum
+    dt = np.dtype(a1.dtype)
+    fill = as_dtype(ensure_array(0 if fill_value is None else fill_value, "setdiff1d"), dt)
+    if fill.ndim:
+        raise errors.ShapeError("zerax.numpy.setdiff1d: fill_value must be a scalar")
+    a1 = _ravel(a1)
+    n = a1.shape[0]
+    if n == 0:
+        return broadcast_in_dim(fill, (size,), ())
+    if not assume_unique:
+        a1 = unique(a1, size=n)
+    mask = isin(a1, _ravel(a2), invert=True)
+    if not assume_unique:
+        # the padding of unique() repeats its first value: keep only the real entries
+        n_unique = add(np.array(n + 1, _I64),
+                       -_sum(convert_element_type(eq(a1, _ix.getitem(a1, 0)), _I64)))
+        mask = bitwise_and(mask, lt(iota(_I64, (n,), 0), n_unique))
+    idx = nonzero(mask, size=size, fill_value=0)[0]
+    taken = _ix.gather(a1, [convert_element_type(idx, _I64)], [("a", 0)])
+    count = _sum(convert_element_type(mask, _I64))
+    return select_n(lt(iota(_I64, (size,), 0), count), broadcast_in_dim(fill, (size,), ()),
+                    taken)
 
 
 def setxor1d(ar1, ar2, assume_unique=False):
