@@ -172,7 +172,9 @@ def _check_tangents(p_leaves, t_leaves, where):
                 f"{where}: primal {i} has shape {tuple(p.shape)} but its tangent has shape "
                 f"{tuple(t.shape)}; they must match.")
         want = tangent_dtype(p.dtype)
-        if np.dtype(t.dtype) != want:
+        # Zeros of the primal's own integer dtype are accepted too (the library's loop
+        # and branch rules pass them); JAX would ask for float0.
+        if np.dtype(t.dtype) != want and np.dtype(t.dtype) != np.dtype(p.dtype):
             raise errors.ZeraxTypeError(
                 f"{where}: primal {i} has dtype {np.dtype(p.dtype).name}, so its tangent must "
                 f"have dtype {'float0' if want == float0 else want.name}, but it has "
@@ -428,7 +430,7 @@ def output_cotangents(ct, out_tree, out_avals, where):
                 f"cotangent {i} has shape {tuple(c.shape)} but the output it belongs to has "
                 f"shape {tuple(aval.shape)}.")
         want = tangent_dtype(aval.dtype)
-        if np.dtype(c.dtype) != want:
+        if np.dtype(c.dtype) != want and np.dtype(c.dtype) != np.dtype(aval.dtype):
             got = np.dtype(c.dtype)
             raise errors.ZeraxTypeError(
                 f"cotangent {i} passed to {where} has dtype "
