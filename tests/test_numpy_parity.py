@@ -139,3 +139,19 @@ def test_setdiff1d_and_union1d_size():
     assert_same(znp.setdiff1d(x, np.array([5.0]), size=3, assume_unique=True),
                 _pad(np.setdiff1d(x, [5.0], assume_unique=True), 3, 0.0))
     assert_same(znp.setdiff1d(np.zeros(0), _B, size=2), np.zeros(2))
+
+
+# --------------------------------------------------------------------------- promotion
+
+
+@pytest.mark.parametrize("dtype,value", [("uint8", 300), ("uint8", -1), ("int8", 1000),
+                                         ("uint32", -1)])
+def test_out_of_range_python_int_is_a_zerax_error(dtype, value):
+    # NumPy 2 raises OverflowError here; zerax raises a zerax error (also an OverflowError)
+    x = np.zeros(2, dtype)
+    with pytest.raises(OverflowError):
+        np.add(x, value)
+    with pytest.raises(errors.ZeraxValueError, match="out of bounds"):
+        znp.zeros(2, dtype) + value
+    with pytest.raises(OverflowError):
+        znp.maximum(znp.zeros(2, dtype), value)

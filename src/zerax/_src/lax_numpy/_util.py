@@ -84,11 +84,23 @@ def result_type(*args) -> np.dtype:
     return np.result_type(*[a if type(a) in _PY_SCALARS else np.dtype(a.dtype) for a in args])
 
 
+class IntegerOverflowError(errors.ZeraxValueError, OverflowError):
+    """A Python integer that does not fit the integer dtype it combines with (NumPy 2
+    refuses it; JAX would wrap it around)."""
+
+
 def as_dtype(x, dtype):
     """``x`` as a zerax value of ``dtype`` (Python scalars become 0-d constants)."""
     dtype = np.dtype(dtype)
     if type(x) in _PY_SCALARS:
-        return np.asarray(x, dtype=dtype)
+        try:
+            return np.asarray(x, dtype=dtype)
+        except OverflowError:
+            raise IntegerOverflowError(
+                f"Python integer {x} is out of bounds for {dtype}: NumPy 2 refuses to "
+                f"combine it with an array of dtype {dtype} (JAX wraps it around). Use a "
+                f"value in "
+                f"range, or cast the array first, e.g. x.astype('int64').") from None
     if np.dtype(x.dtype) != dtype:
         return convert_element_type(x, dtype)
     return x
