@@ -92,13 +92,13 @@ def _list_to_array(items):
         return np.zeros((0,), _INTP)
     dts = {np.dtype(p.dtype) for p in parts}
     if any(d.kind not in "biu" for d in dts):
-        raise IndexError(_INVALID)
+        raise errors.ZeraxIndexError(_INVALID)
     dtype = np.result_type(*dts)
     parts = [convert_element_type(p, dtype) if isinstance(p, Tracer) else np.asarray(p, dtype)
              for p in parts]
     shapes = {tuple(p.shape) for p in parts}
     if len(shapes) != 1:
-        raise IndexError(f"an index list holds elements of different shapes {sorted(shapes)}")
+        raise errors.ZeraxIndexError(f"an index list holds elements of different shapes {sorted(shapes)}")
     return concatenate([reshape(p, (1,) + tuple(p.shape)) for p in parts], 0)
 
 
@@ -130,7 +130,7 @@ def _classify(item):
             return _classify(np.asarray(value))
         if kind in "iu":
             return ("arr", item)
-        raise IndexError(f"{_INVALID}; got a traced array of dtype {np.dtype(item.dtype).name}")
+        raise errors.ZeraxIndexError(f"{_INVALID}; got a traced array of dtype {np.dtype(item.dtype).name}")
     if type(item) is Array:
         return _classify(item._value)
     if isinstance(item, (list, tuple)):
@@ -139,7 +139,7 @@ def _classify(item):
         try:
             arr = np.asarray(item)
         except (ValueError, TypeError):
-            raise IndexError(f"{_INVALID}; got the list {item!r:.60}") from None
+            raise errors.ZeraxIndexError(f"{_INVALID}; got the list {item!r:.60}") from None
         if arr.size == 0 and arr.dtype.kind == "f":
             arr = arr.astype(_INTP)
         return _classify(arr)
@@ -149,9 +149,9 @@ def _classify(item):
             return ("bool0", bool(item)) if item.ndim == 0 else ("mask", item)
         if kind in "iu":
             return ("int", int(item)) if item.ndim == 0 else ("arr", item)
-        raise IndexError("arrays used as indices must be of integer (or boolean) type, got "
+        raise errors.ZeraxIndexError("arrays used as indices must be of integer (or boolean) type, got "
                          f"dtype {item.dtype.name}")
-    raise IndexError(f"{_INVALID}; got {type(item).__name__} {item!r:.60}")
+    raise errors.ZeraxIndexError(f"{_INVALID}; got {type(item).__name__} {item!r:.60}")
 
 
 def _slice_bound(v):
@@ -168,7 +168,7 @@ def _slice_bound(v):
 
 
 def _oob(v, axis, n):
-    return IndexError(f"index {v} is out of bounds for axis {axis} with size {n}")
+    return errors.ZeraxIndexError(f"index {v} is out of bounds for axis {axis} with size {n}")
 
 
 def _parse(shape, idx, check: bool = True) -> _Plan:
@@ -180,11 +180,11 @@ def _parse(shape, idx, check: bool = True) -> _Plan:
     items = [_classify(it) for it in idx]
     n_ell = sum(1 for k, _ in items if k == "ellipsis")
     if n_ell > 1:
-        raise IndexError("an index can only have a single ellipsis ('...')")
+        raise errors.ZeraxIndexError("an index can only have a single ellipsis ('...')")
     consumed = sum(v.ndim if k == "mask" else 1 for k, v in items
                    if k in ("slice", "int", "arr", "mask"))
     if consumed > len(shape):
-        raise IndexError(f"too many indices for array: array is {len(shape)}-dimensional, "
+        raise errors.ZeraxIndexError(f"too many indices for array: array is {len(shape)}-dimensional, "
                          f"but {consumed} were indexed")
     fill = [("slice", slice(None))] * (len(shape) - consumed)
     if n_ell:
@@ -213,7 +213,7 @@ def _parse(shape, idx, check: bool = True) -> _Plan:
             want = shape[axis:axis + v.ndim]
             for d, (m, n) in enumerate(zip(v.shape, want)):
                 if m != n:
-                    raise IndexError(
+                    raise errors.ZeraxIndexError(
                         f"boolean index did not match indexed array along axis {axis + d}; "
                         f"size of axis is {n} but size of corresponding boolean axis is {m}")
             for d, nz in enumerate(np.nonzero(v)):
@@ -250,7 +250,7 @@ def _parse(shape, idx, check: bool = True) -> _Plan:
         try:
             bshape = np.broadcast_shapes(*shapes)
         except ValueError:
-            raise IndexError("shape mismatch: indexing arrays could not be broadcast together "
+            raise errors.ZeraxIndexError("shape mismatch: indexing arrays could not be broadcast together "
                              f"with shapes {' '.join(str(s) for s in shapes)}") from None
         # Concrete index arrays are bound-checked (like NumPy, not when the broadcast index
         # is empty) and their negative entries wrapped.
@@ -517,7 +517,7 @@ def _normalize_scalar_index(t, n):
     """A traced scalar index as int64 with negative values wrapped."""
     t = convert_element_type(t, _INTP)
     if n == 0:
-        raise IndexError("a traced index cannot address an axis of size 0")
+        raise errors.ZeraxIndexError("a traced index cannot address an axis of size 0")
     return select_n(lt(t, _zero(_INTP)), t, add(t, np.array(n, _INTP)))
 
 
