@@ -100,7 +100,11 @@ def make_jaxpr(fun, static_argnums=(), return_shape: bool = False):
         static = {i % n for i in static_argnums if -n <= i < n}
         dyn_idx = [i for i in range(n) if i not in static]
         leaves, in_tree = tree.tree_flatten(([args[i] for i in dyn_idx], kwargs))
-        avals = [_aval(x, f"argument leaf {i} of {name}") for i, x in enumerate(leaves)]
+        # name each leaf by its argument (or keyword) for error messages
+        where = [f"argument {i}" for i in dyn_idx for _ in tree.tree_leaves(args[i])] + \
+            [f"keyword argument {k!r}" for k in sorted(kwargs)
+             for _ in tree.tree_leaves(kwargs[k])]
+        avals = [_aval(x, f"{w} of {name}") for x, w in zip(leaves, where)]
         out_box = []
 
         def flat(*tracers):
