@@ -19,7 +19,7 @@ from .. import errors
 from . import tree
 from .api_extras import ShapeDtypeStruct
 from .api_util import as_input
-from .core import Tracer, current_level, get_aval
+from .core import ShapedArray, Tracer, current_level, get_aval
 from .ops.cond import cond_from_fns
 from .ops.scan import scan_from_fn
 from .ops.while_loop import while_from_fns
@@ -181,7 +181,7 @@ _branch_types: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 def _branch_type(branch, operands, op_key):
     """The output tree and avals of ``branch`` on operands of type ``op_key``, found by
     tracing it abstractly (nothing is computed), once per branch and operand type."""
-    from .tracing import make_jaxpr
+    from .api_extras import make_jaxpr
     try:
         known = _branch_types.setdefault(branch, {})
     except TypeError:   # not weak-referenceable (a builtin): traced every time
@@ -189,7 +189,9 @@ def _branch_type(branch, operands, op_key):
     found = known.get(op_key)
     if found is None:
         _, shape = make_jaxpr(lambda *ops: branch(*ops), return_shape=True)(*operands)
-        found = known[op_key] = (tree.tree_structure(shape), tree.tree_leaves(shape))
+        found = known[op_key] = (tree.tree_structure(shape),
+                                 [ShapedArray(tuple(a.shape), np.dtype(a.dtype))
+                                  for a in tree.tree_leaves(shape)])
     return found
 
 
@@ -445,7 +447,7 @@ def _eager_scan(f, init, x_leaves, x_tree, n, reverse):
 
 def _empty_ys(f, init, x_leaves, x_tree):
     """Zero-length scan: the ys have the body's output types with a leading 0."""
-    from .tracing import make_jaxpr
+    from .api_extras import make_jaxpr
     x0 = tree.tree_unflatten(x_tree, [np.zeros(tuple(x.shape[1:]), x.dtype) for x in x_leaves])
     _, shapes = make_jaxpr(lambda c, x: f(c, x), return_shape=True)(init, x0)
     from .array import Array

@@ -15,7 +15,6 @@ import functools
 import numpy as np
 
 from .. import errors
-from . import tree
 from .core import ShapedArray, Trace, Tracer, concretization_error, get_aval, new_trace
 from .ir import ClosedJaxpr, Eqn, Jaxpr, Literal, Var, dce
 
@@ -179,43 +178,3 @@ def fun_name(fun) -> str:
     while isinstance(fun, functools.partial):
         fun = fun.func
     return getattr(fun, "__name__", type(fun).__name__)
-
-
-def make_jaxpr(fun, static_argnums=(), return_shape: bool = False):
-    """A function that returns the IR of ``fun`` for given example arguments.
-
-    >>> import zerax as zx, zerax.numpy as znp
-    >>> print(zx.make_jaxpr(lambda x: znp.sin(x) * 2.0)(1.0))
-    { lambda ; a:f64[]. let
-        b:f64[] = sin a
-        c:f64[] = mul b 2.0:f64[]
-      in (c,) }
-    """
-    if isinstance(static_argnums, int):
-        static_argnums = (static_argnums,)
-
-    @functools.wraps(fun)
-    def make(*args, **kwargs):
-        from .api_util import as_input
-        dyn_idx = [i for i in range(len(args)) if i not in static_argnums]
-        leaves, in_tree = tree.tree_flatten([args[i] for i in dyn_idx])
-        leaves = [as_input(x, f"argument {i}") for i, x in enumerate(leaves)]
-        out_tree_box = []
-
-        def flat(*tracers):
-            dyn = tree.tree_unflatten(in_tree, list(tracers))
-            full = list(args)
-            for i, v in zip(dyn_idx, dyn):
-                full[i] = v
-            out = fun(*full, **kwargs)
-            out_leaves, out_tree = tree.tree_flatten(out)
-            out_tree_box.append(out_tree)
-            return out_leaves
-
-        closed = trace_to_jaxpr(flat, [get_aval(x) for x in leaves], fun_name(fun))
-        if return_shape:
-            shapes = [ShapedArray(v.aval.shape, v.aval.dtype) for v in closed.jaxpr.outvars]
-            return closed, tree.tree_unflatten(out_tree_box[0], shapes)
-        return closed
-
-    return make
