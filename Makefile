@@ -24,8 +24,10 @@ $(VENV)/.installed-test: $(BIN)/python pyproject.toml
 demo: $(VENV)/.installed
 	$(BIN)/python examples/demo.py
 
+# One worker per core (at most 4), each taking whole files, so that a module's shared
+# compiled functions (module-scoped fixtures) are compiled by one worker only.
 test: $(VENV)/.installed-test
-	$(BIN)/python -m pytest -q --nbmake
+	$(BIN)/python -m pytest -q --nbmake -n auto --maxprocesses 4 --dist loadfile
 
 # Benchmarks (issue 6): JAX, autograd and matplotlib join the venv; writes docs/benchmarks.md
 # and docs/benchmarks.png and prints the table (about 10 minutes on 2 cores).
