@@ -839,18 +839,15 @@ FORI = workload(
     targets=[Target("jax_jit", 0.5, "<= 0.5x jax.jit", ISSUE_CF)],
     rounds=7,
     miss_note="The generated loop (below) has scalar carries and no allocation; each "
-              "iteration waits for the previous `cos`. zerax's `cos` (vecmath.py) is "
-              "written for that latency: for |x| < 7 predicted branches pick the "
-              "quadrant (off the dependency chain), |x| - n pi/2 is exact, and the "
-              "polynomial is evaluated by Estrin's scheme, within 1 ulp of NumPy; this "
-              "makes the loop about 1.6x faster than libm's `cos` (the *Numba by hand* "
-              "column) and jax.jit, which also compiles a native loop calling a "
-              "libm-class `cos`. What is left is the chain itself, about 32 cycles per "
-              "iteration: the reduction (3), the polynomial (~20 at 4-5 cycles per "
-              "FMA), the final additions that keep the result within 1 ulp (3), and "
-              "the user's `x + 1e-6 * c` (6). A further 10% would need giving up "
-              "accuracy (dropping the error-compensating addition measured 11.0 vs "
-              "12.3 ms with up to 2 ulp of error), which we did not do.",
+              "iteration waits for the previous `cos`. In 0-d code zerax's `cos` "
+              "(vecmath.py, `scalar_cos`) is written for that latency: for |x| < 7 a "
+              "predicted branch picks a cell of width 1/16 and a degree-7 polynomial "
+              "in r = x - centre (exact) takes three dependent fused multiply-adds "
+              "(within 1 ulp of NumPy). What is left is the chain itself: r (3 "
+              "cycles), the polynomial (~12), the leading term (3) and the user's "
+              "`x + 1e-6 * c` (4). Narrower cells would not shorten it (three steps "
+              "is the least for the degree 1-ulp accuracy needs at width 1/16); only "
+              "giving up accuracy would.",
 )
 
 

@@ -980,20 +980,22 @@ jit_fori_unrolled = zx.jit(lambda x: lax.fori_loop(0, 10, fori_body, x, unroll=4
 def test_jitted_loops_are_real_loops_not_unrolled():
     text = jit_fori_1000.lower(1.0).as_text()
     assert "for " in text and "1000" in text
-    assert text.count("_vm_sin(") == 1 and len(text.splitlines()) < 40
+    # 0-d code calls the sin tuned for a loop-carried argument (vecmath.py's cells)
+    assert text.count("_vm_scalar_sin(") == 1 and len(text.splitlines()) < 40
     v = 1.0
     for _ in range(1000):
         v = v * 0.999 + np.sin(v) * 1e-3
     allclose(jit_fori_1000(1.0), v, rtol=1e-13)
     # a million iterations: still one loop in the source (lowered, not run)
     text = zx.jit(lambda x: lax.fori_loop(0, 10 ** 6, fori_body, x)).lower(1.0).as_text()
-    assert "1000000" in text and text.count("_vm_sin(") == 1
+    assert "1000000" in text and text.count("_vm_scalar_sin(") == 1
     # unroll asks for copies of the body (with the remainder handled)
     text = jit_fori_unrolled.lower(1.0).as_text()
-    assert 4 <= text.count("_vm_sin(") <= 5
+    assert 4 <= text.count("_vm_scalar_sin(") <= 5
     allclose(jit_fori_unrolled(1.0), lax.fori_loop(0, 10, fori_body, 1.0), rtol=1e-14)
     # traced bounds: a while loop; cond: a branch
     text = zx.jit(fori_traced_n).lower(np.ones(2), 3).as_text()
+    # (array carries: a loop over their elements calls the quadrant sin)
     assert "while" in text and text.count("_vm_sin(") == 1
     text = zx.jit(lambda x: lax.cond(x > 0, znp.sin, znp.cos, x)).lower(1.0).as_text()
     assert "if " in text and "else" in text

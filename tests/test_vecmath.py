@@ -17,7 +17,7 @@ from zerax._src.backends.numba.compile import KERNEL_FASTMATH
 # name -> (NumPy reference, largest allowed error in ulp)
 FUNCTIONS = {"exp": (np.exp, 1), "expm1": (np.expm1, 2), "log": (np.log, 1),
              "log1p": (np.log1p, 2), "tanh": (np.tanh, 3), "sin": (np.sin, 1),
-             "cos": (np.cos, 1)}
+             "cos": (np.cos, 1), "scalar_sin": (np.sin, 1), "scalar_cos": (np.cos, 1)}
 
 SPECIAL = [np.nan, np.inf, -np.inf, 0.0, -0.0, 5e-324, -5e-324, 2.2250738585072014e-308,
            -2.2250738585072014e-308, 1e-300, 1.0, -1.0, 1e-20, -1e-20, 3.7e-9, -3.7e-9,
@@ -88,7 +88,7 @@ def test_matches_numpy_on_any_float64(loops, name, values):
     _check(loops, name, values)
 
 
-@pytest.mark.parametrize("name", ["sin", "cos"])
+@pytest.mark.parametrize("name", ["sin", "cos", "scalar_sin", "scalar_cos"])
 def test_sin_cos_near_every_quadrant_edge(loops, name):
     """Each fast quadrant's reduction (|x| - n pi/2, exact) and its neighbours: dense
     samples around the boundaries n pi/2 +- pi/4 and the zeros n pi/2."""
@@ -98,6 +98,30 @@ def test_sin_cos_near_every_quadrant_edge(loops, name):
                        [c * (1.0 + rng.integers(-50, 50, 200) * 2.0 ** -52)
                         for c in centres])
     _check(loops, name, np.concatenate([x, -x]))
+
+
+@pytest.mark.parametrize("name", ["scalar_sin", "scalar_cos"])
+def test_scalar_sin_cos_at_every_cell(loops, name):
+    """The cells of width 1/16 (vecmath's scalar_sin/scalar_cos): both edges of each,
+    where |r| is largest, dense points in each, and both signs; the libm fallback and
+    the quadrant code (near the zeros) are reached from the same dispatch."""
+    rng = np.random.default_rng(8)
+    edges = (np.arange(0, 113) + 0.5) / 16
+    x = np.concatenate([edges, np.nextafter(edges, 0.0), np.nextafter(edges, 8.0),
+                        np.linspace(0.0, 7.0, 200001), rng.uniform(0.0, 7.0, 100000)])
+    _check(loops, name, np.concatenate([x, -x]))
+
+
+def test_scalar_sin_cos_cells_cover_the_fast_range():
+    """Every cell either has a polynomial row or is one where the function comes near
+    zero (and the quadrant code takes it)."""
+    for want_sin, f in ((True, np.sin), (False, np.cos)):
+        rows, row_of = vecmath._cell_table(want_sin)
+        assert len(rows) == len(row_of) > 90
+        for k in range(vecmath._CELL_COUNT):
+            cell = np.linspace(k / 16 - 1 / 32, k / 16 + 1 / 32, 101)
+            near_zero = np.abs(f(cell)).min() < 1 / 16
+            assert (k in row_of) != near_zero, (want_sin, k)
 
 
 def test_generated_loop_is_vectorised(loops):

@@ -769,7 +769,9 @@ def _vecmath_scalar(name, fallback):
         if np.dtype(in_dtypes[0]).kind not in "fiub" or np.dtype(out_dtype).kind != "f":
             return fallback(args, in_dtypes, out_dtype, ctx, **params)
         from ..backends.numba import vecmath
-        fn = ctx.helper(f"_vm_{name}", getattr(vecmath, name))
+        # 0-d code has its own sin/cos, tuned for a loop-carried argument (vecmath.py)
+        chosen = f"scalar_{name}" if ctx.scalar_code and hasattr(vecmath, f"scalar_{name}") else name
+        fn = ctx.helper(f"_vm_{chosen}", getattr(vecmath, chosen))
         return f"{_dn(out_dtype)}({fn}(np.float64({args[0]})))"
     return rule
 

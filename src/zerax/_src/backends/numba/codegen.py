@@ -80,6 +80,9 @@ class Lowering:
         # key -> (checkpoint buffers, step count) of a while loop whose forward pass
         # recorded the carries for a reverse pass later in the program (while_loop.py)
         self.recorded: dict = {}
+        # True while 0-d elementwise code is lowered (plain scalar statements, as in a
+        # loop body with scalar carries); False in loops over array elements
+        self.scalar_code = False
 
     # -- names
     def fresh(self, prefix="t") -> str:
@@ -446,14 +449,18 @@ def _finish_reduction(ctx, eqn, acc):
 
 def _lower_scalar_group(ctx, eqns):
     """0-d elementwise code: plain scalar statements, no arrays at all."""
-    for e in eqns:
-        args = [ctx.scalar(a) for a in e.invars]
-        out = e.outvars[0]
-        expr = e.primitive.numba_scalar(args, [a.aval.dtype for a in e.invars],
-                                        out.aval.dtype, ctx, **e.params)
-        nm = ctx.fresh("y")
-        ctx.emit(f"{nm} = {expr}")
-        ctx.bind_scalar(out, nm)
+    ctx.scalar_code = True
+    try:
+        for e in eqns:
+            args = [ctx.scalar(a) for a in e.invars]
+            out = e.outvars[0]
+            expr = e.primitive.numba_scalar(args, [a.aval.dtype for a in e.invars],
+                                            out.aval.dtype, ctx, **e.params)
+            nm = ctx.fresh("y")
+            ctx.emit(f"{nm} = {expr}")
+            ctx.bind_scalar(out, nm)
+    finally:
+        ctx.scalar_code = False
 
 
 def _accumulations(jaxpr, groups, total_uses):
