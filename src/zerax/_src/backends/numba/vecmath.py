@@ -254,6 +254,7 @@ _SINCOS_FAST_LIMIT = 7.0               # below 9 pi / 4: n = round(|x| / (pi/2))
 _TWO_OVER_PI = 0.6366197723675814
 
 
+@functools.cache      # at first use: a process that loads cached kernels never needs it
 def _multiples_of_half_pi():
     """[(hi, lo)] with hi + lo = n pi / 2 to ~106 bits, for n = 1..4.
 
@@ -271,8 +272,6 @@ def _multiples_of_half_pi():
             parts.append((hi, float(v - Decimal(hi))))
     return parts
 
-
-_HALF_PI_MULTIPLES = _multiples_of_half_pi()
 
 
 def _estrin(z, coefficients):
@@ -325,7 +324,7 @@ def _sin_cos_block(x, n, negative, want_sin):
         if want_sin:
             return where(x == 0.0, x, _sin_kernel(x, None))   # keeps the sign of -0.0
         return _cos_kernel(x, None)
-    hi, lo = _HALF_PI_MULTIPLES[n - 1]
+    hi, lo = _multiples_of_half_pi()[n - 1]
     r = (-hi) - x if negative else x - hi          # |x| - hi, exact
     kernel, negate = (_SIN_QUADRANTS if want_sin else _COS_QUADRANTS)[n % 4]
     y = kernel(r, -lo)
