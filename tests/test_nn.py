@@ -76,3 +76,19 @@ def test_special_functions():
     assert float(zsp.xlogy(0.0, 0.0)) == 0.0
     np.testing.assert_allclose(nn.one_hot(np.array([0, 2]), 3), np.eye(3)[[0, 2]])
     check_grads(lambda v: zsp.xlogy(v, v + 1.0), (xs,), order=2)
+
+
+def test_xlogy_xlog1py_derivatives_at_x_zero():
+    # As JAX's custom JVPs: d/dx is log(y) (log1p(y)) even where x == 0 and the value is 0.
+    for fn, log in ((zsp.xlogy, np.log), (zsp.xlog1py, np.log1p)):
+        y = np.array([0.5, 2.0, 3.0])
+        dx = zx.vmap(zx.grad(fn))(np.zeros(3), y)
+        np.testing.assert_allclose(dx, log(y), rtol=1e-15)
+        np.testing.assert_allclose(zx.jit(zx.grad(fn))(0.0, 2.0), log(2.0), rtol=1e-15)
+        x = np.array([0.3, 1.2, 2.5])
+        check_grads(fn, (x, y), order=2)
+        np.testing.assert_allclose(fn(x, y), x * log(y), rtol=1e-15)
+        assert fn(np.float32(0.5), 2.0).dtype == np.float32
+        assert fn(1, 2).dtype == np.float64
+    with np.errstate(divide="ignore"):
+        assert float(zx.grad(zsp.xlogy)(0.0, 0.0)) == -np.inf

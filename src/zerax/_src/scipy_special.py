@@ -11,6 +11,7 @@ import numpy as np
 
 from . import lax_numpy as jnp
 from .core import bind
+from .custom import custom_jvp
 from .lax_numpy._util import as_dtype, check_arg, numpy_result_dtype
 from .ops import elementwise as ew
 from .ops.misc import stop_gradient
@@ -71,18 +72,53 @@ def logit(x):
     return jnp.log(jnp.true_divide(x, jnp.subtract(1, x)))
 
 
-def xlogy(x, y):
-    """``x * log(y)``, 0 where x == 0."""
-    x, y = jnp.asarray(x), jnp.asarray(y)
+def _inexact_pair(x, y, fname):
+    x, y = check_arg(x, fname), check_arg(y, fname, 1)
+    dtype = numpy_result_dtype(np.true_divide, x, y)     # the inexact common type
+    return as_dtype(x, dtype), as_dtype(y, dtype)
+
+
+# Custom JVPs, as in JAX: d/dx is log(y) (or log1p(y)) also where x == 0, which the
+# where(x == 0, 0, ...) of the value would otherwise zero.
+@custom_jvp
+def _xlogy(x, y):
     safe_y = jnp.where(x == 0, 1, y)
-    return jnp.where(x == 0, 0, x * jnp.log(safe_y))
+    return jnp.where(x == 0, 0, x * jnp.log(safe_y)).astype(x.dtype)
+
+
+@_xlogy.defjvp
+def _xlogy_jvp(primals, tangents):
+    (x, y), (x_dot, y_dot) = primals, tangents
+    out = _xlogy(x, y)
+    return out, (x_dot * jnp.log(y) + y_dot * x / y).astype(out.dtype)
+
+
+@custom_jvp
+def _xlog1py(x, y):
+    safe_y = jnp.where(x == 0, 0, y)
+    return jnp.where(x == 0, 0, x * jnp.log1p(safe_y)).astype(x.dtype)
+
+
+@_xlog1py.defjvp
+def _xlog1py_jvp(primals, tangents):
+    (x, y), (x_dot, y_dot) = primals, tangents
+    out = _xlog1py(x, y)
+    return out, (x_dot * jnp.log1p(y) + y_dot * x / (1 + y)).astype(out.dtype)
+
+
+def xlogy(x, y):
+    """``x * log(y)``, 0 where x == 0 (its x-derivative is still ``log(y)``).
+
+    >>> import zerax, zerax.scipy.special as zsp
+    >>> float(zsp.xlogy(0.0, 0.0)), round(float(zerax.grad(zsp.xlogy)(0.0, 2.0)), 6)
+    (0.0, 0.693147)
+    """
+    return _xlogy(*_inexact_pair(x, y, "xlogy"))
 
 
 def xlog1py(x, y):
-    """``x * log1p(y)``, 0 where x == 0."""
-    x, y = jnp.asarray(x), jnp.asarray(y)
-    safe_y = jnp.where(x == 0, 0, y)
-    return jnp.where(x == 0, 0, x * jnp.log1p(safe_y))
+    """``x * log1p(y)``, 0 where x == 0 (its x-derivative is still ``log1p(y)``)."""
+    return _xlog1py(*_inexact_pair(x, y, "xlog1py"))
 
 
 def ndtr(x):
