@@ -137,6 +137,18 @@ def test_uint64_start_beyond_int64_range_is_clamped():
     check(out, np.stack([x[:, s:s + 2] for s in (1, 2, 2)]))
 
 
+def test_python_int_starts_beside_batched_ones():
+    x = np.arange(12.0).reshape(3, 4)
+    idx = np.array([0, 1, 3])
+    out = zx.vmap(lambda i: lax.dynamic_slice(x, (0, i), (2, 2)))(idx)
+    check(out, np.stack([x[0:2, min(i, 2):min(i, 2) + 2] for i in idx]))
+    out = zx.vmap(lambda i: lax.dynamic_update_slice(x, np.ones((2, 2)), (1, i)))(idx)
+    want = np.stack([x] * 3)
+    for b, i in enumerate(idx):
+        want[b, 1:3, min(i, 2):min(i, 2) + 2] = 1.0
+    check(out, want)
+
+
 def test_zero_sized_slice_with_batched_starts():
     x = np.arange(6.0).reshape(2, 3)
     i = np.array([-1, 0, 5])

@@ -62,8 +62,10 @@ class ZeraxIndexError(ZeraxError, IndexError):
     """An index out of range, or of a kind that cannot index this array."""
 
 
-class ShapeError(ZeraxError, ValueError):
-    """Shapes that do not fit together."""
+class ShapeError(ZeraxError, ValueError, TypeError):
+    """Shapes that do not fit together.  A ValueError, as NumPy raises, and a TypeError,
+    as JAX raises (shapes are part of an abstract value's type there), so that either
+    ``except`` clause of ported code catches it."""
 
 
 class NonScalarOutputError(ZeraxError, TypeError):

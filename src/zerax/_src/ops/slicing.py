@@ -306,6 +306,8 @@ def _start_zero(starts):
 def _clamped_start(s, n, k):
     """A traced start index (0-d or batched) as int64 clamped into ``[0, n - k]``."""
     from .elementwise import clamp, convert_element_type, minimum
+    if not hasattr(s, "dtype"):      # a Python int start beside batched ones
+        s = np.asarray(s, _INTP)
     dt = np.dtype(s.dtype)
     if dt == np.uint64:  # clamp before the cast, which would wrap large values
         s = minimum(s, np.array(n - k, dt))
