@@ -92,7 +92,7 @@ COVERED = set(UNARY) | set(BINARY) | {
     "integer_pow", "polygamma", "clamp", "select_n", "convert_element_type", "reduce_sum",
     "reduce_max", "reduce_min", "broadcast_in_dim", "reshape", "transpose", "squeeze",
     "concatenate", "pad", "slice", "rev", "cumsum", "dynamic_slice", "dynamic_update_slice",
-    "gather", "scatter", "scatter_add", "dot_general"}
+    "gather", "scatter", "scatter_add", "dot_general", "real", "imag", "conj", "complex"}
 
 
 def test_every_primitive_with_tape_rules_is_tested_here():
@@ -158,6 +158,11 @@ def test_complex_arithmetic_rules(dtype):
         compare_with_general_path(lambda a, b, p=P[name]: bind(p, a, b), (x, y))
     for name in ("neg", "exp", "log", "sin", "cos", "tanh", "sqrt"):
         compare_with_general_path(lambda a, p=P[name]: bind(p, a), (x,))
+    for name in ("real", "imag", "conj"):
+        compare_with_general_path(lambda a, p=P[name]: bind(p, a), (x,))
+    parts = (x.real.copy(), x.imag.copy())
+    compare_with_general_path(lambda a, b: bind(P["complex"], a, b), parts)
+    compare_with_general_path(lambda a, b: bind(P["complex"], a, b), (parts[0], parts[1][0]))
 
 
 @SETTINGS

@@ -158,4 +158,6 @@ COVERED_ELSEWHERE = {"custom_jvp_call", "custom_vjp_call", "checkpoint", "checkp
                      # control flow and jit: check_grads in test_control_flow.py, test_jit.py
                      "cond", "scan", "while", "while_lin", "while_transpose", "jit",
                      # decompositions: check_grads in test_linalg_decompositions.py
-                     "cholesky", "triangular_solve", "lu", "qr", "eigh", "svd"}
+                     "cholesky", "triangular_solve", "lu", "qr", "eigh", "svd",
+                     # complex parts: against finite differences in test_complex_ad.py
+                     "real", "imag", "conj", "complex"}

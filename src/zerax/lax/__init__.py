@@ -4,8 +4,9 @@ As in JAX, lax functions do not promote or broadcast; Python scalars are weak.
 """
 
 from .._src.ops.elementwise import (  # noqa: F401
-    convert_element_type, integer_pow, select_n, polygamma,
+    conj, convert_element_type, imag, integer_pow, real, select_n, polygamma,
 )
+from .._src.ops.elementwise import complex_ as complex  # noqa: F401,A004
 from .._src.ops.shape import (  # noqa: F401
     broadcast_in_dim, concatenate, dynamic_slice, dynamic_update_slice, expand_dims, iota,
     pad, reshape, rev, squeeze, transpose,

@@ -564,16 +564,23 @@ def clip(a, a_min=None, a_max=None, /, *, min=None, max=None):  # noqa: A002 - N
 
 
 def real(x, /):
-    """The real part (the array itself for real dtypes)."""
+    """The real part (the array itself for real dtypes).
+
+    >>> import zerax.numpy as znp
+    >>> znp.real(znp.asarray([1 + 2j, 3 - 4j]))
+    Array([1., 3.], dtype=float64)
+    """
     x = check_arg(x, "real")
-    _no_complex("real", result_type(x))
+    if result_type(x).kind == "c":
+        return ew.real(as_dtype(x, result_type(x)))
     return positive(x)
 
 
 def imag(x, /):
     """The imaginary part (zeros for real dtypes)."""
     x = check_arg(x, "imag")
-    _no_complex("imag", result_type(x))
+    if result_type(x).kind == "c":
+        return ew.imag(as_dtype(x, result_type(x)))
     from .creation import zeros_like
     return zeros_like(x)
 
@@ -581,7 +588,8 @@ def imag(x, /):
 def conjugate(x, /):
     """The complex conjugate (the array itself for real dtypes)."""
     x = check_arg(x, "conjugate")
-    _no_complex("conjugate", result_type(x))
+    if result_type(x).kind == "c":
+        return ew.conj(as_dtype(x, result_type(x)))
     return positive(x)
 
 

@@ -633,9 +633,81 @@ def polygamma(m: int, x):
     return bind(polygamma_p, x, m=int(m))
 
 
+# --------------------------------------------------------------------------- complex parts
+# Linear (over the reals) maps between a complex value and its two real parts, with
+# JAX's transposes: a real cotangent t of real(z) is t + 0i, of imag(z) is 0 - ti.
+
+def _part_dtype(x):
+    """float64 for complex128, float32 for complex64."""
+    return np.zeros((), x.dtype).real.dtype
+
+
+def _complex_dtype(x, y=None):
+    return np.result_type(x.dtype, np.complex64)
+
+
+def _complex_impl(x, y):
+    x, y = np.broadcast_arrays(np.asarray(x), np.asarray(y))
+    out = np.empty(x.shape, _complex_dtype(x))
+    out.real, out.imag = x, y       # not x + 1j * y, which turns inf parts into nan
+    return out
+
+
+real_p = elementwise("real", lambda z: np.real(z).copy(), 1, kinds="c",
+                     dtype_rule=_part_dtype)
+imag_p = elementwise("imag", lambda z: np.imag(z).copy(), 1, kinds="c",
+                     dtype_rule=_part_dtype)
+conj_p = elementwise("conj", np.conjugate, 1, kinds="c")
+complex_p = elementwise("complex", _complex_impl, 2, kinds="f", dtype_rule=_complex_dtype)
+
+
+def real(x):
+    return bind(real_p, x)
+
+
+def imag(x):
+    return bind(imag_p, x)
+
+
+def conj(x):
+    return bind(conj_p, x)
+
+
+def complex_(x, y):
+    return bind(complex_p, x, y)
+
+
+def _zeros_of(t):
+    return np.zeros((), t.dtype)
+
+
+defjvp(real_p, lambda g, ans, z: real(g),
+       vjp=(lambda ct, ans, z: _complex_impl(ct, np.zeros_like(ct)),))
+defjvp(imag_p, lambda g, ans, z: imag(g),
+       vjp=(lambda ct, ans, z: _complex_impl(np.zeros_like(ct), -ct),))
+defjvp(conj_p, lambda g, ans, z: conj(g), vjp=(lambda ct, ans, z: np.conjugate(ct),))
+defjvp(complex_p, lambda g, ans, x, y: complex_(g, _zeros_of(g)),
+       lambda g, ans, x, y: complex_(_zeros_of(g), g),
+       vjp=(lambda ct, ans, x, y: np.real(ct).copy(), lambda ct, ans, x, y: -np.imag(ct)))
+
+
+def _complex_transpose(ct, x, y):
+    return [unbroadcast(real(ct), x.aval) if is_undefined(x) else None,
+            unbroadcast(neg(imag(ct)), y.aval) if is_undefined(y) else None]
+
+
+for _p in (real_p, imag_p, conj_p, complex_p):
+    _p.unsupported.pop("transpose", None)
+real_p.transpose = lambda ct, z: [complex_(ct, _zeros_of(ct))]
+imag_p.transpose = lambda ct, z: [complex_(_zeros_of(ct), neg(ct))]
+conj_p.transpose = lambda ct, z: [conj(ct)]
+complex_p.transpose = _complex_transpose
+
 # --------------------------------------------------------------------------- dtype conversion
 
 def _convert_impl(x, *, new_dtype):
+    if np.dtype(x.dtype).kind == "c" and np.dtype(new_dtype).kind != "c":
+        x = np.real(x)      # as JAX and NumPy do, without NumPy's ComplexWarning
     return x.astype(new_dtype)
 
 
@@ -664,7 +736,7 @@ def _convert_transpose(ct, x, *, new_dtype):
 
 
 convert_element_type_p.jvp = _convert_jvp
-convert_element_type_p.vjp = (lambda ct, ans, x, *, new_dtype: ct.astype(x.dtype),)
+convert_element_type_p.vjp = (lambda ct, ans, x, *, new_dtype: _convert_impl(ct, new_dtype=x.dtype),)
 convert_element_type_p.transpose = _convert_transpose
 
 for _p in (eq_p, ne_p, and_p, or_p, xor_p):
@@ -713,6 +785,8 @@ _SCALAR = {
     cosh_p: "np.cosh({0})", tanh_p: "np.tanh({0})", asinh_p: "np.arcsinh({0})",
     acosh_p: "np.arccosh({0})", atanh_p: "np.arctanh({0})", sqrt_p: "np.sqrt({0})",
     rsqrt_p: "1.0 / np.sqrt({0})", cbrt_p: "np.cbrt({0})", abs_p: "np.abs({0})",
+    real_p: "{0}.real", imag_p: "{0}.imag", conj_p: "np.conj({0})",
+    complex_p: "complex({0}, {1})",
 }
 for _p, _t in _SCALAR.items():
     _p.numba_scalar = _scalar(_t)
@@ -752,6 +826,8 @@ def _clamp_scalar(args, in_dtypes, out_dtype, ctx):
 def _convert_scalar(args, in_dtypes, out_dtype, ctx, *, new_dtype):
     if np.dtype(new_dtype) == np.bool_:
         return f"({args[0]} != 0)"
+    if np.dtype(in_dtypes[0]).kind == "c" and np.dtype(new_dtype).kind != "c":
+        return f"{_dn(new_dtype)}({args[0]}.real)"
     return f"{_dn(new_dtype)}({args[0]})"
 
 
