@@ -146,6 +146,45 @@ def test_custom_vjp_second_order_through_bwd():
     assert float(zx.grad(zx.grad(cube))(2.0)) == 12.0
 
 
+@zx.custom_vjp
+def _scaled_square(x):
+    return x * x
+
+
+# bwd deliberately 3x the true derivative: the results show that bwd was used
+_scaled_square.defvjp(lambda x: (x * x, x), lambda x, g: (6.0 * x * g,))
+
+_IN_SUB_PROGRAMS = {   # name -> (function, its gradient with bwd's 6x in place of 2x)
+    "scan": (lambda x: zx.lax.scan(lambda c, _: (_scaled_square(c), None), x, None,
+                                   length=2)[0], lambda x: 6.0 * x * x * 6.0 * x),
+    "cond": (lambda x: zx.lax.cond(x > 0, _scaled_square, lambda v: -v, x),
+             lambda x: 6.0 * x if x > 0 else -1.0),
+    "switch": (lambda x: zx.lax.switch(1, [lambda v: v, _scaled_square], x), lambda x: 6.0 * x),
+    "fori_loop": (lambda x: zx.lax.fori_loop(0, 2, lambda i, c: _scaled_square(c), x),
+                  lambda x: 6.0 * x * x * 6.0 * x),
+    "while_loop": (lambda x: zx.lax.while_loop(lambda c: c < 3.0, _scaled_square, x),
+                   lambda x: 6.0 * x * x * 6.0 * x),     # two steps from 1.5
+    "map": (lambda x: zx.lax.map(_scaled_square, x * np.ones(3)).sum(), lambda x: 18.0 * x),
+    "jit": (zx.jit(_scaled_square), lambda x: 6.0 * x),
+}
+
+
+@pytest.mark.parametrize("outer", ["grad", "jit_grad", "vmap_grad"])
+@pytest.mark.parametrize("name", sorted(_IN_SUB_PROGRAMS))
+def test_custom_vjp_inside_sub_programs(name, outer):
+    # Reverse mode transposes the sub-program's linear part; the custom_vjp's bwd rule
+    # must be what runs there, whatever the sub-program (JAX's semantics).
+    fn, want = _IN_SUB_PROGRAMS[name]
+    xs = [1.5, -0.5] if name == "cond" else [1.5]
+    g = {"grad": zx.grad(fn), "jit_grad": zx.jit(zx.grad(fn)),
+         "vmap_grad": zx.vmap(zx.grad(fn))}[outer]
+    if outer == "vmap_grad":
+        np.testing.assert_allclose(g(np.array(xs)), [want(x) for x in xs], rtol=1e-14)
+    else:
+        for x in xs:
+            np.testing.assert_allclose(g(x), want(x), rtol=1e-14)
+
+
 class Square(zx.Function):
     def forward(self, x):
         return x ** 2

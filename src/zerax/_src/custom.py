@@ -169,6 +169,10 @@ custom_lin_p = Primitive("custom_lin", multiple_results=True)
 
 
 def _custom_lin_impl(*args, num_res, bwd, out_avals):
+    if all(not np.any(np.asarray(t)) for t in args[num_res:]):
+        # linear in its tangents: at zero tangents it is zero.  (Transposing a linear
+        # program by a vjp evaluates it there: cond/scan/while/jit transposes do.)
+        return [np.zeros(a.shape, a.dtype) for a in out_avals]
     raise errors.NotSupportedError(
         "forward-mode differentiation (jvp, jacfwd, hessian's outer jacfwd) of a custom_vjp "
         f"function is not supported (at {errors.user_frame()}): its derivative is only known "
@@ -189,7 +193,26 @@ def _custom_lin_transpose(cts, *args, num_res, bwd, out_avals):
 custom_lin_p.impl = _custom_lin_impl
 custom_lin_p.abstract_eval = lambda *avals, num_res, bwd, out_avals: list(out_avals)
 custom_lin_p.transpose = _custom_lin_transpose
-custom_lin_p.unsupported["jvp"] = "forward mode through a custom_vjp function is not defined"
+
+
+def _custom_lin_jvp(primals, tangents, *, num_res, bwd, out_avals):
+    """custom_lin is linear in its tangent operands, so its JVP along them is itself.
+    (Needed where a linear program is transposed by a vjp.)  Along the residuals it
+    would be a second derivative through ``bwd``, which is not known."""
+    params = dict(num_res=num_res, bwd=bwd, out_avals=out_avals)
+    if any(type(t) is not Zero for t in tangents[:num_res]):
+        raise errors.NotSupportedError(
+            "forward-mode differentiation of a custom_vjp function's derivative with "
+            f"respect to its residuals is not supported (at {errors.user_frame()}): it "
+            "would need the derivative of its bwd rule. Use reverse mode only, or define "
+            "a custom_jvp.")
+    outs = bind(custom_lin_p, *primals, **params)
+    ts = [instantiate(t) for t in tangents[num_res:]]
+    t_outs = bind(custom_lin_p, *primals[:num_res], *ts, **params)
+    return outs, t_outs
+
+
+custom_lin_p.jvp = _custom_lin_jvp
 
 
 def custom_vjp_jvp(fwd, bwd, primals, tangents):
