@@ -181,6 +181,21 @@ def test_custom_vjp_bwd_cotangent_shapes_are_checked():
         zx.grad(lambda x, y: znp.sum(f(x, y)), argnums=(0, 1))(a3, 3.0)
 
 
+def test_custom_jvp_tangent_shape_and_dtype_are_checked():
+    # JAX refuses a tangent whose shape or dtype is not its primal's (silently wrong here
+    # before); a Python scalar tangent takes the primal's dtype.
+    for bad in (lambda p, t: (p * 2, znp.ones(3)),
+                lambda p, t: (p * 2, t.astype(np.float64))):
+        f = zx.custom_jvp(lambda x: x * 2)
+        f.defjvp(lambda primals, tangents, bad=bad: bad(primals[0], tangents[0]))
+        with pytest.raises(TypeError, match="tangent must have its primal's shape and dtype"):
+            zx.jvp(f, (np.float32(1.0),), (np.float32(1.0),))
+    g = zx.custom_jvp(lambda x: x * 2)
+    g.defjvp(lambda primals, tangents: (primals[0] * 2, 2.0))
+    out, tangent = zx.jvp(g, (np.float32(1.0),), (np.float32(1.0),))
+    assert tangent.dtype == np.float32 and float(tangent) == 2.0
+
+
 def test_checkpoint_kwargs_and_policies():
     f = zx.checkpoint(lambda x, y: znp.sin(x) * y)
     check_grads(lambda x: f(x, y=3.0), (1.0,), order=2, modes=("rev",))

@@ -150,10 +150,28 @@ class custom_jvp:
                     f"the custom JVP rule of {fun_name(self.fun)} returned a primal output "
                     f"structured {ot} but a tangent output structured {tt}; they must match.")
             out_tree.append(ot)
-            return out_leaves, [as_input(x, "custom JVP tangent") for x in t_leaves]
+            return out_leaves, [_checked_tangent(self.fun, i, o, t)
+                                for i, (o, t) in enumerate(zip(out_leaves, t_leaves))]
 
         outs = top.process_custom_jvp(custom_jvp_call_p, flat_fun, flat_jvp, leaves, {})
         return tree.tree_unflatten(out_tree[-1], outs)
+
+
+def _checked_tangent(fun, i, primal, tangent):
+    """A custom JVP rule's tangent output ``i``: its shape and (for float and complex
+    outputs) dtype must be the primal output's, as JAX requires; a Python scalar takes
+    the primal's dtype."""
+    p = get_aval(as_input(primal, "custom JVP primal output"))
+    if type(tangent) in (int, float, complex) and p.dtype.kind in "fc":
+        tangent = np.asarray(tangent, p.dtype)
+    t = get_aval(as_input(tangent, "custom JVP tangent"))
+    if tuple(t.shape) != tuple(p.shape) or (p.dtype.kind in "fc" and t.dtype != p.dtype):
+        raise errors.ZeraxTypeError(
+            f"the custom JVP rule of {fun_name(fun)} returned, for output {i}, a primal "
+            f"of shape {tuple(p.shape)} and dtype {p.dtype.name} but a tangent of shape "
+            f"{tuple(t.shape)} and dtype {t.dtype.name}; a tangent must have its "
+            "primal's shape and dtype.")
+    return as_input(tangent, "custom JVP tangent")
 
 
 # --------------------------------------------------------------------------- custom_vjp
