@@ -337,3 +337,21 @@ def test_ravel_pytree_python_scalars_are_weak():
     flat, unravel = ravel_pytree([np.ones(2, np.float32), 1])
     assert flat.dtype == np.float32
     np.testing.assert_array_equal(unravel(flat)[0], np.ones(2, np.float32))
+
+
+def test_jax_tree_short_names():
+    # zerax.tree mirrors jax.tree: the same functions as tree_util under short names
+    import zerax
+    t = {"a": 1.0, "b": (2.0, None, [3.0])}
+    assert zerax.tree.map(lambda x: x + 1, t) == {"a": 2.0, "b": (3.0, None, [4.0])}
+    assert zerax.tree.leaves(t) == [1.0, 2.0, 3.0]
+    leaves, treedef = zerax.tree.flatten(t)
+    assert zerax.tree.unflatten(treedef, leaves) == t
+    assert zerax.tree.structure(t) == treedef
+    assert zerax.tree.reduce(lambda a, b: a + b, t) == 6.0
+    assert zerax.tree.all([True, (1, 2)]) and not zerax.tree.all([True, 0])
+    assert [p for p, _ in zerax.tree.leaves_with_path(t)] == \
+        [p for p, _ in zerax.tree_util.tree_leaves_with_path(t)]
+    outer, inner = zerax.tree.structure([0, 0]), zerax.tree.structure((0, 0, 0))
+    assert zerax.tree.transpose(outer, inner, [(1, 2, 3), (4, 5, 6)]) == ([1, 4], [2, 5], [3, 6])
+    assert zerax.jacobian is zerax.jacrev

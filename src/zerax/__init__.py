@@ -25,14 +25,17 @@ from ._src.api_extras import (
     linear_transpose, make_jaxpr,
 )
 from ._src import dtypes  # noqa: E402  (dtypes.float0: the tangent dtype of integers)
-from . import numpy, lax, tree_util, test_util, nn, scipy  # noqa: E402
+from . import numpy, lax, tree, tree_util, test_util, nn, scipy  # noqa: E402
+
+jacobian = jacrev   # JAX's name for it
 
 __version__ = "0.1.0"
 
 __all__ = [
     "Array", "ClosedJaxpr", "Function", "Jaxpr", "checkpoint", "custom_jvp", "custom_vjp",
     "errors", "eval_jaxpr", "grad", "jvp", "lax", "linearize", "make_jaxpr", "numpy", "remat",
-    "stop_gradient", "test_util", "tree_util", "value_and_grad", "vjp", "vmap", "jacfwd",
+    "stop_gradient", "test_util", "tree", "tree_util", "value_and_grad", "vjp", "vmap",
+    "jacfwd", "jacobian",
     "jacrev", "hessian", "nn", "scipy", "jit", "disable_jit", "config", "ShapeDtypeStruct",
     "block_until_ready", "default_backend", "device_put", "devices", "eval_shape",
     "linear_transpose", "dtypes", "checkpoint_policies",
