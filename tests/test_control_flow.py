@@ -227,6 +227,16 @@ def test_grads_match_finite_differences(name):
 # =========================================================================== more of each construct
 
 
+def test_cond_operand_keyword():
+    # JAX's older form: cond(pred, true_fun, false_fun, operand=x)
+    assert float(lax.cond(True, lambda x: x * 2.0, lambda x: -x, operand=3.0)) == 6.0
+    f = zx.jit(lambda y: lax.cond(y > 0, lambda x: x * 2.0, lambda x: -x, operand=y))
+    assert float(f(2.0)) == 4.0 and float(f(-2.0)) == 2.0
+    assert float(lax.cond(False, lambda _: 1.0, lambda _: 2.0, operand=None)) == 2.0
+    with pytest.raises(errors.ZeraxTypeError, match="not both"):
+        lax.cond(True, lambda x: x, lambda x: x, 1.0, operand=2.0)
+
+
 def test_cond_pytree_operands_closures_and_integer_outputs():
     y = znp.asarray([0.5, -1.5])
 

@@ -212,15 +212,25 @@ def _eager_branch(branches, i, operands, what):
     return out
 
 
-def cond(pred, true_fun, false_fun, *operands):
+_NO_OPERAND = object()       # cond's operand= not given (None is a valid operand)
+
+
+def cond(pred, true_fun, false_fun, *operands, operand=_NO_OPERAND):
     """``true_fun(*operands)`` if ``pred`` else ``false_fun(*operands)``.
 
     Under a transform both branches are traced (and must return the same types).
+    JAX's older keyword form ``cond(pred, true_fun, false_fun, operand=x)`` is
+    ``cond(pred, true_fun, false_fun, x)``.
 
     >>> import zerax as zx
     >>> float(zx.lax.cond(True, lambda x: x * 2.0, lambda x: -x, 3.0))
     6.0
     """
+    if operand is not _NO_OPERAND:
+        if operands:
+            raise errors.ZeraxTypeError(
+                "cond: pass the operands either positionally or as operand=, not both")
+        operands = (operand,)
     pred = _scalar_index(pred, "cond predicate")
     if np.dtype(pred.dtype).kind not in "biuf":
         raise errors.ZeraxTypeError(f"cond predicate must be a scalar bool, got {pred.dtype}")
