@@ -231,3 +231,21 @@ def test_jit_of_jvp_with_integer_outputs_gives_float0_tangents():
         np.testing.assert_array_equal(y, want[0][0])
         np.testing.assert_array_equal(ty, want[1][0])
         assert int(i) == 0 and ti.dtype == want[1][1].dtype and ti.shape == ()
+
+
+def test_float16_programs_run_op_by_op():
+    # Numba cannot compile float16 arithmetic: such programs run op by op on NumPy's
+    # float16, so jit gives what eager (and NumPy) gives, rounding included.
+    x = np.array([1.5, 2.25, -0.1], np.float16)
+    f = zx.jit(lambda v: v * np.float16(2) + znp.sin(v))
+    got = f(x)
+    assert got.dtype == np.float16
+    np.testing.assert_array_equal(got, x * np.float16(2) + np.sin(x))
+    g = zx.jit(zx.grad(lambda v: znp.sum(znp.sin(v) * v)))
+    np.testing.assert_array_equal(g(x), zx.grad(lambda v: znp.sum(znp.sin(v) * v))(x))
+    h = zx.jit(lambda v: zx.lax.fori_loop(0, 3, lambda i, c: c * np.float16(1.5), v))
+    np.testing.assert_array_equal(h(x), x * np.float16(1.5) * np.float16(1.5) * np.float16(1.5))
+    # a float16 intermediate of a float64 program
+    k = zx.jit(lambda v: (v.astype(np.float16) * 3).astype(np.float64))
+    np.testing.assert_array_equal(k(np.array([0.1, 1.0])),
+                                  (np.array([0.1, 1.0]).astype(np.float16) * 3).astype(float))

@@ -100,6 +100,13 @@ class Executable:
             jaxpr = dce(Jaxpr(jaxpr.constvars, jaxpr.invars,
                               [v for v, z in zip(jaxpr.outvars, self.float0_outs) if not z],
                               jaxpr.eqns))
+        if _uses_float16(jaxpr):
+            # Numba has no float16 arithmetic on the CPU: such a program runs op by op
+            # on NumPy's float16 (the eager implementations), not compiled.
+            self.kernel = _op_by_op(jaxpr)
+            self.source = ("# float16 values: run op by op with NumPy (Numba cannot "
+                           "compile float16 arithmetic)\n")
+            return
         try:
             self.kernel, self.source = compile_jaxpr(jaxpr)
         except LoweringError as e:
@@ -124,6 +131,33 @@ class Executable:
             outs = [np.zeros(a.shape, a.dtype) if z else next(it)
                     for a, z in zip(self.out_avals, self.float0_outs)]
         return outs
+
+
+def _uses_float16(jaxpr) -> bool:
+    """Whether any value of ``jaxpr`` or of its sub-programs is float16."""
+    from .ir import ClosedJaxpr, Jaxpr
+    f16 = np.dtype(np.float16)
+    for v in list(jaxpr.invars) + list(jaxpr.constvars) + list(jaxpr.outvars):
+        if getattr(getattr(v, "aval", None), "dtype", None) == f16:
+            return True
+    for eqn in jaxpr.eqns:
+        if any(getattr(v.aval, "dtype", None) == f16 for v in eqn.outvars):
+            return True
+        for p in eqn.params.values():
+            for sub in (p if isinstance(p, (list, tuple)) else [p]):
+                if isinstance(sub, ClosedJaxpr):
+                    sub = sub.jaxpr
+                if isinstance(sub, Jaxpr) and _uses_float16(sub):
+                    return True
+    return False
+
+
+def _op_by_op(jaxpr):
+    from .ir import eval_jaxpr
+
+    def run(*vals):
+        return tuple(np.asarray(o) for o in eval_jaxpr(jaxpr, [], *vals))
+    return run
 
 
 def executable_for(jaxpr, name="jit"):

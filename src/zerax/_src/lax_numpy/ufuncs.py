@@ -347,7 +347,10 @@ def hypot(x1, x2, /):
     zero = np.zeros((), dtype)
     safe_big = ew.select_n(ew.eq(big, zero), big, np.ones((), dtype))
     ratio = ew.div(small, safe_big)
-    return ew.mul(big, ew.sqrt(ew.add(np.ones((), dtype), ew.mul(ratio, ratio))))
+    out = ew.mul(big, ew.sqrt(ew.add(np.ones((), dtype), ew.mul(ratio, ratio))))
+    # an infinite side makes it inf, even beside a nan (C99, NumPy)
+    inf = np.asarray(np.inf, dtype)
+    return ew.select_n(ew.bitwise_or(ew.eq(a, inf), ew.eq(b, inf)), out, inf)
 
 
 def logaddexp(x1, x2, /):
@@ -402,7 +405,8 @@ def heaviside(x1, x2, /):
     """0 where x1 < 0, x2 where x1 == 0, 1 where x1 > 0."""
     (a, b), dtype = _float_binary("heaviside", np.heaviside)(x1, x2)
     zero, one = np.zeros((), dtype), np.ones((), dtype)
-    return ew.select_n(ew.lt(a, zero), ew.select_n(ew.gt(a, zero), b, one), zero)
+    out = ew.select_n(ew.lt(a, zero), ew.select_n(ew.gt(a, zero), b, one), zero)
+    return ew.select_n(ew.isnan(a), out, a)          # nan stays nan
 
 
 def fmax(x1, x2, /):
@@ -424,6 +428,11 @@ def fmin(x1, x2, /):
 def fmod(x1, x2, /):
     """Remainder with the sign of the dividend (C's fmod)."""
     a, b = _promote2("fmod", np.fmod, x1, x2)
+    if a.dtype.kind == "f":
+        # |a| mod |b| is exact and already fmod's magnitude; the sign is a's.  (Fixing
+        # up rem(a, b) by subtracting b instead cancels digits when |a| < |b|.)
+        r = ew.rem(ew.bind(ew.abs_p, a), ew.bind(ew.abs_p, b))
+        return ew.select_n(_signbit(a), r, ew.neg(r))
     r = ew.rem(a, b)
     zero = np.zeros((), r.dtype)
     wrong_sign = ew.bitwise_and(ew.ne(r, zero), ew.ne(ew.lt(r, zero), ew.lt(a, zero)))
