@@ -137,3 +137,24 @@ def test_real_inputs_through_complex_intermediates():
         np.testing.assert_allclose(zx.jit(h)(x), -4.0 * x)
     tangent = zx.jvp(lambda z: znp.imag(z * z), (Z,), (np.ones_like(Z),))[1]
     np.testing.assert_allclose(tangent, np.imag(2.0 * Z))     # d Im(z^2) along 1
+
+
+@pytest.mark.parametrize("wrap", [lambda f: f, zx.jit], ids=["eager", "jit"])
+def test_angle_matches_numpy(wrap):
+    for z in (np.array([1 + 1j, -1 - 1j, 1j, -2.0 + 0j, 0j]),
+              np.array([1.0, -1.0, 0.0, -0.0, np.nan, np.inf, -np.inf]),
+              np.array([1, -3]), np.array([True, False]), np.float32([-1.5, 2.0])):
+        for deg in (False, True):
+            got, want = wrap(lambda v, d=deg: znp.angle(v, deg=d))(z), np.angle(z, deg=deg)
+            assert got.dtype == want.dtype
+            np.testing.assert_allclose(got, want, rtol=1e-15)
+    # a real function of complex inputs: df/dx - i df/dy of atan2(y, x)
+    np.testing.assert_allclose(zx.grad(znp.angle)(1.0 + 1.0j), -0.5 - 0.5j)
+
+
+def test_parts_of_bool_and_arrays_from_ranges():
+    np.testing.assert_array_equal(znp.real(np.array([True, False])), [True, False])
+    np.testing.assert_array_equal(znp.conj(np.array([True])), [True])
+    np.testing.assert_array_equal(znp.imag(np.array([True])), [False])
+    np.testing.assert_array_equal(znp.array(range(4)), np.arange(4))
+    assert znp.asarray(range(2, 5), dtype=np.float32).dtype == np.float32

@@ -110,6 +110,8 @@ def array(object, dtype=None, *, copy=True, order="K", subok=False, ndmin=0, lik
     Array([1. , 2.5], dtype=float32)
     """
     dtype = _check_dtype(dtype, "array")
+    if isinstance(object, range):       # as NumPy and JAX take it: a sequence of ints
+        object = list(object)
     if isinstance(object, (Array, Tracer)):
         out = object if dtype is None else as_dtype(object, dtype)
     elif isinstance(object, (list, tuple)) and _has_tracer(object):

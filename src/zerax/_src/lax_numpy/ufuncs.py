@@ -582,7 +582,7 @@ def real(x, /):
     x = check_arg(x, "real")
     if result_type(x).kind == "c":
         return ew.real(as_dtype(x, result_type(x)))
-    return positive(x)
+    return x if result_type(x) == np.bool_ else positive(x)
 
 
 def imag(x, /):
@@ -599,7 +599,27 @@ def conjugate(x, /):
     x = check_arg(x, "conjugate")
     if result_type(x).kind == "c":
         return ew.conj(as_dtype(x, result_type(x)))
-    return positive(x)
+    return x if result_type(x) == np.bool_ else positive(x)
+
+
+def angle(z, deg=False):
+    """The counterclockwise angle of ``z`` from the positive real axis, in radians (or
+    degrees): ``arctan2(imag(z), real(z))``; 0 or pi for real values.
+
+    >>> import zerax.numpy as znp
+    >>> znp.angle(znp.asarray([1j, -1.0]), deg=True)
+    Array([ 90., 180.], dtype=float64)
+    """
+    z = check_arg(z, "angle")
+    dtype = _result_dtype(np.angle, "angle", z)
+    if result_type(z).kind == "c":
+        re, im = real(z), imag(z)
+    else:
+        from .creation import zeros_like
+        re = as_dtype(z, dtype)
+        im = zeros_like(re)                 # +0: angle(-1.0) is +pi, as in NumPy
+    out = ew.bind(ew.atan2_p, im, re)
+    return ew.mul(out, np.asarray(180.0 / math.pi, dtype)) if deg else out
 
 
 def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
@@ -628,6 +648,6 @@ def sinc(x, /):
     return ew.select_n(zero, ew.div(ew.sin(pix), pix), np.ones((), dtype))
 
 
-for _f in (clip, real, imag, conjugate, nan_to_num, sinc):
+for _f in (clip, real, imag, conjugate, angle, nan_to_num, sinc):
     _export(_f, _f.__name__)
 _export(conjugate, "conj")
