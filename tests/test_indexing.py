@@ -388,6 +388,23 @@ def test_at_updates_match_numpy(case, op, dtype, scalar):
     assert_same(got, want)
 
 
+@pytest.mark.parametrize("wrap", [lambda f: f, zx.jit], ids=["eager", "jit"])
+def test_at_combines_in_the_promoted_dtype(wrap):
+    # As JAX: x.at[i].op(v) computes op in the promoted dtype, then casts back to x's
+    # (the reference: the promoted computation by hand, then NumPy's cast).
+    cases = [(np.array([3, 5]), "multiply", 0, 2.5), (np.array([3, 5]), "add", 0, -0.5),
+             (np.array([3, 5]), "multiply", 1, 0.5), (np.array([True, False]), "add", 0, -1),
+             (np.array([3, 5]), "min", 0, 2.5), (np.array([3, -5]), "max", 1, -5.5),
+             (np.array([1, 2, 3]), "add", np.array([0, 0]), np.array([0.6, 0.6]))]
+    combine = {"multiply": np.multiply, "add": np.add, "min": np.minimum, "max": np.maximum}
+    for x, op, i, v in cases:
+        got = wrap(lambda a, u, op=op, i=i: getattr(znp.asarray(a).at[i], op)(u))(x, v)
+        promoted = x.astype(np.result_type(x, v))
+        getattr(combine[op], "at")(promoted, i, v)
+        assert got.dtype == x.dtype
+        np.testing.assert_array_equal(got, promoted.astype(x.dtype))
+
+
 def test_at_modes_and_get():
     x = np.arange(5.0)
     i = np.array([0, 7, -1, -9])

@@ -380,6 +380,9 @@ def _check_mode(mode, modes):
             f"{', '.join(repr(m) for m in modes if m is not None)}")
 
 
+_COMBINE = {"add": np.add, "mul": np.multiply, "min": np.minimum, "max": np.maximum}
+
+
 class _IndexUpdateRef:
     """``x.at[idx]``: functional update methods (JAX's API); each returns a new array."""
 
@@ -402,8 +405,17 @@ class _IndexUpdateRef:
 
     def _update(self, values, op, mode, name):
         _check_mode(mode, _SET_MODES)
-        return _scatter_update(_as_value(self.array), self.index, values, op, mode,
-                               f"x.at[idx].{name}")
+        x, fname = _as_value(self.array), f"x.at[idx].{name}"
+        if op != "set":
+            # As JAX: combine in the promoted dtype, then cast back to x's (an int array
+            # multiplied by 2.5 at an index holds int(x * 2.5) there, not x * 2).
+            from ..lax_numpy._util import check_arg, numpy_result_dtype
+            dtype = numpy_result_dtype(_COMBINE[op], x, check_arg(values, fname))
+            if dtype != np.dtype(x.dtype):
+                out = _scatter_update(convert_element_type(x, dtype), self.index, values,
+                                      op, mode, fname)
+                return convert_element_type(out, x.dtype)
+        return _scatter_update(x, self.index, values, op, mode, fname)
 
     def set(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
         """``x[idx] = values`` (for repeated indices the last value wins)."""
