@@ -719,3 +719,19 @@ def test_fmod_hypot_heaviside_edges_match_numpy(name, dtype):
        hnp.arrays(np.float64, 6, elements=st.floats(-1e3, 1e3).filter(lambda y: y != 0)))
 def test_fmod_matches_numpy(x, y):
     np.testing.assert_array_equal(znp.fmod(x, y), np.fmod(x, y))
+
+
+@pytest.mark.parametrize("wrap", [lambda f: f, zx.jit], ids=["eager", "jit"])
+def test_round_integers_to_tens_half_to_even(wrap):
+    # NumPy: in float64, rint(x / 10^k) * 10^k (half to even), cast back
+    for dt in (np.int8, np.uint8, np.int16, np.int32, np.int64, np.uint16):
+        x = np.array([5, 15, 25, 45, 0, 95, 105, 115], dtype=dt)
+        if np.dtype(dt).kind == "i":
+            x = np.concatenate([x, -x])
+        for d in (-1, -2, 0, 2):
+            got = wrap(lambda v, d=d: znp.round(v, d))(x)
+            want = np.round(x, d)
+            assert got.dtype == want.dtype
+            np.testing.assert_array_equal(got, want)
+    with pytest.raises(errors.ZeraxTypeError, match="NumPy refuses"):
+        znp.round(np.array([True]), -1)

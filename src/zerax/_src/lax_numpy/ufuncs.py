@@ -240,15 +240,20 @@ _export(_rounding("trunc", np.trunc, _trunc), "trunc", "fix")
 def round(a, decimals=0, out=None):  # noqa: A001 - NumPy's name
     """``numpy.round``: round half to even, to ``decimals`` places."""
     a = check_arg(a, "round")
-    dtype = np.asarray(np.round(np.ones((), np.dtype(a.dtype) if hasattr(a, "dtype")
-                                        else np.asarray(a).dtype), decimals)).dtype
+    try:
+        dtype = np.asarray(np.round(np.ones((), np.dtype(a.dtype) if hasattr(a, "dtype")
+                                            else np.asarray(a).dtype), decimals)).dtype
+    except TypeError as e:       # NumPy refuses bool with decimals < 0, for one
+        raise errors.ZeraxTypeError(f"zerax.numpy.round: {e} (NumPy refuses the same "
+                                    "call)") from None
     a = as_dtype(a, dtype)
     if dtype.kind in "biu":
         if decimals >= 0:
             return a
-        scale = np.asarray(10 ** (-decimals), dtype)
-        return ew.mul(ew.floor_divide(ew.add(a, ew.floor_divide(scale, np.asarray(2, dtype))),
-                                      scale), scale)
+        # As NumPy: in float64, rint(a / 10^-d) * 10^-d (half to even), then cast back
+        scale = np.asarray(10.0 ** (-decimals))
+        f = ew.mul(ew.round(ew.div(ew.convert_element_type(a, np.float64), scale)), scale)
+        return ew.convert_element_type(f, dtype)
     if decimals == 0:
         return ew.round(a)
     scale = np.asarray(10.0 ** decimals, dtype)
