@@ -735,3 +735,17 @@ def test_round_integers_to_tens_half_to_even(wrap):
             np.testing.assert_array_equal(got, want)
     with pytest.raises(errors.ZeraxTypeError, match="NumPy refuses"):
         znp.round(np.array([True]), -1)
+
+
+def test_array_methods_forward_to_numpy_functions():
+    x = np.array([3.0, 1.0, 2.0, 5.0, 4.0])
+    a = zx.Array(x)
+    np.testing.assert_array_equal(a.ptp(), np.ptp(x))
+    np.testing.assert_array_equal(zx.Array(np.sort(x)).searchsorted([2.5, 9.0], side="right"),
+                                  np.sort(x).searchsorted([2.5, 9.0], side="right"))
+    np.testing.assert_array_equal(a.compress([True, False, True]), x.compress([True, False, True]))
+    np.testing.assert_array_equal(a.partition(2)[2], x.partition(2)[2])
+    np.testing.assert_array_equal(x[np.asarray(a.argpartition(2))][2], x.partition(2)[2])
+    idx = np.array([0, 1, 0])
+    np.testing.assert_array_equal(zx.Array(idx).choose([[1, 2, 3], [4, 5, 6]]),
+                                  idx.choose([[1, 2, 3], [4, 5, 6]]))

@@ -195,6 +195,15 @@ class ArrayMethods:
     diagonal = _forward("diagonal")
     sort = _forward("sort")
     argsort = _forward("argsort")
+    ptp = _forward("ptp")
+    searchsorted = _forward("searchsorted")
+    partition = _forward("partition")
+    argpartition = _forward("argpartition")
+    choose = _forward("choose")
+
+    def compress(self, condition, axis=None):
+        """Same as ``zerax.numpy.compress(condition, self, axis)``."""
+        return (_jnp or _ns()).compress(condition, self, axis=axis)
 
     def flatten(self, order="C"):
         return (_jnp or _ns()).ravel(self, order=order)
