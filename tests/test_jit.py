@@ -249,3 +249,30 @@ def test_float16_programs_run_op_by_op():
     k = zx.jit(lambda v: (v.astype(np.float16) * 3).astype(np.float64))
     np.testing.assert_array_equal(k(np.array([0.1, 1.0])),
                                   (np.array([0.1, 1.0]).astype(np.float16) * 3).astype(float))
+
+
+def test_python_number_arguments_are_weakly_typed():
+    # As JAX: a Python number passed to a jitted function promotes as a Python scalar,
+    # so an SGD step on float32 parameters stays float32 (eager zerax gives the same)
+    p = np.ones(3, np.float32)
+    steps = [lambda p, lr: p - lr * p, lambda p, lr: p * (1 - lr),
+             lambda p, lr: p * abs(-lr) ** 2 / (2.0 * lr), lambda p, lr: p ** lr]
+    for step in steps:
+        eager = step(zx.Array(p), 0.1)
+        got = zx.jit(step)(p, 0.1)
+        assert got.dtype == eager.dtype == np.float32
+        np.testing.assert_allclose(got, eager, rtol=1e-6)
+    # a zerax.numpy function of a Python number is a strong float64, as NumPy's is
+    # (NumPy 2; JAX would keep float32 here): jit agrees with eager
+    step = lambda p, lr: p * znp.exp(-lr)        # noqa: E731
+    assert zx.jit(step)(p, 0.1).dtype == step(zx.Array(p), 0.1).dtype == np.float64
+    assert zx.jit(lambda x, n: x + n)(np.arange(3, dtype=np.int32), 1).dtype == np.int32
+    assert zx.jit(lambda p, d: p * d["a"])(p, {"a": 2.0}).dtype == np.float32
+    # NumPy scalars and arrays stay strong; each kind is its own trace
+    f = zx.jit(lambda p, lr: p - lr * p)
+    assert f(p, np.float64(0.1)).dtype == np.float64
+    assert f(p, 0.1).dtype == np.float32
+    assert f(p, np.asarray(0.1)).dtype == np.float64
+    # weak values alone keep their own dtype
+    out = zx.jit(lambda lr: lr * 2)(0.1)
+    assert out.dtype == np.float64 and float(out) == 0.2

@@ -42,6 +42,7 @@ class ArrayMethods:
     """Mixin: NumPy's operator protocol for zerax values."""
 
     __slots__ = ()
+    _weak_type = None        # (set on the tracers of a jit trace only; see Tracer)
 
     __add__ = _binary("add")
     __radd__ = _binary("add", True)

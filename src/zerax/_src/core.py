@@ -190,7 +190,12 @@ from .array_methods import ArrayMethods  # noqa: E402  (operators shared by Arra
 
 
 class Tracer(ArrayMethods):
-    """A value flowing through a transform: stands in for an array."""
+    """A value flowing through a transform: stands in for an array.
+
+    ``_weak_type`` (class default None, from ArrayMethods), when set, is the Python
+    scalar type (int, float, complex) the value promotes as, JAX's weak type: only the
+    tracers of a jit trace carry one (a Python number passed to the jitted function,
+    and operators applied to such values only; see lax_numpy/_util.weak_type_of)."""
 
     __slots__ = ("_trace",)
     __array_priority__ = 100

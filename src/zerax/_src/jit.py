@@ -374,10 +374,13 @@ class JitFunction:
         st_kw = tuple(sorted((k, v) for k, v in kwargs.items() if k in self.static_argnames))
         dyn_kw = {k: v for k, v in kwargs.items() if k not in self.static_argnames}
         leaves, in_tree = tree.tree_flatten(([args[i] for i in dyn_pos], dyn_kw))
+        # Python numbers are weakly typed, as in JAX: traced as int64/float64/complex128
+        # values that promote as Python scalars (so lr * float32 params stays float32)
+        weak = tuple(type(x) if type(x) in (int, float, complex) else None for x in leaves)
         leaves = [as_input(x, f"argument of {self.name}") for x in leaves]
         try:
             key = (in_tree, tuple((tuple(x.shape), np.dtype(x.dtype)) for x in leaves),
-                   static, st_kw)
+                   static, st_kw, weak)
             hash(key)
         except TypeError:
             raise errors.ZeraxTypeError(
@@ -385,10 +388,13 @@ class JitFunction:
             ) from None
         return key, leaves, in_tree, dyn_pos, dict(st_kw)
 
-    def _trace(self, args, kwargs, leaves, in_tree, dyn_pos, st_kw):
+    def _trace(self, args, kwargs, leaves, in_tree, dyn_pos, st_kw, weak):
         out_tree = []
 
         def flat(*xs):
+            for x, w in zip(xs, weak):
+                if w is not None:
+                    x._weak_type = w
             dyn_args, dyn_kw = tree.tree_unflatten(in_tree, xs)
             full = list(args)
             for i, v in zip(dyn_pos, dyn_args):
@@ -406,7 +412,8 @@ class JitFunction:
         key, leaves, in_tree, dyn_pos, st_kw = self._specialise(args, kwargs)
         entry = self._cache.get(key)
         if entry is None:
-            jaxpr, consts, out_tree = self._trace(args, kwargs, leaves, in_tree, dyn_pos, st_kw)
+            jaxpr, consts, out_tree = self._trace(args, kwargs, leaves, in_tree, dyn_pos, st_kw,
+                                                  key[-1])
             entry = (jaxpr, consts, out_tree)
             if not any(isinstance(c, Tracer) for c in consts):
                 with self._lock:

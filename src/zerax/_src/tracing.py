@@ -20,11 +20,12 @@ from .ir import ClosedJaxpr, Eqn, Jaxpr, Literal, Var, dce
 
 
 class RecordingTracer(Tracer):
-    __slots__ = ("var",)
+    __slots__ = ("var", "_weak_type")
 
     def __init__(self, trace, var):
         self._trace = trace
         self.var = var
+        self._weak_type = None
 
     @property
     def aval(self):

@@ -47,6 +47,28 @@ def _install_array_operators():
                      "ge": greater_equal, "eq": equal, "ne": not_equal}.items():  # noqa: F405
         setattr(ArrayMethods, f"__{name}__", fn)
     ArrayMethods.__neg__ = negative  # noqa: F405
+    # The tracers of a jit trace may be weak (a jitted function's Python-number
+    # arguments, see Tracer): an operator on weak values only is weak again, as Python
+    # arithmetic on the numbers themselves would be.  Functions such as exp give
+    # strong results, as NumPy's do.
+    from ..tracing import RecordingTracer
+    for name, fn in pairs.items():
+        setattr(RecordingTracer, f"__{name}__", _weak_aware(fn))
+        setattr(RecordingTracer, f"__r{name}__",
+                _weak_aware(lambda self, other, _f=fn: _f(other, self)))
+    RecordingTracer.__neg__ = _weak_aware(negative)  # noqa: F405
+    RecordingTracer.__pos__ = _weak_aware(positive)  # noqa: F405
+    RecordingTracer.__abs__ = _weak_aware(absolute)  # noqa: F405
+
+
+def _weak_aware(op):
+    from ._util import keep_weak
+
+    def method(self, *other):
+        out = op(self, *other)
+        return out if self._weak_type is None else keep_weak(out, self, *other)
+    method.__name__ = op.__name__
+    return method
 
 
 _install_array_operators()

@@ -68,10 +68,36 @@ def _numpy_dtype(fn, keys):
     return np.asarray(out).dtype
 
 
+_WEAK_TYPE_OF_KIND = {"i": int, "u": int, "f": float, "c": complex}
+
+
+def weak_type_of(x):
+    """The Python scalar type ``x`` promotes as (NumPy 2's weak scalars, JAX's weak
+    types): a Python number's own type, or a traced value's ``_weak_type``; None for
+    everything else, which promotes by its dtype."""
+    t = type(x)
+    if t in _PY_SCALARS:
+        return t
+    return x._weak_type if isinstance(x, Tracer) else None
+
+
+def keep_weak(out, *inputs):
+    """``out`` of an elementwise function of ``inputs``: weak when every input is (a
+    traced weak value combined only with weak ones stays weak, as in JAX)."""
+    if isinstance(out, Tracer) and any(isinstance(a, Tracer) for a in inputs) and \
+            all(weak_type_of(a) is not None for a in inputs):
+        out._weak_type = _WEAK_TYPE_OF_KIND.get(np.dtype(out.dtype).kind)
+    return out
+
+
+def _promotion_key(a):
+    w = weak_type_of(a)
+    return w if w is not None else np.dtype(a.dtype)
+
+
 def numpy_result_dtype(fn, *args) -> np.dtype:
     """The dtype ``fn`` (a NumPy function) returns for arguments like ``args``."""
-    keys = tuple(type(a) if type(a) in _PY_SCALARS else np.dtype(a.dtype) for a in args)
-    return _numpy_dtype(fn, keys)
+    return _numpy_dtype(fn, tuple(_promotion_key(a) for a in args))
 
 
 def _qualified(fname: str) -> str:
@@ -81,7 +107,12 @@ def _qualified(fname: str) -> str:
 
 
 def result_type(*args) -> np.dtype:
-    return np.result_type(*[a if type(a) in _PY_SCALARS else np.dtype(a.dtype) for a in args])
+    return np.result_type(*[a if type(a) in _PY_SCALARS else _weak_sample(a) for a in args])
+
+
+def _weak_sample(a):
+    w = weak_type_of(a)
+    return w(0) if w is not None else np.dtype(a.dtype)
 
 
 class IntegerOverflowError(errors.ZeraxValueError, OverflowError):

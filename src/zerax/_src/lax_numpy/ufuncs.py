@@ -88,7 +88,8 @@ def _binary(fname, np_fn, prim_fn, operands="result", float_ops=True):
             # Traced fast path for the common float cases, where NumPy 2's rules leave
             # the dtype and shape of ``x1`` unchanged.
             dt = x1.dtype
-            if dt.kind == "f":
+            # (a weak x1 promotes by its Python type, not its dtype: the general path)
+            if dt.kind == "f" and x1._weak_type is None:
                 if type(x2) in _FAST_SCALARS:
                     return prim_fn(x1, np.array(x2, dt))
                 if isinstance(x2, Tracer) and x2.dtype == dt and x2.shape == x1.shape:
