@@ -118,6 +118,21 @@ def test_shape_mismatch_names_both_shapes():
             a + b
 
 
+def test_numpy_ufuncs_and_operators_on_zerax_arrays():
+    # As with JAX's arrays: a NumPy ufunc converts (NumPy result), an ndarray operator
+    # defers to zerax's (zerax result)
+    a = zx.Array(np.arange(3.0))
+    for got in (np.sin(a), np.add(a, 1), np.abs(a - np.ones(3)), np.maximum(a, 1.0)):
+        assert type(got) is np.ndarray
+    np.testing.assert_array_equal(np.sin(a), np.sin(np.arange(3.0)))
+    for got in (np.ones(3) + a, np.ones(3) * a, np.float64(2.0) * a, np.ones(3) == a,
+                np.ones((2, 3)) @ a):
+        assert type(got) is zx.Array
+    np.testing.assert_array_equal(np.ones(3) - a, 1.0 - np.arange(3.0))
+    with pytest.raises(errors.TracerArrayConversionError):
+        zx.grad(lambda x: np.sin(x))(1.0)
+
+
 def test_numpy_conversion_of_a_tracer_is_a_clear_error():
     with pytest.raises(errors.TracerArrayConversionError, match="zerax.numpy"):
         zx.make_jaxpr(lambda x: np.sin(np.asarray(x)))(1.0)

@@ -25,8 +25,10 @@ class Array(ArrayMethods):
     """
 
     __slots__ = ("_value",)
+    # No __array_ufunc__, as JAX's arrays: NumPy's ufuncs convert a zerax value with
+    # __array__ (np.sin(x) is a NumPy array), while the priority makes ndarray operators
+    # defer to zerax's (ndarray + x is a zerax Array).
     __array_priority__ = 100
-    __array_ufunc__ = None
 
     def __init__(self, value):
         self._value = np.array(value)  # a private copy: the caller's may change later

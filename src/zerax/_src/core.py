@@ -198,8 +198,10 @@ class Tracer(ArrayMethods):
     and operators applied to such values only; see lax_numpy/_util.weak_type_of)."""
 
     __slots__ = ("_trace",)
+    # No __array_ufunc__, as JAX's arrays: NumPy's ufuncs convert a zerax value with
+    # __array__ (np.sin(x) is a NumPy array), while the priority makes ndarray operators
+    # defer to zerax's (ndarray + x is a zerax Array).
     __array_priority__ = 100
-    __array_ufunc__ = None
 
     @property
     def aval(self) -> ShapedArray:  # pragma: no cover - abstract
