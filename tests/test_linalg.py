@@ -637,3 +637,22 @@ def test_products_trace():
         closed = zx.make_jaxpr(f)(a, b)
         res = zx.eval_jaxpr(closed.jaxpr, closed.consts, a, b)
         assert_matches(res[0], np.asarray(f(a, b)))
+
+
+def test_precision_and_preferred_element_type_are_accepted():
+    # JAX code passes precision= to every product (ignored here: products are computed
+    # in their operands' dtype) and preferred_element_type= to accumulate wider
+    import zerax.lax as lax
+    a = np.arange(4.0).reshape(2, 2)
+    for f in (znp.dot, znp.matmul, znp.inner, znp.tensordot, znp.vdot):
+        np.testing.assert_array_equal(f(a, a, precision=lax.Precision.HIGHEST),
+                                      getattr(np, f.__name__)(a, a))
+    np.testing.assert_array_equal(lax.dot(a, a, lax.Precision.HIGH), a @ a)
+    np.testing.assert_array_equal(
+        lax.dot_general(a, a, (((1,), (0,)), ((), ())), precision="highest"), a @ a)
+    i8 = np.full((2, 2), 100, np.int8)
+    for f in (znp.dot, znp.tensordot, znp.inner):
+        out = f(i8, i8, preferred_element_type=np.int32)
+        assert out.dtype == np.int32
+        np.testing.assert_array_equal(out, getattr(np, f.__name__)(i8.astype(np.int32),
+                                                                    i8.astype(np.int32)))

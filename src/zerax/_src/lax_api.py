@@ -7,6 +7,7 @@ scalar operand takes the dtype of the array operand (it is weakly typed).
 from __future__ import annotations
 
 import builtins
+import enum
 
 import numpy as np
 
@@ -206,6 +207,16 @@ def dynamic_update_index_in_dim(operand, update, index, axis):
     if len(update.shape) == len(operand.shape) - 1:
         update = sh.expand_dims(update, (axis,))
     return dynamic_update_slice_in_dim(operand, update, index, axis)
+
+
+class Precision(enum.Enum):
+    """JAX's ``lax.Precision`` (the passes an accelerator's matrix unit makes): accepted
+    by the ``precision=`` arguments and ignored, as every product here is computed in
+    its operands' own dtype."""
+
+    DEFAULT = 0
+    HIGH = 1
+    HIGHEST = 2
 
 
 def batch_matmul(lhs, rhs, precision=None):

@@ -288,7 +288,8 @@ def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None,
     w = sh.reshape(w, (o, i, p))
     pet = preferred_element_type
     if g == 1 and bg == 1:
-        out = dot_general(patches, w, (((1, 2), (1, 2)), ((), ())), pet)   # N sp... O
+        out = dot_general(patches, w, (((1, 2), (1, 2)), ((), ())),
+                          preferred_element_type=pet)   # N sp... O
         out = _transpose(out, (0, nsp + 1) + tuple(range(1, nsp + 1)))
     else:
         k = max(g, bg)
@@ -299,7 +300,8 @@ def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None,
             patches = sh.reshape(patches, (bg, n // bg, c, p) + tuple(out_sp))
             lhs_batch = 0
         w = sh.reshape(w, (k, o // k, i, p))
-        out = dot_general(patches, w, (((2, 3), (2, 3)), ((lhs_batch,), (0,))), pet)
+        out = dot_general(patches, w, (((2, 3), (2, 3)), ((lhs_batch,), (0,))),
+                          preferred_element_type=pet)
         # (K, N', spatial..., O/K) -> (N', K, O/K, spatial...) -> (N', O, spatial...)
         out = _transpose(out, (1, 0, nsp + 2) + tuple(range(2, nsp + 2)))
         out = sh.reshape(out, (out.shape[0], o) + tuple(out_sp))

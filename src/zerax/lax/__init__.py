@@ -20,6 +20,7 @@ from .._src.ops.linalg import dot, dot_general  # noqa: F401
 from .._src.control_flow import (  # noqa: F401
     cond, fori_loop, map, scan, switch, while_loop,  # noqa: A004
 )
+from .._src.lax_api import Precision  # noqa: F401
 from .._src.lax_api import (  # noqa: F401
     abs, acos, acosh, asin, asinh, associative_scan, atan, atan2, atanh, batch_matmul,
     bitwise_and, bitwise_not, bitwise_or, bitwise_xor, broadcast, broadcast_to_rank,

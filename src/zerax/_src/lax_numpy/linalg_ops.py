@@ -158,9 +158,10 @@ def _batched_plan(fname, ashape, bshape, ca, cb):
 # --------------------------------------------------------------------------- dot family
 
 
-def dot(a, b, out=None):
+def dot(a, b, out=None, *, precision=None, preferred_element_type=None):
     """``numpy.dot``: the sum product over the last axis of ``a`` and the second-to-last
-    of ``b`` (the last, for a 1-D ``b``); a 0-d operand multiplies.
+    of ``b`` (the last, for a 1-D ``b``); a 0-d operand multiplies.  ``precision`` (JAX)
+    is accepted and ignored; ``preferred_element_type`` computes in that dtype.
 
     >>> import zerax.numpy as znp
     >>> znp.dot(znp.array([[1, 2], [3, 4]]), znp.array([1, 1]))
@@ -168,7 +169,7 @@ def dot(a, b, out=None):
     """
     _no_out("dot", out)
     a, b = _arr(a, "dot", 0), _arr(b, "dot", 1)
-    a, b = _promote("dot", a, b)
+    a, b = _promote("dot", a, b, dtype=preferred_element_type)
     if a.ndim == 0 or b.ndim == 0:
         return ew.mul(*_bcast_pair(a, b))
     kb = max(b.ndim - 2, 0)
@@ -259,8 +260,9 @@ def vecdot(x1, x2, /, out=None, *, axis=-1, dtype=None):
     return _batched_dot("vecdot", a, b, 1, 1)
 
 
-def vdot(a, b, /):
-    """``numpy.vdot``: the dot product of the flattened operands.
+def vdot(a, b, /, *, precision=None, preferred_element_type=None):
+    """``numpy.vdot``: the dot product of the flattened operands (``precision``,
+    ``preferred_element_type``: as `dot`).
 
     >>> import zerax.numpy as znp
     >>> znp.vdot(znp.array([[1.0, 2.0], [3.0, 4.0]]), znp.ones((2, 2)))
@@ -272,15 +274,16 @@ def vdot(a, b, /):
         raise errors.ShapeError(
             f"zerax.numpy.vdot: the operands have {a.size} and {b.size} elements "
             f"(shapes {tuple(a.shape)} and {tuple(b.shape)}); they must have the same size.")
-    a, b = _promote("vdot", a, b)
+    a, b = _promote("vdot", a, b, dtype=preferred_element_type)
     a, b = reshape(a, (a.size,)), reshape(b, (b.size,))
     return dot_general(a, b, (((0,), (0,)), ((), ())))
 
 
-def inner(a, b, /):
-    """``numpy.inner``: the sum product over the last axes of ``a`` and ``b``."""
+def inner(a, b, /, *, precision=None, preferred_element_type=None):
+    """``numpy.inner``: the sum product over the last axes of ``a`` and ``b``
+    (``precision``, ``preferred_element_type``: as `dot`)."""
     a, b = _arr(a, "inner", 0), _arr(b, "inner", 1)
-    a, b = _promote("inner", a, b)
+    a, b = _promote("inner", a, b, dtype=preferred_element_type)
     if a.ndim == 0 or b.ndim == 0:
         return ew.mul(*_bcast_pair(a, b))
     if a.shape[-1] != b.shape[-1]:
@@ -317,9 +320,10 @@ def _axes_list(ax, ndim, fname):
     return [_norm_axis(d, ndim, fname, "axes entry") for d in ax]
 
 
-def tensordot(a, b, axes=2):
+def tensordot(a, b, axes=2, *, precision=None, preferred_element_type=None):
     """``numpy.tensordot``: sum products over ``axes`` (an int N: the last N axes of
-    ``a`` with the first N of ``b``; or a pair of axis sequences).
+    ``a`` with the first N of ``b``; or a pair of axis sequences).  ``precision``,
+    ``preferred_element_type``: as `dot`.
 
     >>> import zerax.numpy as znp
     >>> znp.tensordot(znp.ones((3, 4, 5)), znp.ones((4, 5, 2)), axes=2).shape
@@ -354,7 +358,7 @@ def tensordot(a, b, axes=2):
                 f"{tuple(b.shape)} (size {b.shape[db]})")
     if len(set(axes_a)) != len(axes_a) or len(set(axes_b)) != len(axes_b):
         raise errors.ShapeError("zerax.numpy.tensordot: repeated axis in axes")
-    a, b = _promote("tensordot", a, b)
+    a, b = _promote("tensordot", a, b, dtype=preferred_element_type)
     return dot_general(a, b, ((tuple(axes_a), tuple(axes_b)), ((), ())))
 
 

@@ -88,13 +88,14 @@ def _check_call(la, ra, dimension_numbers, preferred_element_type):
     return dn, pet
 
 
-def dot_general(lhs, rhs, dimension_numbers, preferred_element_type=None):
+def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_type=None):
     """JAX's ``lax.dot_general``: a general tensor contraction.
 
     ``dimension_numbers = ((lhs_contracting, rhs_contracting), (lhs_batch, rhs_batch))``;
     the result's axes are the batch axes, then ``lhs``'s free axes, then ``rhs``'s.
     Both operands must have the same dtype (``zerax.numpy`` functions promote first);
-    ``preferred_element_type`` computes (and returns) in another dtype.
+    ``preferred_element_type`` computes (and returns) in another dtype.  ``precision``
+    (JAX's choice of reduced-precision passes on accelerators) is accepted and ignored.
 
     >>> import numpy as np, zerax.lax as lax
     >>> a = np.arange(6.0).reshape(2, 3)
@@ -118,7 +119,7 @@ def dot_general(lhs, rhs, dimension_numbers, preferred_element_type=None):
     return bind(dot_general_p, lhs, rhs, dimension_numbers=dn, preferred_element_type=pet)
 
 
-def dot(lhs, rhs, preferred_element_type=None):
+def dot(lhs, rhs, precision=None, preferred_element_type=None):
     """JAX's ``lax.dot``: vector.vector, matrix.vector or matrix.matrix products
     (contracts the last axis of ``lhs`` with the first of ``rhs``).
 
@@ -334,15 +335,16 @@ def _dot_general_batch(args, dims, *, dimension_numbers, preferred_element_type)
     if ld is not None and rd is not None:
         lhs, rhs = moveaxis(lhs, ld, 0), moveaxis(rhs, rd, 0)
         dn = ((shift(lc, 0), shift(rc, 0)), ((0,) + shift(lb, 0), (0,) + shift(rb, 0)))
-        return dot_general(lhs, rhs, dn, preferred_element_type), 0
+        return dot_general(lhs, rhs, dn, preferred_element_type=preferred_element_type), 0
     if ld is not None:
         dn = ((shift(lc, ld), rc), (shift(lb, ld), rb))
         lhs_free = _free_dims(lhs.ndim, dn[0][0], dn[1][0])
-        return dot_general(lhs, rhs, dn, preferred_element_type), len(lb) + lhs_free.index(ld)
+        return (dot_general(lhs, rhs, dn, preferred_element_type=preferred_element_type),
+                len(lb) + lhs_free.index(ld))
     dn = ((lc, shift(rc, rd)), (lb, shift(rb, rd)))
     rhs_free = _free_dims(rhs.ndim, dn[0][1], dn[1][1])
     lhs_free = _free_dims(lhs.ndim, lc, lb)
-    return (dot_general(lhs, rhs, dn, preferred_element_type),
+    return (dot_general(lhs, rhs, dn, preferred_element_type=preferred_element_type),
             len(lb) + len(lhs_free) + rhs_free.index(rd))
 
 
