@@ -158,3 +158,16 @@ def test_parts_of_bool_and_arrays_from_ranges():
     np.testing.assert_array_equal(znp.imag(np.array([True])), [False])
     np.testing.assert_array_equal(znp.array(range(4)), np.arange(4))
     assert znp.asarray(range(2, 5), dtype=np.float32).dtype == np.float32
+
+
+@pytest.mark.parametrize("wrap", [lambda f: f, zx.jit], ids=["eager", "jit"])
+def test_nan_to_num_of_complex_treats_each_part(wrap):
+    z = np.array([complex(1, np.nan), complex(np.inf, 2), complex(-np.inf, np.inf), 3 - 4j,
+                  complex(np.nan, np.nan)])
+    for dtype in (np.complex128, np.complex64):
+        v = z.astype(dtype)
+        got = wrap(znp.nan_to_num)(v)
+        assert got.dtype == dtype
+        np.testing.assert_array_equal(got, np.nan_to_num(v))
+    np.testing.assert_array_equal(znp.nan_to_num(z, nan=5.0, posinf=7.0, neginf=-7.0),
+                                  np.nan_to_num(z, nan=5.0, posinf=7.0, neginf=-7.0))

@@ -635,6 +635,10 @@ def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
     x = as_dtype(x, dtype)
     if dtype.kind not in "fc":
         return x
+    if dtype.kind == "c":     # each part on its own, as NumPy
+        parts = [nan_to_num(part(x), nan=nan, posinf=posinf, neginf=neginf)
+                 for part in (ew.real, ew.imag)]
+        return ew.complex_(*parts)
     info = np.finfo(dtype)
     posinf = info.max if posinf is None else posinf
     neginf = info.min if neginf is None else neginf
