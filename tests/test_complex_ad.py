@@ -126,8 +126,7 @@ def test_real_inputs_through_complex_intermediates():
         return znp.real(znp.conj(x * (1 + 1j)) ** 2)
 
     for x in (0.3, -1.7):
-        # Im((x + 2i)(x - i)^2) = Im((x + 2i)(x^2 - 1 - 2ix)) = 2x^2 - 2 - 2x^2 = -2 ... + 0
-        # expand: (x + 2i)(x^2 - 1 - 2ix) = x^3 - x - 2ix^2 + 2ix^2 - 2i + 4x
+        # (x + 2i)(x - i)^2 = (x + 2i)(x^2 - 1 - 2ix) = x^3 + 3x - 2i: imaginary part -2
         np.testing.assert_allclose(zx.grad(f)(x), 0.0, atol=1e-12)
         np.testing.assert_allclose(f(x), -2.0)
         # conj(x (1 + i))^2 = (x (1 - i))^2 = -2i x^2: real part 0

@@ -578,6 +578,12 @@ def clip(a, a_min=None, a_max=None, /, *, min=None, max=None):  # noqa: A002 - N
     return out
 
 
+def _bool_array(x):
+    """A bool value as a zerax array (positive() refuses bool, as NumPy does)."""
+    from .creation import asarray
+    return asarray(x, np.bool_)
+
+
 def real(x, /):
     """The real part (the array itself for real dtypes).
 
@@ -588,7 +594,7 @@ def real(x, /):
     x = check_arg(x, "real")
     if result_type(x).kind == "c":
         return ew.real(as_dtype(x, result_type(x)))
-    return x if result_type(x) == np.bool_ else positive(x)
+    return _bool_array(x) if result_type(x) == np.bool_ else positive(x)
 
 
 def imag(x, /):
@@ -605,7 +611,7 @@ def conjugate(x, /):
     x = check_arg(x, "conjugate")
     if result_type(x).kind == "c":
         return ew.conj(as_dtype(x, result_type(x)))
-    return x if result_type(x) == np.bool_ else positive(x)
+    return _bool_array(x) if result_type(x) == np.bool_ else positive(x)
 
 
 def angle(z, deg=False):

@@ -16,7 +16,7 @@ import numpy as np
 from ... import errors
 from ..ad import Zero, is_undefined
 from ..core import ShapedArray, Tracer, bind
-from ._factory import defjvp, elementwise, not_differentiable, unbroadcast
+from ._factory import defjvp, elementwise, not_differentiable, same_dtype, unbroadcast
 
 # --------------------------------------------------------------------------- helpers
 
@@ -642,13 +642,15 @@ def _part_dtype(x):
     return np.zeros((), x.dtype).real.dtype
 
 
-def _complex_dtype(x, y=None):
-    return np.result_type(x.dtype, np.complex64)
+def _complex_dtype(x, y):
+    """complex128 for float64 parts, complex64 for float32 (both parts one dtype, as
+    JAX requires: a float32 imaginary part beside float64 would be rounded silently)."""
+    return np.result_type(same_dtype("complex", [x, y]), np.complex64)
 
 
 def _complex_impl(x, y):
     x, y = np.broadcast_arrays(np.asarray(x), np.asarray(y))
-    out = np.empty(x.shape, _complex_dtype(x))
+    out = np.empty(x.shape, np.result_type(x.dtype, y.dtype, np.complex64))
     out.real, out.imag = x, y       # not x + 1j * y, which turns inf parts into nan
     return out
 
@@ -677,17 +679,13 @@ def complex_(x, y):
     return bind(complex_p, x, y)
 
 
-def _zeros_of(t):
-    return np.zeros((), t.dtype)
-
-
 defjvp(real_p, lambda g, ans, z: real(g),
        vjp=(lambda ct, ans, z: _complex_impl(ct, np.zeros_like(ct)),))
 defjvp(imag_p, lambda g, ans, z: imag(g),
        vjp=(lambda ct, ans, z: _complex_impl(np.zeros_like(ct), -ct),))
 defjvp(conj_p, lambda g, ans, z: conj(g), vjp=(lambda ct, ans, z: np.conjugate(ct),))
-defjvp(complex_p, lambda g, ans, x, y: complex_(g, _zeros_of(g)),
-       lambda g, ans, x, y: complex_(_zeros_of(g), g),
+defjvp(complex_p, lambda g, ans, x, y: complex_(g, _c(g, 0)),
+       lambda g, ans, x, y: complex_(_c(g, 0), g),
        vjp=(lambda ct, ans, x, y: np.real(ct).copy(), lambda ct, ans, x, y: -np.imag(ct)))
 
 
@@ -698,8 +696,8 @@ def _complex_transpose(ct, x, y):
 
 for _p in (real_p, imag_p, conj_p, complex_p):
     _p.unsupported.pop("transpose", None)
-real_p.transpose = lambda ct, z: [complex_(ct, _zeros_of(ct))]
-imag_p.transpose = lambda ct, z: [complex_(_zeros_of(ct), neg(ct))]
+real_p.transpose = lambda ct, z: [complex_(ct, _c(ct, 0))]
+imag_p.transpose = lambda ct, z: [complex_(_c(ct, 0), neg(ct))]
 conj_p.transpose = lambda ct, z: [conj(ct)]
 complex_p.transpose = _complex_transpose
 

@@ -410,7 +410,8 @@ class _IndexUpdateRef:
             # As JAX: combine in the promoted dtype, then cast back to x's (an int array
             # multiplied by 2.5 at an index holds int(x * 2.5) there, not x * 2).
             from ..lax_numpy._util import check_arg, numpy_result_dtype
-            dtype = numpy_result_dtype(_COMBINE[op], x, check_arg(values, fname))
+            values = check_arg(values, fname)       # (converted once, used below too)
+            dtype = numpy_result_dtype(_COMBINE[op], x, values)
             if dtype != np.dtype(x.dtype):
                 out = _scatter_update(convert_element_type(x, dtype), self.index, values,
                                       op, mode, fname)
