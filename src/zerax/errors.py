@@ -24,6 +24,9 @@ __all__ = [
     "NotSupportedError",
     "NonConcreteBooleanIndexError",
     "ImmutableArrayError",
+    "CheckpointError",
+    "DatasetError",
+    "MissingDependencyError",
     "user_frame",
 ]
 
@@ -90,6 +93,20 @@ class NonConcreteBooleanIndexError(ZeraxError, IndexError):
 
 class ImmutableArrayError(ZeraxError, TypeError):
     """An attempt to assign into an immutable zerax Array."""
+
+
+class CheckpointError(ZeraxError, ValueError):
+    """A checkpoint file that cannot be read back (truncated, corrupt, lying about its
+    contents, or not matching the ``like`` tree), or a tree that cannot be saved."""
+
+
+class DatasetError(ZeraxError, ValueError):
+    """A dataset file that is missing or malformed (the message names the file and the
+    layout that was expected), or a dataset/loader used in a way it does not support."""
+
+
+class MissingDependencyError(ZeraxError, ImportError):
+    """An optional dependency is not installed (the message names the extra to install)."""
 
 
 def user_frame() -> str:
