@@ -349,7 +349,10 @@ def hypot(x1, x2, /):
     """``sqrt(x1**2 + x2**2)`` without intermediate overflow."""
     (a, b), dtype = _float_binary("hypot", np.hypot)(x1, x2)
     a, b = ew.bind(ew.abs_p, a), ew.bind(ew.abs_p, b)
-    big, small = ew.maximum(a, b), ew.minimum(a, b)
+    # A select, not maximum/minimum: on a tie |x1| == |x2| one smooth branch is taken
+    # whole, so second derivatives there are right (balanced max/min would give 0).
+    swap = ew.lt(a, b)
+    big, small = ew.select_n(swap, a, b), ew.select_n(swap, b, a)
     zero = np.zeros((), dtype)
     safe_big = ew.select_n(ew.eq(big, zero), big, np.ones((), dtype))
     ratio = ew.div(small, safe_big)
@@ -373,14 +376,23 @@ def logaddexp2(x1, x2, /):
 
 
 def _logaddexp(a, b, _):
+    # Two branches, each smooth everywhere, chosen by the sign of b - a: b + log1p(e^(a-b))
+    # where b > a, else a + log1p(e^(b-a)).  On a tie the second is taken whole, so the
+    # partial derivatives are (0.5, 0.5) and higher ones are right too (a max/abs form
+    # gives the kink's one-sided values).  The exponents are clamped to <= 0 in both.
     dtype = a.dtype
-    amax = ew.maximum(a, b)
-    delta = ew.sub(a, b)
-    finite = ew.is_finite(delta)
-    safe_delta = ew.select_n(finite, np.zeros((), dtype), delta)
-    soft = ew.add(amax, ew.bind(ew.log1p_p, ew.exp(ew.neg(ew.bind(ew.abs_p, safe_delta)))))
-    # Equal infinities (delta nan) give amax; nan inputs propagate through a + b.
-    return ew.select_n(finite, ew.select_n(ew.isnan(delta), amax, ew.add(a, b)), soft)
+    zero = np.zeros((), dtype)
+    delta = ew.sub(b, a)
+    b_wins = ew.gt(delta, zero)
+    d_pos = ew.select_n(b_wins, zero, delta)
+    d_neg = ew.select_n(b_wins, delta, zero)
+    soft = ew.select_n(
+        b_wins,
+        ew.add(a, ew.bind(ew.log1p_p, ew.exp(d_neg))),
+        ew.add(b, ew.bind(ew.log1p_p, ew.exp(ew.neg(d_pos)))))
+    # Equal infinities (delta nan) give a; nan inputs propagate through a + b.
+    nan_delta = ew.isnan(delta)
+    return ew.select_n(nan_delta, soft, ew.select_n(ew.isnan(ew.add(a, b)), a, ew.add(a, b)))
 
 
 def copysign(x1, x2, /):

@@ -252,9 +252,12 @@ defjvp(min_p, lambda g, ans, x, y: mul(g, _balanced_mask(x, y, False)),
 
 def _pow_jvp_x(g, ans, x, y):
     # d/dx x**y = y * x**(y-1); at x == 0, y == 0 that reads 0 * inf, and the limit is 0.
-    jac = mul(y, pow(x, sub(y, _c(y, 1.0))))
+    # x is replaced by 1 there (not only the result by 0), so that the derivatives of
+    # this rule stay finite too: d2/dx2 x**0.0 at 0 is 0, not 0 * inf = nan.
     both_zero = bitwise_and(eq(x, _c(x, 0.0)), eq(y, _c(y, 0.0)))
-    return mul(g, select_n(both_zero, jac, _c(x, 0.0)))
+    safe_x = select_n(both_zero, x, _c(x, 1.0))
+    jac = mul(y, pow(safe_x, sub(y, _c(y, 1.0))))
+    return mul(g, jac)
 
 
 def _pow_jvp_y(g, ans, x, y):
