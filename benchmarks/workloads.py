@@ -459,7 +459,7 @@ def _program_pieces(jitted, args, min_s=0.3):
     lowered = jitted.lower(*args)
     exe = executable_for(lowered.jaxpr, lowered.name)
     source = lowered.as_text()
-    g = getattr(exe.kernel, "__globals__", None)
+    g = getattr(getattr(exe.kernel, "__wrapped__", exe.kernel), "__globals__", None)
     if g is None or "_dot_general" not in g:
         return [f"one njit kernel ({source.count(chr(10))} lines of source), no Python glue"]
     names = [k for k in g if k.startswith("kernel_") or k == "_dot_general"]

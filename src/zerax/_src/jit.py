@@ -26,8 +26,10 @@ from .tracing import fun_name, trace_to_jaxpr
 
 
 class Config:
-    """``zerax.config``: the backend (``"numba"``; ``"cupy"`` once it exists) and
-    whether compiled programs are cached on disk (directory ``ZERAX_CACHE_DIR``).
+    """``zerax.config``: the backend (``"numba"``; ``"cupy"`` once it exists), whether
+    compiled programs are cached on disk (directory ``ZERAX_CACHE_DIR``), and
+    ``num_threads``, the threads compiled programs use (default ``ZERAX_NUM_THREADS``,
+    else the cores this process may use; see ``backends/numba/threads.py``).
 
     JAX's own option names are understood too, so ported code runs unchanged:
     ``jax_enable_x64`` (zerax always has NumPy's 64-bit defaults, so only True is
@@ -36,6 +38,7 @@ class Config:
     >>> import zerax as zx
     >>> zx.config.update("jax_enable_x64", True)
     >>> zx.config.update("disk_cache", True)
+    >>> zx.config.update("num_threads", zx.config.num_threads)
     """
 
     def __init__(self):
@@ -50,6 +53,10 @@ class Config:
                     "zerax follows NumPy's dtypes: float64/int64 by default; there is no "
                     "32-bit mode. Create float32 arrays explicitly (dtype=znp.float32).")
             return
+        if name == "num_threads":
+            from .backends.numba import threads
+            threads.set_num_threads(value)
+            return
         if name == "jax_disable_jit":
             name, value = "jit_disabled", bool(value)
         if name in ("jax_platforms", "jax_platform_name"):
@@ -62,6 +69,12 @@ class Config:
         if name == "backend" and value not in ("numba",):
             raise errors.NotSupportedError(f"backend {value!r} is not available (have: numba)")
         setattr(self, name, value)
+
+
+    @property
+    def num_threads(self) -> int:
+        from .backends.numba import threads
+        return threads.num_threads()
 
 
 config = Config()
@@ -108,12 +121,13 @@ class Executable:
                            "compile float16 arithmetic)\n")
             return
         try:
-            self.kernel, self.source = compile_jaxpr(jaxpr)
+            kernel, self.source = compile_jaxpr(jaxpr)
         except LoweringError as e:
             where = f" (at {e.source})" if getattr(e, "source", None) else ""
             raise errors.NotSupportedError(
                 f"jit of {name}: {e}{where}. Call the function without jit (or inside "
                 "zerax.disable_jit()).") from None
+        self.kernel = _threaded(kernel, jaxpr, self.source)
 
     def run(self, *vals):
         try:
@@ -131,6 +145,34 @@ class Executable:
             outs = [np.zeros(a.shape, a.dtype) if z else next(it)
                     for a, z in zip(self.out_avals, self.float0_outs)]
         return outs
+
+
+def _threaded(kernel, jaxpr, source):
+    """The kernel under the one threading model (backends/numba/threads.py): Numba's
+    thread count where it has parallel loops, BLAS's around its matrix products."""
+    from .backends.numba import threads
+    from .ops.linalg import product_work
+    large = any(product_work(e)[1] >= threads.PARALLEL_BLAS_MIN_WORK
+                for e in _all_eqns(jaxpr) if e.primitive.name == "dot_general")
+    return threads.wrap_program(kernel, parallel="prange(" in source,
+                                blas="_dot_general(" in source or "np.dot(" in source,
+                                large_blas=large)
+
+
+def _all_eqns(jaxpr):
+    """The equations of ``jaxpr`` and of every sub-program, depth first."""
+    from .ir import ClosedJaxpr, Jaxpr
+    stack = [jaxpr]
+    while stack:
+        j = stack.pop()
+        for eqn in j.eqns:
+            yield eqn
+            for p in eqn.params.values():
+                for sub in (p if isinstance(p, (list, tuple)) else [p]):
+                    if isinstance(sub, ClosedJaxpr):
+                        sub = sub.jaxpr
+                    if isinstance(sub, Jaxpr):
+                        stack.append(sub)
 
 
 def _uses_float16(jaxpr) -> bool:

@@ -1,0 +1,97 @@
+"""The threading model of compiled programs (backends/numba/threads.py): one setting for
+Numba's pool, BLAS on one thread inside programs (restored outside), clear errors."""
+
+import os
+import subprocess
+import sys
+
+import numba
+import numpy as np
+import pytest
+
+import zerax as zx
+import zerax.numpy as znp
+from zerax import errors
+from zerax._src.backends.numba import threads
+from zerax._src.jit import executable_for
+
+
+@pytest.fixture
+def restore_threads():
+    before = zx.config.num_threads
+    yield
+    zx.config.update("num_threads", before)
+
+
+def test_setting_drives_numba_pool(restore_threads):
+    f = zx.jit(lambda x: znp.sin(x) * 2.0)
+    x = np.linspace(0.0, 1.0, 200_000)            # large enough for a parallel loop
+    zx.config.update("num_threads", 1)
+    assert zx.config.num_threads == 1
+    np.testing.assert_allclose(np.asarray(f(x)), np.sin(x) * 2.0, rtol=1e-15)
+    assert numba.get_num_threads() == 1             # applied in the calling thread
+    pool = numba.config.NUMBA_NUM_THREADS
+    zx.config.update("num_threads", pool)
+    np.testing.assert_allclose(np.asarray(f(x)), np.sin(x) * 2.0, rtol=1e-15)
+    assert numba.get_num_threads() == pool
+
+
+@pytest.mark.parametrize("bad", [0, -2, 1.5, "two", True, None])
+def test_bad_thread_counts(bad, restore_threads):
+    with pytest.raises(errors.ZeraxValueError, match="num_threads"):
+        zx.config.update("num_threads", bad)
+
+
+def test_more_than_pool_warns_and_caps(restore_threads):
+    pool = numba.config.NUMBA_NUM_THREADS
+    with pytest.warns(RuntimeWarning, match="NUMBA_NUM_THREADS"):
+        zx.config.update("num_threads", pool + 7)
+    assert zx.config.num_threads == pool
+
+
+def test_environment_variable():
+    code = "import zerax; print(zerax.config.num_threads)"
+    env = dict(os.environ, ZERAX_NUM_THREADS="1")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "1"
+
+
+def test_blas_single_threaded_inside_programs_only():
+    libs = threads._find_blas()
+    if not libs:
+        pytest.skip("no OpenBLAS found (another BLAS: its threads are left alone)")
+    seen = []
+    probe = threads.wrap_program(lambda: seen.append([g() for _, g in libs]) or 0,
+                                 parallel=False, blas=True, large_blas=False)
+    before = [g() for _, g in libs]
+    for s, _ in libs:
+        s(2)
+    try:
+        probe()
+        assert seen[-1] == [1] * len(libs)
+        assert [g() for _, g in libs] == [2] * len(libs)    # restored after the call
+    finally:
+        for (s, _), n in zip(libs, before):
+            s(n)
+
+
+def test_programs_with_products_are_wrapped():
+    rng = np.random.default_rng(0)
+    w1, x = rng.standard_normal((96, 80)), rng.standard_normal((64, 96))
+
+    def f(w, x):
+        return znp.tanh(x @ w).sum()
+    g = zx.jit(zx.grad(f))
+    low = g.lower(w1, x)
+    exe = executable_for(low.jaxpr, low.name)
+    assert "_dot_general(" in low.as_text()           # a BLAS call from the program
+    assert getattr(exe.kernel, "zerax_threaded", False)
+    t = np.tanh(x @ w1)
+    np.testing.assert_allclose(np.asarray(g(w1, x)), x.T @ (1 - t * t),
+                               rtol=1e-10, atol=1e-13)
+    small = zx.jit(lambda a: a + 1.0)                   # no BLAS, no prange: not wrapped
+    small(np.ones(3))
+    low = small.lower(np.ones(3))
+    assert not hasattr(executable_for(low.jaxpr, low.name).kernel, "zerax_threaded")
