@@ -1,0 +1,335 @@
+"""zerax.io: safetensors checkpoints (round trips, like= trees, interop with the safetensors
+package, atomic writes, CheckpointManager) and a fuzz test of damaged/lying files."""
+
+import json
+import os
+import struct
+from typing import NamedTuple
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+import zerax
+import zerax.numpy as znp
+from zerax import io, tree_util as tu
+from zerax.errors import CheckpointError
+
+safetensors_numpy = pytest.importorskip("safetensors.numpy")
+
+DTYPES = ["bool", "uint8", "int8", "uint16", "int16", "uint32", "int32", "uint64", "int64",
+          "float16", "float32", "float64", "complex64", "complex128"]
+
+
+def _rand(rng, dtype, shape):
+    dt = np.dtype(dtype)
+    if dt.kind == "b":
+        return rng.random(shape) < 0.5
+    if dt.kind in "iu":
+        info = np.iinfo(dt)
+        return rng.integers(info.min, info.max, size=shape, dtype=dt, endpoint=True)
+    if dt.kind == "c":
+        return (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(dt)
+    return rng.standard_normal(shape).astype(dt)
+
+
+def _assert_same(a, b):
+    a, b = np.asarray(a), np.asarray(b)
+    assert a.dtype == b.dtype and a.shape == b.shape
+    np.testing.assert_array_equal(a.reshape(-1).view(np.uint8), b.reshape(-1).view(np.uint8))
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(dtype=st.sampled_from(DTYPES),
+       shape=st.lists(st.integers(0, 4), min_size=0, max_size=3).map(tuple),
+       seed=st.integers(0, 2**16))
+def test_roundtrip_every_dtype_bit_identical(tmp_path, dtype, shape, seed):
+    rng = np.random.default_rng(seed)
+    x = _rand(rng, dtype, shape)
+    tree = {"x": zerax.Array(x), "n": x, "pair": (zerax.Array(x), [zerax.Array(x)])}
+    path = tmp_path / "t.safetensors"
+    io.save(path, tree)
+    back = io.load(path)
+    assert isinstance(back["x"], zerax.Array) and isinstance(back["n"], np.ndarray)
+    assert isinstance(back["pair"], tuple) and isinstance(back["pair"][1], list)
+    for got in (back["x"], back["n"], back["pair"][0], back["pair"][1][0]):
+        _assert_same(got, x)
+
+
+def test_python_leaves_and_structure_without_like(tmp_path):
+    tree = {"a": [1, 2**70, -3], "b": (True, float("nan"), float("-inf"), 0.1),
+            "c": None, "d": "text ✓", "e": {}, "f": (), 3: [znp.arange(3)]}
+    path = tmp_path / "p.safetensors"
+    io.save(path, tree)
+    back = io.load(path)
+    assert back["a"] == [1, 2**70, -3] and type(back["a"][1]) is int
+    assert back["b"][0] is True and np.isnan(back["b"][1]) and back["b"][2] == -np.inf
+    assert back["b"][3] == 0.1 and back["c"] is None and back["d"] == "text ✓"
+    assert back["e"] == {} and back["f"] == ()
+    _assert_same(back[3][0], np.arange(3))
+    assert tu.tree_structure(back) == tu.tree_structure(tree)
+
+
+class AdamLike(NamedTuple):
+    count: object
+    mu: object
+    nu: object
+
+
+@tu.register_pytree_node_class
+class Linear:
+    def __init__(self, w, b, act):
+        self.w, self.b, self.act = w, b, act
+
+    def __call__(self, x):
+        return self.act(x @ self.w + self.b)
+
+    def tree_flatten(self):
+        return (self.w, self.b, self.act), None
+
+    @classmethod
+    def tree_unflatten(cls, aux, children):
+        return cls(*children)
+
+
+def test_like_rebuilds_custom_nodes_namedtuples_and_static_leaves(tmp_path):
+    rng = np.random.default_rng(0)
+    model = Linear(zerax.Array(rng.standard_normal((3, 2)).astype(np.float32)),
+                   zerax.Array(np.zeros(2, np.float32)), znp.tanh)
+    state = AdamLike(zerax.Array(np.int32(5)), {"w": model.w * 2}, {"w": model.w ** 2})
+    path = tmp_path / "m.safetensors"
+    io.save(path, {"model": model, "opt": state, "step": 12})
+    with pytest.raises(CheckpointError, match="like="):
+        io.load(path)  # a custom node cannot be rebuilt without a template
+    template = {"model": Linear(znp.zeros((3, 2), np.float32), znp.zeros(2, np.float32),
+                                znp.tanh),
+                "opt": AdamLike(zerax.ShapeDtypeStruct((), np.int32),
+                                {"w": znp.zeros((3, 2), np.float32)},
+                                {"w": znp.zeros((3, 2), np.float32)}),
+                "step": 0}
+    back = io.load(path, like=template)
+    assert isinstance(back["model"], Linear) and back["model"].act is znp.tanh
+    assert isinstance(back["opt"], AdamLike) and back["step"] == 12
+    _assert_same(back["model"].w, model.w)
+    _assert_same(back["opt"].count, np.int32(5))
+    _assert_same(back["opt"].nu["w"], model.w ** 2)
+    x = np.ones(3, np.float32)
+    _assert_same(back["model"](x), model(x))
+
+
+def test_like_mismatches_are_clear_errors(tmp_path):
+    path = tmp_path / "m.safetensors"
+    io.save(path, {"w": znp.zeros((3, 2), np.float32), "b": znp.zeros(2, np.float32)})
+    with pytest.raises(CheckpointError, match=r"float32\[3, 2\].*float32\[4, 2\]"):
+        io.load(path, like={"w": znp.zeros((4, 2), np.float32), "b": znp.zeros(2, np.float32)})
+    with pytest.raises(CheckpointError, match="float64"):
+        io.load(path, like={"w": znp.zeros((3, 2)), "b": znp.zeros(2, np.float32)})
+    with pytest.raises(CheckpointError, match="2 leaves but like= has 3"):
+        io.load(path, like={"w": 0, "b": 0, "c": 0})
+    with pytest.raises(CheckpointError, match="structure"):
+        io.load(path, like={"w": znp.zeros((3, 2), np.float32), "x": znp.zeros(2, np.float32)})
+
+
+def test_interop_with_the_safetensors_package(tmp_path):
+    rng = np.random.default_rng(1)
+    tree = {"layers": [{"weight": rng.standard_normal((4, 3)).astype(np.float32),
+                        "bias": np.arange(3, dtype=np.int64)}],
+            "scale": zerax.Array(np.float16(2.5)),
+            "z": zerax.Array(np.array([1 + 2j, 3 - 4j], np.complex64))}
+    ours = tmp_path / "ours.safetensors"
+    io.save(ours, tree)
+    theirs = safetensors_numpy.load_file(str(ours))
+    assert set(theirs) == {"layers.0.weight", "layers.0.bias", "scale", "z"}
+    _assert_same(theirs["layers.0.weight"], tree["layers"][0]["weight"])
+    _assert_same(theirs["layers.0.bias"], tree["layers"][0]["bias"])
+    _assert_same(theirs["scale"], np.float16(2.5))
+    _assert_same(theirs["z"], np.array([[1, 2], [3, -4]], np.float32))  # complex as pairs
+    # A file written by the safetensors package: a flat dict, or into a like= tree by name.
+    other = tmp_path / "theirs.safetensors"
+    safetensors_numpy.save_file({"layers.0.weight": theirs["layers.0.weight"],
+                                 "layers.0.bias": theirs["layers.0.bias"]}, str(other))
+    flat = io.load(other)
+    assert set(flat) == {"layers.0.weight", "layers.0.bias"}
+    assert isinstance(flat["layers.0.bias"], zerax.Array)
+    like = {"layers": [{"weight": znp.zeros((4, 3), np.float32),
+                        "bias": znp.zeros(3, np.int64)}]}
+    back = io.load(other, like=like)
+    _assert_same(back["layers"][0]["weight"], tree["layers"][0]["weight"])
+    with pytest.raises(CheckpointError, match="needs a tensor named 'extra'"):
+        io.load(other, like={**like, "extra": znp.zeros(1)})
+
+
+def test_atomic_write_keeps_the_old_file_on_a_crash(tmp_path, monkeypatch):
+    path = tmp_path / "ckpt.safetensors"
+    io.save(path, {"w": znp.ones(4)})
+    before = path.read_bytes()
+
+    class Boom(Exception):
+        pass
+
+    def crash(*args, **kwargs):
+        raise Boom()
+    monkeypatch.setattr(os, "fsync", crash)
+    with pytest.raises(Boom):
+        io.save(path, {"w": znp.zeros(4)})
+    monkeypatch.undo()
+    assert path.read_bytes() == before
+    assert sorted(os.listdir(tmp_path)) == ["ckpt.safetensors"]  # no temporary left behind
+
+
+def test_unsavable_values_are_clear_errors(tmp_path):
+    with pytest.raises(CheckpointError, match="dtype <U1"):
+        io.save(tmp_path / "s.safetensors", {"s": np.array(["a"])})
+    with pytest.raises(CheckpointError, match="traced"):
+        zerax.grad(lambda x: (io.save(tmp_path / "g.safetensors", [x]), x)[1])(1.0)
+    with pytest.raises(CheckpointError, match="str or int keys"):
+        io.save(tmp_path / "k.safetensors", {(1, 2): znp.ones(1)})
+    io.save(tmp_path / "f.safetensors", {"act": znp.tanh, "w": znp.ones(1)})
+    with pytest.raises(CheckpointError, match="not saved"):
+        io.load(tmp_path / "f.safetensors")
+    with pytest.raises(CheckpointError, match="no checkpoint file"):
+        io.load(tmp_path / "missing.safetensors")
+
+
+def test_checkpoint_manager(tmp_path):
+    mgr = io.CheckpointManager(tmp_path / "run", max_to_keep=2)
+    assert mgr.latest_step() is None and mgr.all_steps() == []
+    with pytest.raises(CheckpointError, match="no checkpoint to restore"):
+        mgr.restore(like={"w": znp.zeros(2)})
+    for step in (0, 5, 10):
+        mgr.save(step, {"w": znp.full(2, float(step)), "loader": {"epoch": step, "pos": 3}})
+    assert mgr.all_steps() == [5, 10] and mgr.latest_step() == 10
+    got = mgr.restore(like={"w": znp.zeros(2), "loader": {"epoch": 0, "pos": 0}})
+    _assert_same(got["w"], np.full(2, 10.0))
+    assert got["loader"] == {"epoch": 10, "pos": 3}
+    assert mgr.restore(5)["loader"]["epoch"] == 5
+    with pytest.raises(CheckpointError, match=r"saved steps: \[5, 10\]"):
+        mgr.restore(0)
+    # best_fn keeps the best by a metric, and the newest.
+    best = io.CheckpointManager(tmp_path / "best", max_to_keep=2,
+                                best_fn=lambda m: m["val_acc"])
+    for step, acc in enumerate([0.5, 0.9, 0.7, 0.8, 0.6]):
+        best.save(step, [znp.ones(1)], metrics={"val_acc": acc})
+    assert best.all_steps() == [1, 3, 4] and best.best_step() == 1
+    assert best.metrics(3) == {"val_acc": 0.8}
+    low = io.CheckpointManager(tmp_path / "low", max_to_keep=1, best_fn=lambda m: m["loss"],
+                               best_mode="min")
+    for step, loss in enumerate([3.0, 1.0, 2.0]):
+        low.save(step, [znp.ones(1)], metrics={"loss": loss})
+    assert low.all_steps() == [1, 2] and low.best_step() == 1
+
+
+# ---------------------------------------------------------------- untrusted files
+
+
+def _file(header: dict, data: bytes, pad: int = 0) -> bytes:
+    raw = json.dumps(header).encode() + b" " * pad
+    return struct.pack("<Q", len(raw)) + raw + data
+
+
+def _load_bytes(tmp_path, blob: bytes, like=None):
+    path = tmp_path / "f.safetensors"
+    path.write_bytes(blob)
+    return io.load(path, like=like)
+
+
+@pytest.fixture(scope="module")
+def valid_blob(tmp_path_factory):
+    path = tmp_path_factory.mktemp("v") / "v.safetensors"
+    io.save(path, {"w": zerax.Array(np.arange(12, dtype=np.float32).reshape(3, 4)),
+                   "b": zerax.Array(np.arange(3, dtype=np.int64)), "step": 4})
+    return path.read_bytes()
+
+
+@pytest.mark.parametrize("blob, message", [
+    (b"", "shorter than the 8-byte"),
+    (struct.pack("<Q", 2**40), "above the limit"),
+    (struct.pack("<Q", 100) + b"{}", "only 2 bytes follow"),
+    (struct.pack("<Q", 4) + b"\xff\xfe{}", "not valid UTF-8 JSON"),
+    (_file([1, 2], b""), "not an object"),
+    (struct.pack("<Q", 13) + b'{"a":1,"a":2}', "twice"),
+    (struct.pack("<Q", 9) + b'{"a":NaN}', "not valid"),
+    (_file({"__metadata__": {"k": 1}}, b""), "map of strings"),
+    (_file({"t": {"dtype": "F32", "shape": [2]}}, b"\0" * 8), "exactly"),
+    (_file({"t": {"dtype": "object", "shape": [2], "data_offsets": [0, 8]}}, b"\0" * 8),
+     "dtype 'object'"),
+    (_file({"t": {"dtype": "F32", "shape": [-1], "data_offsets": [0, 4]}}, b"\0" * 4), "shape"),
+    (_file({"t": {"dtype": "F32", "shape": [True], "data_offsets": [0, 4]}}, b"\0" * 4),
+     "shape"),
+    (_file({"t": {"dtype": "F32", "shape": [2], "data_offsets": [4, 0]}}, b"\0" * 8),
+     "begin <= end"),
+    (_file({"t": {"dtype": "F32", "shape": [3], "data_offsets": [0, 8]}}, b"\0" * 8),
+     "claims 8 bytes"),
+    (_file({"t": {"dtype": "F64", "shape": [10**12], "data_offsets": [0, 8 * 10**12]}},
+           b"\0" * 8), "holds only 8 bytes"),
+    (_file({"t": {"dtype": "F64", "shape": [0, 2**61], "data_offsets": [0, 0]}}, b""),
+     "too large"),
+    (_file({"a": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]},
+            "b": {"dtype": "F32", "shape": [2], "data_offsets": [4, 12]}}, b"\0" * 12),
+     "overlaps"),
+    (_file({"a": {"dtype": "F32", "shape": [1], "data_offsets": [4, 8]}}, b"\0" * 8), "gap"),
+    (_file({"a": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]}}, b"\0" * 9),
+     "5 bytes beyond"),
+])
+def test_malformed_files_are_checkpoint_errors(tmp_path, blob, message):
+    with pytest.raises(CheckpointError, match=message):
+        _load_bytes(tmp_path, blob)
+
+
+def test_lying_zerax_metadata(tmp_path, valid_blob):
+    n = struct.unpack("<Q", valid_blob[:8])[0]
+    header = json.loads(valid_blob[8:8 + n])
+    data = valid_blob[8 + n:]
+    leaves = json.loads(header["__metadata__"]["zerax.leaves"])
+    for mutate, message in [
+            (lambda ls: ls[0].update(dtype="float64"), "a header that lies"),
+            (lambda ls: ls[0].update(shape=[4, 3]), "a header that lies"),
+            (lambda ls: ls[0].update(name="nope"), "does not hold"),
+            (lambda ls: ls[0].update(kind="pickle"), "unknown kind"),
+            (lambda ls: ls.pop(0), "does not place"),
+            (lambda ls: ls[1].update(value="1e999999"), "malformed Python scalar")]:
+        bad = json.loads(json.dumps(leaves))
+        mutate(bad)
+        h = json.loads(json.dumps(header))
+        h["__metadata__"]["zerax.leaves"] = json.dumps(bad)
+        with pytest.raises(CheckpointError, match=message):
+            _load_bytes(tmp_path, _file(h, data))
+    h = json.loads(json.dumps(header))
+    h["__metadata__"]["zerax.tree"] = json.dumps({"t": "leaf", "i": 99})
+    with pytest.raises(CheckpointError, match="refers to leaf 99"):
+        _load_bytes(tmp_path, _file(h, data))
+
+
+@settings(max_examples=60, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_fuzz_damaged_files_raise_checkpoint_error_or_load(tmp_path, valid_blob, data):
+    """Truncations, appended bytes, random bytes, flipped bytes and random headers: loading
+    either succeeds or raises CheckpointError, never anything else."""
+    kind = data.draw(st.sampled_from(["truncate", "append", "random", "flip", "header"]))
+    if kind == "truncate":
+        blob = valid_blob[:data.draw(st.integers(0, len(valid_blob) - 1))]
+    elif kind == "append":
+        blob = valid_blob + data.draw(st.binary(min_size=1, max_size=64))
+    elif kind == "random":
+        blob = data.draw(st.binary(max_size=256))
+    elif kind == "flip":
+        blob = bytearray(valid_blob)
+        for _ in range(data.draw(st.integers(1, 4))):
+            i = data.draw(st.integers(0, len(blob) - 1))
+            blob[i] = data.draw(st.integers(0, 255))
+        blob = bytes(blob)
+    else:
+        entry = st.fixed_dictionaries({
+            "dtype": st.sampled_from(["F32", "F64", "I64", "BOOL", "U8", "X", 3]),
+            "shape": st.lists(st.integers(-2, 2**40), max_size=3),
+            "data_offsets": st.lists(st.integers(-5, 2**40), min_size=0, max_size=3)})
+        header = data.draw(st.dictionaries(st.text(max_size=5), entry, max_size=3))
+        blob = _file(header, data.draw(st.binary(max_size=64)))
+    try:
+        _load_bytes(tmp_path, blob)
+        loaded = True
+    except CheckpointError:
+        loaded = False
+    if kind in ("truncate", "append"):
+        assert not loaded
