@@ -1,0 +1,171 @@
+"""Datasets: the protocol (`Dataset`), in-memory arrays (`ArrayDataset`) and lazy
+per-example transforms (`MapDataset`, `map`).
+
+A dataset is anything with ``__len__`` and ``__getitem__(i)`` giving one example as a
+pytree of arrays.  It may also define ``__getitems__(indices)`` giving a whole batch at
+once (already stacked); :class:`zerax.data.DataLoader` uses it when present, which is
+what makes batching an in-memory dataset a single fancy-indexing per array.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Protocol, runtime_checkable
+
+import numpy as np
+
+import zerax
+from zerax import tree_util as tu
+from zerax.errors import DatasetError
+
+__all__ = ["Dataset", "ArrayDataset", "MapDataset", "map"]
+
+
+@runtime_checkable
+class Dataset(Protocol):
+    """The dataset protocol: a length and indexed examples (pytrees of arrays)."""
+
+    def __len__(self) -> int: ...
+
+    def __getitem__(self, index: int) -> Any: ...
+
+
+def _as_numpy(x):
+    # Datasets hold host (NumPy) arrays: indexing them is cheap and thread-safe; the
+    # loader turns batches into zerax Arrays.
+    return np.asarray(x)
+
+
+class ArrayDataset:
+    """Examples are rows of in-memory arrays sharing their first dimension.
+
+    ``ArrayDataset(x, y)`` gives ``(x[i], y[i])``; with one argument, ``x[i]``.  Each
+    argument may itself be a pytree of arrays (a dict of features...).
+
+    >>> import numpy as np
+    >>> from zerax import data
+    >>> ds = data.ArrayDataset(np.arange(10.0).reshape(5, 2), np.arange(5))
+    >>> len(ds), ds[1]
+    (5, (array([2., 3.]), np.int64(1)))
+    """
+
+    def __init__(self, *arrays):
+        if not arrays:
+            raise DatasetError("ArrayDataset needs at least one array")
+        self._single = len(arrays) == 1
+        tree = arrays[0] if self._single else tuple(arrays)
+        leaves, self._treedef = tu.tree_flatten(tree)
+        self._leaves = [_as_numpy(x) for x in leaves]
+        if not self._leaves:
+            raise DatasetError("ArrayDataset was given no arrays (empty pytrees)")
+        for x in self._leaves:
+            if x.ndim == 0:
+                raise DatasetError("ArrayDataset needs arrays with a leading (example) "
+                                   f"dimension, got a scalar of dtype {x.dtype}")
+        sizes = {x.shape[0] for x in self._leaves}
+        if len(sizes) != 1:
+            raise DatasetError("ArrayDataset's arrays must have the same number of examples "
+                               f"(first dimension); got sizes {sorted(sizes)}")
+        self._n = sizes.pop()
+
+    @property
+    def arrays(self):
+        """The arrays (NumPy), in the structure they were given."""
+        return tu.tree_unflatten(self._treedef, self._leaves)
+
+    def __len__(self) -> int:
+        return self._n
+
+    def __getitem__(self, index):
+        if isinstance(index, (int, np.integer)):
+            if not -self._n <= index < self._n:
+                raise IndexError(f"example {index} is out of range for a dataset of "
+                                 f"{self._n} examples")
+        return tu.tree_unflatten(self._treedef, [x[index] for x in self._leaves])
+
+    def __getitems__(self, indices):
+        """A whole batch at once: each array indexed by ``indices``."""
+        indices = np.asarray(indices, dtype=np.intp)
+        return tu.tree_unflatten(self._treedef, [x[indices] for x in self._leaves])
+
+    def map(self, fn: Callable) -> "MapDataset":
+        """A dataset of ``fn(example)`` (see :func:`zerax.data.map`)."""
+        return MapDataset(self, fn)
+
+    def __repr__(self) -> str:
+        shapes = ", ".join(f"{x.dtype}{list(x.shape)}" for x in self._leaves)
+        return f"ArrayDataset({shapes})"
+
+
+class MapDataset:
+    """``fn`` applied lazily to each example of ``dataset`` (when it is read).
+
+    ``batched=True`` says ``fn`` takes and gives a whole stacked batch (a vectorised
+    transform, much faster than one call per example); the loader then calls it once per
+    batch.
+
+    >>> import numpy as np
+    >>> from zerax import data
+    >>> ds = data.map(data.ArrayDataset(np.arange(4.0)), lambda x: x * 10)
+    >>> ds[3]
+    np.float64(30.0)
+    """
+
+    def __init__(self, dataset, fn: Callable, *, batched: bool = False):
+        if not callable(fn):
+            raise DatasetError(f"map needs a callable, got {type(fn).__name__}")
+        self.dataset, self.fn, self.batched = dataset, fn, batched
+
+    def __len__(self) -> int:
+        return len(self.dataset)
+
+    def __getitem__(self, index):
+        if self.batched:
+            batch = _gather(self.dataset, np.asarray([index]))
+            return tu.tree_map(lambda x: x[0], self.fn(batch))
+        return self.fn(self.dataset[index])
+
+    def __getitems__(self, indices):
+        if self.batched:
+            return self.fn(_gather(self.dataset, indices))
+        return stack([self.fn(self.dataset[int(i)]) for i in indices])
+
+    def map(self, fn: Callable, *, batched: bool = False) -> "MapDataset":
+        return MapDataset(self, fn, batched=batched)
+
+
+def map(dataset, fn: Callable, *, batched: bool = False) -> MapDataset:  # noqa: A001
+    """A dataset whose examples are ``fn(example)`` (or, with ``batched=True``, whose
+    batches are ``fn(batch)``), computed when read: augmentation, normalisation, casts.
+
+    >>> import numpy as np
+    >>> from zerax import data
+    >>> ds = data.map(data.ArrayDataset(np.ones((3, 2)), np.arange(3)),
+    ...               lambda xy: (xy[0] * 2, xy[1]), batched=True)
+    >>> ds[2]
+    (array([2., 2.]), np.int64(2))
+    """
+    return MapDataset(dataset, fn, batched=batched)
+
+
+def _to_host(x):
+    return np.asarray(x) if isinstance(x, zerax.Array) else x
+
+
+def stack(examples: list):
+    """Stack a list of examples (pytrees of arrays) into one batch of NumPy arrays."""
+    if not examples:
+        raise DatasetError("cannot make a batch of no examples")
+    try:
+        return tu.tree_map(lambda *xs: np.stack([np.asarray(_to_host(x)) for x in xs]),
+                           *examples)
+    except ValueError as e:
+        raise DatasetError(f"the examples of a batch do not stack into arrays ({e}); give "
+                           "every example the same structure and shapes, or pass collate=")\
+            from None
+
+
+def _gather(dataset, indices):
+    getitems = getattr(dataset, "__getitems__", None)
+    if getitems is not None:
+        return getitems(indices)
+    return stack([dataset[int(i)] for i in indices])
