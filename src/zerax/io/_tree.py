@@ -135,6 +135,11 @@ def encode_structure(tree, leaves_iter) -> dict:
     if type(tree) in (list, tuple):
         return {"t": type(tree).__name__,
                 "c": [encode_structure(c, leaves_iter) for c in children]}
+    zr = _key_module()
+    if zr is not None and isinstance(tree, getattr(zr, "PRNGKeyArray", ())):
+        # zerax's typed keys are pytree nodes over their uint32 key data: rebuildable.
+        return {"t": "key", "impl": _key_impl_name(tree),
+                "c": [encode_structure(c, leaves_iter) for c in children]}
     return {"t": "node", "type": type(tree).__qualname__,
             "c": [encode_structure(c, leaves_iter) for c in children]}
 
@@ -171,6 +176,18 @@ def decode_structure(s, leaves: list, depth: int = 0):
         return [decode_structure(x, leaves, depth + 1) for x in c]
     if t == "tuple":
         return tuple(decode_structure(x, leaves, depth + 1) for x in c)
+    if t == "key":
+        zr = _key_module()
+        impl = s.get("impl")
+        if zr is None or len(c) != 1 or not isinstance(impl, str):
+            raise CheckpointError("a random key in the checkpoint's tree structure is malformed"
+                                  " (or this zerax has no zerax.random to rebuild it)")
+        data = decode_structure(c[0], leaves, depth + 1)
+        try:
+            return zr.wrap_key_data(data, impl=impl)
+        except Exception as e:  # an unknown impl name or key data of the wrong shape
+            raise CheckpointError(f"cannot rebuild a random key of impl {impl[:40]!r} from "
+                                  f"the checkpoint: {e}") from None
     if t == "node":
         raise CheckpointError(
             f"the checkpoint holds a {str(s.get('type'))[:80]} (a custom pytree node), which "
