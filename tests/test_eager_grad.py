@@ -92,7 +92,8 @@ COVERED = set(UNARY) | set(BINARY) | {
     "integer_pow", "polygamma", "clamp", "select_n", "convert_element_type", "reduce_sum",
     "reduce_max", "reduce_min", "broadcast_in_dim", "reshape", "transpose", "squeeze",
     "concatenate", "pad", "slice", "rev", "cumsum", "dynamic_slice", "dynamic_update_slice",
-    "gather", "scatter", "scatter_add", "dot_general", "real", "imag", "conj", "complex"}
+    "gather", "scatter", "scatter_add", "dot_general", "real", "imag", "conj", "complex",
+    "fft"}  # fft: its tape rule is compared with the general path in test_fft.py
 
 
 def test_every_primitive_with_tape_rules_is_tested_here():

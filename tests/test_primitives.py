@@ -160,4 +160,6 @@ COVERED_ELSEWHERE = {"custom_jvp_call", "custom_vjp_call", "checkpoint", "checkp
                      # decompositions: check_grads in test_linalg_decompositions.py
                      "cholesky", "triangular_solve", "lu", "qr", "eigh", "svd",
                      # complex parts: against finite differences in test_complex_ad.py
-                     "real", "imag", "conj", "complex"}
+                     "real", "imag", "conj", "complex",
+                     # the discrete Fourier transform: check_grads in test_fft.py
+                     "fft"}

@@ -50,3 +50,4 @@ def select(pred, on_true, on_false):
 
 
 from . import linalg  # noqa: E402,F401  (zerax.lax.linalg: the decompositions)
+from .._src.ops.fft import FftType, fft  # noqa: E402,F401

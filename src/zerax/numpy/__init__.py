@@ -6,6 +6,7 @@ from .._src.lax_numpy import *  # noqa: F401,F403
 from .._src.lax_numpy import __all__ as _all
 from .._src.array import Array as ndarray  # noqa: F401
 from . import linalg  # noqa: F401
+from . import fft  # noqa: F401
 
 # dtypes and constants, NumPy's own objects
 from numpy import (  # noqa: F401
@@ -24,5 +25,5 @@ single, double = _np.float32, _np.float64
 csingle, cdouble = _np.complex64, _np.complex128
 int_, uint = _np.int64, _np.uint64
 
-__all__ = list(_all) + ["ndarray", "linalg", "single", "double", "csingle", "cdouble",
+__all__ = list(_all) + ["ndarray", "linalg", "fft", "single", "double", "csingle", "cdouble",
                         "int_", "uint", "isdtype", "iterable"]
