@@ -5,6 +5,7 @@ Every error says what was wrong, where in the user's code, and what to do instea
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
 
@@ -24,9 +25,14 @@ __all__ = [
     "NotSupportedError",
     "NonConcreteBooleanIndexError",
     "ImmutableArrayError",
+    "FrozenModuleError",
+    "OptimizerStateError",
+    "TreeMismatchError",
     "CheckpointError",
     "DatasetError",
     "MissingDependencyError",
+    "KeyTypeError",
+    "SeedOverflowError",
     "user_frame",
 ]
 
@@ -95,6 +101,20 @@ class ImmutableArrayError(ZeraxError, TypeError):
     """An attempt to assign into an immutable zerax Array."""
 
 
+class FrozenModuleError(ZeraxError, dataclasses.FrozenInstanceError):
+    """A field of a `zerax.nn.Module` was assigned after ``__init__`` (modules are immutable;
+    an AttributeError, as Equinox's ``dataclasses.FrozenInstanceError``)."""
+
+
+class OptimizerStateError(ZeraxError, TypeError):
+    """An optimiser's update received a state made by another optimiser (zerax.optim)."""
+
+
+class TreeMismatchError(ZeraxError, ValueError):
+    """Two pytrees that must have the same structure (params and updates, updates and an
+    optimiser's state) do not; the message names the first differing path."""
+
+
 class CheckpointError(ZeraxError, ValueError):
     """A checkpoint file that cannot be read back (truncated, corrupt, lying about its
     contents, or not matching the ``like`` tree), or a tree that cannot be saved."""
@@ -107,6 +127,15 @@ class DatasetError(ZeraxError, ValueError):
 
 class MissingDependencyError(ZeraxError, ImportError):
     """An optional dependency is not installed (the message names the extra to install)."""
+
+
+class KeyTypeError(ZeraxError, TypeError):
+    """A PRNG key was malformed (a raw key not uint32[2]), or used as data (arithmetic on
+    a typed key), or data was passed where ``zerax.random`` expects a key."""
+
+
+class SeedOverflowError(ZeraxError, OverflowError):
+    """A PRNG seed outside [-2**63, 2**64 - 1] (it does not fit in 64 bits)."""
 
 
 def user_frame() -> str:

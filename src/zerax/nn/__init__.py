@@ -1,8 +1,47 @@
-"""`zerax.nn`: activation functions and attention (JAX's `jax.nn` names), and
-`zerax.nn.initializers`."""
+"""`zerax.nn`: activation functions and attention (JAX's `jax.nn` names), networks as
+immutable pytrees with Equinox's API (`Module`, layers, filtered transforms, `State`), and
+`zerax.nn.initializers` (JAX's).
+
+>>> import zerax as zx, zerax.nn as nn, zerax.random as zr, zerax.numpy as znp
+>>> mlp = nn.MLP(2, 1, width_size=4, depth=1, key=zr.key(0))
+>>> zx.vmap(mlp)(znp.ones((3, 2), dtype="float32")).shape
+(3, 1)
+"""
 
 from .._src.nn import *  # noqa: F401,F403
-from .._src.nn import __all__ as _all
+from .._src.nn import __all__ as _activations_all
 from . import initializers  # noqa: F401
+from ._module import BoundMethod, Module, field, module_update_wrapper, static_field
+from ._filters import (combine, filter, inference_mode, is_array, is_array_like,
+                       is_inexact_array, is_inexact_array_like, partition, tree_at)
+from ._transforms import filter_grad, filter_jit, filter_value_and_grad, filter_vmap, if_array
+from ._state import State, StateIndex, delete_init_state, make_with_state
+from ._linear import MLP, Identity, Lambda, Linear, Sequential, StatefulLayer
+from ._conv import (Conv, Conv1d, Conv2d, Conv3d, ConvTranspose, ConvTranspose1d,
+                    ConvTranspose2d, ConvTranspose3d)
+from ._pool import (AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveAvgPool3d,
+                    AdaptiveMaxPool1d, AdaptiveMaxPool2d, AdaptiveMaxPool3d, AdaptivePool,
+                    AvgPool1d, AvgPool2d, AvgPool3d, MaxPool1d, MaxPool2d, MaxPool3d, Pool)
+from ._norm import BatchNorm, GroupNorm, LayerNorm, RMSNorm
+from ._misc import Dropout, Embedding, PReLU, RotaryPositionalEmbedding
+from ._attention import GRUCell, LSTMCell, MultiheadAttention, dot_product_attention_weights
+from ._summary import count_params, summary
 
-__all__ = list(_all) + ["initializers"]
+__all__ = list(_activations_all) + [
+    "initializers",
+    "Module", "field", "static_field", "BoundMethod", "module_update_wrapper",
+    "is_array", "is_array_like", "is_inexact_array", "is_inexact_array_like", "filter",
+    "partition", "combine", "tree_at", "inference_mode",
+    "filter_jit", "filter_grad", "filter_value_and_grad", "filter_vmap", "if_array",
+    "State", "StateIndex", "make_with_state", "delete_init_state",
+    "Linear", "Identity", "MLP", "Sequential", "Lambda", "StatefulLayer",
+    "Conv", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose", "ConvTranspose1d",
+    "ConvTranspose2d", "ConvTranspose3d",
+    "Pool", "MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d",
+    "AdaptivePool", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d",
+    "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AdaptiveMaxPool3d",
+    "LayerNorm", "RMSNorm", "GroupNorm", "BatchNorm",
+    "Dropout", "Embedding", "PReLU", "RotaryPositionalEmbedding",
+    "MultiheadAttention", "GRUCell", "LSTMCell", "dot_product_attention_weights",
+    "summary", "count_params",
+]

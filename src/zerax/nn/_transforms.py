@@ -1,0 +1,262 @@
+"""Equinox's filtered transforms for `zerax.nn`: `filter_jit`, `filter_grad`,
+`filter_value_and_grad`, `filter_vmap` (and `if_array`).
+
+They take arbitrary pytrees (models holding functions, flags, sizes): arrays are traced,
+everything else is static. `filter_jit` compiles once per static part (compared by ``==``
+and hash) and per array shapes/dtypes; `filter_grad` differentiates the floating arrays of
+the first argument and gives ``None`` for the rest.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, Callable
+
+import zerax as zx
+import zerax.numpy as znp
+from zerax import errors
+from zerax import tree_util as jtu
+
+from ._filters import combine, is_array, is_inexact_array, partition
+
+__all__ = ["filter_jit", "filter_grad", "filter_value_and_grad", "filter_vmap", "if_array"]
+
+
+class _Unhashable:
+    """Wraps a static leaf that cannot be hashed: compared by identity."""
+
+    __slots__ = ("obj",)
+
+    def __init__(self, obj):
+        self.obj = obj
+
+    def __eq__(self, other):
+        return isinstance(other, _Unhashable) and other.obj is self.obj
+
+    def __hash__(self):
+        return id(self.obj)
+
+
+def _static_key(leaves):
+    out = []
+    for x in leaves:
+        try:
+            hash(x)
+            out.append(x)
+        except TypeError:
+            out.append(_Unhashable(x))
+    return tuple(out)
+
+
+class _JitWrapper:
+    def __init__(self, fun, donate):
+        self._fun = fun
+        self._donate = donate
+        self._cache: dict = {}
+        functools.update_wrapper(self, fun, updated=())
+
+    def _compiled(self, treedef, mask, static):
+        key = (treedef, mask, _static_key(static))
+        hit = self._cache.get(key)
+        if hit is not None:
+            return hit
+        out_box: list = []
+
+        def flat(*dyn):
+            it_d, it_s = iter(dyn), iter(static)
+            leaves = [next(it_d) if m else next(it_s) for m in mask]
+            fun, args, kwargs = jtu.tree_unflatten(treedef, leaves)
+            out = fun(*args, **kwargs)
+            o_leaves, o_def = jtu.tree_flatten(out)
+            o_mask = tuple(is_array(x) for x in o_leaves)
+            out_box[:] = [o_def, o_mask, [x for x, m in zip(o_leaves, o_mask) if not m]]
+            return tuple(x for x, m in zip(o_leaves, o_mask) if m)
+
+        hit = (zx.jit(flat), out_box)
+        self._cache[key] = hit
+        return hit
+
+    def __call__(self, *args, **kwargs):
+        leaves, treedef = jtu.tree_flatten((self._fun, args, kwargs))
+        mask = tuple(is_array(x) for x in leaves)
+        dyn = [x for x, m in zip(leaves, mask) if m]
+        static = [x for x, m in zip(leaves, mask) if not m]
+        jitted, box = self._compiled(treedef, mask, static)
+        arrays = jitted(*dyn)
+        o_def, o_mask, o_static = box
+        it_a, it_s = iter(arrays), iter(o_static)
+        return jtu.tree_unflatten(o_def, [next(it_a) if m else next(it_s) for m in o_mask])
+
+    def __get__(self, instance, owner):
+        if instance is None:
+            return self
+        return functools.partial(self, instance)
+
+
+def filter_jit(fun: Callable | None = None, *, donate: str = "none") -> Callable:
+    """Compile ``fun`` with `zerax.jit`, tracing every array in its arguments (and in
+    ``fun`` itself, when it is a module) and treating all other leaves as static, as
+    Equinox's ``filter_jit``. Non-array outputs are returned as they were produced.
+
+    >>> import zerax as zx, zerax.nn as nn, zerax.numpy as znp, numpy as np
+    >>> @nn.filter_jit
+    ... def f(x, act, n):
+    ...     return act(x) * n, "done"
+    >>> f(znp.array([-1.0, 2.0]), zx.nn.relu, 3)
+    (Array([0., 6.], dtype=float64), 'done')
+    """
+    if fun is None:
+        return functools.partial(filter_jit, donate=donate)
+    if donate not in ("all", "all-except-first", "warn", "warn-except-first", "none"):
+        raise errors.ZeraxValueError(
+            f"filter_jit: donate must be 'all', 'all-except-first', 'warn', "
+            f"'warn-except-first' or 'none', got {donate!r}")
+    return _JitWrapper(fun, donate)
+
+
+def filter_value_and_grad(fun: Callable | None = None, *, has_aux: bool = False) -> Callable:
+    """Like `filter_grad`, returning ``(value, grads)`` (or ``((value, aux), grads)``).
+
+    >>> import zerax as zx, zerax.nn as nn, zerax.numpy as znp, numpy as np
+    >>> v, g = nn.filter_value_and_grad(lambda p: p[0] ** 2 * p[1])([znp.array(3.0), 2])
+    >>> float(v), float(g[0]), g[1]
+    (18.0, 12.0, None)
+    """
+    if fun is None:
+        return functools.partial(filter_value_and_grad, has_aux=has_aux)
+
+    @functools.wraps(fun)
+    def wrapped(x, /, *args, **kwargs):
+        diff, nondiff = partition(x, is_inexact_array)
+
+        def inner(d):
+            return fun(combine(d, nondiff), *args, **kwargs)
+        return zx.value_and_grad(inner, has_aux=has_aux)(diff)
+    return wrapped
+
+
+def filter_grad(fun: Callable | None = None, *, has_aux: bool = False) -> Callable:
+    """The gradient of ``fun`` with respect to the floating-point arrays of its first
+    argument (a model, any pytree); other leaves get ``None`` (Equinox's ``filter_grad``).
+    Freeze part of a model by passing it in a later argument.
+
+    >>> import zerax as zx, zerax.nn as nn, zerax.numpy as znp, numpy as np
+    >>> lin = nn.Linear(2, 1, key=zx.random.key(0))
+    >>> g = nn.filter_grad(lambda m, x: m(x).sum())(lin, znp.ones(2, np.float32))
+    >>> g.weight.shape, g.in_features
+    ((1, 2), 2)
+    """
+    if fun is None:
+        return functools.partial(filter_grad, has_aux=has_aux)
+    vg = filter_value_and_grad(fun, has_aux=has_aux)
+
+    @functools.wraps(fun)
+    def wrapped(x, /, *args, **kwargs):
+        value, grads = vg(x, *args, **kwargs)
+        if has_aux:
+            return grads, value[1]
+        return grads
+    return wrapped
+
+
+class if_array:
+    """An axis spec for `filter_vmap`: ``axis`` for array leaves, ``None`` for others.
+
+    >>> import zerax as zx, zerax.nn as nn, zerax.numpy as znp, numpy as np
+    >>> nn.if_array(0)(znp.ones(2)), nn.if_array(0)("relu")
+    (0, None)
+    """
+
+    def __init__(self, axis: int):
+        self.axis = axis
+
+    def __call__(self, x: Any) -> int | None:
+        return self.axis if is_array(x) else None
+
+
+def _resolve_axes(spec, tree, what):
+    """Per-leaf axes of ``tree`` from a prefix tree of ints / None / callables."""
+    def one(s, sub):
+        if s is None or isinstance(s, int):
+            return jtu.tree_map(lambda _: s, sub)
+        if callable(s):
+            return jtu.tree_map(s, sub)
+        raise errors.ZeraxValueError(
+            f"filter_vmap: {what} leaves must be ints, None or callables, got {s!r}")
+    full = jtu.tree_map(one, spec, tree, is_leaf=lambda x: x is None)
+    return jtu.tree_leaves(full, is_leaf=lambda x: x is None)
+
+
+def filter_vmap(fun: Callable | None = None, *, in_axes: Any = if_array(0),
+                out_axes: Any = if_array(0), axis_name: Any = None,
+                axis_size: int | None = None) -> Callable:
+    """Vectorise ``fun`` over arrays of its arguments; non-array leaves (and arrays given
+    axis ``None``) are shared by every call, as Equinox's ``filter_vmap``. ``in_axes`` is a
+    prefix tree of the positional arguments (ints, ``None``, or callables such as `if_array`);
+    array outputs are stacked on ``out_axes`` (default 0), other outputs returned as they are.
+
+    >>> import zerax as zx, zerax.nn as nn, zerax.numpy as znp, numpy as np
+    >>> f = nn.filter_vmap(lambda x, act: act(x).sum())
+    >>> f(znp.array([[-1.0, 2.0], [3.0, -4.0]]), zx.nn.relu)
+    Array([2., 3.], dtype=float64)
+    """
+    if fun is None:
+        return functools.partial(filter_vmap, in_axes=in_axes, out_axes=out_axes,
+                                 axis_name=axis_name, axis_size=axis_size)
+
+    @functools.wraps(fun)
+    def wrapped(*args, **kwargs):
+        # in_axes is a prefix of the positional arguments; keyword arguments are mapped
+        # by the default rule (arrays on axis 0), as Equinox does.
+        spec = in_axes if isinstance(in_axes, tuple) else tuple(in_axes for _ in args)
+        if len(spec) != len(args):
+            raise errors.ZeraxValueError(
+                f"filter_vmap: in_axes has {len(spec)} entries for {len(args)} arguments")
+        axes = _resolve_axes(spec, tuple(args), "in_axes")
+        kw_leaves = jtu.tree_leaves(kwargs)
+        kw_axes = [0 if is_array(x) else None for x in kw_leaves]
+        leaves, treedef = jtu.tree_flatten((args, kwargs))
+        axes = list(axes) + kw_axes
+        if len(axes) != len(leaves):
+            raise errors.ZeraxValueError(
+                "filter_vmap: in_axes does not match the structure of the arguments")
+        for x, a in zip(leaves, axes):
+            if a is not None and not is_array(x):
+                raise errors.ZeraxValueError(
+                    f"filter_vmap: a non-array argument leaf ({x!r}) cannot be mapped over "
+                    f"axis {a}; give it axis None")
+        mapped = [i for i, a in enumerate(axes) if a is not None]
+        if not mapped and axis_size is None:
+            raise errors.ZeraxValueError(
+                "filter_vmap: no argument is mapped; give axis_size= to set the batch size")
+        box: list = []
+
+        def inner(*dyn):
+            vals = list(leaves)
+            for i, d in zip(mapped, dyn):
+                vals[i] = d
+            a, k = jtu.tree_unflatten(treedef, vals)
+            out = fun(*a, **k)
+            o_leaves, o_def = jtu.tree_flatten(out)
+            o_axes = _resolve_axes(out_axes, out, "out_axes")
+            o_mask = [is_array(x) for x in o_leaves]
+            box[:] = [o_def, o_mask, o_axes,
+                      [x for x, m in zip(o_leaves, o_mask) if not m]]
+            return tuple(x for x, m in zip(o_leaves, o_mask) if m)
+
+        dyn_args = [leaves[i] for i in mapped]
+        dyn_axes = tuple(axes[i] for i in mapped)
+        vm = zx.vmap(inner, in_axes=dyn_axes, axis_name=axis_name, axis_size=axis_size)
+        outs = vm(*dyn_args)
+        o_def, o_mask, o_axes, o_static = box
+        it_o, it_s = iter(outs), iter(o_static)
+        res = []
+        for m, ax in zip(o_mask, o_axes):
+            if m:
+                y = next(it_o)
+                # axis None: an output that must not depend on the batch; keep one copy
+                res.append(y[0] if ax is None else y if ax == 0 else znp.moveaxis(y, 0, ax))
+            else:
+                res.append(next(it_s))
+        return jtu.tree_unflatten(o_def, res)
+    return wrapped
