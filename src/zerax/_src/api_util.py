@@ -17,6 +17,8 @@ def as_input(x, where: str):
     if isinstance(x, (np.ndarray, np.generic, bool, int, float, complex)):
         arr = np.array(x)
         if arr.dtype.kind in "biufc":
+            if not arr.dtype.isnative:  # big-endian data: converted once, on entry
+                arr = arr.astype(arr.dtype.newbyteorder("="))
             return Array._wrap(arr)
     elif isinstance(x, (list, tuple)):
         try:

@@ -32,6 +32,8 @@ class Array(ArrayMethods):
 
     def __init__(self, value):
         self._value = np.array(value)  # a private copy: the caller's may change later
+        if not self._value.dtype.isnative:  # big-endian data: converted once, on entry
+            self._value = self._value.astype(self._value.dtype.newbyteorder("="))
 
     @staticmethod
     def _wrap(value) -> "Array":

@@ -113,6 +113,8 @@ class Executable:
             jaxpr = dce(Jaxpr(jaxpr.constvars, jaxpr.invars,
                               [v for v, z in zip(jaxpr.outvars, self.float0_outs) if not z],
                               jaxpr.eqns))
+        from .backends.numba.sizes import check_program
+        check_program(jaxpr, f"jit of {name}")  # shapes int64 indexing or memory cannot hold
         if _uses_float16(jaxpr):
             # Numba has no float16 arithmetic on the CPU: such a program runs op by op
             # on NumPy's float16 (the eager implementations), not compiled.
@@ -178,12 +180,13 @@ def _all_eqns(jaxpr):
 def _uses_float16(jaxpr) -> bool:
     """Whether any value of ``jaxpr`` or of its sub-programs is float16."""
     from .ir import ClosedJaxpr, Jaxpr
-    f16 = np.dtype(np.float16)
+    # float16, and long double (which Numba does not type either), run as eagerly.
+    f16 = (np.dtype(np.float16), np.dtype(np.longdouble), np.dtype(np.clongdouble))
     for v in list(jaxpr.invars) + list(jaxpr.constvars) + list(jaxpr.outvars):
-        if getattr(getattr(v, "aval", None), "dtype", None) == f16:
+        if getattr(getattr(v, "aval", None), "dtype", None) in f16:
             return True
     for eqn in jaxpr.eqns:
-        if any(getattr(v.aval, "dtype", None) == f16 for v in eqn.outvars):
+        if any(getattr(v.aval, "dtype", None) in f16 for v in eqn.outvars):
             return True
         for p in eqn.params.values():
             for sub in (p if isinstance(p, (list, tuple)) else [p]):

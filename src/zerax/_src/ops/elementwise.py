@@ -882,6 +882,24 @@ lgamma_p.numba_scalar = _special_scalar("lgamma")
 digamma_p.numba_scalar = _special_scalar("digamma")
 polygamma_p.numba_scalar = _polygamma_scalar
 logistic_p.numba_scalar = _logistic_scalar
+
+
+def _edge_scalar(name, fallback):
+    """NumPy's results where Numba's operators differ: integer division, remainder,
+    shifts and powers at the edges; complex division by zero and complex ordering
+    (backends/numba/scalarmath.py)."""
+    def rule(args, in_dtypes, out_dtype, ctx, **params):
+        from ..backends.numba import scalarmath
+        expr = scalarmath.lower(name, args, in_dtypes, ctx, **params)
+        if expr is None:
+            return fallback(args, in_dtypes, out_dtype, ctx, **params)
+        return f"{_dn(out_dtype)}({expr})"
+    return rule
+
+
+for _p in (floor_divide_p, rem_p, shift_left_p, shift_right_p, integer_pow_p, pow_p, div_p,
+           lt_p, le_p, gt_p, ge_p, max_p, min_p):
+    _p.numba_scalar = _edge_scalar(_p.name, _p.numba_scalar)
 # Transcendental functions that would otherwise be one libm call per element, which
 # stops LLVM from vectorising a fused loop, and sin/cos, whose libm calls are slow in
 # loop-carried chains (see backends/numba/vecmath.py).

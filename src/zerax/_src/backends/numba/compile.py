@@ -1,31 +1,32 @@
 """Compiling generated source with ``numba.njit``, with an on-disk cache.
 
-The source of a program is written to ``<cache dir>/<hash>.py`` (hash of the source,
-so of the canonical program, shapes and dtypes, plus the zerax and Numba versions) and
-imported from there; Numba's own cache (``cache=True``) then stores the machine code
-beside it, so a new process calling the same program skips compilation.  After the
-first call, the kernels' machine code is also written to a native cache file
-(`native.py`), from which a new process loads them without Numba's dispatcher and
-its per-process initialisation (the warm first call drops from ~0.7 s to tens of ms);
-Numba's path remains the fallback.  Files are written to a temporary name and renamed
-into place, so concurrent writers cannot corrupt an entry; an unwritable or corrupt
-cache gives a warning and an in-memory compile (or Numba's cache), never a crash.
+A program's generated source is compiled in memory, from this process's own text,
+never imported from disk.  After the first call, the kernels' machine code is written
+to a native cache entry ``<cache dir>/k_<hash>.<fingerprint>.native`` (`native.py`;
+the hash covers the source, so the canonical program, shapes and dtypes, and the
+zerax, Numba and NumPy versions), from which a new process loads them without
+Numba's compiler and dispatcher (the warm first call drops from ~0.7 s to tens of
+ms).  A readable copy of the source goes to ``k_<hash>.py``.  Numba's own cache
+(``cache=True``, pickled index files) is not used.
+
+The cache directory is untrusted input (`diskcache.py`): it is used only when it is
+the user's own and not writable by others, and every file is checked against its
+keyed MAC before it is used.  Files are written to a temporary name and renamed into
+place, so concurrent writers cannot corrupt an entry; a tampered, corrupt, stale or
+unwritable entry gives one warning and a fresh compile, never a crash or a wrong
+answer.
 """
 
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import os
-import sys
-import tempfile
 import threading
 import types
-import warnings
 
 import numpy as np
 
-from . import native
+from . import diskcache, native
 from .codegen import generate
 
 # Numba's OpenMP workers otherwise spin after each parallel loop, competing with the
@@ -43,6 +44,7 @@ _memory: dict[str, object] = {}
 
 
 def cache_dir() -> str | None:
+    """The on-disk cache directory (None: the disk cache is off or not trusted)."""
     from ...jit import config
     if not config.disk_cache:
         return None
@@ -50,7 +52,7 @@ def cache_dir() -> str | None:
     if not d:
         base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
         d = os.path.join(base, "zerax")
-    return d
+    return diskcache.checked_dir(d)
 
 
 _backend_digest: list = []
@@ -95,25 +97,10 @@ def _module_text(program):
     # Kernels are compiled first so that ``program`` refers to the compiled ones.
     lines.append(program.source)
     for name, parallel in program.kernels:
-        lines.append(f"{name} = numba.njit({name}, cache=CACHE, parallel={parallel}, "
+        lines.append(f"{name} = numba.njit({name}, cache=False, parallel={parallel}, "
                      f"error_model='numpy', fastmath={set(KERNEL_FASTMATH)!r})")
     lines.append(f"ENTRY = {program.entry}")
     return "\n".join(lines) + "\n"
-
-
-def _load_module(path, key, cache):
-    name = f"zerax_kernel_{key}"
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    module.CACHE = cache
-    # Registered before running: Numba's cache finds the module by name when it loads.
-    sys.modules[name] = module
-    try:
-        spec.loader.exec_module(module)
-    except BaseException:
-        del sys.modules[name]
-        raise
-    return module
 
 
 def compile_jaxpr(jaxpr):
@@ -132,65 +119,71 @@ def compile_jaxpr(jaxpr):
         return fn, text
 
 
-def _numba_module(path, key, text):
-    """The Numba-compiled module (cached on disk, else in memory): the fallback of
-    natively loaded kernels for arguments they were not compiled for."""
-    try:
-        return _load_module(path, key, True)
-    except Exception:  # noqa: BLE001 - the source file went away: compile in memory
-        module = types.ModuleType(f"zerax_kernel_{key}")
-        module.CACHE = False
-        exec(compile(text, f"<zerax kernel {key}>", "exec"), module.__dict__)  # noqa: S102
-        return module
+def _memory_module(text, key):
+    """The program compiled from ``text`` (this process's own source) in a fresh
+    module; Numba compiles each kernel at its first call."""
+    module = types.ModuleType(f"zerax_kernel_{key}")
+    exec(compile(text, f"<zerax kernel {key}>", "exec"), module.__dict__)  # noqa: S102
+    return module
 
 
-def _same_text(path, text) -> bool:
+def _check_source_copy(path, text) -> bool:
+    """Whether the readable copy of the source at ``path`` is intact (False: absent).
+    A copy that is not ours (edited, planted) is reported and replaced."""
     try:
-        with open(path) as f:
-            return f.read() == text
-    except OSError:
+        with open(path, encoding="utf-8", errors="strict") as f:
+            data = f.read()
+    except FileNotFoundError:
         return False
+    except (OSError, UnicodeDecodeError) as e:
+        data, err = None, e
+    if data is not None:
+        try:
+            if diskcache.unseal_text(os.path.basename(path), data) == text:
+                return True
+            err = "it is another program's source"
+        except diskcache.CacheRejected as e:
+            err = e
+    diskcache.warn(f"the cache entry {path!r} could not be used ({err}); it is not run, "
+                   "and is replaced.")
+    try:
+        os.remove(path)
+    except OSError:
+        pass
+    return False
 
 
 def _compile_text(text, key, program=None):
     d = cache_dir()
-    if d is not None:
-        try:
-            os.makedirs(d, exist_ok=True)
-            path = os.path.join(d, f"k_{key}.py")
-            npath = native.path_for(d, key) if program is not None else None
-            # The native entry is used with its source file (the fallback for
-            # unexpected arguments imports it), and only when that file is intact.
-            if npath is not None and os.path.exists(npath) and _same_text(path, text):
+    if d is None:
+        return _memory_module(text, key).ENTRY
+    try:
+        path = os.path.join(d, f"k_{key}.py")
+        npath = native.path_for(d, key) if program is not None else None
+        have_source = _check_source_copy(path, text)
+        if npath is not None and os.path.exists(npath):
+            try:
+                return native.load_program(npath, program, program.helpers,
+                                           lambda: _memory_module(text, key), text)
+            except native.Unavailable as e:  # not this process: compile, quietly
+                native.debug(f"zerax native data not used ({e})")
+                npath = None
+            except Exception as e:  # noqa: BLE001 - never believed: warn and recompile
+                diskcache.warn(f"the native cache entry {npath!r} could not be used "
+                               f"({type(e).__name__}: {e}); it is not run, and is compiled "
+                               "again.")
                 try:
-                    return native.load_program(npath, program, program.helpers,
-                                               lambda: _numba_module(path, key, text))
-                except native.Unavailable as e:  # not this process: Numba's path, quietly
-                    native.debug(f"zerax native data not used ({e})")
-                    npath = None
-                except Exception as e:  # noqa: BLE001 - warn, then Numba's path
-                    warnings.warn(f"zerax: the native cache entry {npath!r} could not be "
-                                  f"used ({type(e).__name__}: {e}); loading through Numba.",
-                                  RuntimeWarning, stacklevel=3)
-                    try:
-                        os.remove(npath)  # rewritten by the next cold compile
-                    except OSError:
-                        pass
-            if not os.path.exists(path):
-                fd, tmp = tempfile.mkstemp(dir=d, suffix=".tmp")
-                with os.fdopen(fd, "w") as f:
-                    f.write(text)
-                os.replace(tmp, path)  # atomic: readers see the whole file or none
-            module = _load_module(path, key, True)
-            if npath is not None:
-                native.watch(module, program, npath)  # writes it after the first call
-            return module.ENTRY
-        except Exception as e:  # noqa: BLE001 - any cache problem: warn and compile in memory
-            warnings.warn(f"zerax: the compilation cache at {d!r} could not be used ({e}); "
-                          "compiling without it.", RuntimeWarning, stacklevel=3)
-    namespace: dict = {"CACHE": False}
-    exec(compile(text, f"<zerax kernel {key}>", "exec"), namespace)  # noqa: S102
-    return namespace["ENTRY"]
-
-
-
+                    os.remove(npath)  # rewritten after the first call below
+                except OSError:
+                    pass
+        if not have_source:
+            diskcache.write_atomic(path, diskcache.seal_text(os.path.basename(path),
+                                                             text).encode())
+    except Exception as e:  # noqa: BLE001 - any cache problem: warn and compile in memory
+        diskcache.warn(f"the compilation cache at {d!r} could not be used "
+                       f"({type(e).__name__}: {e}); compiling without it.")
+        return _memory_module(text, key).ENTRY
+    module = _memory_module(text, key)
+    if npath is not None:
+        native.watch(module, program, npath, text)  # writes the entry after the first call
+    return module.ENTRY

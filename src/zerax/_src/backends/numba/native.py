@@ -22,10 +22,14 @@ called through a guard that checks that the arguments are what it was compiled f
 
 The fingerprint in the file name covers the zerax, Numba, llvmlite, NumPy and Python
 versions, the target triple and the host CPU name and features (object code is
-CPU-specific).  Files carry a SHA-256 of their content: a truncated or corrupt file
-is detected before any byte reaches LLVM.  A kernel whose object refers to a symbol
-that cannot be resolved in this process is refused before it is loaded.  Any failure
-to load raises, and the caller falls back to Numba's dispatcher.
+CPU-specific).  A file is machine code from an untrusted directory: it is used only
+when its keyed MAC (`diskcache.py`: HMAC-SHA256 under the user's secret key, over the
+whole file, its name and the program's source) verifies, before any byte of it is
+parsed or reaches LLVM.  Its metadata is JSON and the Python glue between kernels is
+compiled from the program's source in this process: nothing is unpickled or
+unmarshalled.  A kernel whose object refers to a symbol that cannot be resolved in
+this process is refused before it is loaded.  Any failure to load raises, and the
+caller compiles the program again.
 
 The file is written by the process that compiled the program, after the program's
 first call (Numba compiles lazily), by `watch`.  ``ZERAX_NATIVE_CACHE=0`` turns
@@ -36,22 +40,19 @@ from __future__ import annotations
 
 import ctypes
 import hashlib
-import marshal
 import math
 import os
-import pickle
 import struct
 import sys
-import tempfile
 import threading
 import types
 
 import numpy as np
 
-from . import guard
+from . import diskcache, guard
 
-FORMAT = 2
-_MAGIC = b"ZERAX-NATIVE-2\n"
+FORMAT = 3
+_MAGIC = b"ZERAX-NATIVE-3\n"
 
 # Counters, for tests and diagnostics: programs loaded natively, native files written,
 # kernel calls handed to Numba (arguments a native kernel was not compiled for).
@@ -122,10 +123,7 @@ def path_for(directory: str, key: str) -> str | None:
         return None
 
 
-def debug(message: str):
-    from numba.core import config
-    if config.DEBUG_CACHE:  # follows NUMBA_DEBUG_CACHE, in Numba's format
-        print(f"[cache] {message}")
+debug = diskcache.debug
 
 
 # --------------------------------------------------------------------------- ELF
@@ -155,7 +153,40 @@ def elf_symbols(data: bytes):
 
 # --------------------------------------------------------------------------- saving
 
-_CONST_TYPES = (np.dtype, str, bytes, int, float, bool, type(None))
+# Constants of a kernel's environments that the file can hold (as JSON): exactly these
+# types, so that a loaded constant is the object the compiled code was made with.
+_CONST_TAGS = {bool: "b", int: "i", float: "f", str: "s", bytes: "y", type(None): "n"}
+
+
+def _encode_const(c):
+    if isinstance(c, np.dtype):
+        if c.fields is not None or c.subdtype is not None:
+            return None
+        return ["d", c.str]
+    tag = _CONST_TAGS.get(type(c))
+    if tag is None:
+        return None
+    if tag == "f":
+        return [tag, c.hex()]      # exact, and nan/inf survive JSON
+    if tag == "y":
+        return [tag, c.hex()]
+    return [tag, c]
+
+
+def _decode_const(item):
+    if not (isinstance(item, list) and len(item) == 2 and isinstance(item[0], str)):
+        raise ValueError("malformed constant")
+    tag, v = item
+    if tag == "d" and isinstance(v, str):
+        return np.dtype(v)
+    if tag == "f" and isinstance(v, str):
+        return float.fromhex(v)
+    if tag == "y" and isinstance(v, str):
+        return bytes.fromhex(v)
+    if tag == "b" and type(v) is bool or tag == "i" and type(v) is int or \
+            tag == "s" and type(v) is str or tag == "n" and v is None:
+        return v
+    raise ValueError("malformed constant")
 
 
 def _describe(args):
@@ -169,18 +200,9 @@ def _describe(args):
 
 
 def _object_code(disp, cres):
-    """The object code of a kernel's code library: kept by a library Numba just
-    compiled, else read back from Numba's cache file (a library Numba loaded)."""
-    try:
-        return cres.library._get_compiled_object()
-    except Exception:  # noqa: BLE001 - loaded from Numba's cache: read it there
-        cache = disp._cache
-        key = cache._index_key(tuple(cres.signature.args), disp.targetctx.codegen())
-        payload = cache._cache_file.load(key)
-        _, kind, data = payload[0]
-        if kind != "object":
-            raise ValueError(f"Numba cached {kind!r}, not object code") from None
-        return data[0]
+    """The object code of a kernel's code library (Numba keeps it for every library it
+    compiles, so that it can be serialised)."""
+    return cres.library._get_compiled_object()
 
 
 def harvest(module, program, seen) -> dict | None:
@@ -219,7 +241,7 @@ def harvest(module, program, seen) -> dict | None:
         env_consts = {e.env_name: list(e.consts) for e in envs}
         env_consts[cres.fndesc.env_name] = list(cres.environment.consts)
         for consts in env_consts.values():
-            if not all(isinstance(c, _CONST_TYPES) for c in consts):
+            if any(_encode_const(c) is None for c in consts):
                 return None
         obj = bytes(_object_code(disp, cres))
         defined, _ = elf_symbols(obj)
@@ -240,51 +262,93 @@ def harvest(module, program, seen) -> dict | None:
             offsets = None
             for k in kernels.values():
                 k.pop("guard", None)
-    record = {"format": FORMAT, "kernels": kernels, "layout": offsets}
-    if program.entry not in kernels:  # the Python glue, compiled once
-        record["code"] = marshal.dumps(_glue_code(program))
-    return record
+    return {"format": FORMAT, "kernels": kernels, "layout": offsets}
 
 
 def _glue_code(program):
     return compile(program.source, "<zerax program>", "exec")
 
 
-def save(path: str, record: dict):
-    payload = pickle.dumps(record, protocol=4)
-    blob = _MAGIC + hashlib.sha256(payload).digest() + payload
-    directory = os.path.dirname(path)
-    fd, tmp = tempfile.mkstemp(dir=directory, suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(blob)
-        os.replace(tmp, path)  # atomic: readers see the whole file or none
-    except BaseException:
-        try:
-            os.remove(tmp)
-        except OSError:
-            pass
-        raise
+def source_digest(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def save(path: str, record: dict, source: str):
+    """Write ``record`` (of the program whose generated source is ``source``) as a
+    sealed entry: JSON metadata and the object code, under the cache's MAC."""
+    blobs: list = []
+
+    def blob(data):
+        blobs.append(bytes(data))
+        return len(blobs) - 1
+
+    kernels = {}
+    for name, k in record["kernels"].items():
+        kernels[name] = {
+            "object": blob(k["object"]), "wrapper": k["wrapper"], "env": k["env"],
+            "envs": {e: [_encode_const(c) for c in consts] for e, consts in k["envs"].items()},
+            "parallel": k["parallel"], "module": k["module"],
+            "args": [[d, list(shape), lay] for d, shape, lay in k["args"]],
+            "guard": blob(k["guard"]) if k.get("guard") is not None else None}
+    header = {"format": FORMAT, "source": source_digest(source), "kernels": kernels,
+              "layout": record["layout"]}
+    data = diskcache.seal(_MAGIC, os.path.basename(path), header, blobs)
+    diskcache.write_atomic(path, data)
     stats["saved"] += 1
     debug(f"zerax native data saved to {path!r}")
 
 
-def read(path: str) -> dict:
+def _check(cond, what):
+    if not cond:
+        raise diskcache.CacheRejected(f"malformed entry ({what})")
+
+
+def read(path: str, source: str) -> dict:
+    """The record in the entry at ``path``, for the program whose generated source is
+    ``source``; `diskcache.CacheRejected` unless its MAC verifies and it is that
+    program's."""
     with open(path, "rb") as f:
-        blob = f.read()
-    head = len(_MAGIC)
-    if blob[:head] != _MAGIC:
-        raise ValueError("not a zerax native cache file")
-    digest, payload = blob[head:head + 32], blob[head + 32:]
-    if hashlib.sha256(payload).digest() != digest:
-        raise ValueError("checksum mismatch (truncated or corrupt file)")
-    record = pickle.loads(payload)  # our own cache directory, as Numba's cache does
-    if not isinstance(record, dict) or record.get("format") != FORMAT:
-        raise ValueError("unknown native cache format")
-    return record
+        data = f.read()
+    header, blobs = diskcache.unseal(_MAGIC, os.path.basename(path), data)
+    _check(header.get("format") == FORMAT, "format")
+    if header.get("source") != source_digest(source):
+        raise diskcache.CacheRejected("stale: it was made for another program")
+    layout = header.get("layout")
+    _check(layout is None or isinstance(layout, dict) and
+           all(isinstance(k, str) and type(v) is int for k, v in layout.items()), "layout")
+    kernels_in = header.get("kernels")
+    _check(isinstance(kernels_in, dict), "kernels")
+    kernels = {}
+    for name, k in kernels_in.items():
+        _check(isinstance(k, dict), "kernel")
+        for field in ("wrapper", "env", "module"):
+            _check(isinstance(k.get(field), str), field)
+        _check(type(k.get("parallel")) is bool, "parallel")
+        for field in ("object", "guard"):
+            v = k.get(field)
+            _check(v is None and field == "guard" or type(v) is int and 0 <= v < len(blobs),
+                   field)
+        envs = k.get("envs")
+        _check(isinstance(envs, dict) and all(isinstance(v, list) for v in envs.values()),
+               "envs")
+        args = k.get("args")
+        _check(isinstance(args, list) and all(
+            isinstance(a, list) and len(a) == 3 and isinstance(a[0], str) and
+            isinstance(a[1], list) and all(type(n) is int and n >= 0 for n in a[1]) and
+            a[2] in ("C", "F", "A") for a in args), "args")
+        try:
+            kernels[name] = {
+                "object": blobs[k["object"]], "wrapper": k["wrapper"], "env": k["env"],
+                "envs": {e: [_decode_const(c) for c in consts] for e, consts in envs.items()},
+                "parallel": k["parallel"], "module": k["module"],
+                "args": [(np.dtype(d).str, tuple(shape), lay) for d, shape, lay in args],
+                "guard": blobs[k["guard"]] if k["guard"] is not None else None}
+        except (TypeError, ValueError) as e:
+            raise diskcache.CacheRejected(f"malformed entry ({e})") from None
+    return {"format": FORMAT, "kernels": kernels, "layout": layout}
 
 
-def watch(module, program, path):
+def watch(module, program, path, source):
     """Write the native cache file of ``program`` (imported as ``module``) once Numba
     has compiled, or loaded from its cache, each of its kernels.
 
@@ -306,7 +370,7 @@ def watch(module, program, path):
                     except AttributeError:
                         pass
                     if len(seen) == len(names):
-                        _save_program(module, program, path, seen)
+                        _save_program(module, program, path, seen, source)
             return entry
         return first_compile
 
@@ -315,11 +379,14 @@ def watch(module, program, path):
         disp._compile_for_args = hook(name, disp, disp._compile_for_args)
 
 
-def _save_program(module, program, path, seen):
+def _save_program(module, program, path, seen, source):
     try:
         record = harvest(module, program, seen)
         if record is not None:
-            save(path, record)
+            save(path, record, source)
+    except OSError as e:  # full disk, a directory gone: the program's result stands
+        diskcache.warn(f"the native cache entry {path!r} could not be written ({e}); "
+                       "the next process compiles this program again.", stacklevel=5)
     except Exception as e:  # noqa: BLE001 - the native cache is optional
         debug(f"zerax native data not saved ({type(e).__name__}: {e})")
 
@@ -492,11 +559,12 @@ class _Fallback:
         return slow
 
 
-def load_program(path: str, program, namespace: dict, load_module):
-    """The entry of ``program`` with its kernels loaded from the native cache file at
-    ``path``.  ``namespace`` holds the module globals the program refers to;
-    ``load_module()`` imports the Numba-compiled module (for unexpected arguments)."""
-    record = read(path)
+def load_program(path: str, program, namespace: dict, load_module, source: str):
+    """The entry of ``program`` (generated source ``source``) with its kernels loaded
+    from the native cache file at ``path``.  ``namespace`` holds the module globals the
+    program refers to; ``load_module()`` compiles the program with Numba (for
+    arguments the native kernels were not compiled for)."""
+    record = read(path, source)
     names = [name for name, _ in program.kernels]
     if sorted(record["kernels"]) != sorted(names):
         raise ValueError("the file does not match the program's kernels")
@@ -506,8 +574,7 @@ def load_program(path: str, program, namespace: dict, load_module):
     else:
         ns = dict(namespace)
         ns.update({"np": np, "math": math, "__name__": "zerax_native_program"})
-        code = record.get("code")
-        exec(marshal.loads(code) if code else _glue_code(program), ns)  # noqa: S102
+        exec(_glue_code(program), ns)  # noqa: S102 - this process's own source
         ns.update(kernels)
         entry = ns[program.entry]
     stats["loaded"] += 1
