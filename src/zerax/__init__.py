@@ -25,7 +25,7 @@ from ._src.api_extras import (
     linear_transpose, make_jaxpr,
 )
 from ._src import dtypes  # noqa: E402  (dtypes.float0: the tangent dtype of integers)
-from . import numpy, lax, tree, tree_util, test_util, nn, scipy  # noqa: E402
+from . import numpy, lax, tree, tree_util, test_util, nn, scipy, random  # noqa: E402
 
 jacobian = jacrev   # JAX's name for it
 
