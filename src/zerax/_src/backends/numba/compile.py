@@ -160,7 +160,9 @@ def _compile_text(text, key, program=None):
     try:
         path = os.path.join(d, f"k_{key}.py")
         npath = native.path_for(d, key) if program is not None else None
-        have_source = _check_source_copy(path, text)
+        if not _check_source_copy(path, text):
+            diskcache.write_atomic(path, diskcache.seal_text(os.path.basename(path),
+                                                             text).encode())
         if npath is not None and os.path.exists(npath):
             try:
                 return native.load_program(npath, program, program.helpers,
@@ -176,9 +178,6 @@ def _compile_text(text, key, program=None):
                     os.remove(npath)  # rewritten after the first call below
                 except OSError:
                     pass
-        if not have_source:
-            diskcache.write_atomic(path, diskcache.seal_text(os.path.basename(path),
-                                                             text).encode())
     except Exception as e:  # noqa: BLE001 - any cache problem: warn and compile in memory
         diskcache.warn(f"the compilation cache at {d!r} could not be used "
                        f"({type(e).__name__}: {e}); compiling without it.")

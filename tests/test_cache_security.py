@@ -1,0 +1,238 @@
+"""The on-disk compilation cache is untrusted input (issue 13): nothing from it runs or
+is believed unless the directory is the user's own and the entry's keyed MAC verifies.
+
+Planted and tampered files are checked in fresh processes (a marker file tells whether
+planted code ran); the directory, key and MAC rules are also checked in this process.
+"""
+
+import hashlib
+import os
+import pickle
+import stat
+import types
+import warnings
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from cache_child import assert_right, entries, run  # noqa: E402 - shared test helpers
+from zerax._src.backends.numba import diskcache, native
+
+pytestmark = pytest.mark.skipif(not native.supported(),
+                                reason="the native cache handles ELF objects only")
+
+
+class _Plant:
+    """A pickle that, when loaded, writes a marker file (code from the cache ran)."""
+
+    def __init__(self, marker):
+        self.marker = marker
+
+    def __reduce__(self):
+        return (exec, (f"open({str(self.marker)!r}, 'w').write('ran')",))
+
+
+@pytest.fixture(scope="module")
+def warm(tmp_path_factory):
+    """A cache filled by one cold process, its key, and that process's report."""
+    base = tmp_path_factory.mktemp("cache-security")
+    d, key = base / "cache", base / "zerax.key"
+    report, _ = run(d, key)
+    assert report["stats"] == {"loaded": 0, "saved": 2}
+    assert_right(report)
+    return d, key
+
+
+def test_key_is_private_and_entries_are_json_not_pickle(warm):
+    d, key = warm
+    st_key = os.stat(key)
+    assert stat.S_IMODE(st_key.st_mode) == 0o600 and st_key.st_size == diskcache.KEY_BYTES
+    assert stat.S_IMODE(os.stat(d).st_mode) & 0o077 == 0
+    src, nat = entries(d)["f"]
+    with open(nat, "rb") as fh:
+        blob = fh.read()
+    assert blob.startswith(b"ZERAX-NATIVE-3\n") and b'"kernels"' in blob
+    assert b"\x80\x04\x95" not in blob[:64]          # no pickle header
+    with open(src) as fh:
+        assert fh.readline().startswith("# zerax-cache-mac ")
+    # Numba's pickled cache files are never written (nor read).
+    assert not os.path.exists(d / "__pycache__")
+    for mod in (native, diskcache):
+        text = open(mod.__file__).read()
+        assert "pickle.load" not in text and "marshal.load" not in text
+
+
+def test_planted_native_entries_never_run(warm, tmp_path):
+    d, key = warm
+    marker = tmp_path / "ran"
+    payload = pickle.dumps(_Plant(marker), protocol=4)
+    files = entries(d)
+    # The format zerax used to trust: an unkeyed SHA-256 the planter computes himself.
+    with open(files["f"][1], "wb") as fh:
+        fh.write(b"ZERAX-NATIVE-2\n" + hashlib.sha256(payload).digest() + payload)
+    # The current magic with a made-up MAC.
+    with open(files["g"][1], "wb") as fh:
+        fh.write(b"ZERAX-NATIVE-3\n" + hashlib.sha256(payload).digest() +
+                 len(payload).to_bytes(8, "little") + payload)
+    report, stderr = run(d, key)
+    assert not marker.exists()
+    assert_right(report)
+    assert report["stats"]["loaded"] == 0 and len(report["warnings"]) == 1
+    assert "could not be used" in report["warnings"][0]
+    # Both were replaced by good entries: the next process loads them.
+    again, _ = run(d, key)
+    assert again["stats"] == {"loaded": 2, "saved": 0} and not again["warnings"]
+    assert_right(again)
+
+
+def test_replaced_or_edited_source_is_not_run_nor_believed(warm, tmp_path):
+    d, key = warm
+    marker = tmp_path / "ran"
+    src, _ = entries(d)["f"]
+    with open(src) as fh:
+        original = fh.read()
+    # One byte of a constant (2.5 -> 3.5): a wrong answer before, in every later process.
+    with open(src, "w") as fh:
+        fh.write(original.replace("2.5", "3.5"))
+    report, _ = run(d, key)
+    assert_right(report)
+    assert len(report["warnings"]) == 1 and "could not be used" in report["warnings"][0]
+    # Other source, with a forged MAC line, that would return other numbers.
+    src, _ = entries(d)["f"]
+    with open(src, "w") as fh:
+        fh.write(f"# zerax-cache-mac {'0' * 64}\nopen({str(marker)!r}, 'w').write('ran')\n"
+                 "ENTRY = lambda a: (a * 0.0,)\n")
+    report, _ = run(d, key)
+    assert not marker.exists()
+    assert_right(report)
+    assert len(report["warnings"]) == 1
+
+
+def test_renamed_or_foreign_key_entries_are_rejected(warm, tmp_path):
+    d, key = warm
+    files = entries(d)
+    # g's valid entry under f's name: signed, but for another file and program.
+    with open(files["g"][1], "rb") as fh, open(files["f"][1], "wb") as out:
+        out.write(fh.read())
+    report, _ = run(d, key)
+    assert_right(report)
+    assert report["stats"]["loaded"] == 1 and len(report["warnings"]) == 1
+    # Entries signed with another user's key are not believed either.
+    other = tmp_path / "other.key"
+    report, _ = run(d, other)
+    assert_right(report)
+    assert report["stats"]["loaded"] == 0 and len(report["warnings"]) == 1
+
+
+def test_planted_numba_index_files_are_never_loaded(warm, tmp_path):
+    d, key = warm
+    marker = tmp_path / "ran"
+    payload = pickle.dumps(_Plant(marker), protocol=4)
+    cache = d / "__pycache__"
+    cache.mkdir(exist_ok=True)
+    for src, _ in entries(d).values():
+        stem = os.path.basename(src)[:-3]
+        for kernel in ("_k0", "_k1", "_k2", "program"):
+            for line in range(1, 40):
+                for ext in (".nbi", ".nbc"):
+                    (cache / f"{stem}.{kernel}-{line}.py311{ext}").write_bytes(payload)
+    report, _ = run(d, key)
+    assert not marker.exists()
+    assert_right(report)
+
+
+@pytest.fixture
+def fresh(monkeypatch, tmp_path):
+    """This process's cache state forgotten, with a key of its own."""
+    monkeypatch.setenv("ZERAX_CACHE_KEY", str(tmp_path / "k" / "zerax.key"))
+    diskcache._reset_for_tests()
+    yield tmp_path
+    diskcache._reset_for_tests()
+
+
+def _checked(d):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out = diskcache.checked_dir(str(d))
+    return out, [str(w.message) for w in caught]
+
+
+def test_directory_writable_by_others_is_not_used(fresh):
+    d = fresh / "shared"
+    d.mkdir()
+    os.chmod(d, 0o777)
+    out, msgs = _checked(d)
+    assert out is None and len(msgs) == 1
+    assert "writable by group or others" in msgs[0] and f"chmod go-w {d}" in msgs[0]
+    os.chmod(d, 0o755)
+    diskcache._reset_for_tests()
+    assert _checked(d) == (str(d), [])
+    new = fresh / "new" / "cache"                 # made private when zerax creates it
+    assert _checked(new)[0] == str(new)
+    assert stat.S_IMODE(os.stat(new).st_mode) == 0o700
+
+
+def test_directory_of_another_user_is_not_used(fresh, monkeypatch):
+    d = fresh / "theirs"
+    d.mkdir(mode=0o700)
+    me = os.geteuid()
+    monkeypatch.setattr(os, "geteuid", lambda: me + 1)
+    out, msgs = _checked(d)
+    assert out is None and len(msgs) == 1 and "owned by another user" in msgs[0]
+
+
+def test_key_readable_by_others_is_refused(fresh):
+    d = fresh / "cache"
+    assert _checked(d) == (str(d), [])
+    path = diskcache.key_path()
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+    os.chmod(path, 0o644)
+    diskcache._reset_for_tests()
+    out, msgs = _checked(d)
+    assert out is None and len(msgs) == 1 and "cache key" in msgs[0]
+
+
+def test_one_warning_per_process(fresh):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for i in range(3):
+            diskcache.warn(f"problem {i}")
+    assert len(caught) == 1 and "problem 0" in str(caught[0].message)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.data())
+def test_any_changed_byte_or_name_is_rejected(data):
+    import tempfile
+    with tempfile.TemporaryDirectory() as t:
+        os.environ["ZERAX_CACHE_KEY"] = os.path.join(t, "zerax.key")
+        diskcache._reset_for_tests()
+        try:
+            magic = b"ZERAX-NATIVE-3\n"
+            blob = diskcache.seal(magic, "k_a.native", {"x": [1, 2]}, [b"\x7fELF" + b"1" * 40])
+            header, blobs = diskcache.unseal(magic, "k_a.native", blob)
+            assert header["x"] == [1, 2] and blobs == [b"\x7fELF" + b"1" * 40]
+            i = data.draw(st.integers(len(magic), len(blob) - 1))
+            bad = bytearray(blob)
+            bad[i] ^= data.draw(st.integers(1, 255))
+            with pytest.raises(diskcache.CacheRejected):
+                diskcache.unseal(magic, "k_a.native", bytes(bad))
+            cut = data.draw(st.integers(0, len(blob) - 1))
+            with pytest.raises(diskcache.CacheRejected):
+                diskcache.unseal(magic, "k_a.native", blob[:cut])
+            with pytest.raises(diskcache.CacheRejected):
+                diskcache.unseal(magic, "k_b.native", blob)
+        finally:
+            del os.environ["ZERAX_CACHE_KEY"]
+            diskcache._reset_for_tests()
+
+
+def test_unsafe_reason_names_owner_and_mode():
+    me = os.geteuid()
+    ok = types.SimpleNamespace(st_uid=me, st_mode=stat.S_IFDIR | 0o755)
+    assert diskcache._unsafe_reason(ok, "dir", "/x") is None
+    other = types.SimpleNamespace(st_uid=me + 1, st_mode=stat.S_IFDIR | 0o700)
+    assert "owned by another user" in diskcache._unsafe_reason(other, "dir", "/x")
+    group = types.SimpleNamespace(st_uid=me, st_mode=stat.S_IFDIR | 0o775)
+    assert "0775" in diskcache._unsafe_reason(group, "dir", "/x")
