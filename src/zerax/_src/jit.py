@@ -21,7 +21,7 @@ from .ad import Zero, is_undefined, jvp as ad_jvp, vjp as ad_vjp
 from .api_util import as_input
 from .array import Array
 from .core import Primitive, Tracer, bind, get_aval
-from .ir import convert_constvars, eval_jaxpr
+from .ir import Var, convert_constvars, eval_jaxpr
 from .tracing import fun_name, trace_to_jaxpr
 
 
@@ -397,6 +397,60 @@ class Compiled:
         return tree.tree_unflatten(low.out_tree, outs)
 
 
+class _Slow(Exception):
+    """An argument the dispatch fast path does not read (a tracer, a custom pytree
+    node, an unhashable static value): the call takes the full path."""
+
+
+_INT64 = (-2 ** 63, 2 ** 63)
+
+
+def _fast_flatten(x, key: list, vals: list):
+    """Append ``x``'s leaves (as the ndarrays a kernel takes) to ``vals`` and a
+    description of its structure, shapes and dtypes to ``key``, in the order of
+    ``tree.tree_flatten`` (lists and tuples in order, dicts by sorted key), for the
+    kinds users pass: zerax Arrays, NumPy arrays and scalars, Python numbers, and
+    tuples/lists/dicts/None of them.  Anything else raises `_Slow`."""
+    t = type(x)
+    if t is Array:
+        v = x._value
+        key.append((v.shape, v.dtype.char))
+        vals.append(v)
+    elif t is np.ndarray:
+        if not x.flags.c_contiguous:   # kernels are compiled for C arrays: copy once
+            x = np.ascontiguousarray(x)
+        key.append((x.shape, x.dtype.char, 1))
+        vals.append(x)
+    elif t is float or t is complex:
+        key.append(t)              # weakly typed, as in JAX
+        vals.append(np.array(x))
+    elif t is int:
+        if not _INT64[0] <= x < _INT64[1]:
+            raise _Slow
+        key.append(t)
+        vals.append(np.array(x))
+    elif t is tuple or t is list:
+        key.append((t, len(x)))
+        for y in x:
+            _fast_flatten(y, key, vals)
+    elif t is dict:
+        try:
+            ks = sorted(x)
+        except TypeError:
+            raise _Slow from None
+        key.append((dict, tuple(ks)))
+        for k in ks:
+            _fast_flatten(x[k], key, vals)
+    elif x is None:
+        key.append(None)
+    elif t is bool or isinstance(x, np.generic):
+        v = np.asarray(x)
+        key.append(((), v.dtype.char, 2))
+        vals.append(v)
+    else:
+        raise _Slow
+
+
 class JitFunction:
     """The result of `jit`: call it like the original function."""
 
@@ -408,7 +462,9 @@ class JitFunction:
         self.donate_argnums = tuple(donate_argnums)  # accepted; CPU buffers are not donated
         self.name = fun_name(fun)
         self._cache: dict = {}
-        self._fast: dict = {}  # (shape, dtype) of positional Array args -> compiled call
+        # the dispatch fast path: signature (see `_fast_key`) -> compiled call
+        self._fast: dict = {}
+        self._has_static = bool(self.static_argnums or self.static_argnames)
         self._lock = threading.Lock()
 
     def _specialise(self, args, kwargs):
@@ -465,23 +521,55 @@ class JitFunction:
                     self._cache[key] = entry
         return entry, leaves
 
+    def _fast_key(self, args, kwargs):
+        """(signature, kernel inputs) of a call, read in one pass over the arguments:
+        the signature holds the structure, shapes and dtypes of the array arguments
+        (and the weak type of Python numbers), and the values of static ones."""
+        key: list = []
+        vals: list = []
+        if self._has_static:
+            n = len(args)
+            nums = self.static_argnums
+            for i, a in enumerate(args):
+                if i in nums or i - n in nums:
+                    key.append(("s", i, a))
+                else:
+                    _fast_flatten(a, key, vals)
+            names = self.static_argnames
+            for k in sorted(kwargs):
+                if k in names:
+                    key.append(("k", k, kwargs[k]))
+                else:
+                    key.append(k)
+                    _fast_flatten(kwargs[k], key, vals)
+        else:
+            for a in args:
+                _fast_flatten(a, key, vals)
+            if kwargs:
+                for k in sorted(kwargs):
+                    key.append(k)
+                    _fast_flatten(kwargs[k], key, vals)
+        key.append(len(args))
+        return tuple(key), vals
+
     def __call__(self, *args, **kwargs):
-        if not kwargs and not config.jit_disabled:
-            # The dispatch fast path: positional zerax Arrays whose shapes and dtypes were
-            # seen before go straight to the compiled kernel.
-            try:
-                vals = [a._value for a in args]
-                hit = self._fast.get(tuple([(v.shape, v.dtype.char) for v in vals]))
-            except AttributeError:
-                hit = None
-            if hit is not None and all(type(a) is Array for a in args):
-                kernel, const_vals, single, out_tree = hit
-                outs = kernel(*const_vals, *vals)
-                if single:
-                    return Array._wrap(outs[0])
-                return tree.tree_unflatten(out_tree, [Array._wrap(o) for o in outs])
         if config.jit_disabled:
             return self.fun(*args, **kwargs)
+        # The dispatch fast path: arguments of a seen signature go straight to the
+        # compiled kernel (no second flattening, no copies of C-contiguous arrays).
+        try:
+            sig, vals = self._fast_key(args, kwargs)
+            hit = self._fast.get(sig)
+        except (_Slow, TypeError):   # (TypeError: an unhashable static value)
+            sig = hit = None
+        if hit is not None:
+            run, const_vals, single, out_tree, alias = hit
+            outs = run(*const_vals, *vals)
+            if alias:   # an input returned as it is: never hand back the caller's buffer
+                outs = [np.array(o) if k in alias else o for k, o in enumerate(outs)]
+            if single:
+                return Array._wrap(outs[0])
+            return tree.tree_unflatten(out_tree, [Array._wrap(o) for o in outs])
         (jaxpr, consts, out_tree), leaves = self._entry(args, kwargs)
         if any(isinstance(x, Tracer) for x in leaves) or \
                 any(isinstance(c, Tracer) for c in consts):
@@ -489,15 +577,31 @@ class JitFunction:
         else:
             exe = executable_for(jaxpr, self.name)
             vals = [_contiguous(c._value if type(c) is Array else np.asarray(c)) for c in consts]
+            n_consts = len(vals)
             vals += [_contiguous(x._value if type(x) is Array else np.asarray(x)) for x in leaves]
             outs = [Array._wrap(o) for o in exe.run(*vals)]
-            if not kwargs and not self.static_argnums and args and \
-                    not any(exe.float0_outs) and \
-                    all(type(a) is Array for a in args) and len(leaves) == len(args):
-                sig = tuple((a._value.shape, a._value.dtype.char) for a in args)
-                single = out_tree.num_leaves == 1 and out_tree == tree.tree_structure(0)
-                self._fast[sig] = (exe.kernel, tuple(vals[:len(consts)]), single, out_tree)
+            if sig is not None:
+                self._remember(sig, args, kwargs, exe, vals, n_consts, out_tree)
         return tree.tree_unflatten(out_tree, outs)
+
+    def _remember(self, sig, args, kwargs, exe, vals, n_consts, out_tree):
+        """Keep the compiled call for the fast path, when the fast reading of the
+        arguments gives the same kernel inputs as the full path did."""
+        try:
+            fast_vals = self._fast_key(args, kwargs)[1]
+        except (_Slow, TypeError):
+            return
+        full = vals[n_consts:]
+        if len(fast_vals) != len(full) or any(
+                f.shape != v.shape or f.dtype != v.dtype for f, v in zip(fast_vals, full)):
+            return
+        run = exe.run if any(exe.float0_outs) else exe.kernel
+        single = out_tree.num_leaves == 1 and out_tree == tree.tree_structure(0)
+        ins = {v for v in exe.jaxpr.invars}
+        alias = frozenset(k for k, v in enumerate(exe.jaxpr.outvars)
+                          if type(v) is Var and v in ins)
+        with self._lock:
+            self._fast[sig] = (run, tuple(vals[:n_consts]), single, out_tree, alias)
 
     def eval_shape(self, *args, **kwargs):
         """The shapes and dtypes of the result (a tree of ShapeDtypeStruct), from the
