@@ -15,7 +15,7 @@ products (``zerax.jvp(zerax.grad(f))``).
 ...     updates, state = opt.update(zx.grad(loss)(params), state, params)
 ...     params = optim.apply_updates(params, updates)
 >>> params["w"].round(4).tolist()
-[0.3, 0.3]
+[0.2996, 0.2996]
 """
 
 from . import losses, schedules, tree, tree_utils  # noqa: F401
@@ -64,5 +64,16 @@ from .schedules import (  # noqa: F401
     linear_schedule, piecewise_constant_schedule, piecewise_interpolate_schedule,
     polynomial_schedule, sgdr_schedule, warmup_constant_schedule,
     warmup_cosine_decay_schedule, warmup_exponential_decay_schedule,
+)
+from ._linesearch import (  # noqa: F401
+    BacktrackingLinesearchInfo, ScaleByBacktrackingLinesearchState,
+    ScaleByZoomLinesearchState, ZoomLinesearchInfo, ZoomLinesearchState,
+    scale_by_backtracking_linesearch, scale_by_zoom_linesearch, value_and_grad_from_state,
+    zoom_linesearch,
+)
+from ._lbfgs import ScaleByLBFGSState, lbfgs, scale_by_lbfgs  # noqa: F401
+from ._second_order import (  # noqa: F401
+    GaussNewtonState, HessianFreeState, LevenbergMarquardtState, NewtonCGState, gauss_newton,
+    hessian_free, levenberg_marquardt, newton_cg,
 )
 from .tree_utils import tree_l2_norm as global_norm  # noqa: F401

@@ -181,7 +181,7 @@ def safe_norm(x: Any, min_norm: Any, ord: Any = None, axis: Any = None,
 def safe_root_mean_squares(x: Any, min_rms: Any) -> Any:
     """``max(rms(x), min_rms)`` with a finite gradient at 0 (optax's).
 
-    >>> float(safe_root_mean_squares(znp.asarray([3.0, 4.0]), 1e-3)) ** 2
+    >>> round(float(safe_root_mean_squares(znp.asarray([3.0, 4.0]), 1e-3)) ** 2, 12)
     12.5
     """
     x = znp.asarray(x)

@@ -65,13 +65,15 @@ def safe_softmax_cross_entropy(logits: Any, labels: Any) -> Any:
     """`softmax_cross_entropy` that gives 0 (not nan) where a label is 0 and a logit is
     -inf.
 
-    >>> float(safe_softmax_cross_entropy(znp.asarray([0.0, -znp.inf]), znp.asarray([1.0, 0.0])))
-    0.0
+    >>> float(safe_softmax_cross_entropy(znp.asarray([0.0, -znp.inf]), znp.asarray([1.0, 0.0]))) == 0
+    True
     """
     logits = znp.asarray(logits)
     labels = znp.asarray(labels)
     lsm = nn.log_softmax(logits, axis=-1)
-    return -znp.sum(znp.where(labels != 0.0, labels * lsm, znp.zeros_like(lsm)), axis=-1)
+    nz = labels != 0.0
+    # 0 * -inf is nan: take the product only where the label is non-zero
+    return -znp.sum(znp.where(nz, labels * znp.where(nz, lsm, 0.0), 0.0), axis=-1)
 
 
 def softmax_cross_entropy_with_integer_labels(logits: Any, labels: Any, axis: Any = -1,
@@ -224,8 +226,8 @@ def perceptron_loss(predictor_outputs: Any, targets: Any) -> Any:
 def multiclass_hinge_loss(scores: Any, labels: Any) -> Any:
     """Multiclass hinge loss ``max(scores + 1 - onehot) - scores[label]``.
 
-    >>> float(multiclass_hinge_loss(znp.asarray([2.0, 0.0]), znp.asarray(0)))
-    1.0
+    >>> float(multiclass_hinge_loss(znp.asarray([2.0, 0.0]), znp.asarray(1)))
+    3.0
     """
     scores = znp.asarray(scores)
     one_hot = nn.one_hot(labels, scores.shape[-1], dtype=scores.dtype)

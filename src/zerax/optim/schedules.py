@@ -95,7 +95,7 @@ def piecewise_constant_schedule(init_value: Any, boundaries_and_scales: Optional
 
     >>> s = piecewise_constant_schedule(1.0, {2: 0.5, 4: 0.1})
     >>> [float(s(c)) for c in (0, 2, 3, 4)]
-    [1.0, 1.0, 0.5, 0.05]
+    [1.0, 0.5, 0.5, 0.05]
     """
     if boundaries_and_scales is not None:
         if not all(scale >= 0.0 for scale in boundaries_and_scales.values()):
