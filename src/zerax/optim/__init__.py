@@ -76,4 +76,5 @@ from ._second_order import (  # noqa: F401
     GaussNewtonState, HessianFreeState, LevenbergMarquardtState, NewtonCGState, gauss_newton,
     hessian_free, levenberg_marquardt, newton_cg,
 )
+from ._hutchinson import AdaHessianState, SophiaState, adahessian, sophia  # noqa: F401
 from .tree_utils import tree_l2_norm as global_norm  # noqa: F401
