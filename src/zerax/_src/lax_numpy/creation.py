@@ -52,7 +52,8 @@ def _wrap_np(fname, fn, *args, **kwargs):
         raise errors.ZeraxTypeError(
             f"zerax.numpy.{fname}: the result would have dtype {out.dtype}, which zerax does "
             "not support (only bool, integer, float and complex)")
-    return Array._wrap(np.array(out))
+    # Copied in native byte order: big-endian input is converted once, on entry.
+    return Array._wrap(np.array(out, dtype=out.dtype.newbyteorder("=")))
 
 
 def _dtype_of(x):

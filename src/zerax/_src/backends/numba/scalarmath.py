@@ -56,16 +56,21 @@ def _int_pow_helper(ctx):
     return ctx.helper("_zx_int_pow", numba.njit(int_pow, cache=False))
 
 
-def _floor_divide(a, b, kind):
-    if kind == "u":
-        return f"(0 if {b} == 0 else {a} // {b})"
-    return f"(0 if {b} == 0 else (-{a} if {b} == -1 else {a} // {b}))"
+# Constants are written in the operands' dtype: Numba unifies an int64 literal with a
+# uint64 value as float64, which would round large uint64 results.
+
+def _floor_divide(a, b, dtype):
+    zero = f"{_dn(dtype)}(0)"
+    if np.dtype(dtype).kind == "u":
+        return f"({zero} if {b} == {zero} else {a} // {b})"
+    return f"({zero} if {b} == 0 else (-{a} if {b} == -1 else {a} // {b}))"
 
 
-def _rem(a, b, kind):
-    if kind == "u":
-        return f"(0 if {b} == 0 else {a} % {b})"
-    return f"(0 if ({b} == 0 or {b} == -1) else {a} % {b})"
+def _rem(a, b, dtype):
+    zero = f"{_dn(dtype)}(0)"
+    if np.dtype(dtype).kind == "u":
+        return f"({zero} if {b} == {zero} else {a} % {b})"
+    return f"({zero} if ({b} == 0 or {b} == -1) else {a} % {b})"
 
 
 def _shift(a, b, dtype, bdtype, left):
@@ -73,10 +78,11 @@ def _shift(a, b, dtype, bdtype, left):
     limit = f"{_dn(bdtype)}({bits})"
     out_of_range = f"{b} >= {limit}" if np.dtype(bdtype).kind == "u" \
         else f"({b} < 0 or {b} >= {limit})"
+    zero = f"{_dn(dtype)}(0)"
     if left:
-        return f"(0 if {out_of_range} else {a} << {b})"
+        return f"({zero} if {out_of_range} else {a} << {b})"
     if np.dtype(dtype).kind == "u":
-        return f"(0 if {out_of_range} else {a} >> {b})"
+        return f"({zero} if {out_of_range} else {a} >> {b})"
     # a >> (bits - 1) is the sign fill: -1 for negative a, 0 otherwise.
     return f"({a} >> {bits - 1} if {out_of_range} else {a} >> {b})"
 
@@ -86,7 +92,7 @@ def _integer_pow(x, y, dtype, ctx):
         from .codegen import LoweringError
         raise LoweringError(None, "integers to negative integer powers are not allowed")
     if y == 0:
-        return "1"
+        return f"{_dn(dtype)}(1)"
     if y <= _UNROLLED_POW:
         return " * ".join([x] * y)
     return f"{_int_pow_helper(ctx)}({x}, {int(y)}, {_dn(dtype)}(1))"
@@ -133,9 +139,9 @@ def lower(name: str, args, in_dtypes, ctx, **params) -> str | None:
     kind = _int_kind(dtype)
     if kind is not None:
         if name == "floor_divide":
-            return _floor_divide(args[0], args[1], kind)
+            return _floor_divide(args[0], args[1], dtype)
         if name == "rem":
-            return _rem(args[0], args[1], kind)
+            return _rem(args[0], args[1], dtype)
         if name in ("shift_left", "shift_right"):
             return _shift(args[0], args[1], dtype, in_dtypes[1], name == "shift_left")
         if name == "integer_pow":
