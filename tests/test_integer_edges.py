@@ -145,6 +145,7 @@ def test_big_endian_inputs_are_converted_on_entry():
     x = np.linspace(-2.0, 2.0, 9).astype(">f8")
     n = np.arange(9, dtype=">i4")
     f = zx.jit(lambda x, n: (znp.sin(x) * n, n // 2))
+    f(x.astype("<f8"), n.astype("<i4"))       # the same signature seen in native order first
     for out in (f(x, n), f(zx.numpy.asarray(x), n), f.__wrapped__(znp.asarray(x), n)):
         np.testing.assert_allclose(np.asarray(out[0]), np.sin(x.astype("<f8")) * n,
                                    rtol=1e-14)
