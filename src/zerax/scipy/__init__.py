@@ -1,3 +1,3 @@
 """`zerax.scipy`: SciPy functions on zerax values."""
 
-from . import linalg, special  # noqa: F401
+from . import linalg, optimize, special  # noqa: F401
