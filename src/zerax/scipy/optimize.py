@@ -13,7 +13,7 @@ given high-to-low.
 >>> from zerax.scipy.optimize import minimize
 >>> rosen = lambda x: znp.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1 - x[:-1]) ** 2)
 >>> res = minimize(rosen, znp.asarray([-1.2, 1.0]), method="trust-ncg")
->>> bool(res.success), res.x.round(6).tolist(), int(res.nit)
+>>> bool(res.success), res.x.round(5).tolist(), int(res.nit)
 (True, [1.0, 1.0], 29)
 """
 
