@@ -4,3 +4,8 @@ from .._src.scipy_special import (  # noqa: F401
     digamma, erf, erfc, erfinv, expit, gammaln, log_softmax, logit, logsumexp, ndtr,
     polygamma, softmax, xlog1py, xlogy,
 )
+from .._src.scipy_special_more import (  # noqa: F401
+    beta, betainc, betaln, boxcox, boxcox1p, entr, erfcinv, factorial, gamma, gammainc,
+    gammaincc, gammasgn, i0, i0e, i1, i1e, kl_div, log_expit, log_ndtr, loggamma,
+    multigammaln, ndtri, poch, rel_entr, zeta,
+)

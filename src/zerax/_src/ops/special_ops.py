@@ -1,0 +1,180 @@
+"""Elementwise primitives for special functions that need an iteration (JAX's lax names):
+``igamma``, ``igammac``, ``igamma_grad_a``, ``regularized_incomplete_beta``,
+``bessel_i0e``, ``bessel_i1e`` and ``zeta``.
+
+Their NumPy implementations and Numba scalar lowerings are the kernels of
+``special_kernels.py``; their derivatives are JAX's: ``igamma`` in ``x`` in closed form and
+in ``a`` by ``igamma_grad_a``; the incomplete beta function only in ``x`` (JAX raises for
+``a`` and ``b``, and so does zerax, with NotSupportedError); ``zeta`` only in ``q``;
+``i0e``/``i1e`` through each other.  ``igamma_grad_a`` has a derivative in ``x`` only.
+Operands are float arrays of one dtype and one shape (the ``zerax.scipy.special``
+functions promote and broadcast first).  The eager tape linearizes these primitives
+(no direct tape rules).
+"""
+
+from __future__ import annotations
+
+from ... import errors
+from ._factory import defjvp, elementwise
+from . import elementwise as ew
+from .elementwise import _c
+
+__all__ = ["bessel_i0e", "bessel_i1e", "betainc", "igamma", "igamma_grad_a", "igammac",
+           "zeta", "bessel_i0e_p", "bessel_i1e_p", "igamma_p", "igammac_p",
+           "igamma_grad_a_p", "regularized_incomplete_beta_p", "zeta_p"]
+
+
+def _kernels():
+    from .. import special_kernels
+    return special_kernels
+
+
+igamma_p = elementwise("igamma", lambda a, x: _kernels().igamma(a, x), 2, kinds="f")
+igammac_p = elementwise("igammac", lambda a, x: _kernels().igammac(a, x), 2, kinds="f")
+igamma_grad_a_p = elementwise(
+    "igamma_grad_a",
+    lambda a, x: _kernels().igamma_grad_a(a, x, ew._special("digamma")(a)), 2, kinds="f")
+regularized_incomplete_beta_p = elementwise(
+    "regularized_incomplete_beta", lambda a, b, x: _kernels().betainc(a, b, x), 3, kinds="f")
+bessel_i0e_p = elementwise("bessel_i0e", lambda x: _kernels().i0e(x), 1, kinds="f")
+bessel_i1e_p = elementwise("bessel_i1e", lambda x: _kernels().i1e(x), 1, kinds="f")
+zeta_p = elementwise("zeta", lambda s, q: _kernels().zeta(s, q), 2, kinds="f")
+
+
+def igamma(a, x):
+    return ew.bind(igamma_p, a, x)
+
+
+def igammac(a, x):
+    return ew.bind(igammac_p, a, x)
+
+
+def igamma_grad_a(a, x):
+    return ew.bind(igamma_grad_a_p, a, x)
+
+
+def betainc(a, b, x):
+    return ew.bind(regularized_incomplete_beta_p, a, b, x)
+
+
+def bessel_i0e(x):
+    return ew.bind(bessel_i0e_p, x)
+
+
+def bessel_i1e(x):
+    return ew.bind(bessel_i1e_p, x)
+
+
+def zeta(s, q):
+    return ew.bind(zeta_p, s, q)
+
+
+# --------------------------------------------------------------------------- derivatives
+
+def _igamma_dx(a, x):
+    """d P(a, x) / dx = x^(a-1) e^-x / Gamma(a)."""
+    one = _c(x, 1.0)
+    return ew.exp(ew.sub(ew.sub(ew.mul(ew.sub(a, one), ew.log(x)), x), _lgamma(a)))
+
+
+def _no_derivative(what):
+    def rule(*args, **params):
+        raise errors.NotSupportedError(what)
+    return rule
+
+
+defjvp(igamma_p, lambda g, ans, a, x: ew.mul(g, igamma_grad_a(a, x)),
+       lambda g, ans, a, x: ew.mul(g, _igamma_dx(a, x)))
+defjvp(igammac_p, lambda g, ans, a, x: ew.neg(ew.mul(g, igamma_grad_a(a, x))),
+       lambda g, ans, a, x: ew.neg(ew.mul(g, _igamma_dx(a, x))))
+defjvp(igamma_grad_a_p,
+       _no_derivative("the second derivative of gammainc/gammaincc with respect to a is not "
+                      "implemented (JAX has none either); differentiate in x, or once in a"),
+       lambda g, ans, a, x: ew.mul(g, ew.mul(_igamma_dx(a, x),
+                                             ew.sub(ew.log(x), ew.digamma(a)))))
+
+
+def _betainc_dx(g, ans, a, b, x):
+    one = _c(x, 1.0)
+    log_beta = ew.sub(ew.add(_lgamma(a), _lgamma(b)), _lgamma(ew.add(a, b)))
+    log_density = ew.sub(ew.add(ew.mul(ew.sub(a, one), ew.log(x)),
+                                ew.mul(ew.sub(b, one), ew.bind(ew.log1p_p, ew.neg(x)))),
+                         log_beta)
+    return ew.mul(g, ew.exp(log_density))
+
+
+_BETAINC_AB = ("the derivative of betainc with respect to a or b is not implemented (as in "
+               "JAX); differentiate in x, or hold a and b fixed (zerax.lax.stop_gradient)")
+defjvp(regularized_incomplete_beta_p, _no_derivative(_BETAINC_AB),
+       _no_derivative(_BETAINC_AB), _betainc_dx)
+
+
+def _lgamma(x):
+    return ew.bind(ew.lgamma_p, x)
+
+
+def _sign(x):
+    return ew.bind(ew.sign_p, x)
+
+
+def _i1e_over_x(x):
+    """i1e(x) / x, 1/2 at x == 0 (its limit)."""
+    zero = _c(x, 0.0)
+    at_zero = ew.eq(x, zero)
+    safe = ew.select_n(at_zero, x, _c(x, 1.0))
+    return ew.select_n(at_zero, ew.div(bessel_i1e(safe), safe), _c(x, 0.5))
+
+
+defjvp(bessel_i0e_p, lambda g, ans, x: ew.mul(g, ew.sub(bessel_i1e(x), ew.mul(_sign(x), ans))))
+defjvp(bessel_i1e_p, lambda g, ans, x: ew.mul(g, ew.sub(
+    ew.sub(bessel_i0e(x), ew.mul(_sign(x), ans)), _i1e_over_x(x))))
+defjvp(zeta_p,
+       _no_derivative("the derivative of zeta with respect to x (the exponent) is not "
+                      "implemented (as in JAX); differentiate in q"),
+       lambda g, ans, s, q: ew.mul(g, ew.neg(ew.mul(s, zeta(ew.add(s, _c(s, 1.0)), q)))))
+
+# The eager tape linearizes them (their JVP rules are not plain NumPy).
+for _p in (igamma_p, igammac_p, igamma_grad_a_p, regularized_incomplete_beta_p, bessel_i0e_p,
+           bessel_i1e_p, zeta_p):
+    _p.vjp = None
+
+
+# --------------------------------------------------------------------------- Numba lowering
+_NJIT: dict = {}
+
+
+def _kernel_helper(ctx, name):
+    fn = _NJIT.get(name)
+    if fn is None:
+        import numba
+        kernel = getattr(_kernels(), f"{name}_scalar")
+        try:    # cached on disk: the kernels are long and compile in seconds
+            fn = numba.njit(kernel, cache=True)
+        except RuntimeError:  # pragma: no cover - no usable cache directory
+            fn = numba.njit(kernel, cache=False)
+        _NJIT[name] = fn
+    return ctx.helper(f"_sk_{name}", fn)
+
+
+def _scalar_rule(name, extra=()):
+    def rule(args, in_dtypes, out_dtype, ctx, **params):
+        fn = _kernel_helper(ctx, name)
+        ops = [f"np.float64({a})" for a in args] + list(extra)
+        return f"{ew._dn(out_dtype)}({fn}({', '.join(ops)}))"
+    return rule
+
+
+def _igamma_grad_a_scalar(args, in_dtypes, out_dtype, ctx):
+    fn = _kernel_helper(ctx, "igamma_grad_a")
+    psi = ew._special_helper(ctx, "digamma")
+    a, x = (f"np.float64({v})" for v in args)
+    return f"{ew._dn(out_dtype)}({fn}({a}, {x}, {psi}({a})))"
+
+
+igamma_p.numba_scalar = _scalar_rule("igamma", ("0.0",))
+igammac_p.numba_scalar = _scalar_rule("igamma", ("1.0",))
+igamma_grad_a_p.numba_scalar = _igamma_grad_a_scalar
+regularized_incomplete_beta_p.numba_scalar = _scalar_rule("betainc")
+bessel_i0e_p.numba_scalar = _scalar_rule("i0e")
+bessel_i1e_p.numba_scalar = _scalar_rule("i1e")
+zeta_p.numba_scalar = _scalar_rule("zeta")

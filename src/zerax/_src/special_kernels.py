@@ -1,0 +1,392 @@
+"""More elementwise special functions on NumPy arrays: incomplete gamma and beta functions,
+exponentially scaled modified Bessel functions of orders 0 and 1, and the Hurwitz zeta.
+
+The same two layers as ``special.py``: self-contained **scalar kernels** of float64
+scalars (only ``math`` and arithmetic, no calls to other functions of this module, no
+division by zero, so ``numba.njit`` compiles them as they are and a jitted program calls
+them), and **array functions** that apply them through ``numba.vectorize`` compiled lazily
+on first use (float32 computed in float64 and cast back).  SciPy is never imported.
+
+Algorithms: the incomplete gamma functions are Cephes' (the power series below
+``x <= max(1, a)``, the continued fraction above it), with their derivative in ``a``
+carried along as a dual number (the caller passes ``digamma(a)``); the incomplete beta
+function is the continued fraction of Numerical Recipes (modified Lentz) on the side of
+``(a + 1) / (a + b + 2)`` where it converges fast; ``i0e``/``i1e`` sum the power series
+up to ``|x| = 30`` and the asymptotic series above; ``zeta(s, q)`` is the recurrence
+``zeta(s, q) = q**-s + zeta(s, q + 1)`` followed by an Euler-Maclaurin tail.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+
+import numpy as np
+
+__all__ = ["betainc", "betainc_scalar", "i0e", "i0e_scalar", "i1e", "i1e_scalar", "igamma",
+           "igamma_grad_a", "igamma_grad_a_scalar", "igamma_scalar", "igammac", "zeta",
+           "zeta_scalar"]
+
+_MACHEP = 1.11022302462515654042e-16
+_MAXLOG = 709.782712893384
+_BIG = 4.503599627370496e15
+_BIGINV = 2.22044604925031308085e-16
+_FPMIN = 1e-300
+_MAXITER = 100000
+# B_2k / (2k)! denominators' reciprocals for Euler-Maclaurin: the j-th term is
+# B_2j / (2j)! * (s)_(2j-1) * q^(-s-2j+1); these are (2j)! / B_2j.
+_EM_DENOMS = (12.0, -720.0, 30240.0, -1209600.0, 47900160.0, -1.8924375803183791606e9,
+              7.47242496e10, -2.950130727918164224e12, 1.1646782814350067249e14,
+              -4.5979787224074726105e15, 1.8152105401943546773e17,
+              -7.1661652561756670113e18)
+
+
+def igamma_scalar(a, x, upper):
+    """Cephes' regularized incomplete gamma: ``P(a, x)`` (``upper == 0``) or ``Q(a, x)``."""
+    if a != a or x != x or a < 0.0 or x < 0.0:
+        return math.nan
+    if a == 0.0:
+        if x > 0.0:
+            return 0.0 if upper != 0.0 else 1.0
+        return math.nan
+    if x == 0.0:
+        return 1.0 if upper != 0.0 else 0.0
+    if a == math.inf:
+        if x == math.inf:
+            return math.nan
+        return 1.0 if upper != 0.0 else 0.0
+    if x == math.inf:
+        return 0.0 if upper != 0.0 else 1.0
+    ax = a * math.log(x) - x - math.lgamma(a)
+    series = x <= 1.0 or x <= a
+    if ax < -_MAXLOG:       # the prefactor underflows: the series side is 0
+        if series:
+            return 1.0 if upper != 0.0 else 0.0
+        return 0.0 if upper != 0.0 else 1.0
+    pref = math.exp(ax)
+    if series:
+        r, c, ans = a, 1.0, 1.0
+        for _ in range(_MAXITER):
+            r += 1.0
+            c *= x / r
+            ans += c
+            if c <= ans * _MACHEP:
+                break
+        p = ans * pref / a
+        return 1.0 - p if upper != 0.0 else p
+    y = 1.0 - a
+    z = x + y + 1.0
+    c = 0.0
+    pkm2, qkm2, pkm1, qkm1 = 1.0, x, x + 1.0, z * x
+    ans = pkm1 / qkm1
+    for _ in range(_MAXITER):
+        c += 1.0
+        y += 1.0
+        z += 2.0
+        yc = y * c
+        pk = pkm1 * z - pkm2 * yc
+        qk = qkm1 * z - qkm2 * yc
+        t = 1.0
+        if qk != 0.0:
+            r = pk / qk
+            if r != 0.0:
+                t = abs((ans - r) / r)
+            ans = r
+        pkm2, pkm1, qkm2, qkm1 = pkm1, pk, qkm1, qk
+        if abs(pk) > _BIG:
+            pkm2 *= _BIGINV
+            pkm1 *= _BIGINV
+            qkm2 *= _BIGINV
+            qkm1 *= _BIGINV
+        if t <= _MACHEP:
+            break
+    q = ans * pref
+    return q if upper != 0.0 else 1.0 - q
+
+
+def igamma_grad_a_scalar(a, x, psi_a):
+    """``d P(a, x) / da``: the kernels of ``igamma_scalar`` with dual numbers in ``a``;
+    ``psi_a`` is ``digamma(a)`` (kernels do not call each other)."""
+    if a != a or x != x or a <= 0.0 or x < 0.0 or a == math.inf:
+        return math.nan
+    if x == 0.0 or x == math.inf:
+        return 0.0
+    lx = math.log(x)
+    ax = a * lx - x - math.lgamma(a)
+    if ax < -_MAXLOG:
+        return 0.0
+    pref = math.exp(ax)
+    dax = lx - psi_a
+    if x <= 1.0 or x <= a:
+        r, c, ans, dc, dans = a, 1.0, 1.0, 0.0, 0.0
+        for _ in range(_MAXITER):
+            r += 1.0
+            dc = dc * x / r - c * x / (r * r)
+            c *= x / r
+            ans += c
+            dans += dc
+            if c <= ans * _MACHEP and abs(dc) <= abs(dans) * _MACHEP:
+                break
+        return pref / a * (dans + ans * (dax - 1.0 / a))
+    y = 1.0 - a
+    z = x + y + 1.0
+    c = 0.0
+    pkm2, qkm2, pkm1, qkm1 = 1.0, x, x + 1.0, z * x
+    dpkm2, dqkm2, dpkm1, dqkm1 = 0.0, 0.0, 0.0, -x
+    ans = pkm1 / qkm1
+    dans = -pkm1 * dqkm1 / (qkm1 * qkm1)
+    for _ in range(_MAXITER):
+        c += 1.0
+        y += 1.0
+        z += 2.0
+        yc = y * c
+        pk = pkm1 * z - pkm2 * yc
+        qk = qkm1 * z - qkm2 * yc
+        dpk = dpkm1 * z - pkm1 - dpkm2 * yc + pkm2 * c
+        dqk = dqkm1 * z - qkm1 - dqkm2 * yc + qkm2 * c
+        t = 1.0
+        if qk != 0.0:
+            r = pk / qk
+            dr = (dpk - r * dqk) / qk
+            if r != 0.0 and dr != 0.0:
+                t = max(abs((ans - r) / r), abs((dans - dr) / dr))
+            elif r != 0.0:
+                t = abs((ans - r) / r)
+            ans, dans = r, dr
+        pkm2, pkm1, qkm2, qkm1 = pkm1, pk, qkm1, qk
+        dpkm2, dpkm1, dqkm2, dqkm1 = dpkm1, dpk, dqkm1, dqk
+        if abs(pk) > _BIG:
+            pkm2 *= _BIGINV
+            pkm1 *= _BIGINV
+            qkm2 *= _BIGINV
+            qkm1 *= _BIGINV
+            dpkm2 *= _BIGINV
+            dpkm1 *= _BIGINV
+            dqkm2 *= _BIGINV
+            dqkm1 *= _BIGINV
+        if t <= _MACHEP:
+            break
+    return -pref * (dans + ans * dax)      # dP/da = -dQ/da
+
+
+def betainc_scalar(a, b, x):
+    """The regularized incomplete beta function ``I_x(a, b)`` (a, b > 0, 0 <= x <= 1)."""
+    if a != a or b != b or x != x or a <= 0.0 or b <= 0.0 or x < 0.0 or x > 1.0:
+        return math.nan
+    if x == 0.0:
+        return 0.0
+    if x == 1.0:
+        return 1.0
+    swap = x > (a + 1.0) / (a + b + 2.0)
+    if swap:
+        aa, bb, xx = b, a, 1.0 - x
+        lx, l1x = math.log1p(-x), math.log(x)
+    else:
+        aa, bb, xx = a, b, x
+        lx, l1x = math.log(x), math.log1p(-x)
+    lbt = (math.lgamma(aa + bb) - math.lgamma(aa) - math.lgamma(bb) + aa * lx + bb * l1x)
+    qab, qap, qam = aa + bb, aa + 1.0, aa - 1.0
+    c = 1.0
+    d = 1.0 - qab * xx / qap
+    if abs(d) < _FPMIN:
+        d = _FPMIN
+    d = 1.0 / d
+    h = d
+    for m in range(1, _MAXITER):
+        fm = float(m)
+        m2 = 2.0 * fm
+        num = fm * (bb - fm) * xx / ((qam + m2) * (aa + m2))
+        d = 1.0 + num * d
+        if abs(d) < _FPMIN:
+            d = _FPMIN
+        c = 1.0 + num / c
+        if abs(c) < _FPMIN:
+            c = _FPMIN
+        d = 1.0 / d
+        h *= d * c
+        num = -(aa + fm) * (qab + fm) * xx / ((aa + m2) * (qap + m2))
+        d = 1.0 + num * d
+        if abs(d) < _FPMIN:
+            d = _FPMIN
+        c = 1.0 + num / c
+        if abs(c) < _FPMIN:
+            c = _FPMIN
+        d = 1.0 / d
+        delta = d * c
+        h *= delta
+        if abs(delta - 1.0) <= 2.0 * _MACHEP:
+            break
+    res = math.exp(lbt) * h / aa
+    return 1.0 - res if swap else res
+
+
+def i0e_scalar(x):
+    """``exp(-|x|) I_0(x)``, the exponentially scaled modified Bessel function of order 0."""
+    if x != x:
+        return x
+    ax = abs(x)
+    if ax == math.inf:
+        return 0.0
+    if ax <= 30.0:
+        q = 0.25 * ax * ax
+        t, s, k = 1.0, 1.0, 0.0
+        while t > s * 1e-17:
+            k += 1.0
+            t *= q / (k * k)
+            s += t
+        return s * math.exp(-ax)
+    # asymptotic: 1/sqrt(2 pi x) * sum_k prod_{j<=k} (2j-1)^2 / (k! (8x)^k)
+    t, s, k = 1.0, 1.0, 0.0
+    while True:
+        k += 1.0
+        nxt = t * (2.0 * k - 1.0) * (2.0 * k - 1.0) / (8.0 * k * ax)
+        if nxt >= t or nxt <= s * 1e-17:
+            break
+        t = nxt
+        s += t
+    return s / math.sqrt(2.0 * math.pi * ax)
+
+
+def i1e_scalar(x):
+    """``exp(-|x|) I_1(x)``, the exponentially scaled modified Bessel function of order 1."""
+    if x != x:
+        return x
+    ax = abs(x)
+    if ax == math.inf:
+        return 0.0 if x > 0 else -0.0
+    if ax <= 30.0:
+        q = 0.25 * ax * ax
+        t, s, k = 1.0, 1.0, 0.0
+        while t > s * 1e-17:
+            k += 1.0
+            t *= q / (k * (k + 1.0))
+            s += t
+        out = 0.5 * ax * s * math.exp(-ax)
+    else:
+        t, s, k = 1.0, 1.0, 0.0
+        while True:
+            k += 1.0
+            nxt = -t * (4.0 - (2.0 * k - 1.0) * (2.0 * k - 1.0)) / (8.0 * k * ax)
+            if abs(nxt) >= abs(t) or abs(nxt) <= s * 1e-17:
+                break
+            t = nxt
+            s += t
+        out = s / math.sqrt(2.0 * math.pi * ax)
+    return -out if x < 0 else out
+
+
+def zeta_scalar(s, q):
+    """The Hurwitz zeta function ``sum_k (k + q)**-s`` (SciPy's ``zeta(x, q)``): inf at
+    ``s == 1``, nan for ``s < 1`` and for ``q <= 0``."""
+    if s != s or q != q:
+        return math.nan
+    if s == 1.0:
+        return math.inf
+    if s < 1.0 or q <= 0.0:
+        return math.nan
+    if q == math.inf:
+        return 0.0
+    if s == math.inf:
+        return math.inf if q < 1.0 else (1.0 if q == 1.0 else 0.0)
+    a_min = 10.0 + s if s < 50.0 else 60.0
+    total = 0.0
+    a = q
+    while a < a_min:
+        e = -s * math.log(a)
+        total += math.inf if e > _MAXLOG else math.exp(e)
+        a += 1.0
+    ap = math.exp(-s * math.log(a))
+    total += a * ap / (s - 1.0) + 0.5 * ap
+    inv_a2 = 1.0 / (a * a)
+    t = s * ap / a
+    k = s
+    for d in _EM_DENOMS:
+        term = t / d
+        total += term
+        if abs(term) <= abs(total) * 1e-17:
+            break
+        t *= (k + 1.0) * (k + 2.0) * inv_a2
+        k += 2.0
+    return total
+
+
+# ---------------------------------------------------------------------------------------------
+# Array functions: numba.vectorize'd kernels, compiled on first use.
+# ---------------------------------------------------------------------------------------------
+
+_SIGNATURES = {
+    "igamma": (igamma_scalar, ["float64(float64, float64, float64)"]),
+    "igamma_grad_a": (igamma_grad_a_scalar, ["float64(float64, float64, float64)"]),
+    "betainc": (betainc_scalar, ["float64(float64, float64, float64)"]),
+    "i0e": (i0e_scalar, ["float64(float64)"]),
+    "i1e": (i1e_scalar, ["float64(float64)"]),
+    "zeta": (zeta_scalar, ["float64(float64, float64)"]),
+}
+_UFUNCS: dict = {}
+_LOCK = threading.Lock()
+
+
+def _ufunc(name):
+    uf = _UFUNCS.get(name)
+    if uf is None:
+        with _LOCK:
+            uf = _UFUNCS.get(name)
+            if uf is None:
+                import numba
+                fn, sigs = _SIGNATURES[name]
+                try:
+                    uf = numba.vectorize(sigs, cache=True)(fn)
+                except RuntimeError:  # pragma: no cover - no usable cache directory
+                    uf = numba.vectorize(sigs)(fn)
+                _UFUNCS[name] = uf
+    return uf
+
+
+def _apply(name, *args, ndata=None):
+    """The kernel on float64 copies; the result has the common dtype of the first
+    ``ndata`` arguments (the others are flags or helper values)."""
+    arrs = [np.asarray(a) for a in args]
+    dtype = np.result_type(*[a.dtype for a in arrs[:ndata]])
+    if dtype.kind != "f":
+        dtype = np.dtype(np.float64)
+    out = _ufunc(name)(*[a.astype(np.float64, copy=False) for a in arrs])
+    return np.asarray(out).astype(dtype, copy=False)
+
+
+def igamma(a, x):
+    """Regularized lower incomplete gamma ``P(a, x)`` of arrays.
+
+    >>> round(float(igamma(np.array(2.0), np.array(1.0))), 12)
+    0.264241117657
+    """
+    return _apply("igamma", a, x, np.zeros((), np.float64), ndata=2)
+
+
+def igammac(a, x):
+    """Regularized upper incomplete gamma ``Q(a, x) = 1 - P(a, x)`` of arrays."""
+    return _apply("igamma", a, x, np.ones((), np.float64), ndata=2)
+
+
+def igamma_grad_a(a, x, psi_a):
+    """``d P(a, x) / da`` of arrays, given ``psi_a = digamma(a)``."""
+    return _apply("igamma_grad_a", a, x, psi_a, ndata=2)
+
+
+def betainc(a, b, x):
+    """Regularized incomplete beta ``I_x(a, b)`` of arrays."""
+    return _apply("betainc", a, b, x)
+
+
+def i0e(x):
+    """``exp(-|x|) I_0(x)`` of an array."""
+    return _apply("i0e", x)
+
+
+def i1e(x):
+    """``exp(-|x|) I_1(x)`` of an array."""
+    return _apply("i1e", x)
+
+
+def zeta(s, q):
+    """The Hurwitz zeta function of arrays."""
+    return _apply("zeta", s, q)
