@@ -12,7 +12,7 @@ from .._src.nn import *  # noqa: F401,F403
 from .._src.nn import __all__ as _activations_all
 from . import initializers  # noqa: F401
 from ._module import BoundMethod, Module, field, module_update_wrapper, static_field
-from ._filters import (combine, filter, inference_mode, is_array, is_array_like,
+from ._filters import (apply_updates, combine, filter, inference_mode, is_array, is_array_like,
                        is_inexact_array, is_inexact_array_like, partition, tree_at)
 from ._transforms import filter_grad, filter_jit, filter_value_and_grad, filter_vmap, if_array
 from ._state import State, StateIndex, delete_init_state, make_with_state
@@ -31,7 +31,7 @@ __all__ = list(_activations_all) + [
     "initializers",
     "Module", "field", "static_field", "BoundMethod", "module_update_wrapper",
     "is_array", "is_array_like", "is_inexact_array", "is_inexact_array_like", "filter",
-    "partition", "combine", "tree_at", "inference_mode",
+    "partition", "combine", "tree_at", "inference_mode", "apply_updates",
     "filter_jit", "filter_grad", "filter_value_and_grad", "filter_vmap", "if_array",
     "State", "StateIndex", "make_with_state", "delete_init_state",
     "Linear", "Identity", "MLP", "Sequential", "Lambda", "StatefulLayer",

@@ -17,7 +17,7 @@ from zerax import errors
 from zerax import tree_util as jtu
 
 __all__ = ["is_array", "is_array_like", "is_inexact_array", "is_inexact_array_like", "filter",
-           "partition", "combine", "tree_at", "inference_mode"]
+           "partition", "combine", "tree_at", "inference_mode", "apply_updates"]
 
 
 def is_array(element: Any) -> bool:
@@ -270,3 +270,16 @@ def inference_mode(pytree: Any, value: bool = True) -> Any:
         return [] if (len(leaves) == 1 and leaves[0] is t) else leaves
 
     return tree_at(where, pytree, replace_fn=lambda _: value)
+
+
+def apply_updates(model: Any, updates: Any) -> Any:
+    """``model + updates`` leaf by leaf, where ``updates`` has ``None`` for leaves that do not
+    change (non-arrays, frozen parameters), as Equinox's ``apply_updates``.
+
+    >>> import zerax.nn as nn, zerax.numpy as znp
+    >>> nn.apply_updates([znp.ones(2), "relu"], [znp.ones(2), None])
+    [Array([2., 2.], dtype=float64), 'relu']
+    """
+    def one(u, p):
+        return p if u is None else p + u
+    return jtu.tree_map(one, updates, model, is_leaf=lambda x: x is None)
