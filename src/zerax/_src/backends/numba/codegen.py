@@ -83,6 +83,7 @@ class Lowering:
         # True while 0-d elementwise code is lowered (plain scalar statements, as in a
         # loop body with scalar carries); False in loops over array elements
         self.scalar_code = False
+        self.inplace_updates = 0         # updates that write into their operand (loops.py)
 
     # -- names
     def fresh(self, prefix="t") -> str:
@@ -503,7 +504,11 @@ def lower_jaxpr_body(ctx: Lowering, jaxpr, in_names):
     source names of its outputs (used for the top level and for inlined sub-programs)."""
     for v, nm in zip(jaxpr.invars, in_names):
         ctx.bind_name(v, nm)  # an array name, or a reference tuple
+    from .loops import drop_copy, inplace_plan, owned_invars, scheduled
+    owned = owned_invars(ctx, jaxpr, in_names)
+    jaxpr = scheduled(jaxpr)   # reads of an updated buffer first (loops.schedule_reads)
     outer, ctx.body = ctx.body, jaxpr
+    inplace = inplace_plan(jaxpr, owned)[0]
     total_uses = _uses(jaxpr)
     groups = plan_groups(jaxpr)
     folds = _accumulations(jaxpr, groups, total_uses)
@@ -536,7 +541,10 @@ def lower_jaxpr_body(ctx: Lowering, jaxpr, in_names):
                                 eqn.primitive.unsupported.get(
                                     "lower_numba", "it has no Numba lowering"),
                                 eqn.source)
+        lines, start = ctx.lines, len(ctx.lines)
         rule(ctx, eqn)
+        if id(eqn) in inplace:   # the operand's buffer is free: no copy of it
+            drop_copy(ctx, eqn, lines, start)
     ctx.body = outer
     return [ctx.ref(a) for a in jaxpr.outvars]
 

@@ -3,27 +3,148 @@
 A carry is held in a variable that is reassigned at the end of every iteration (a
 scalar for 0-d carries, so scalar loops allocate nothing); new values are computed
 into temporaries first, so a body that permutes its carries stays correct.
+
+Updates in place (`inplace_plan`): an update (``x.at[i].set(v)``, ``.add``, ...,
+``dynamic_update_slice``) whose operand's buffer belongs to the program and has no
+later use writes into that buffer instead of copying it, as XLA's buffer reuse does.
+A loop carry updated only that way each step is copied once, when the loop starts,
+and then updated in place, so a step costs the size of its update, not of the carry.
 """
 
 from __future__ import annotations
 
 import contextlib
+import re
 
 from ...ir import Var
 from .codegen import dtype_name, plan_groups
+
+# Primitives that return their first operand with some elements replaced; their Numba
+# lowerings start with ``out = np.copy(x)`` (the copy `drop_copy` removes).
+UPDATE_PRIMITIVES = frozenset({"scatter", "scatter_add", "scatter_mul", "scatter_min",
+                               "scatter_max", "dynamic_update_slice"})
+# Primitives whose lowerings read their operands into new arrays or scalars (never a
+# view of an operand), so an earlier read of an updated buffer is complete.
+_READERS = frozenset({"dynamic_slice", "slice", "gather", "reduce_sum", "reduce_max",
+                      "reduce_min", "reduce_prod", "dot_general"})
+
+
+def _reads_only(eqn) -> bool:
+    return eqn.primitive.name in _READERS or \
+        getattr(eqn.primitive, "numba_scalar", None) is not None
+
+
+def schedule_reads(eqns) -> list:
+    """``eqns`` with every read of an update's operand that comes after the update but
+    needs only values defined before it moved to just before the update (a transposed
+    ``x.at[i].set(v)`` zeroes ``ct[i]`` and then reads it: read first, then update in
+    place).  Only readers move, and only past equations they do not depend on, so the
+    order stays a valid one.  The same list object comes back when nothing moves."""
+    if not any(e.primitive.name in UPDATE_PRIMITIVES for e in eqns):
+        return eqns
+    out, k = list(eqns), 0
+    while k < len(out):
+        e = out[k]
+        x = e.invars[0] if e.primitive.name in UPDATE_PRIMITIVES else None
+        if type(x) is Var:
+            later = set(e.outvars)      # values defined from the update on
+            moved = []
+            for j in range(k + 1, len(out)):
+                f = out[j]
+                if x in f.invars and _reads_only(f) and \
+                        not any(type(a) is Var and a in later for a in f.invars):
+                    moved.append(j)
+                else:
+                    later.update(f.outvars)
+            if moved:
+                keep = set(moved)
+                out = out[:k] + [out[j] for j in moved] + [e] + \
+                    [out[j] for j in range(k + 1, len(out)) if j not in keep]
+                k += len(moved)
+        k += 1
+    return out if out != list(eqns) else eqns
+
+
+def scheduled(jaxpr):
+    """``jaxpr`` in the order of `schedule_reads` (the same object when unchanged)."""
+    from ...ir import Jaxpr
+    eqns = schedule_reads(jaxpr.eqns)
+    if eqns is jaxpr.eqns:
+        return jaxpr
+    return Jaxpr(jaxpr.constvars, jaxpr.invars, jaxpr.outvars, eqns)
+
+
+def inplace_plan(jaxpr, owned=frozenset()):
+    """Which updates of ``jaxpr`` may write into their operand's buffer.
+
+    ``owned``: invars whose buffers this program may overwrite (loop carries copied at
+    the loop's start).  The output of any update is owned too (a fresh copy, or the
+    owned buffer updated).  An update writes in place when its operand is owned, is not
+    one of the program's outputs, is not another operand of the update, and every other
+    use of it comes earlier and only reads it (`_READERS`, elementwise code).  Returns
+    ({id(eqn): root}, {var: root}): the root is the owned variable whose buffer holds
+    the value.  Give it the program in `scheduled` order."""
+    outs = {v for v in jaxpr.outvars if type(v) is Var}
+    uses: dict = {}
+    for k, e in enumerate(jaxpr.eqns):
+        for a in e.invars:
+            if type(a) is Var:
+                uses.setdefault(a, []).append(k)
+    roots = {v: v for v in owned}
+    plan = {}
+    for k, e in enumerate(jaxpr.eqns):
+        if e.primitive.name not in UPDATE_PRIMITIVES:
+            continue
+        x, new = e.invars[0], e.outvars[0]
+        if type(x) is Var and x in roots and x not in outs and x not in e.invars[1:] and \
+                all(j < k and _reads_only(jaxpr.eqns[j]) for j in uses[x] if j != k):
+            plan[id(e)] = roots[new] = roots[x]
+        else:
+            roots[new] = new
+    return plan, roots
+
+
+def owned_invars(ctx, jaxpr, in_refs) -> frozenset:
+    """The invars of ``jaxpr`` bound to carries that `BufferedCarries` made ownable for
+    this loop body (their names, so only this loop's lowering of the body sees them)."""
+    reg = ctx.hoisted.get(("inplace", id(jaxpr)))
+    if reg is None or reg[0] is not jaxpr:
+        return frozenset()
+    return frozenset(v for v, r in zip(jaxpr.invars, in_refs)
+                     if isinstance(r, tuple) and r[0] == "array" and
+                     reg[1].get(v) == r[1])
+
+
+def drop_copy(ctx, eqn, lines, start) -> bool:
+    """After an update's lowering emitted ``out = np.copy(x)`` into ``lines`` (from
+    ``start``), make it ``out = x``: the update then writes into x's buffer."""
+    out = ctx.ref(eqn.outvars[0])[1]
+    pat = re.compile(rf"^(\s*){re.escape(out)} = np\.copy\((\w+)\)$")
+    for k in range(start, len(lines)):
+        m = pat.match(lines[k])
+        if m:
+            lines[k] = f"{m.group(1)}{out} = {m.group(2)}  # in place"
+            ctx.inplace_updates += 1
+            return True
+    return False
 
 
 def start_carries(ctx, avals, init_refs, prefix="c"):
     """Declare carry variables initialised from ``init_refs``; returns their refs."""
     refs = []
+    starts = []
     for aval, ref in zip(avals, init_refs):
         name = ctx.fresh(prefix)
         if aval.shape == ():
             ctx.emit(f"{name} = {dtype_name(aval.dtype)}({ctx.text(ref, True)})")
             refs.append(("scalar", name))
+            starts.append(None)
         else:
             ctx.emit(f"{name} = {ctx.text(ref, False)}")
             refs.append(("array", name))
+            # where the carry starts (`BufferedCarries` may make it a copy)
+            starts.append((ctx.lines, len(ctx.lines) - 1, name, ctx.text(ref, False)))
+    ctx.hoisted["carry_starts"] = starts
     return refs
 
 
@@ -195,9 +316,38 @@ class BufferedCarries:
         # no carry ever aliases another's buffer.
         self.buffered = [a.shape != () and type(o) is Var and o is not i
                          for a, o, i in zip(avals, carry_outvars, carry_invars)]
+        self.body = body
+        inplace = self._inplace_carries(ctx, body, carry_outvars, carry_invars, avals)
+        for k in inplace:
+            self.buffered[k] = False
         self.alloc_at = len(ctx.lines)
         self.bufs = carry_buffers(ctx, self.avals, self.buffered)
         self.mode: list = []   # [whether the carries use their buffers], fixed by step 1
+
+    def _inplace_carries(self, ctx, body, outvars, invars, avals):
+        """The carries each step updates only in place (``c = c.at[i].set(v)``, chains
+        of such): they start as a copy of their initial value and are then written into
+        directly (registered for `owned_invars`).  Returns their positions."""
+        starts = ctx.hoisted.pop("carry_starts", None)
+        if starts is None or len(starts) != len(avals):
+            return []
+        cand = {k for k, (a, i) in enumerate(zip(avals, invars))
+                if a.shape != () and type(i) is Var and starts[k] is not None}
+        while True:   # a carry whose new value is not its own update is not owned
+            _, roots = inplace_plan(scheduled(body), frozenset(invars[k] for k in cand))
+            keep = {k for k in cand if type(outvars[k]) is Var and outvars[k] is not
+                    invars[k] and roots.get(outvars[k]) is invars[k] and
+                    sum(o is outvars[k] for o in outvars) == 1}
+            if keep == cand:
+                break
+            cand = keep
+        if not cand:
+            return []
+        for k in cand:   # the carry's own buffer: a copy of its initial value, once
+            lines, at, name, init = starts[k]
+            lines[at] = lines[at].replace(f"{name} = {init}", f"{name} = np.copy({init})", 1)
+        ctx.hoisted[("inplace", id(body))] = (body, {invars[k]: starts[k][2] for k in cand})
+        return sorted(cand)
 
     def dests(self) -> dict:
         """var -> the buffer its producer writes into, for the next step."""
@@ -224,6 +374,7 @@ class BufferedCarries:
                                 taken)
 
     def finish(self, ctx):
+        ctx.hoisted.pop(("inplace", id(self.body)), None)
         if not self.mode or not self.mode[0]:   # no buffers after all: drop them
             n = sum(2 for b in self.bufs if b is not None)
             del ctx.lines[self.alloc_at:self.alloc_at + n]

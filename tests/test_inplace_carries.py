@@ -1,0 +1,160 @@
+"""In-place updates of loop carries and private intermediates (backends/numba/loops.py,
+`inplace_plan`): ``c.at[i].set(v)`` / ``.add`` / ``dynamic_update_slice`` on a carry write
+into the carry's buffer, copied once when the loop starts.  Values are checked against
+NumPy loops; that a step's cost does not grow with the carry is checked on the generated
+code (no copy and no loop over the carry inside the loop body), never by timing."""
+
+import numpy as np
+import pytest
+
+import zerax as zx
+import zerax.numpy as znp
+from zerax import lax
+
+
+def _loop_body(src: str) -> list[str]:
+    """The lines of the first ``for`` loop over steps of a kernel (its indented body)."""
+    lines = src.splitlines()
+    start = next(k for k, ln in enumerate(lines) if ln.strip().startswith("for it"))
+    indent = len(lines[start]) - len(lines[start].lstrip())
+    body = []
+    for ln in lines[start + 1:]:
+        if ln.strip() and len(ln) - len(ln.lstrip()) <= indent:
+            break
+        body.append(ln)
+    return body
+
+
+def _trajectory(n):
+    def traj(y0, w):
+        ys = znp.zeros((n, 3)).at[0].set(y0)
+
+        def body(i, ys):
+            y = ys[i - 1]
+            return ys.at[i].set(y + 0.01 * znp.sin(w * y))
+        return lax.fori_loop(1, n, body, ys)
+    return traj
+
+
+def _trajectory_numpy(n, y0, w):
+    ys = np.zeros((n, 3))
+    ys[0] = y0
+    for i in range(1, n):
+        ys[i] = ys[i - 1] + 0.01 * np.sin(w * ys[i - 1])
+    return ys
+
+
+Y0, W = np.array([0.1, 0.2, 0.3]), np.array([1.0, 2.0, 3.0])
+
+
+@pytest.mark.parametrize("n", [64, 3000])
+def test_fori_row_updates_are_in_place(n):
+    f = zx.jit(_trajectory(n))
+    y0 = Y0.copy()
+    np.testing.assert_allclose(np.asarray(f(y0, W)), _trajectory_numpy(n, Y0, W), rtol=1e-13)
+    np.testing.assert_array_equal(y0, Y0)          # the caller's input is never written
+    src = f.lower(Y0, W).as_text()
+    body = "\n".join(_loop_body(src))
+    assert "# in place" in body
+    # A step neither copies the (n, 3) carry nor loops over its n rows: its cost does not
+    # depend on n (the carry is copied once, before the loop).
+    assert "np.copy(" not in body and f"range({n})" not in body
+    assert body.count("np.empty(") == _loop_body(
+        zx.jit(_trajectory(50)).lower(Y0, W).as_text()).__str__().count("np.empty(")
+
+
+def test_scan_scatter_add_and_while_dynamic_update_slice():
+    def hist(xs):
+        def body(h, x):
+            k = znp.clip(znp.floor(x * 4).astype(znp.int32), 0, 3)
+            return h.at[k].add(1.0), x * 2
+        return lax.scan(body, znp.zeros(4), xs)
+
+    xs = np.random.default_rng(1).random(200)
+    f = zx.jit(hist)
+    h, ys = f(xs)
+    np.testing.assert_array_equal(np.asarray(h), np.bincount(np.clip(
+        np.floor(xs * 4).astype(int), 0, 3), minlength=4).astype(float))
+    np.testing.assert_allclose(np.asarray(ys), xs * 2)
+    assert "# in place" in "\n".join(_loop_body(f.lower(xs).as_text()))
+
+    def fill(buf):
+        def cond(c):
+            return c[0] < 10
+
+        def body(c):
+            i, b = c
+            return i + 1, lax.dynamic_update_slice(b, znp.full((1, 2), i * 1.5), (i, 0))
+        return lax.while_loop(cond, body, (0, buf))[1]
+
+    buf = np.zeros((10, 2))
+    g = zx.jit(fill)
+    np.testing.assert_allclose(np.asarray(g(buf)), np.repeat(np.arange(10.0)[:, None] * 1.5,
+                                                             2, axis=1))
+    np.testing.assert_array_equal(buf, 0.0)
+    src = g.lower(buf).as_text()
+    assert "# in place" in src and "np.copy(" not in "\n".join(
+        ln for ln in src.splitlines() if ln.startswith(" " * 8))
+
+
+def test_vmap_and_grad_of_in_place_loops():
+    n = 40
+    traj = _trajectory(n)
+    ys0 = np.stack([Y0, 2 * Y0, -Y0])
+    v = zx.jit(zx.vmap(traj, in_axes=(0, None)))
+    np.testing.assert_allclose(np.asarray(v(ys0, W)),
+                               np.stack([_trajectory_numpy(n, y, W) for y in ys0]), rtol=1e-13)
+    assert "# in place" in v.lower(ys0, W).as_text()
+    loss = zx.jit(lambda y0, w: znp.sum(traj(y0, w) ** 2))
+    g = zx.jit(zx.grad(lambda y0, w: znp.sum(traj(y0, w) ** 2), argnums=(0, 1)))
+    for arg, got in enumerate(g(Y0, W)):     # against central differences of the loss
+        fd = []
+        for k in range(3):
+            e = np.eye(3)[k] * 1e-6
+            hi = [Y0, W]
+            lo = [Y0, W]
+            hi[arg], lo[arg] = hi[arg] + e, lo[arg] - e
+            fd.append((float(loss(*hi)) - float(loss(*lo))) / 2e-6)
+        np.testing.assert_allclose(np.asarray(got), fd, rtol=1e-6)
+    assert "# in place" in g.lower(Y0, W).as_text()   # the forward loop
+
+
+def test_old_value_read_after_update_is_copied():
+    """A body that still reads the old carry after updating it, and carries that swap,
+    keep copies where they need them (values as NumPy's)."""
+    def body(i, c):
+        a, b = c
+        new = a.at[i].set(i * 1.0)
+        return new + a[::-1], b.at[i].add(1.0)    # a read after its update
+    f = zx.jit(lambda a, b: lax.fori_loop(0, 5, body, (a, b)))
+    a0, b0 = np.arange(5.0), np.zeros(5)
+    ra, rb = f(a0, b0)
+    a, b = a0.copy(), b0.copy()
+    for i in range(5):
+        new = a.copy()
+        new[i] = i
+        a, b = new + a[::-1], b + np.eye(5)[i]
+    np.testing.assert_allclose(np.asarray(ra), a)
+    np.testing.assert_allclose(np.asarray(rb), b)
+    np.testing.assert_array_equal(a0, np.arange(5.0))
+
+    def swap(i, c):
+        a, b = c
+        return b.at[0].set(i * 1.0), a.at[1].set(-i * 1.0)
+    s = zx.jit(lambda a, b: lax.fori_loop(0, 3, swap, (a, b)))
+    a, b = np.zeros(3), np.ones(3)
+    ra, rb = s(a, b)
+    for i in range(3):
+        a, b = b.copy(), a.copy()
+        a[0], b[1] = i, -i
+    np.testing.assert_allclose(np.asarray(ra), a)
+    np.testing.assert_allclose(np.asarray(rb), b)
+
+
+def test_chained_updates_of_an_intermediate():
+    f = zx.jit(lambda x: x.at[0].set(1.0).at[2].add(5.0).at[-1].set(-1.0))
+    x = np.zeros(6)
+    np.testing.assert_allclose(np.asarray(f(x)), [1.0, 0.0, 5.0, 0.0, 0.0, -1.0])
+    np.testing.assert_array_equal(x, 0.0)
+    src = f.lower(x).as_text()
+    assert src.count("np.copy(") == 1 and src.count("# in place") == 2
