@@ -31,13 +31,15 @@ test: $(VENV)/.installed-test
 
 # Benchmarks (issue 6): JAX, autograd and matplotlib join the venv; writes docs/benchmarks.md
 # and docs/benchmarks.png and prints the table (about 10 minutes on 2 cores).
+# BENCH_ARGS passes options through, e.g. make bench BENCH_ARGS="--load 1" (the same
+# run with one busy process beside it, written to docs/benchmarks_load1.md).
 $(VENV)/.installed-bench: $(BIN)/python pyproject.toml
 	$(BIN)/python -m pip install --quiet -e ".[bench]" matplotlib
 	touch $@
 
 bench: $(VENV)/.installed-bench
 	$(BIN)/python -m compileall -q src benchmarks >/dev/null
-	$(BIN)/python benchmarks/run.py
+	$(BIN)/python benchmarks/run.py $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) build src/*.egg-info

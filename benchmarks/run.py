@@ -2,6 +2,8 @@
 
     python benchmarks/run.py                 # everything; writes docs/benchmarks.{md,png}
     python benchmarks/run.py --only grad_small,softmax --rounds 3 --no-docs
+    python benchmarks/run.py --load 1        # the same with 1 busy process beside it;
+                                             # writes docs/benchmarks_load1.{md,png}
 
 Method. Every contender of a workload runs in its own process (worker.py), so the thread
 pools of JAX, Numba and BLAS never compete, and only one process computes at a time: the
@@ -11,6 +13,12 @@ its first call (compile, trace and first-use costs: reported apart), then warms 
 contenders, A B C A B C ..., for a number of rounds. Reported: median, min and max of the
 per-call time of each contender, and for each anchor the median over rounds of the
 per-round ratio zerax / anchor. No other statistics.
+
+``--load N`` keeps N busy processes (each spinning on one core, as a test run, a second
+training process or a notebook kernel would) running from before the first workload to
+the end, so every contender, JAX included, is measured under the same load. They are
+stopped at the end, also on an error, Ctrl-C or SIGTERM, and each exits by itself if
+this process dies.
 """
 
 from __future__ import annotations
@@ -38,6 +46,59 @@ from registry import REGISTRY, Workload
 
 OP_TIMEOUT_S = 300.0
 SCRUBBED_ENV = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
+
+
+# --------------------------------------------------------------------------------------
+# Background load (--load N)
+# --------------------------------------------------------------------------------------
+
+# A busy process: pure Python arithmetic on one core; it checks every ~0.1 s that its
+# parent is alive, so it never outlives an interrupted run.
+_BUSY = """
+import os, time
+parent = os.getppid()
+x = 0
+while True:
+    t = time.monotonic() + 0.1
+    while time.monotonic() < t:
+        for i in range(10000):
+            x = (x * 1103515245 + 12345) & 0xFFFFFFFF
+    if os.getppid() != parent:
+        break
+"""
+
+
+class BackgroundLoad:
+    """Context manager: ``n`` busy processes while the block runs."""
+
+    def __init__(self, n: int):
+        self.n, self.procs = n, []
+
+    def __enter__(self):
+        for _ in range(self.n):
+            self.procs.append(subprocess.Popen([sys.executable, "-c", _BUSY],
+                                               stdin=subprocess.DEVNULL,
+                                               stdout=subprocess.DEVNULL,
+                                               stderr=subprocess.DEVNULL))
+        if self.n:
+            time.sleep(0.5)   # let them start spinning before anything is measured
+        return self
+
+    def alive(self) -> int:
+        return sum(p.poll() is None for p in self.procs)
+
+    def __exit__(self, *exc):
+        for p in self.procs:
+            if p.poll() is None:
+                p.terminate()
+        for p in self.procs:
+            try:
+                p.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+        self.procs = []
+        return False
 
 
 # --------------------------------------------------------------------------------------
@@ -172,6 +233,10 @@ def run_workload(wl: Workload, opts) -> dict:
                     case.id)
             results["cases"][case.id] = res
             _progress(wl, case, res)
+    except BaseException:   # Ctrl-C, SIGTERM: stop the workers now, not politely
+        for w in workers.values():
+            w.kill()
+        raise
     finally:
         for w in workers.values():
             w.close()
@@ -409,6 +474,9 @@ def write_markdown(path: str, all_res: dict, total_s: float, chart: str | None,
         "ratios of alternated samples suffer less)."),
         f"- Versions: {_versions()}.",
         "- JAX runs on the CPU with `jax_enable_x64`; everything computes in float64.",
+        (f"- **Under load**: {opts.load} other busy process(es) (one core each) ran during "
+         "the whole run, `--load` option; every contender was measured under the same "
+         "load." if opts.load else "- No background load (`--load 0`)."),
         "- OpenBLAS settings " + (f"{', '.join(scrubbed)} were set here and are removed "
                                   "for the benchmark processes." if scrubbed else
                                   "OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE were not set."),
@@ -555,12 +623,24 @@ def main(argv=None) -> int:
     p.add_argument("--no-docs", dest="docs", action="store_false",
                    help="print the tables, write nothing")
     p.add_argument("--out", default=os.path.join(ROOT, "docs"))
+    p.add_argument("--load", type=int, default=0, metavar="N",
+                   help="keep N busy processes running while measuring (default 0); "
+                        "the results go to benchmarks_loadN.{md,png}")
     opts = p.parse_args(argv)
+    if opts.load < 0:
+        p.error("--load takes a number of busy processes, 0 or more")
     global RUN_CACHE_DIR
     RUN_CACHE_DIR = tempfile.mkdtemp(prefix="zerax-bench-cache-")
+    import signal
+
+    def _terminate(signum, frame):   # SIGTERM: stop like Ctrl-C, through the finally
+        raise SystemExit(128 + signum)
+    old = signal.signal(signal.SIGTERM, _terminate)
     try:
-        return _run(p, opts)
+        with BackgroundLoad(opts.load):
+            return _run(p, opts)
     finally:
+        signal.signal(signal.SIGTERM, old)
         shutil.rmtree(RUN_CACHE_DIR, ignore_errors=True)
 
 
@@ -582,11 +662,12 @@ def _run(p, opts) -> int:
               "so far)", flush=True)
     total = time.monotonic() - opts.t0
     chart = None
+    stem = f"benchmarks_load{opts.load}" if opts.load else "benchmarks"
     if opts.docs:
         os.makedirs(opts.out, exist_ok=True)
-        if write_chart(os.path.join(opts.out, "benchmarks.png"), all_res):
-            chart = "benchmarks.png"
-        write_markdown(os.path.join(opts.out, "benchmarks.md"), all_res, total, chart, opts)
+        if write_chart(os.path.join(opts.out, f"{stem}.png"), all_res):
+            chart = f"{stem}.png"
+        write_markdown(os.path.join(opts.out, f"{stem}.md"), all_res, total, chart, opts)
     print()
     print("\n".join(headline_rows(all_res)))
     print(target_counts(all_res))
@@ -594,7 +675,7 @@ def _run(p, opts) -> int:
         print(f"\n{REGISTRY[key].title}")
         print("\n".join(workload_table(REGISTRY[key], res)))
     print(f"\nTotal: {total / 60:.1f} min" +
-          (f"; wrote {os.path.join(opts.out, 'benchmarks.md')}" if opts.docs else ""))
+          (f"; wrote {os.path.join(opts.out, stem + '.md')}" if opts.docs else ""))
     return 0
 
 
