@@ -14,7 +14,8 @@ from . import initializers  # noqa: F401
 from ._module import BoundMethod, Module, field, module_update_wrapper, static_field
 from ._filters import (apply_updates, combine, filter, inference_mode, is_array, is_array_like,
                        is_inexact_array, is_inexact_array_like, partition, tree_at)
-from ._transforms import filter_grad, filter_jit, filter_value_and_grad, filter_vmap, if_array
+from ._transforms import (filter_checkpoint, filter_grad, filter_jit, filter_value_and_grad,
+                          filter_vmap, if_array)
 from ._state import State, StateIndex, delete_init_state, make_with_state
 from ._linear import MLP, Identity, Lambda, Linear, Sequential, StatefulLayer
 from ._conv import (Conv, Conv1d, Conv2d, Conv3d, ConvTranspose, ConvTranspose1d,
@@ -33,6 +34,7 @@ __all__ = list(_activations_all) + [
     "is_array", "is_array_like", "is_inexact_array", "is_inexact_array_like", "filter",
     "partition", "combine", "tree_at", "inference_mode", "apply_updates",
     "filter_jit", "filter_grad", "filter_value_and_grad", "filter_vmap", "if_array",
+    "filter_checkpoint",
     "State", "StateIndex", "make_with_state", "delete_init_state",
     "Linear", "Identity", "MLP", "Sequential", "Lambda", "StatefulLayer",
     "Conv", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose", "ConvTranspose1d",

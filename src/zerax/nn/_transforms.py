@@ -19,7 +19,8 @@ from zerax import tree_util as jtu
 
 from ._filters import combine, is_array, is_inexact_array, partition
 
-__all__ = ["filter_jit", "filter_grad", "filter_value_and_grad", "filter_vmap", "if_array"]
+__all__ = ["filter_jit", "filter_grad", "filter_value_and_grad", "filter_vmap", "if_array",
+           "filter_checkpoint"]
 
 
 class _Unhashable:
@@ -259,4 +260,32 @@ def filter_vmap(fun: Callable | None = None, *, in_axes: Any = if_array(0),
             else:
                 res.append(next(it_s))
         return jtu.tree_unflatten(o_def, res)
+    return wrapped
+
+
+def filter_checkpoint(fun: Callable | None = None, *, prevent_cse: bool = True,
+                      policy: Callable | None = None) -> Callable:
+    """`zerax.checkpoint` (rematerialisation) of ``fun`` over the arrays of its arguments;
+    other leaves pass through unchanged (Equinox's ``filter_checkpoint``).
+
+    >>> import zerax as zx, zerax.nn as nn, zerax.numpy as znp
+    >>> block = nn.filter_checkpoint(lambda x, act: act(x) * 2)
+    >>> float(zx.grad(lambda x: block(x, znp.sin))(0.0))
+    2.0
+    """
+    if fun is None:
+        return functools.partial(filter_checkpoint, prevent_cse=prevent_cse, policy=policy)
+
+    @functools.wraps(fun)
+    def wrapped(*args, **kwargs):
+        dyn, static = partition((args, kwargs), is_array)
+        box: list = []
+
+        def inner(d):
+            a, k = combine(d, static)
+            out_dyn, out_static = partition(fun(*a, **k), is_array)
+            box[:] = [out_static]
+            return out_dyn
+        out_dyn = zx.checkpoint(inner, prevent_cse=prevent_cse, policy=policy)(dyn)
+        return combine(out_dyn, box[0])
     return wrapped
