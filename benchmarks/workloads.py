@@ -23,6 +23,7 @@ ISSUE_CORE = "issue 2"
 ISSUE_VMAP = "issue 3"
 ISSUE_JIT = "issue 4"
 ISSUE_CF = "issue 5"
+ISSUE_SPEED = "issue 19"
 
 
 def _jax():
@@ -205,12 +206,16 @@ PE_SIZES = (32, 64, 64, 10)
 PE_BATCH = 64
 
 
-def _pe_data():
+# issue 19's sizes for the compiled per-example workload (its MLP row's network)
+PE_JIT_SIZES = (196, 128, 128, 10)
+
+
+def _pe_data(sizes=PE_SIZES):
     rng = np.random.default_rng(2)
     params = [(rng.standard_normal((a, b)) / np.sqrt(a), 0.1 * rng.standard_normal(b))
-              for a, b in itertools.pairwise(PE_SIZES)]
-    x = rng.standard_normal((PE_BATCH, PE_SIZES[0]))
-    y = rng.integers(0, PE_SIZES[-1], PE_BATCH)
+              for a, b in itertools.pairwise(sizes)]
+    x = rng.standard_normal((PE_BATCH, sizes[0]))
+    y = rng.integers(0, sizes[-1], PE_BATCH)
     return params, x, y
 
 
@@ -497,13 +502,38 @@ def _program_pieces(jitted, args, min_s=0.3):
         lines.append(f"  {k}: {_ms(t)}  {what}")
     return lines
 
+DISPATCH_N = 16
+
+
+def _dispatch_inputs(case):
+    """The arguments of the dispatch case, as NumPy arrays: two 16-vectors, or (for
+    ``pytree6``) a list of 3 (w, b) pairs of 8-vectors and an 8-vector."""
+    a = np.linspace(0.1, 1.0, DISPATCH_N)
+    b = np.linspace(1.0, 2.0, DISPATCH_N)
+    if case == "pytree6":
+        return ([(a[:8] + k, b[:8] - k) for k in range(3)], a[8:])
+    return (a, b)
+
+
+def _dispatch_fun(mod, case):
+    if case == "pytree6":
+        return lambda ps, x: sum(mod.sum(w * x + c) for w, c in ps)
+    return lambda a, b: a * b + mod.sin(a)
+
+
 JIT_DISPATCH = workload(
     "jit_dispatch", "jit dispatch of a small function",
-    description="A compiled call with two 3-element float64 arrays, `a * b + sin(a)`: "
-                "the cost of a cache hit in the dispatcher. *Numba by hand* is the floor "
-                "(a call through Numba's own dispatcher); zerax's own overhead is the "
-                "difference, which issue 4 asks to keep to about 5 us.",
-    targets=[Target("jax_jit", 0.5, "<= 0.5x jax.jit", ISSUE_JIT)],
+    cases=[Case("zerax_arrays", "zerax Arrays (JAX: device arrays)"),
+           Case("numpy", "NumPy arrays (JAX: device arrays)"),
+           Case("pytree6", "a list of 3 (w, b) pairs and x: 7 arrays of 8 elements")],
+    description=f"A compiled call of a small function, `a * b + sin(a)` on two {DISPATCH_N}-"
+                "element float64 arrays, or `sum(sum(w * x + b) for w, b in params)` on a "
+                "pytree of 6 arrays and one more: the cost of a cache hit in the "
+                "dispatcher. zerax is called with the input kind of the case (its Arrays, "
+                "NumPy arrays as users pass them, a pytree of NumPy arrays); jax.jit is "
+                "given device arrays (its fastest path). *Numba by hand* is the floor of a "
+                "call through Numba's own dispatcher.",
+    targets=[Target("jax_jit", 0.5, "<= 0.5x jax.jit", ISSUE_SPEED)],
     rounds=7,
 )
 
@@ -512,32 +542,45 @@ JIT_DISPATCH = workload(
 def _(case):
     import zerax as zx
     import zerax.numpy as znp
-    f = zx.jit(lambda a, b: a * b + znp.sin(a))
-    a, b = znp.asarray([0.1, 0.2, 0.3]), znp.asarray([1.0, 2.0, 3.0])
-    return lambda: f(a, b)
+    f = zx.jit(_dispatch_fun(znp, case))
+    args = _dispatch_inputs(case)
+    if case == "zerax_arrays":
+        args = tuple(znp.asarray(x) for x in args)
+    return lambda: f(*args)
 
 
 @JIT_DISPATCH.contender("jax_jit")
 def _(case):
     jax = _jax()
     import jax.numpy as jnp
-    f = _ready(jax, jax.jit(lambda a, b: a * b + jnp.sin(a)))
-    a, b = jnp.asarray([0.1, 0.2, 0.3]), jnp.asarray([1.0, 2.0, 3.0])
-    return lambda: f(a, b)
+    f = _ready(jax, jax.jit(_dispatch_fun(jnp, case)))
+    args = jax.tree_util.tree_map(jnp.asarray, _dispatch_inputs(case))
+    return lambda: f(*args)
 
 
 @JIT_DISPATCH.contender("numba")
 def _(case):
     import numba
+    if case == "pytree6":
+        @numba.njit
+        def g(ps, x):
+            s = 0.0
+            for w, c in ps:
+                s += np.sum(w * x + c)
+            return s
+        ps, x = _dispatch_inputs(case)
+        ps = tuple(ps)
+        return lambda: g(ps, x)
     f = numba.njit(lambda a, b: a * b + np.sin(a))
-    a, b = np.array([0.1, 0.2, 0.3]), np.array([1.0, 2.0, 3.0])
+    a, b = _dispatch_inputs(case)
     return lambda: f(a, b)
 
 
 # --------------------------------------------------------------------------------------
 
 def _ew_chain(mod):
-    return lambda a, b: mod.tanh(a) * b + mod.sqrt(a * a + 1) - mod.log1p(b * b)
+    return lambda a, b: (mod.exp(-a * a) * mod.cos(b) + a / (1 + b * b)
+                         - mod.arctan(a * b))
 
 
 def _ew_data(n):
@@ -553,30 +596,28 @@ def _ew_numba(parallel=True):
         out = np.empty_like(a)
         for i in loop_range(a.shape[0]):
             x, y = a[i], b[i]
-            out[i] = np.tanh(x) * y + np.sqrt(x * x + 1.0) - np.log1p(y * y)
+            out[i] = np.exp(-x * x) * np.cos(y) + x / (1 + y * y) - np.arctan(x * y)
         return out
     return numba.njit(parallel=parallel)(loop)
 
 
 ELEMENTWISE = workload(
     "elementwise", "Fused elementwise chain",
-    cases=[Case("1e6", "n = 10^6"), Case("1e7", "n = 10^7", rounds=5)],
-    description="`tanh(a) * b + sqrt(a * a + 1) - log1p(b * b)` over n float64: NumPy "
-                "evaluates it op by op, jax.jit fuses it, the hand-written Numba loop "
-                "uses `prange` (the ceiling of what plain Numba lowering reaches).",
-    targets=[Target("numpy", 1 / 3, ">= 3x faster than NumPy (<= 0.33x)", ISSUE_JIT),
-             Target("jax_jit", 1.0, "<= 1.0x jax.jit", ISSUE_JIT),
+    cases=[Case("2e6", "n = 2 * 10^6")],
+    description="`exp(-a * a) * cos(b) + a / (1 + b * b) - arctan(a * b)` over n float64 "
+                "(the chain of issue 19: functions chosen without knowing which zerax "
+                "inlines): NumPy evaluates it op by op, jax.jit fuses it, the hand-written "
+                "Numba loop uses `prange` and libm.",
+    targets=[Target("numpy", 0.4, "<= 0.4x NumPy", ISSUE_SPEED),
+             Target("jax_jit", 1.0, "<= 1.0x jax.jit", ISSUE_SPEED),
              Target("numba", 1.2, "<= 1.2x Numba by hand", ISSUE_JIT)],
     rounds=7,
     miss_note="zerax's kernel is one `prange` loop over the elements with no intermediate "
-              "arrays (excerpt below), like the hand-written Numba loop, except that `tanh` "
-              "and `log1p` are emitted inline as branch-free polynomial code "
-              "(backends/numba/vecmath.py, within 1-3 ulp of NumPy) instead of one scalar "
-              "libm call per element, so LLVM vectorises the loop (4 doubles per AVX2 "
-              "instruction). That is also why it beats the hand-written loop, which calls "
-              "libm. What is left is the arithmetic of the two polynomials (one division "
-              "each) and the memory traffic of two inputs and one output; on two cores "
-              "shared with other work the `prange` split is the first thing to suffer.",
+              "arrays (excerpt below). `exp` is emitted inline as branch-free polynomial "
+              "code (backends/numba/vecmath.py) and `cos` as low-latency inline code with "
+              "a quadrant switch; `arctan` is one scalar libm call per element, which "
+              "keeps LLVM from vectorising the loop. The pieces below time each function "
+              "alone, jitted and in NumPy.",
 )
 
 
@@ -596,40 +637,39 @@ def _(case):
     import zerax as zx
     import zerax.numpy as znp
     a, b = map(znp.asarray, _ew_data(int(float(case))))
-    full = zx.jit(_ew_chain(znp))
-    plain = zx.jit(lambda a, b: a * b + znp.sqrt(a * a + 1) - b * b)
-    only_tanh = zx.jit(znp.tanh)
-    only_log1p = zx.jit(lambda b: znp.log1p(b * b))
-    t_full, t_plain = _median_time(lambda: full(a, b)), _median_time(lambda: plain(a, b))
-    t_tanh, t_log1p = _median_time(lambda: only_tanh(a)), _median_time(lambda: only_log1p(b))
     na, nb = np.asarray(a), np.asarray(b)
-    t_np_tanh = _median_time(lambda: np.tanh(na))
-    t_np_log1p = _median_time(lambda: np.log1p(nb * nb))
+    full = zx.jit(_ew_chain(znp))
+    plain = zx.jit(lambda a, b: a * a * b + a / (1 + b * b) - a * b)
+    lines = [f"the chain, jitted: {_ms(_median_time(lambda: full(a, b)))} "
+             f"(Numba threads: {numba.get_num_threads()})",
+             "the same chain without its transcendental functions: "
+             f"{_ms(_median_time(lambda: plain(a, b)))}"]
+    for name, zf, nf in (("exp(-a*a)", lambda a, b: znp.exp(-a * a),
+                          lambda a, b: np.exp(-a * a)),
+                         ("cos(b)", lambda a, b: znp.cos(b), lambda a, b: np.cos(b)),
+                         ("arctan(a*b)", lambda a, b: znp.arctan(a * b),
+                          lambda a, b: np.arctan(a * b))):
+        jf = zx.jit(zf)
+        lines.append(f"{name}: jitted {_ms(_median_time(lambda: jf(a, b)))}, NumPy "
+                     f"{_ms(_median_time(lambda: nf(na, nb)))}")
     src = full.lower(a, b).as_text()
-    loop = [ln for ln in src.splitlines() if "prange" in ln or "np.tanh" in ln
-            or "np.log1p" in ln]
-    return "\n".join([
-        f"the chain, jitted: {_ms(t_full)} (Numba threads: {numba.get_num_threads()})",
-        ("the same chain with tanh and log1p removed (a*b + sqrt(a*a+1) - b*b): "
-         f"{_ms(t_plain)}"),
-        f"jit(tanh(a)) alone: {_ms(t_tanh)}; jit(log1p(b*b)) alone: {_ms(t_log1p)}",
-        f"NumPy np.tanh(a) alone: {_ms(t_np_tanh)}; np.log1p(b*b) alone: {_ms(t_np_log1p)}",
-        "generated loop (excerpt of `jit(f).lower(a, b).as_text()`):",
-        *loop])
+    lines.append("generated loop (excerpt of `jit(f).lower(a, b).as_text()`):")
+    lines += [ln for ln in src.splitlines() if "prange" in ln or "arctan" in ln
+              or "_vm_" in ln]
+    return "\n".join(lines)
 
 
 @ELEMENTWISE.contender("numpy")
 def _(case):
     a, b = _ew_data(int(float(case)))
-    return lambda: np.tanh(a) * b + np.sqrt(a * a + 1) - np.log1p(b * b)
+    return lambda: _ew_chain(np)(a, b)
 
 
 @ELEMENTWISE.contender("jax_jit")
 def _(case):
     jax = _jax()
     import jax.numpy as jnp
-    f = _ready(jax, jax.jit(lambda a, b: jnp.tanh(a) * b + jnp.sqrt(a * a + 1)
-                            - jnp.log1p(b * b)))
+    f = _ready(jax, jax.jit(_ew_chain(jnp)))
     a, b = map(jnp.asarray, _ew_data(int(float(case))))
     return lambda: f(a, b)
 
@@ -645,14 +685,18 @@ def _(case):
 
 MLP_SIZES = (784, 512, 512, 10)
 MLP_BATCH = 128
+# issue 19's MLP row: 196-128-128-10, batch 256
+MLP_ISSUE_SIZES, MLP_ISSUE_BATCH = (196, 128, 128, 10), 256
 
 
-def _mlp_data():
+def _mlp_data(case=None):
+    sizes, batch = (MLP_ISSUE_SIZES, MLP_ISSUE_BATCH) if case == "issue19" else \
+        (MLP_SIZES, MLP_BATCH)
     rng = np.random.default_rng(5)
     params = [(rng.standard_normal((a, b)) * np.sqrt(2.0 / a), np.zeros(b))
-              for a, b in itertools.pairwise(MLP_SIZES)]
-    x = rng.standard_normal((MLP_BATCH, MLP_SIZES[0]))
-    y = rng.integers(0, MLP_SIZES[-1], MLP_BATCH)
+              for a, b in itertools.pairwise(sizes)]
+    x = rng.standard_normal((batch, sizes[0]))
+    y = rng.integers(0, sizes[-1], batch)
     return params, x, y
 
 
@@ -689,8 +733,11 @@ def _mlp_numpy_grad(params, x, y):
 
 MLP_STEP = workload(
     "mlp_step", "MLP training step jit(grad(loss))",
-    description=f"Gradient of the mean cross-entropy of a ReLU MLP "
-                f"{'-'.join(map(str, MLP_SIZES))}, batch {MLP_BATCH}, float64.",
+    cases=[Case("main", f"{'-'.join(map(str, MLP_SIZES))}, batch {MLP_BATCH}"),
+           Case("issue19", f"{'-'.join(map(str, MLP_ISSUE_SIZES))}, batch "
+                           f"{MLP_ISSUE_BATCH} (issue 19's row)")],
+    description="Gradient of the mean cross-entropy of a ReLU MLP, float64 (sizes per "
+                "case).",
     targets=[Target("jax_jit", 1.1, "<= 1.1x jax.jit", ISSUE_JIT)],
     rounds=7,
     miss_note="zerax splits this program around its 8 matrix products: a Python function "
@@ -715,11 +762,11 @@ MLP_STEP = workload(
 )
 
 
-def _zx_mlp():
+def _zx_mlp(case=None):
     import zerax as zx
     import zerax.numpy as znp
     from zerax.scipy.special import logsumexp
-    params, x, y = _mlp_data()
+    params, x, y = _mlp_data(case)
     params = [(znp.asarray(w), znp.asarray(b)) for w, b in params]
     g = zx.jit(zx.grad(_mlp_loss(znp, logsumexp, zx.nn.relu)))
     return g, (params, znp.asarray(x), znp.asarray(y))
@@ -727,17 +774,17 @@ def _zx_mlp():
 
 @MLP_STEP.contender("zerax")
 def _(case):
-    g, args = _zx_mlp()
+    g, args = _zx_mlp(case)
     return lambda: g(*args)
 
 
 @MLP_STEP.profiler
 def _(case):
-    g, args = _zx_mlp()
+    g, args = _zx_mlp(case)
     lines = _program_pieces(g, args)
     with _blas_threads(1):
         lines += ["with OpenBLAS limited to 1 thread (experiment):"] + _program_pieces(g, args)
-    params, x, y = _mlp_data()
+    params, x, y = _mlp_data(case)
     t_np = _median_time(lambda: _mlp_numpy_grad(params, x, y))
     with _blas_threads(1):
         t_np1 = _median_time(lambda: _mlp_numpy_grad(params, x, y))
@@ -751,7 +798,7 @@ def _(case):
     jax = _jax()
     import jax.numpy as jnp
     from jax.scipy.special import logsumexp
-    params, x, y = _mlp_data()
+    params, x, y = _mlp_data(case)
     params = [(jnp.asarray(w), jnp.asarray(b)) for w, b in params]
     x, y = jnp.asarray(x), jnp.asarray(y)
     g = _ready(jax, jax.jit(jax.grad(_mlp_loss(jnp, logsumexp, jax.nn.relu))))
@@ -760,7 +807,7 @@ def _(case):
 
 @MLP_STEP.contender("numpy")
 def _(case):
-    params, x, y = _mlp_data()
+    params, x, y = _mlp_data(case)
     return lambda: _mlp_numpy_grad(params, x, y)
 
 
@@ -768,7 +815,8 @@ def _(case):
 
 PER_EXAMPLE_JIT = workload(
     "per_example_jit", "Per-example gradients, jit(vmap(grad))",
-    description="The per-example workload above, compiled: "
+    description="The per-example workload above, compiled, at issue 19's sizes (a tanh MLP "
+                f"{'-'.join(map(str, PE_JIT_SIZES))}, {PE_BATCH} examples): "
                 "`jit(vmap(grad(loss), in_axes=(None, 0, 0)))`.",
     targets=[Target("jax_jit", 1.2, "<= 1.2x jax.jit", ISSUE_VMAP)],
     rounds=7,
@@ -793,7 +841,7 @@ def _(case):
     import zerax as zx
     import zerax.numpy as znp
     from zerax.scipy.special import logsumexp
-    params, x, y = _pe_data()
+    params, x, y = _pe_data(PE_JIT_SIZES)
     params = [(znp.asarray(w), znp.asarray(b)) for w, b in params]
     x, y = znp.asarray(x), znp.asarray(y)
     f = zx.jit(zx.vmap(zx.grad(_pe_loss(znp, logsumexp)), in_axes=(None, 0, 0)))
@@ -805,7 +853,7 @@ def _(case):
     import zerax as zx
     import zerax.numpy as znp
     from zerax.scipy.special import logsumexp
-    params, x, y = _pe_data()
+    params, x, y = _pe_data(PE_JIT_SIZES)
     params = [(znp.asarray(w), znp.asarray(b)) for w, b in params]
     args = (params, znp.asarray(x), znp.asarray(y))
     f = zx.jit(zx.vmap(zx.grad(_pe_loss(znp, logsumexp)), in_axes=(None, 0, 0)))
@@ -820,7 +868,7 @@ def _(case):
     jax = _jax()
     import jax.numpy as jnp
     from jax.scipy.special import logsumexp
-    params, x, y = _pe_data()
+    params, x, y = _pe_data(PE_JIT_SIZES)
     params = [(jnp.asarray(w), jnp.asarray(b)) for w, b in params]
     x, y = jnp.asarray(x), jnp.asarray(y)
     f = _ready(jax, jax.jit(jax.vmap(jax.grad(_pe_loss(jnp, logsumexp)),
