@@ -1287,3 +1287,6 @@ def _(case):
         return None   # no hand-written Numba MLP, nothing cached: nothing to compare
     a, b = _ew_data(16)
     return lambda: _ew_numba(parallel=True)(a, b)
+
+
+import workloads_nn  # noqa: E402,F401
