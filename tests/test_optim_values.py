@@ -10,7 +10,6 @@ place of ``zerax.optim``/``zerax.numpy``); optax and JAX are not test dependenci
 import numpy as np
 import pytest
 
-import zerax as zx
 import zerax.numpy as znp
 import zerax.optim as optim
 

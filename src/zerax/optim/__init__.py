@@ -38,18 +38,20 @@ from ._base import (  # noqa: F401
     safe_int32_increment, safe_norm, safe_root_mean_squares, set_to_zero, stateless,
     stateless_with_tree_map, with_extra_args_support,
 )
+from ._transform_more import (  # noqa: F401
+    FactoredState, ScaleByNovogradState, ScaleByOptimisticGradientState, ScaleBySM3State,
+    scale_by_factored_rms, scale_by_novograd, scale_by_optimistic_gradient, scale_by_polyak,
+    scale_by_sm3,
+)
 from ._transform import (  # noqa: F401
-    FactoredState, ScaleByAdaDeltaState, ScaleByAdamState, ScaleByAdanState,
-    ScaleByAmsgradState, ScaleByBeliefState, ScaleByLionState, ScaleByNovogradState,
-    ScaleByOptimisticGradientState, ScaleByRmsState, ScaleByRmsWithCountState,
+    ScaleByAdaDeltaState, ScaleByAdamState, ScaleByAdanState, ScaleByAmsgradState,
+    ScaleByBeliefState, ScaleByLionState, ScaleByRmsState, ScaleByRmsWithCountState,
     ScaleByRpropState, ScaleByRssState, ScaleByRStdDevState, ScaleByRStdDevWithCountState,
-    ScaleByScheduleState, ScaleBySM3State, centralize, normalize_by_update_norm, scale,
-    scale_by_adadelta, scale_by_adam, scale_by_adamax, scale_by_adan, scale_by_amsgrad,
-    scale_by_belief, scale_by_factored_rms, scale_by_learning_rate, scale_by_lion,
-    scale_by_novograd, scale_by_optimistic_gradient, scale_by_param_block_norm,
-    scale_by_param_block_rms, scale_by_polyak, scale_by_radam, scale_by_rms, scale_by_rprop,
-    scale_by_rss, scale_by_schedule, scale_by_sign, scale_by_sm3, scale_by_stddev,
-    scale_by_trust_ratio, scale_by_yogi,
+    ScaleByScheduleState, centralize, normalize_by_update_norm, scale, scale_by_adadelta,
+    scale_by_adam, scale_by_adamax, scale_by_adan, scale_by_amsgrad, scale_by_belief,
+    scale_by_learning_rate, scale_by_lion, scale_by_param_block_norm, scale_by_param_block_rms,
+    scale_by_radam, scale_by_rms, scale_by_rprop, scale_by_rss, scale_by_schedule,
+    scale_by_sign, scale_by_stddev, scale_by_trust_ratio, scale_by_yogi,
 )
 from ._wrappers import (  # noqa: F401
     ApplyIfFiniteState, ConditionallyMaskState, ConditionallyTransformState, LookaheadParams,

@@ -55,6 +55,8 @@ def softmax_cross_entropy(logits: Any, labels: Any, axis: Any = -1,
         if where.ndim != logits.ndim:
             where = znp.expand_dims(where, axis)
     log_probs = _log_softmax(logits, axis, where)
+    if where is not None:
+        log_probs = znp.where(where, log_probs, 0.0)   # masked entries are -inf
     prod = labels * log_probs
     if where is None:
         return -prod.sum(axis)
@@ -65,7 +67,8 @@ def safe_softmax_cross_entropy(logits: Any, labels: Any) -> Any:
     """`softmax_cross_entropy` that gives 0 (not nan) where a label is 0 and a logit is
     -inf.
 
-    >>> float(safe_softmax_cross_entropy(znp.asarray([0.0, -znp.inf]), znp.asarray([1.0, 0.0]))) == 0
+    >>> logits, labels = znp.asarray([0.0, -znp.inf]), znp.asarray([1.0, 0.0])
+    >>> float(safe_softmax_cross_entropy(logits, labels)) == 0
     True
     """
     logits = znp.asarray(logits)
@@ -278,7 +281,8 @@ def kl_divergence_with_log_targets(log_predictions: Any, log_targets: Any, axis:
                                    where: Optional[Any] = None) -> Any:
     """`kl_divergence` with the targets given as log-probabilities.
 
-    >>> float(kl_divergence_with_log_targets(znp.log(znp.asarray([0.5, 0.5])), znp.log(znp.asarray([0.5, 0.5]))))
+    >>> lp = znp.log(znp.asarray([0.5, 0.5]))
+    >>> float(kl_divergence_with_log_targets(lp, lp))
     0.0
     """
     log_targets = znp.asarray(log_targets)
