@@ -3,6 +3,7 @@ formulas), Equinox's initial parameters (recorded values), finite-difference gra
 
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 
 import zerax as zx
 import zerax.lax as lax
@@ -507,3 +508,33 @@ def test_small_cnn_trains():
         losses.append(float(value))
         model = nn.apply_updates(model, zx.tree_util.tree_map(lambda g: -0.5 * g, grads))
     assert losses[-1] < 0.5 * losses[0]
+
+
+# ------------------------------------------------------------------ property-based
+@settings(max_examples=15, deadline=None)
+@given(stride=st.integers(1, 3), dilation=st.integers(1, 2), groups=st.sampled_from([1, 2]),
+       lo=st.integers(0, 2), hi=st.integers(0, 2), length=st.integers(6, 10),
+       kernel=st.integers(1, 3), use_bias=st.booleans())
+def test_conv1d_hypothesis(stride, dilation, groups, lo, hi, length, kernel, use_bias):
+    conv = nn.Conv1d(2, 4, kernel, stride=stride, padding=[(lo, hi)], dilation=dilation,
+                     groups=groups, use_bias=use_bias, dtype=F64, key=zr.key(length))
+    x = rand(2, length)
+    b = np.asarray(conv.bias).ravel() if use_bias else None
+    ref = conv_ref(x, np.asarray(conv.weight), b, conv.stride, conv.padding, conv.dilation,
+                   groups)
+    np.testing.assert_allclose(conv(x), ref, rtol=1e-10, atol=1e-12)
+
+
+@settings(max_examples=15, deadline=None)
+@given(k=st.integers(1, 3), s=st.integers(1, 3), p=st.integers(0, 1), n=st.integers(4, 8),
+       kind=st.sampled_from(["max", "avg"]))
+def test_pool1d_hypothesis(k, s, p, n, kind):
+    p = min(p, k)
+    x = rand(2, n)
+    if kind == "max":
+        out = nn.MaxPool1d(k, s, p)(x)
+        ref = pool_ref(x, (k,), (s,), ((p, p),), np.max, -np.inf)
+    else:
+        out = nn.AvgPool1d(k, s, p)(x)
+        ref = pool_ref(x, (k,), (s,), ((p, p),), np.sum, 0.0) / k
+    np.testing.assert_allclose(out, ref, rtol=1e-12)
