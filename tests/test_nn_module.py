@@ -81,6 +81,19 @@ def test_module_is_immutable_and_init_checks():
         Child(-3)
 
 
+def test_function_valued_field_default_is_a_value():
+    class Act(nn.Module):
+        w: zx.Array
+        fn: object = zx.nn.relu
+
+        def __call__(self, x):
+            return self.fn(self.w * x)
+
+    a = Act(znp.array([1.0, -1.0]))
+    assert a.fn is zx.nn.relu
+    np.testing.assert_array_equal(a(2.0), [2.0, 0.0])
+
+
 def test_custom_init_inherited_and_reassignment_during_init():
     class Base(nn.Module):
         a: int

@@ -104,10 +104,12 @@ def _flatten_with_keys(cls, dynamic, static):
 class _ModuleMeta(type):
     def __new__(mcs, name, bases, ns, **kwargs):
         custom_init = "__init__" in ns
+        annotated = ns.get("__annotations__", {})
         for k, v in list(ns.items()):
             # Wrap plain functions so bound methods are pytrees (Equinox's semantics);
-            # dunders other than __call__ stay plain (Python calls them itself).
-            if (isinstance(v, type(lambda: None)) and
+            # dunders other than __call__ stay plain (Python calls them itself), and a
+            # function given as a field's default value is a value, not a method.
+            if (isinstance(v, type(lambda: None)) and k not in annotated and
                     (not (k.startswith("__") and k.endswith("__")) or k == "__call__")):
                 ns[k] = _WrappedMethod(v)
         cls = super().__new__(mcs, name, bases, ns, **kwargs)
