@@ -1,3 +1,4 @@
 """`zerax.scipy`: SciPy functions on zerax values."""
 
 from . import linalg, optimize, special  # noqa: F401
+from . import stats  # noqa: F401

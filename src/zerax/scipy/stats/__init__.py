@@ -1,0 +1,18 @@
+"""`zerax.scipy.stats`: JAX's ``jax.scipy.stats`` on zerax values.
+
+Each distribution is a module of functions (``norm.logpdf(x, loc, scale)``, ...) with
+JAX's names and signatures, composed from ``zerax.numpy`` and ``zerax.scipy.special``,
+so every function differentiates, vectorises and compiles.  Arguments are promoted to
+one floating dtype (float64 for integers) and broadcast.
+"""
+
+from . import (  # noqa: F401
+    bernoulli, beta, betabinom, binom, cauchy, chi2, dirichlet, expon, gamma, gennorm, geom,
+    gumbel_l, gumbel_r, laplace, logistic, multivariate_normal, nbinom, norm, pareto,
+    poisson, t, truncnorm, uniform, vonmises, wrapcauchy,
+)
+
+__all__ = ["bernoulli", "beta", "betabinom", "binom", "cauchy", "chi2", "dirichlet", "expon",
+           "gamma", "gennorm", "geom", "gumbel_l", "gumbel_r", "laplace", "logistic",
+           "multivariate_normal", "nbinom", "norm", "pareto", "poisson", "t", "truncnorm",
+           "uniform", "vonmises", "wrapcauchy"]

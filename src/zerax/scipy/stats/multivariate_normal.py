@@ -1,0 +1,54 @@
+"""The multivariate normal distribution (JAX's ``jax.scipy.stats.multivariate_normal``).
+
+>>> import zerax.numpy as znp
+>>> from zerax.scipy.stats import multivariate_normal as mvn
+>>> round(float(mvn.logpdf(znp.zeros(2), znp.zeros(2), znp.eye(2))), 12)
+-1.837877066409
+"""
+
+from __future__ import annotations
+
+import math
+
+import zerax.numpy as jnp
+from zerax import errors
+from zerax.scipy import linalg
+
+from ._util import promote_args_inexact
+
+__all__ = ["logpdf", "pdf"]
+
+_LOG_2PI = math.log(2 * math.pi)
+
+
+def _solve_lower(chol, y):
+    return linalg.solve_triangular(chol, y, lower=True)
+
+
+def logpdf(x, mean, cov, allow_singular=None):
+    """Log of the density at ``x`` (the last axis is the event); ``mean`` may be a
+    scalar, ``cov`` a scalar (times the identity) or a (batch of) matrices."""
+    if allow_singular is not None:
+        raise errors.NotSupportedError(
+            "zerax.scipy.stats.multivariate_normal.logpdf: allow_singular is not supported "
+            "(as in JAX); pass a positive definite cov")
+    x, mean, cov = promote_args_inexact("multivariate_normal.logpdf", x, mean, cov)
+    if not mean.shape:
+        return -0.5 * (x - mean) ** 2 / cov - 0.5 * (_LOG_2PI + jnp.log(cov))
+    n = mean.shape[-1]
+    y = x - mean
+    if not cov.shape:
+        return -0.5 * jnp.sum(y * y, axis=-1) / cov - 0.5 * n * (_LOG_2PI + jnp.log(cov))
+    if cov.ndim < 2 or cov.shape[-2:] != (n, n):
+        raise errors.ShapeError(
+            "zerax.scipy.stats.multivariate_normal.logpdf: cov must have shape (..., n, n) "
+            f"with n = mean.shape[-1] = {n}; got cov.shape={cov.shape}")
+    chol = jnp.linalg.cholesky(cov)
+    z = jnp.vectorize(_solve_lower, signature="(n,n),(n)->(n)")(chol, y)
+    log_det = jnp.sum(jnp.log(jnp.diagonal(chol, axis1=-2, axis2=-1)), axis=-1)
+    return -0.5 * jnp.sum(z * z, axis=-1) - 0.5 * n * _LOG_2PI - log_det
+
+
+def pdf(x, mean, cov):
+    """The density at ``x``."""
+    return jnp.exp(logpdf(x, mean, cov))
