@@ -370,6 +370,29 @@ def test_batchnorm_state_and_inference():
                 rand(2, 3, 4), state)
 
 
+@pytest.mark.skipif(not hasattr(lax, "pmean"), reason="BatchNorm training needs lax.pmean")
+def test_batchnorm_training_matches_numpy():
+    for mode in ("batch", "ema"):
+        bn, state = nn.make_with_state(nn.BatchNorm)(3, "b", mode=mode, momentum=0.9,
+                                                     dtype=F64)
+        xs = rand(5, 3, 4)
+        f = zx.vmap(bn, axis_name="b", in_axes=(0, None), out_axes=(0, None))
+        ys, state = f(xs, state)
+        mean = xs.mean(axis=(0, 2))
+        var = xs.var(axis=(0, 2))
+        ref = (xs - mean[None, :, None]) / np.sqrt(var[None, :, None] + 1e-5)
+        np.testing.assert_allclose(ys, ref, rtol=1e-10)
+        if mode == "batch":
+            assert int(state.get(bn.batch_counter)) == 1
+            hm, hv = state.get(bn.batch_state_index)
+            np.testing.assert_allclose(hm, 0.1 * mean, rtol=1e-12)
+            np.testing.assert_allclose(hv, 0.9 + 0.1 * var, rtol=1e-12)
+        else:
+            rm, rv = state.get(bn.ema_state_index)           # the first batch seeds the EMA
+            np.testing.assert_allclose(rm, mean, rtol=1e-12)
+            np.testing.assert_allclose(rv, var, rtol=1e-12)
+
+
 # ------------------------------------------------------------------ attention, rnn
 def test_multihead_attention_matches_numpy():
     mha = nn.MultiheadAttention(2, 4, use_query_bias=True, dtype=F64, key=zr.key(0))
