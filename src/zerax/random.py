@@ -18,10 +18,20 @@ from ._src.random.samplers import (  # noqa: F401
     bernoulli, categorical, cauchy, choice, exponential, gumbel, laplace, logistic, normal,
     permutation, rademacher, randint, truncated_normal, uniform,
 )
+from ._src.random.gamma import (  # noqa: F401
+    ball, beta, chisquare, dirichlet, f, gamma, generalized_normal, loggamma, t,
+)
+from ._src.random.more import (  # noqa: F401
+    binomial, double_sided_maxwell, geometric, lognormal, maxwell, multinomial,
+    multivariate_normal, orthogonal, pareto, poisson, rayleigh, triangular, wald, weibull_min,
+)
 
 __all__ = [
-    "KeyDtype", "PRNGKey", "PRNGKeyArray", "bernoulli", "bits", "categorical", "cauchy",
-    "choice", "clone", "exponential", "fold_in", "gumbel", "key", "key_data", "key_impl",
-    "laplace", "logistic", "normal", "permutation", "rademacher", "randint", "split",
-    "truncated_normal", "uniform", "wrap_key_data",
+    "KeyDtype", "PRNGKey", "PRNGKeyArray", "ball", "bernoulli", "beta", "binomial", "bits",
+    "categorical", "cauchy", "chisquare", "choice", "clone", "dirichlet",
+    "double_sided_maxwell", "exponential", "f", "fold_in", "gamma", "generalized_normal",
+    "geometric", "gumbel", "key", "key_data", "key_impl", "laplace", "loggamma", "logistic",
+    "lognormal", "maxwell", "multinomial", "multivariate_normal", "normal", "orthogonal",
+    "pareto", "permutation", "poisson", "rademacher", "randint", "rayleigh", "split", "t",
+    "triangular", "truncated_normal", "uniform", "wald", "weibull_min", "wrap_key_data",
 ]

@@ -78,3 +78,16 @@ def cast(x, dtype):
 
 def bshape(x, shape):
     return jnp.broadcast_to(x, tuple(shape))
+
+
+def quiet(fn):
+    """Run a sampler with NumPy's floating-point warnings off: rejection samplers compute
+    both branches of a select (an infinite ratio where p = 1, say) as JAX does, and the
+    eager NumPy implementation must not warn about the branch that is thrown away."""
+    import functools
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        with np.errstate(all="ignore"):
+            return fn(*args, **kwargs)
+    return wrapper

@@ -115,8 +115,7 @@ def _scalar_fn():
         import numba
         namespace = {"np": np}
         exec(compile(_threefry_scalar_source(), "<threefry2x32>", "exec"), namespace)  # noqa: S102
-        _SCALAR_FN.append(numba.njit(namespace["_threefry_scalar"], cache=False,
-                                     inline="always"))
+        _SCALAR_FN.append(numba.njit(namespace["_threefry_scalar"], cache=False))
     return _SCALAR_FN[0]
 
 
