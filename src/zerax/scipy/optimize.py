@@ -369,7 +369,8 @@ def _lbfgs(fun, x0, maxiter=None, norm=np.inf, maxcor=10, gtol=1e-5, ftol=2.2e-9
 
     def body(s):
         p = -two_loop(s.g_k, s.s_hist, s.y_hist, s.rho_hist, s.gamma, s.k)
-        ls = line_search(fun, s.x_k, p, old_fval=s.f_k, old_old_fval=s.old_old_fval,
+        # the scaled L-BFGS direction has a natural length: start the search at 1
+        ls = line_search(fun, s.x_k, p, old_fval=s.f_k, old_old_fval=None,
                          gfk=s.g_k, maxiter=maxls, _robust=True)
         sk = ls.a_k.astype(dt) * p
         y = ls.g_k - s.g_k
@@ -543,6 +544,9 @@ def _trust_ncg(fun, x0, maxiter=None, gtol=1e-5, norm=np.inf, initial_trust_radi
         actual = s.f_k - f_new
         rho = actual / znp.where(predicted == 0, 1.0, predicted)
         rho = znp.where(znp.isfinite(rho), rho, -1.0)
+        # at rounding level the model and the function agree as well as they can
+        tiny = znp.abs(predicted) <= 4 * znp.finfo(dt).eps * znp.maximum(1.0, znp.abs(s.f_k))
+        rho = znp.where(tiny, 1.0, rho)
         pnorm = znp.linalg.norm(p)
         radius = znp.where(rho < 0.25, 0.25 * s.radius,
                            znp.where((rho > 0.75) & (pnorm >= 0.99 * s.radius),
@@ -576,7 +580,7 @@ def minimize(fun: Callable, x0: Any, args: tuple = (), *, method: str,
     ``ftol``, ``maxfun``, ``maxgrad``, ``maxls``), ``'Newton-CG'`` (``maxiter``, ``gtol``,
     ``norm``, ``cg_maxiter``, ``line_search_maxiter``) or ``'trust-ncg'`` (``maxiter``,
     ``gtol``, ``norm``, ``initial_trust_radius``, ``max_trust_radius``, ``eta``,
-    ``cg_maxiter``).  ``tol``, when given, is the default ``gtol``.  Differentiable
+    ``cg_maxiter``).  ``tol``, when given, is the default ``gtol`` (and L-BFGS' ``ftol``).  Differentiable
     ``fun`` only (gradients and Hessian-vector products come from zerax's autodiff).
 
     >>> import zerax.numpy as znp
@@ -603,6 +607,8 @@ def minimize(fun: Callable, x0: Any, args: tuple = (), *, method: str,
     options = dict(options or {})
     if tol is not None:
         options.setdefault("gtol", tol)
+        if method.lower().startswith("l-bfgs"):
+            options.setdefault("ftol", tol)   # as SciPy's L-BFGS-B
 
     def fun_with_args(x):
         return fun(x, *args)
