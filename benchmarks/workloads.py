@@ -1290,3 +1290,4 @@ def _(case):
 
 
 import workloads_nn  # noqa: E402,F401
+import workloads_programs  # noqa: E402,F401
