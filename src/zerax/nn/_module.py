@@ -81,7 +81,12 @@ class _WrappedMethod:
     def __get__(self, instance, owner=None):
         if instance is None:
             return self.fn
-        return BoundMethod(self.fn, instance)
+        # Built directly (no __init__ bookkeeping): this runs on every method call.
+        bm = object.__new__(BoundMethod)
+        d = bm.__dict__
+        d["__func__"] = self.fn
+        d["__self__"] = instance
+        return bm
 
 
 def _flatten_with_keys(cls, dynamic, static):
