@@ -106,7 +106,8 @@ def scale_by_lbfgs(memory_size: int = 10, scale_init_precond: bool = True
                                        numerator / znp.where(denominator > 0.0, denominator,
                                                              1.0), 1.0)
             update_norm = otu.tree_norm(lax.stop_gradient(updates))
-            capped_inv_norm = znp.minimum(1.0, 1.0 / update_norm)
+            safe = znp.where(update_norm > 0, update_norm, 1.0)   # 1/0 = inf, silently
+            capped_inv_norm = znp.where(update_norm > 0, znp.minimum(1.0, 1.0 / safe), 1.0)
             identity_scale = znp.where(state.count > 0, identity_scale, capped_inv_norm)
         else:
             identity_scale = 1.0
