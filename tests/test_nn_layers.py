@@ -435,6 +435,18 @@ def test_rotary_embedding():
     np.testing.assert_allclose(rope(x), x * cos + rot * sin, rtol=1e-12)
     with pytest.raises(errors.ZeraxValueError, match="even"):
         nn.RotaryPositionalEmbedding(3)
+    # Equinox's values (recorded: eqx.nn.RotaryPositionalEmbedding(4, dtype=float32) applied
+    # to (arange(24).reshape(6, 4) / 7).astype(float32), jax_enable_x64): bit for bit
+    x32 = (np.arange(24.0).reshape(6, 4) / 7).astype(F32)
+    eqx = np.array([
+            0.0, 0.1428571492433548, 0.2857142984867096, 0.4285714328289032, -0.41251668334007263,
+            0.7042502164840698, 0.9439567923545837, 1.0070927143096924,
+            -1.7745927572250366, 1.254030704498291, 0.44470155239105225,
+            1.5968269109725952, -1.9793699979782104, 1.7920310497283936,
+            -1.7380650043487549, 2.197598934173584, 0.45202088356018066,
+            2.3180863857269287, -3.4106321334838867, 2.8092315196990967,
+            3.824225425720215, 2.832033634185791, -1.8482739925384521, 3.4315457344055176], F32)
+    np.testing.assert_array_equal(np.ravel(nn.RotaryPositionalEmbedding(4)(x32)), eqx)
 
 
 def sigmoid(z):

@@ -144,8 +144,8 @@ def _rope_freqs(size: int, end: int, theta: float, dtype):
     freqs = 1.0 / theta ** (np.arange(0.0, size, 2)[None, :] / size)
     t = np.arange(float(end))
     outer = np.outer(t, freqs)
-    # Computed in float64 NumPy and rounded once (Equinox computes in float32 under JAX's
-    # default mode: values may differ in the last bit).
+    # Computed in float64 NumPy and rounded once: Equinox's values under jax_enable_x64
+    # (in JAX's default mode it computes in float32, which may differ in the last bit).
     return np.cos(outer).astype(dtype), np.sin(outer).astype(dtype)
 
 
