@@ -1290,4 +1290,5 @@ def _(case):
 
 
 import workloads_nn  # noqa: E402,F401
+import workloads_train  # noqa: E402,F401
 import workloads_programs  # noqa: E402,F401
