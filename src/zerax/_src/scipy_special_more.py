@@ -24,7 +24,8 @@ from .lax_numpy._util import (
 from .ops import elementwise as ew
 from .ops import special_ops as so
 
-__all__ = ["beta", "betainc", "betaln", "boxcox", "boxcox1p", "entr", "erfcinv", "factorial",
+__all__ = ["beta", "betainc", "betaln", "boxcox", "boxcox1p", "entr", "erfcinv", "exp1", "expi",
+           "expn", "factorial",
            "gamma", "gammainc", "gammaincc", "gammasgn", "i0", "i0e", "i1", "i1e", "kl_div",
            "log_expit", "log_ndtr", "loggamma", "multigammaln", "ndtri", "poch", "rel_entr",
            "zeta"]
@@ -388,6 +389,43 @@ def zeta(x, q=None):
         q = 1.0
     x, q = _floats("zeta", x, q)
     return so.zeta(x, q)
+
+
+# --------------------------------------------------------------------------- exponential integrals
+
+def expn(n, x):
+    """The generalized exponential integral ``E_n(x) = int_1^inf e^(-xt) / t^n dt`` for
+    integer ``n >= 0`` (nan for other ``n``); differentiable in ``x``.
+
+    >>> import zerax.scipy.special as zsp
+    >>> round(float(zsp.expn(2, 1.0)), 12)
+    0.148495506776
+    """
+    n, x = _floats("expn", n, x)
+    # (the kernel reads n == -1 as Ei: negative orders are nan here)
+    return so.expn(jnp.where(n < 0, _const(n, np.nan), n), x)
+
+
+def exp1(x):
+    """The exponential integral ``E_1(x)``.
+
+    >>> import zerax.scipy.special as zsp
+    >>> round(float(zsp.exp1(1.0)), 12)
+    0.219383934396
+    """
+    (x,) = _floats("exp1", x)
+    return so.expn(jnp.ones_like(x), x)
+
+
+def expi(x):
+    """The exponential integral ``Ei(x)`` (principal value; ``-E_1(-x)`` for x < 0).
+
+    >>> import zerax.scipy.special as zsp
+    >>> round(float(zsp.expi(1.0)), 12)
+    1.895117816356
+    """
+    (x,) = _floats("expi", x)
+    return so.expi(x)
 
 
 # --------------------------------------------------------------------------- entropies

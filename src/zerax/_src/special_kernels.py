@@ -23,7 +23,7 @@ import threading
 
 import numpy as np
 
-__all__ = ["betainc", "betainc_scalar", "i0e", "i0e_scalar", "i1e", "i1e_scalar", "igamma",
+__all__ = ["betainc", "betainc_scalar", "expi", "expint_scalar", "expn", "i0e", "i0e_scalar", "i1e", "i1e_scalar", "igamma",
            "igamma_grad_a", "igamma_grad_a_scalar", "igamma_scalar", "igammac", "zeta",
            "zeta_scalar"]
 
@@ -310,6 +310,90 @@ def zeta_scalar(s, q):
     return total
 
 
+_EULER = 0.57721566490153286061
+
+
+def expint_scalar(n, x):
+    """``E_n(x)`` for an integer-valued ``n >= 0`` (Numerical Recipes' series below x = 1,
+    the continued fraction above), and the exponential integral ``Ei(x)`` for ``n == -1``
+    (its series, or the asymptotic series above x = 37; ``Ei(x) = -E_1(-x)`` for x < 0)."""
+    if n != n or x != x:
+        return math.nan
+    sign = 1.0
+    if n == -1.0:
+        if x == 0.0:
+            return -math.inf
+        if x > 0.0:
+            if x == math.inf:
+                return math.inf
+            if x <= 37.0:
+                total, fact, k = 0.0, 1.0, 0.0
+                while True:
+                    k += 1.0
+                    fact *= x / k
+                    term = fact / k
+                    total += term
+                    if term < _MACHEP * total:
+                        break
+                return total + math.log(x) + _EULER
+            total, term, k = 0.0, 1.0, 0.0
+            while True:
+                k += 1.0
+                prev = term
+                term *= k / x
+                if term < _MACHEP:
+                    break
+                if term < prev:
+                    total += term
+                else:
+                    total -= prev
+                    break
+            if x > _MAXLOG:
+                return math.inf
+            return math.exp(x) * (1.0 + total) / x
+        n, x, sign = 1.0, -x, -1.0        # Ei(x) = -E1(-x) for x < 0
+    if n < 0.0 or n != math.floor(n) or x < 0.0:
+        return math.nan
+    if x == math.inf:
+        return 0.0
+    if x == 0.0:
+        return math.inf if n <= 1.0 else sign / (n - 1.0)
+    if n == 0.0:
+        return sign * math.exp(-x) / x
+    nm1 = n - 1.0
+    if x > 1.0:
+        b = x + n
+        c = 1.0 / _FPMIN
+        d = 1.0 / b
+        h = d
+        for i in range(1, _MAXITER):
+            a = -float(i) * (nm1 + float(i))
+            b += 2.0
+            d = 1.0 / (a * d + b)
+            c = b + a / c
+            delta = c * d
+            h *= delta
+            if abs(delta - 1.0) <= _MACHEP:
+                break
+        return sign * h * math.exp(-x)
+    ans = 1.0 / nm1 if nm1 != 0.0 else -math.log(x) - _EULER
+    fact = 1.0
+    for i in range(1, _MAXITER):
+        fi = float(i)
+        fact *= -x / fi
+        if fi != nm1:
+            delta = -fact / (fi - nm1)
+        else:
+            psi = -_EULER
+            for ii in range(1, int(nm1) + 1):
+                psi += 1.0 / float(ii)
+            delta = fact * (-math.log(x) + psi)
+        ans += delta
+        if abs(delta) < abs(ans) * _MACHEP:
+            break
+    return sign * ans
+
+
 # ---------------------------------------------------------------------------------------------
 # Array functions: numba.vectorize'd kernels, compiled on first use.
 # ---------------------------------------------------------------------------------------------
@@ -321,6 +405,7 @@ _SIGNATURES = {
     "i0e": (i0e_scalar, ["float64(float64)"]),
     "i1e": (i1e_scalar, ["float64(float64)"]),
     "zeta": (zeta_scalar, ["float64(float64, float64)"]),
+    "expint": (expint_scalar, ["float64(float64, float64)"]),
 }
 _UFUNCS: dict = {}
 _LOCK = threading.Lock()
@@ -390,3 +475,16 @@ def i1e(x):
 def zeta(s, q):
     """The Hurwitz zeta function of arrays."""
     return _apply("zeta", s, q)
+
+
+def expn(n, x):
+    """The generalized exponential integral ``E_n(x)`` of arrays (``n`` integer-valued)."""
+    return _apply("expint", n, x)
+
+
+def expi(x):
+    """The exponential integral ``Ei(x)`` of an array."""
+    arr = np.asarray(x)
+    dtype = arr.dtype if arr.dtype.kind == "f" else np.dtype(np.float64)
+    out = _ufunc("expint")(np.float64(-1.0), arr.astype(np.float64, copy=False))
+    return np.asarray(out).astype(dtype, copy=False)

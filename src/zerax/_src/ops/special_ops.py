@@ -19,8 +19,8 @@ from ._factory import defjvp, elementwise
 from . import elementwise as ew
 from .elementwise import _c
 
-__all__ = ["bessel_i0e", "bessel_i1e", "betainc", "igamma", "igamma_grad_a", "igammac",
-           "zeta", "bessel_i0e_p", "bessel_i1e_p", "igamma_p", "igammac_p",
+__all__ = ["bessel_i0e", "bessel_i1e", "betainc", "expi", "expn", "igamma", "igamma_grad_a",
+           "igammac", "zeta", "expi_p", "expn_p", "bessel_i0e_p", "bessel_i1e_p", "igamma_p", "igammac_p",
            "igamma_grad_a_p", "regularized_incomplete_beta_p", "zeta_p"]
 
 
@@ -39,6 +39,8 @@ regularized_incomplete_beta_p = elementwise(
 bessel_i0e_p = elementwise("bessel_i0e", lambda x: _kernels().i0e(x), 1, kinds="f")
 bessel_i1e_p = elementwise("bessel_i1e", lambda x: _kernels().i1e(x), 1, kinds="f")
 zeta_p = elementwise("zeta", lambda s, q: _kernels().zeta(s, q), 2, kinds="f")
+expn_p = elementwise("expn", lambda n, x: _kernels().expn(n, x), 2, kinds="f")
+expi_p = elementwise("expi", lambda x: _kernels().expi(x), 1, kinds="f")
 
 
 def igamma(a, x):
@@ -67,6 +69,14 @@ def bessel_i1e(x):
 
 def zeta(s, q):
     return ew.bind(zeta_p, s, q)
+
+
+def expn(n, x):
+    return ew.bind(expn_p, n, x)
+
+
+def expi(x):
+    return ew.bind(expi_p, x)
 
 
 # --------------------------------------------------------------------------- derivatives
@@ -133,9 +143,22 @@ defjvp(zeta_p,
                       "implemented (as in JAX); differentiate in q"),
        lambda g, ans, s, q: ew.mul(g, ew.neg(ew.mul(s, zeta(ew.add(s, _c(s, 1.0)), q)))))
 
+def _expn_dx(g, ans, n, x):
+    """d/dx E_n(x) = -E_{n-1}(x); E_0(x) = e^-x / x has derivative -e^-x (1/x + 1/x^2)."""
+    zero, one = _c(n, 0.0), _c(n, 1.0)
+    is0 = ew.eq(n, zero)
+    lower = expn(ew.select_n(is0, ew.sub(n, one), zero), x)
+    inv = ew.div(_c(x, 1.0), x)
+    d0 = ew.mul(ew.exp(ew.neg(x)), ew.add(inv, ew.mul(inv, inv)))
+    return ew.mul(g, ew.neg(ew.select_n(is0, lower, d0)))
+
+
+defjvp(expn_p, _no_derivative("expn is not differentiable in its integer order n"), _expn_dx)
+defjvp(expi_p, lambda g, ans, x: ew.mul(g, ew.div(ew.exp(x), x)))
+
 # The eager tape linearizes them (their JVP rules are not plain NumPy).
 for _p in (igamma_p, igammac_p, igamma_grad_a_p, regularized_incomplete_beta_p, bessel_i0e_p,
-           bessel_i1e_p, zeta_p):
+           bessel_i1e_p, zeta_p, expn_p, expi_p):
     _p.vjp = None
 
 
@@ -156,10 +179,10 @@ def _kernel_helper(ctx, name):
     return ctx.helper(f"_sk_{name}", fn)
 
 
-def _scalar_rule(name, extra=()):
+def _scalar_rule(name, extra=(), prefix=()):
     def rule(args, in_dtypes, out_dtype, ctx, **params):
         fn = _kernel_helper(ctx, name)
-        ops = [f"np.float64({a})" for a in args] + list(extra)
+        ops = list(prefix) + [f"np.float64({a})" for a in args] + list(extra)
         return f"{ew._dn(out_dtype)}({fn}({', '.join(ops)}))"
     return rule
 
@@ -178,3 +201,5 @@ regularized_incomplete_beta_p.numba_scalar = _scalar_rule("betainc")
 bessel_i0e_p.numba_scalar = _scalar_rule("i0e")
 bessel_i1e_p.numba_scalar = _scalar_rule("i1e")
 zeta_p.numba_scalar = _scalar_rule("zeta")
+expn_p.numba_scalar = _scalar_rule("expint")
+expi_p.numba_scalar = _scalar_rule("expint", prefix=("-1.0",))
