@@ -1,10 +1,10 @@
-"""Inline float64 exp, expm1, log, log1p, tanh, sin and cos for generated Numba loops.
+"""Inline float64 exp, expm1, log, log1p, tanh, arctan, sin and cos for generated loops.
 
 Numba lowers ``np.tanh``/``np.log1p``/... to one scalar libm call per element, and a
 loop that calls a function cannot be vectorised, so a fused elementwise chain spends
 almost all its time in those calls.  The functions here are Numba intrinsics: each call
 emits, inline in the caller, LLVM arithmetic on float64 values and their int64 bit
-patterns.  exp, expm1, log, log1p and tanh are branch-free (range reduction, a
+patterns.  exp, expm1, log, log1p, tanh and arctan are branch-free (range reduction, a
 polynomial, selects for special values), so LLVM vectorises them with the rest of the
 loop.  sin and cos are written for latency instead (a loop-carried chain such as a
 scalar ``fori_loop``): predicted branches pick the quadrant (see their section below),
@@ -238,6 +238,41 @@ def _tanh(x):
     y = where(a >= 22.0, 1.0, y)          # tanh(22) rounds to 1
     y = where(x < 0.0, -y, y)
     return where((a < 3.7e-9) | x.isnan(), x, y)   # tiny: tanh(x) = x to double precision
+
+
+# Cephes' atan: |x| reduced to [0, 0.66] by atan(x) = pi/2 - atan(1/x) (above tan(3pi/8))
+# or pi/4 + atan((x-1)/(x+1)) (in between), then x + x z P(z)/Q(z), z = x^2.  All three
+# reductions are computed and one is selected, so the code is branch-free.
+_ATAN_P = (-8.750608600031904122785e-01, -1.615753718733365076637e01,
+           -7.500855792314704667340e01, -1.228866684490136173410e02,
+           -6.485021904942025371773e01)
+_ATAN_Q = (1.0, 2.485846490142306297962e01, 1.650270098316988542046e02,
+           4.328810604912902668951e02, 4.853903996359136964868e02,
+           1.945506571482613964425e02)
+_T3P8 = 2.41421356237309504880        # tan(3 pi / 8)
+_PIO2 = 1.5707963267948966
+_PIO4 = 0.7853981633974483
+_MOREBITS = 6.123233995736765886130e-17   # pi/2 - _PIO2
+
+
+def _horner(z, coefficients):
+    acc = z * 0.0 + coefficients[0]
+    for c in coefficients[1:]:
+        acc = acc * z + c
+    return acc
+
+
+def _arctan(x):
+    a = x.abs()
+    big, mid = a > _T3P8, a > 0.66
+    r = where(big, -1.0 / a, where(mid, (a - 1.0) / (a + 1.0), a))
+    base = where(big, _PIO2, where(mid, _PIO4, 0.0))
+    extra = where(big, _MOREBITS, where(mid, 0.5 * _MOREBITS, 0.0))
+    z = r * r
+    y = base + (r * (z * _horner(z, _ATAN_P) / _horner(z, _ATAN_Q)) + r + extra)
+    y = where(a == _INF, _PIO2, y)        # (r = -0 there: the sum is already pi/2)
+    y = where(x < 0.0, -y, y)
+    return where((a < 1e-300) | x.isnan(), x, y)   # keeps -0.0, subnormals and nan
 
 
 # ------------------------------------------------------------------ sin and cos
@@ -533,6 +568,7 @@ expm1 = _branch_free(_expm1, "expm1")
 log = _branch_free(_log, "log")
 log1p = _branch_free(_log1p, "log1p")
 tanh = _branch_free(_tanh, "tanh")
+arctan = _branch_free(_arctan, "arctan")
 
 
 def _module_function(module, name, emit):
