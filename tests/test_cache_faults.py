@@ -54,16 +54,42 @@ def test_corrupt_truncated_and_foreign_files(warm, tmp_path):
     assert again["stats"] == {"loaded": 2, "saved": 0} and not again["warnings"]
 
 
-def test_directories_and_empty_files_under_entry_names(warm, tmp_path):
+def test_directories_pipes_links_and_empty_files_under_entry_names(warm, tmp_path):
     d0, key = warm
     d = _copy(d0, tmp_path / "cache")
     files = entries(d)
     os.remove(files["f"][1])
     os.mkdir(files["f"][1])                         # a directory where an entry goes
-    open(files["g"][1], "wb").close()               # an empty entry
-    report, _ = run(d, key)
+    os.remove(files["g"][1])
+    os.mkfifo(files["g"][1])                        # a pipe: reading it would block
+    os.remove(files["f"][0])
+    os.symlink("/dev/zero", files["f"][0])          # a link to an endless file
+    open(files["g"][0], "wb").close()               # an empty source copy
+    report, _ = run(d, key, timeout=120)
     assert_right(report)
     assert len(report["warnings"]) == 1
+
+
+def test_concurrent_cold_processes_write_whole_entries(warm, tmp_path):
+    import subprocess
+    import sys
+    import textwrap
+
+    from cache_child import CHILD
+    d, key = tmp_path / "cache", warm[1]
+    env = dict(os.environ, ZERAX_CACHE_DIR=str(d), ZERAX_CACHE_KEY=str(key))
+    env.pop("ZERAX_NATIVE_CACHE", None)
+    procs = [subprocess.Popen([sys.executable, "-c", textwrap.dedent(CHILD)], env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for _ in range(2)]
+    for p in procs:
+        out, err = p.communicate(timeout=240)
+        assert p.returncode == 0, err[-2000:]
+        assert '"warnings": []' in out
+    report, _ = run(d, key)
+    assert_right(report)
+    assert report["stats"] == {"loaded": 2, "saved": 0} and not report["warnings"]
+    assert not [n for n in os.listdir(d) if n.endswith(".tmp")]
 
 
 def test_disk_full_mid_write(warm, tmp_path):

@@ -131,11 +131,10 @@ def _check_source_copy(path, text) -> bool:
     """Whether the readable copy of the source at ``path`` is intact (False: absent).
     A copy that is not ours (edited, planted) is reported and replaced."""
     try:
-        with open(path, encoding="utf-8", errors="strict") as f:
-            data = f.read()
+        data = diskcache.read_file(path).decode("utf-8")
     except FileNotFoundError:
         return False
-    except (OSError, UnicodeDecodeError) as e:
+    except (OSError, UnicodeDecodeError, diskcache.CacheRejected) as e:
         data, err = None, e
     if data is not None:
         try:

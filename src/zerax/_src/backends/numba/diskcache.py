@@ -32,7 +32,9 @@ import warnings
 KEY_BYTES = 32
 _MAC_BYTES = 32
 _DOMAIN = b"zerax-cache-mac-v1\0"
-# A bound on the JSON header of an entry, checked before it is parsed.
+# Bounds checked before anything is read or parsed: a cache file, and an entry's
+# JSON header.
+MAX_FILE_BYTES = 1 << 30
 MAX_HEADER_BYTES = 16 << 20
 
 _lock = threading.Lock()
@@ -155,9 +157,9 @@ def _create_key(path: str):
     os.makedirs(directory, mode=0o700, exist_ok=True)
     # The file's own owner and mode are what is checked when it is read: another user
     # who can write this directory can delete the key, but not plant one we accept.
+    # mkstemp creates the file with mode 0600, readable by this user only.
     fd, tmp = tempfile.mkstemp(dir=directory, prefix=".zerax-key-", suffix=".tmp")
     try:
-        os.fchmod(fd, 0o600)
         with os.fdopen(fd, "wb") as f:
             f.write(os.urandom(KEY_BYTES))
             f.flush()
@@ -258,6 +260,20 @@ def unseal_text(name: str, data: str) -> str:
     if not hmac.compare_digest(tag, mac("source", name, text.encode())):
         raise CacheRejected("its MAC does not verify (edited, planted or renamed)")
     return text
+
+
+def read_file(path: str) -> bytes:
+    """The bytes of the cache file at ``path``: a regular file (not a link, a FIFO or a
+    device, which could block or never end) of at most `MAX_FILE_BYTES`."""
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    fd = os.open(path, flags)
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(f.fileno())
+        if not stat.S_ISREG(st.st_mode):
+            raise CacheRejected("not a regular file")
+        if st.st_size > MAX_FILE_BYTES:
+            raise CacheRejected(f"too large ({st.st_size} bytes)")
+        return f.read(MAX_FILE_BYTES + 1)
 
 
 def write_atomic(path: str, data: bytes):

@@ -307,8 +307,7 @@ def read(path: str, source: str) -> dict:
     """The record in the entry at ``path``, for the program whose generated source is
     ``source``; `diskcache.CacheRejected` unless its MAC verifies and it is that
     program's."""
-    with open(path, "rb") as f:
-        data = f.read()
+    data = diskcache.read_file(path)
     header, blobs = diskcache.unseal(_MAGIC, os.path.basename(path), data)
     _check(header.get("format") == FORMAT, "format")
     if header.get("source") != source_digest(source):
