@@ -389,6 +389,21 @@ def test_multivariate_values():
     assert float(stats.dirichlet.logpdf(off, np.array(DIR_ALPHA))) == -np.inf
 
 
+def test_multinomial():
+    # scipy.stats.multinomial.logpmf(x, 3, [0.2, 0.5, 0.3]) recorded with scipy 1.17.1
+    x = np.array([[2, 1, 0], [1, 1, 1], [0, 0, 3], [1, 1, 0]])
+    p = np.array([0.2, 0.5, 0.3])
+    np.testing.assert_allclose(
+        np.asarray(stats.multinomial.logpmf(x, 3, p)),
+        [-2.813410716760036, -1.7147984280919268, -3.611918412977809, -np.inf], rtol=1e-13)
+    np.testing.assert_allclose(float(stats.multinomial.pmf(x[1], 3, p)),
+                               math.exp(-1.7147984280919268), rtol=1e-13)
+    check_grads(lambda q: stats.multinomial.logpmf(x[0], 3, q), (p,), order=2,
+                modes=("fwd", "rev"))
+    with pytest.raises(errors.ZeraxTypeError, match="integer"):
+        stats.multinomial.logpmf(x.astype(float), 3, p)
+
+
 def test_float32_stays_float32():
     x = np.array([0.3, 1.2], np.float32)
     for f in (stats.norm.logpdf, stats.norm.cdf, stats.expon.sf, stats.logistic.pdf):

@@ -8,11 +8,11 @@ one floating dtype (float64 for integers) and broadcast.
 
 from . import (  # noqa: F401
     bernoulli, beta, betabinom, binom, cauchy, chi2, dirichlet, expon, gamma, gennorm, geom,
-    gumbel_l, gumbel_r, laplace, logistic, multivariate_normal, nbinom, norm, pareto,
-    poisson, t, truncnorm, uniform, vonmises, wrapcauchy,
+    gumbel_l, gumbel_r, laplace, logistic, multinomial, multivariate_normal, nbinom, norm,
+    pareto, poisson, t, truncnorm, uniform, vonmises, wrapcauchy,
 )
 
 __all__ = ["bernoulli", "beta", "betabinom", "binom", "cauchy", "chi2", "dirichlet", "expon",
            "gamma", "gennorm", "geom", "gumbel_l", "gumbel_r", "laplace", "logistic",
-           "multivariate_normal", "nbinom", "norm", "pareto", "poisson", "t", "truncnorm",
-           "uniform", "vonmises", "wrapcauchy"]
+           "multinomial", "multivariate_normal", "nbinom", "norm", "pareto", "poisson", "t",
+           "truncnorm", "uniform", "vonmises", "wrapcauchy"]
