@@ -1292,3 +1292,4 @@ def _(case):
 import workloads_nn  # noqa: E402,F401
 import workloads_train  # noqa: E402,F401
 import workloads_programs  # noqa: E402,F401
+import workloads_random  # noqa: E402,F401
