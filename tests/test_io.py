@@ -39,7 +39,8 @@ def _assert_same(a, b):
     np.testing.assert_array_equal(a.reshape(-1).view(np.uint8), b.reshape(-1).view(np.uint8))
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=25, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(dtype=st.sampled_from(DTYPES),
        shape=st.lists(st.integers(0, 4), min_size=0, max_size=3).map(tuple),
        seed=st.integers(0, 2**16))

@@ -168,8 +168,9 @@ def _monitored(logs: dict, monitor: str, who: str) -> float:
 class EarlyStopping(Callback):
     """Stop training when ``monitor`` has not improved by more than ``min_delta`` for
     ``patience`` epochs (Keras 3's semantics, including its stopping rule
-    ``wait >= patience``; ``mode="auto"`` maximises accuracies and minimises the rest).  ``restore_best_weights=True`` returns the best epoch's model
-    and optimiser state instead of the last.
+    ``wait >= patience``; ``mode="auto"`` maximises accuracies and minimises the rest).
+    ``restore_best_weights=True`` returns the best epoch's model and optimiser state
+    instead of the last.
 
     >>> from zerax.train import EarlyStopping, Run
     >>> es = EarlyStopping(monitor="val_loss", patience=1); es.set_run(Run())

@@ -23,7 +23,6 @@ import numpy as np
 
 import zerax
 import zerax.nn as nn
-import zerax.numpy as znp
 from zerax import tree_util as tu
 from zerax.errors import ZeraxTypeError, ZeraxValueError
 
