@@ -56,8 +56,7 @@ def main() -> None:
     model, opt_state, history = train.fit(
         model, optim.adam(1e-3), train.losses.cross_entropy, loader, epochs=args.epochs,
         val_data=val, metrics=["accuracy"],
-        callbacks=[train.EarlyStopping(monitor="val_loss", patience=5,
-                                       restore_best_weights=True),
+        callbacks=[train.EarlyStopping(monitor="val_loss", patience=5),
                    train.Checkpoint(manager)],
         progress=not args.no_progress)
     seconds = time.perf_counter() - start

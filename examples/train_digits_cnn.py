@@ -61,8 +61,6 @@ def main() -> None:
     model, _, history = train.fit(
         CNN(zr.key(0)), optim.adam(1e-3), train.losses.cross_entropy, loader,
         epochs=args.epochs, val_data=val, metrics=["accuracy"],
-        callbacks=[train.EarlyStopping(monitor="val_accuracy", patience=4,
-                                       restore_best_weights=True)],
         progress=not args.no_progress)
     print(f"{len(history.epoch)} epochs in {time.perf_counter() - start:.1f} s "
           "(the first includes compiling)")

@@ -179,7 +179,7 @@ def evaluate(model, loss_fn: Callable | None, data, metrics: Sequence = (), *,
 def _progress_bar(enabled: bool, total, desc: str):
     if not enabled:
         return None
-    from tqdm.auto import tqdm
+    from tqdm import tqdm
     return tqdm(total=total, desc=desc, unit="batch", leave=True, dynamic_ncols=True,
                 file=sys.stderr)
 
