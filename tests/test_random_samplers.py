@@ -43,7 +43,8 @@ RECORDED = {
        [ 0.4324718391701501 , -0.33135913797182875, -0.18032268701433754]])),
     "poisson": ("R.poisson(K, np.array([0.0, 0.5, 5.0, 15.0, 100.0, 1e4]))",
         np.array([   0,    1,    3,   12,   86, 9906])),
-    "binomial": ("R.binomial(K, np.array([5., 10., 100., 1000., 50.]), np.array([0.9, 0.3, 0.3, 0.6, 0.01]))",
+    "binomial": ("R.binomial(K, np.array([5., 10., 100., 1000., "
+                 "50.]), np.array([0.9, 0.3, 0.3, 0.6, 0.01]))",
         np.array([  5.,   1.,  21., 583.,   2.])),
     "multinomial": ("R.multinomial(K, 20.0, np.array([0.2, 0.3, 0.5]))",
         np.array([ 5.,  4., 11.])),
@@ -65,13 +66,16 @@ RECORDED = {
         np.array([2.1856811186160847, 0.866467331447922 , 0.8407561365101462])),
     "double_sided_maxwell": ("R.double_sided_maxwell(K, 1.0, 2.0, (3,))",
         np.array([-2.6956351413757687, -3.6877952518604795,  4.7138077011187836])),
-    "mvn_cholesky": ("R.multivariate_normal(K, np.array([1.0, -1.0]), np.array([[2.0, 0.5], [0.5, 1.0]]), (2,))",
+    "mvn_cholesky": ("R.multivariate_normal(K, np.array([1.0, -1.0]), "
+                     "np.array([[2.0, 0.5], [0.5, 1.0]]), (2,))",
         np.array([[ 0.738778144692716  , -3.094990487430765  ],
        [ 1.2643667926365265 , -0.36118650287186393]])),
-    "mvn_eigh": ("R.multivariate_normal(K, np.array([1.0, -1.0]), np.array([[2.0, 0.5], [0.5, 1.0]]), (2,), method='eigh')",
+    "mvn_eigh": ("R.multivariate_normal(K, np.array([1.0, -1.0]), "
+                 "np.array([[2.0, 0.5], [0.5, 1.0]]), (2,), method='eigh')",
         np.array([[ 3.9152426326030754 ,  0.38556030013201914],
        [ 0.22333734473946698, -1.5018747991033103 ]])),
-    "mvn_svd": ("R.multivariate_normal(K, np.array([1.0, -1.0]), np.array([[2.0, 0.5], [0.5, 1.0]]), (2,), method='svd')",
+    "mvn_svd": ("R.multivariate_normal(K, np.array([1.0, -1.0]), "
+                "np.array([[2.0, 0.5], [0.5, 1.0]]), (2,), method='svd')",
         np.array([[ 1.9929121293217675, -2.6800237219898024],
        [ 0.5347875153627165, -0.6025890615567054]])),
     "orthogonal": ("R.orthogonal(K, 3)",
@@ -80,7 +84,8 @@ RECORDED = {
        [ 0.5016698823224919  , -0.15219177314357468 , -0.851566200220483   ]])),
     "gumbel": ("R.gumbel(K, (3,))",
         np.array([ 0.16062720630382138, -1.4348544993307841 ,  0.5890136500161952 ])),
-    "categorical": ("R.categorical(K, np.log(np.array([[.1, .2, .7], [.5, .25, .25]])), shape=(3, 2))",
+    "categorical": ("R.categorical(K, np.log(np.array([[.1, .2, "
+                    ".7], [.5, .25, .25]])), shape=(3, 2))",
         np.array([[2, 0],
        [2, 0],
        [2, 2]])),
