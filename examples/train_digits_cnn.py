@@ -55,7 +55,7 @@ def main() -> None:
 
     (x_tr, y_tr), (x_te, y_te) = data.datasets.digits()
     loader = data.DataLoader(data.ArrayDataset(shifted(x_tr), np.tile(y_tr, 9)),
-                             batch_size=64, shuffle=True, seed=0)
+                             batch_size=64, shuffle=True, seed=0, drop_last=True)
     val = data.DataLoader(data.ArrayDataset(x_te, y_te), batch_size=360)
     start = time.perf_counter()
     model, _, history = train.fit(
