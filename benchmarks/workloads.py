@@ -1294,3 +1294,4 @@ import workloads_train  # noqa: E402,F401
 import workloads_programs  # noqa: E402,F401
 import workloads_random  # noqa: E402,F401
 import workloads_scipy  # noqa: E402,F401
+import workloads_optim  # noqa: E402,F401
