@@ -114,6 +114,8 @@ def test_sizes_beyond_memory_or_indexing_are_clear_errors():
         big(1.0)                                         # eagerly, NumPy's refusal
     with pytest.raises(errors.ZeraxValueError, match="int64 indexing"):
         zx.jit(big)(1.0)
+    with pytest.raises(errors.ZeraxValueError, match="int64 indexing"):   # inside a loop
+        zx.jit(lambda x: zx.lax.fori_loop(0, 3, lambda i, c: c + big(x), 0.0))(1.0)
     with pytest.raises(errors.ZeraxValueError, match="memory"):
         zx.jit(lambda x: znp.broadcast_to(x, (2 ** 22, 2 ** 22)) + 1.0)(1.0)
 

@@ -54,9 +54,9 @@ def check_program(jaxpr, name: str = "jit"):
             "run. Use smaller shapes (reduce in chunks, e.g. with lax.map or a "
             "fori_loop over slices).")
 
-    stack = [(jaxpr, None)]
+    stack = [jaxpr]
     while stack:
-        j, _ = stack.pop()
+        j = stack.pop()
         for v in list(j.invars) + list(j.constvars):
             aval = getattr(v, "aval", None)
             if aval is not None and hasattr(aval, "shape"):
@@ -66,7 +66,7 @@ def check_program(jaxpr, name: str = "jit"):
                 aval = getattr(v, "aval", None)
                 if aval is not None and hasattr(aval, "shape"):
                     _check_index(aval, eqn, fail)
-            stack.extend((sub, eqn) for sub in _sub_jaxprs(eqn))
+            stack.extend(_sub_jaxprs(eqn))
     memory = physical_memory()
     if memory is None:
         return
