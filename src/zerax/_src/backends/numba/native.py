@@ -1,10 +1,11 @@
 """The native cache: compiled kernels loaded without Numba's dispatcher.
 
-A process that finds a program's kernels in Numba's own cache still pays Numba's
+Even a process that finds a program's kernels in Numba's own cache pays Numba's
 per-process initialisation of its typing and target contexts (about half a second)
-before the first call.  This module keeps, beside the generated source
-``k_<key>.py``, a file ``k_<key>.<fingerprint>.native`` with what a later process
-needs to call the kernels directly:
+before the first call, and Numba's cache is pickles (which zerax does not load).  This
+module keeps, beside the readable copy of the generated source ``k_<key>.py``, a file
+``k_<key>.<fingerprint>.native`` with what a later process needs to call the kernels
+directly:
 
 * the machine code Numba produced for each kernel (the object code of its code
   library, as Numba's own cache stores it), the name of its CPython wrapper and of
@@ -18,7 +19,8 @@ and make a built-in function of each wrapper with ``numba._dynfunc.make_function
 which is what Numba's dispatcher itself calls after its type dispatch.  Each kernel is
 called through a guard that checks that the arguments are what it was compiled for
 (class, dtype, shape, layout); any other arguments go to the Numba-compiled kernel
-(imported from ``k_<key>.py``), so the native path never changes a result.
+(compiled, on first need, from this process's own source), so the native path never
+changes a result.
 
 The fingerprint in the file name covers the zerax, Numba, llvmlite, NumPy and Python
 versions, the target triple and the host CPU name and features (object code is
