@@ -18,12 +18,15 @@ products (``zerax.jvp(zerax.grad(f))``).
 [0.2996, 0.2996]
 """
 
+from typing import Any, Callable
+
 from . import losses, schedules, tree, tree_utils  # noqa: F401
 from ._accumulation import (  # noqa: F401
     AddDecayedWeightsState, AddNoiseState, ApplyEvery, EmaState, TraceState,
-    WeightDecaySchedule, adaptive_grad_clip, add_decayed_weights, add_noise, apply_every, clip,
-    clip_by_block_rms, clip_by_global_norm, ema, per_example_global_norm_clip, trace,
-    unitwise_clip, unitwise_norm,
+    NonNegativeParamsState, WeightDecaySchedule, ZeroNansState, adaptive_grad_clip,
+    add_decayed_weights, add_noise, apply_every, clip, clip_by_block_rms, clip_by_global_norm,
+    ema, keep_params_nonnegative, per_example_global_norm_clip, trace, unitwise_clip,
+    unitwise_norm, zero_nans,
 )
 from ._alias import (  # noqa: F401
     adabelief, adadelta, adafactor, adagrad, adam, adamax, adamaxw, adamw, adan, amsgrad,
@@ -79,4 +82,23 @@ from ._second_order import (  # noqa: F401
     hessian_free, levenberg_marquardt, newton_cg,
 )
 from ._hutchinson import AdaHessianState, SophiaState, adahessian, sophia  # noqa: F401
+from .losses import (  # noqa: F401  (optax exports its losses at the top level too)
+    cosine_distance, cosine_similarity, hinge_loss, huber_loss, kl_divergence, l2_loss,
+    log_cosh, safe_softmax_cross_entropy, sigmoid_binary_cross_entropy, sigmoid_focal_loss,
+    smooth_labels, softmax_cross_entropy, softmax_cross_entropy_with_integer_labels,
+    squared_error,
+)
 from .tree_utils import tree_l2_norm as global_norm  # noqa: F401
+from .tree_utils import (  # noqa: F401
+    tree_bias_correction as bias_correction,
+    tree_update_infinity_moment as update_infinity_moment,
+    tree_update_moment as update_moment,
+    tree_update_moment_per_elem_norm as update_moment_per_elem_norm,
+)
+from ._wrappers import ShouldSkipUpdateFunction  # noqa: F401
+
+# optax's names of the empty states of stateless transformations
+ScaleState = ClipState = ClipByGlobalNormState = AdaptiveGradClipState = EmptyState
+ScaleByTrustRatioState = EmptyState
+TransformInitFn = TransformUpdateFn = TransformUpdateExtraArgsFn = Callable
+MaskOrFn = Any

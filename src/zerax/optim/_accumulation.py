@@ -332,3 +332,51 @@ def per_example_global_norm_clip(grads: Any, l2_norm_clip: Any) -> tuple[Any, An
     num_clipped = znp.sum(mult < 1.0)
     summed = tree_util.tree_map(lambda g: znp.tensordot(mult, g, axes=1), grads)
     return summed, num_clipped
+
+
+# ----------------------------------------------------------------------------- constraints
+
+NonNegativeParamsState = EmptyState
+
+
+def keep_params_nonnegative() -> GradientTransformation:
+    """Change each update so that ``params + update`` stays >= 0 (to 0 where it would
+    cross).
+
+    >>> tx = keep_params_nonnegative()
+    >>> tx.update(znp.asarray([-3.0, 1.0]), tx.init(0.0), znp.asarray([1.0, 1.0]))[0].tolist()
+    [-1.0, 1.0]
+    """
+    def update_fn(updates, state, params):
+        if params is None:
+            raise errors.ZeraxValueError(f"keep_params_nonnegative: {NO_PARAMS_MSG}")
+        updates = tree_util.tree_map(
+            lambda p, u: None if p is None else znp.where(p + u < 0.0, -p, u),
+            params, updates, is_leaf=_none)
+        return updates, state
+    return GradientTransformation(init_empty_state, update_fn)
+
+
+class ZeroNansState(NamedTuple):
+    """Per leaf, whether the last updates had a nan."""
+    found_nan: Any
+
+
+def zero_nans() -> GradientTransformation:
+    """Replace nan updates by 0, recording per leaf whether one was found.
+
+    >>> tx = zero_nans()
+    >>> u, s = tx.update([znp.asarray([float("nan"), 1.0])], tx.init([znp.zeros(2)]))
+    >>> u[0].tolist(), bool(s.found_nan[0])
+    ([0.0, 1.0], True)
+    """
+    def init_fn(params):
+        return ZeroNansState(found_nan=tree_util.tree_map(lambda p: znp.asarray(False), params))
+
+    def update_fn(updates, state, params=None):
+        del params, state
+        found = tree_util.tree_map(lambda u: znp.any(znp.isnan(u)), updates)
+        updates = tree_util.tree_map(lambda u: znp.where(znp.isnan(u), znp.zeros_like(u), u),
+                                     updates)
+        return updates, ZeroNansState(found_nan=found)
+    return GradientTransformation(init_fn, update_fn)

@@ -152,6 +152,9 @@ def skip_large_updates(updates: Any, gradient_step: Any, params: Any,
     return skip, {"should_skip": skip, "norm_squared": norm_sq}
 
 
+ShouldSkipUpdateFunction = Callable   # (updates, gradient_step, params) -> (bool, state)
+
+
 class MultiStepsState(NamedTuple):
     """`MultiSteps`' counters, inner state, gradient accumulator and skip state."""
     mini_step: Any
