@@ -207,6 +207,34 @@ def test_stateful_model():
     assert history["loss"][1] < history["loss"][0]
 
 
+class BNNet(nn.Module):
+    lin: nn.Linear
+    bn: nn.BatchNorm
+
+    def __init__(self, key):
+        self.lin = nn.Linear(3, 4, key=key)
+        self.bn = nn.BatchNorm(4, "batch", mode="batch")
+
+    def __call__(self, x, state):
+        h, state = self.bn(self.lin(x), state)
+        return h.sum(keepdims=True), state
+
+
+@pytest.mark.skipif(not hasattr(zerax.lax, "pmean"),
+                    reason="BatchNorm's training mode needs zerax.lax.pmean")
+def test_batchnorm_model():
+    x, y = _regression_data(32, seed=3)
+    model, state = nn.make_with_state(BNNet)(zr.key(0))
+    loader = data.DataLoader(data.ArrayDataset(x, y), batch_size=16)
+    (fitted, new_state), _, history = train.fit(
+        model, optim.adam(1e-2), train.losses.mse, loader, epochs=2, state=state,
+        val_data=(x, y), progress=False, jit=False)
+    before = [np.asarray(v) for v in zerax.tree_util.tree_leaves(state)]
+    after = [np.asarray(v) for v in zerax.tree_util.tree_leaves(new_state)]
+    assert any(not np.array_equal(a, b) for a, b in zip(before, after))  # running stats moved
+    assert np.isfinite(history["val_loss"][-1])
+
+
 def test_early_stopping_history_plot_and_csv(tmp_path):
     x, y = _regression_data(32, seed=4)
     loader = data.DataLoader(data.ArrayDataset(x, y), batch_size=32)
