@@ -269,6 +269,22 @@ def test_pools_match_loops():
         mp(x1)
 
 
+def test_max_pool_derivative_goes_to_the_first_maximum():
+    # JAX (select_and_scatter_add) gives a window's cotangent to its first maximal element;
+    # recorded: jax.grad(lambda x: eqx.nn.MaxPool1d(k, k)(x).sum())(x) for k = 2, 3
+    x = znp.array([[1.0, 1.0, 0.0, 2.0, 2.0, 2.0]])
+    g2 = zx.grad(lambda x: nn.MaxPool1d(2, 2)(x).sum())(x)
+    g3 = zx.grad(lambda x: nn.MaxPool1d(3, 3)(x).sum())(x)
+    np.testing.assert_array_equal(g2, [[1.0, 0.0, 0.0, 1.0, 1.0, 0.0]])
+    np.testing.assert_array_equal(g3, [[1.0, 0.0, 0.0, 1.0, 0.0, 0.0]])
+    t = zx.jvp(nn.MaxPool1d(3, 3), (x,), (znp.arange(6.0)[None],))[1]
+    np.testing.assert_array_equal(t, [[0.0, 3.0]])
+    y = rand(2, 5, 5)
+    check_grads(nn.MaxPool2d(2, 1, padding=1), (y,), order=2, modes=("fwd", "rev"))
+    np.testing.assert_array_equal(nn.MaxPool1d(2, 2)(np.array([[1.0, np.nan, 3.0, 2.0]])),
+                                  [[np.nan, 3.0]])
+
+
 def test_adaptive_pool_equinox_split():
     x = rand(2, 7, 6)
     out = nn.AdaptiveAvgPool2d((3, 2))(x)
@@ -527,7 +543,7 @@ def test_summary_and_count():
 
 
 def test_small_cnn_trains():
-    images = RNG.standard_normal((12, 1, 8, 8)).astype(F32)
+    images = np.random.default_rng(12).standard_normal((12, 1, 8, 8)).astype(F32)
     labels = np.arange(12) % 3
     images[np.arange(12), 0, labels, labels] += 3.0       # a learnable signal
     model = CNN(zr.key(1))
