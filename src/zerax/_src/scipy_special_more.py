@@ -1,10 +1,10 @@
 """More of SciPy's special functions on zerax values (``zerax.scipy.special``, JAX's names
 and signatures): gamma and beta families, incomplete gamma and beta functions, the normal
-distribution's inverse and log, Bessel functions of orders 0 and 1, Hurwitz zeta,
-entropies, and small combinatorial helpers.
+distribution's inverse and log, Bessel functions of orders 0 and 1 (J, Y and the modified
+I), Hurwitz zeta, exponential integrals, entropies, and small combinatorial helpers.
 
-Compositions of primitives; the iterative ones (incomplete gamma/beta, ``i0e``/``i1e``,
-``zeta``) are the primitives of ``ops/special_ops.py``.  ``log_ndtr`` and ``ndtri`` carry
+Compositions of primitives; the iterative ones (incomplete gamma/beta, Bessel functions,
+``zeta``, ``expn``/``expi``) are the primitives of ``ops/special_ops.py``.  ``log_ndtr`` and ``ndtri`` carry
 custom JVPs (their closed-form derivatives; the branches of the values would give nan or
 lose accuracy).  Float32 stays float32; integers compute in float64.
 """
@@ -25,10 +25,9 @@ from .ops import elementwise as ew
 from .ops import special_ops as so
 
 __all__ = ["beta", "betainc", "betaln", "boxcox", "boxcox1p", "entr", "erfcinv", "exp1", "expi",
-           "expn", "factorial",
-           "gamma", "gammainc", "gammaincc", "gammasgn", "i0", "i0e", "i1", "i1e", "kl_div",
-           "log_expit", "log_ndtr", "loggamma", "multigammaln", "ndtri", "poch", "rel_entr",
-           "zeta"]
+           "expn", "factorial", "gamma", "gammainc", "gammaincc", "gammasgn", "i0", "i0e", "i1",
+           "i1e", "j0", "j1", "kl_div", "log_expit", "log_ndtr", "loggamma", "multigammaln",
+           "ndtri", "poch", "rel_entr", "y0", "y1", "zeta"]
 
 _LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
 
@@ -376,6 +375,50 @@ def i1(x):
     """
     (x,) = _floats("i1", x)
     return jnp.exp(jnp.abs(x)) * so.bessel_i1e(x)
+
+
+def j0(x):
+    """The Bessel function of the first kind of order 0.
+
+    >>> import zerax.scipy.special as zsp
+    >>> round(float(zsp.j0(1.0)), 12)
+    0.765197686558
+    """
+    (x,) = _floats("j0", x)
+    return so.bessel_j0(x)
+
+
+def j1(x):
+    """The Bessel function of the first kind of order 1.
+
+    >>> import zerax.scipy.special as zsp
+    >>> round(float(zsp.j1(1.0)), 12)
+    0.440050585745
+    """
+    (x,) = _floats("j1", x)
+    return so.bessel_j1(x)
+
+
+def y0(x):
+    """The Bessel function of the second kind of order 0 (nan for x < 0).
+
+    >>> import zerax.scipy.special as zsp
+    >>> round(float(zsp.y0(1.0)), 12)
+    0.088256964216
+    """
+    (x,) = _floats("y0", x)
+    return so.bessel_y0(x)
+
+
+def y1(x):
+    """The Bessel function of the second kind of order 1 (nan for x < 0).
+
+    >>> import zerax.scipy.special as zsp
+    >>> round(float(zsp.y1(1.0)), 12)
+    -0.7812128213
+    """
+    (x,) = _floats("y1", x)
+    return so.bessel_y1(x)
 
 
 def zeta(x, q=None):

@@ -20,7 +20,8 @@ from . import elementwise as ew
 from .elementwise import _c
 
 __all__ = ["bessel_i0e", "bessel_i1e", "betainc", "expi", "expn", "igamma", "igamma_grad_a",
-           "igammac", "zeta", "expi_p", "expn_p", "bessel_i0e_p", "bessel_i1e_p", "igamma_p", "igammac_p",
+           "igammac", "zeta", "expi_p", "expn_p", "bessel_j0", "bessel_j1", "bessel_y0",
+           "bessel_y1", "bessel_j0_p", "bessel_j1_p", "bessel_y0_p", "bessel_y1_p", "bessel_i0e_p", "bessel_i1e_p", "igamma_p", "igammac_p",
            "igamma_grad_a_p", "regularized_incomplete_beta_p", "zeta_p"]
 
 
@@ -40,6 +41,10 @@ bessel_i0e_p = elementwise("bessel_i0e", lambda x: _kernels().i0e(x), 1, kinds="
 bessel_i1e_p = elementwise("bessel_i1e", lambda x: _kernels().i1e(x), 1, kinds="f")
 zeta_p = elementwise("zeta", lambda s, q: _kernels().zeta(s, q), 2, kinds="f")
 expn_p = elementwise("expn", lambda n, x: _kernels().expn(n, x), 2, kinds="f")
+bessel_j0_p = elementwise("bessel_j0", lambda x: _kernels().bessel_jy(x, 0.0), 1, kinds="f")
+bessel_j1_p = elementwise("bessel_j1", lambda x: _kernels().bessel_jy(x, 1.0), 1, kinds="f")
+bessel_y0_p = elementwise("bessel_y0", lambda x: _kernels().bessel_jy(x, 2.0), 1, kinds="f")
+bessel_y1_p = elementwise("bessel_y1", lambda x: _kernels().bessel_jy(x, 3.0), 1, kinds="f")
 expi_p = elementwise("expi", lambda x: _kernels().expi(x), 1, kinds="f")
 
 
@@ -77,6 +82,22 @@ def expn(n, x):
 
 def expi(x):
     return ew.bind(expi_p, x)
+
+
+def bessel_j0(x):
+    return ew.bind(bessel_j0_p, x)
+
+
+def bessel_j1(x):
+    return ew.bind(bessel_j1_p, x)
+
+
+def bessel_y0(x):
+    return ew.bind(bessel_y0_p, x)
+
+
+def bessel_y1(x):
+    return ew.bind(bessel_y1_p, x)
 
 
 # --------------------------------------------------------------------------- derivatives
@@ -156,9 +177,24 @@ def _expn_dx(g, ans, n, x):
 defjvp(expn_p, _no_derivative("expn is not differentiable in its integer order n"), _expn_dx)
 defjvp(expi_p, lambda g, ans, x: ew.mul(g, ew.div(ew.exp(x), x)))
 
+def _over_x(f, x, limit):
+    """f(x) / x, ``limit`` at x == 0."""
+    at_zero = ew.eq(x, _c(x, 0.0))
+    safe = ew.select_n(at_zero, x, _c(x, 1.0))
+    return ew.select_n(at_zero, ew.div(f(safe), safe), _c(x, limit))
+
+
+# J0' = -J1, J1' = J0 - J1/x (1/2 at 0), Y0' = -Y1, Y1' = Y0 - Y1/x
+defjvp(bessel_j0_p, lambda g, ans, x: ew.neg(ew.mul(g, bessel_j1(x))))
+defjvp(bessel_j1_p, lambda g, ans, x: ew.mul(g, ew.sub(bessel_j0(x),
+                                                       _over_x(bessel_j1, x, 0.5))))
+defjvp(bessel_y0_p, lambda g, ans, x: ew.neg(ew.mul(g, bessel_y1(x))))
+defjvp(bessel_y1_p, lambda g, ans, x: ew.mul(g, ew.sub(bessel_y0(x), ew.div(ans, x))))
+
 # The eager tape linearizes them (their JVP rules are not plain NumPy).
 for _p in (igamma_p, igammac_p, igamma_grad_a_p, regularized_incomplete_beta_p, bessel_i0e_p,
-           bessel_i1e_p, zeta_p, expn_p, expi_p):
+           bessel_i1e_p, zeta_p, expn_p, expi_p, bessel_j0_p, bessel_j1_p, bessel_y0_p,
+           bessel_y1_p):
     _p.vjp = None
 
 
@@ -203,3 +239,5 @@ bessel_i1e_p.numba_scalar = _scalar_rule("i1e")
 zeta_p.numba_scalar = _scalar_rule("zeta")
 expn_p.numba_scalar = _scalar_rule("expint")
 expi_p.numba_scalar = _scalar_rule("expint", prefix=("-1.0",))
+for _k, _p in enumerate((bessel_j0_p, bessel_j1_p, bessel_y0_p, bessel_y1_p)):
+    _p.numba_scalar = _scalar_rule("bessel_jy", extra=(f"{float(_k)!r}",))
