@@ -646,6 +646,7 @@ class LeastSquaresResults(NamedTuple):
 class _LM(NamedTuple):
     k: Any
     nfev: Any
+    njev: Any
     x: Any
     r: Any
     jac: Any
@@ -689,7 +690,7 @@ def least_squares(fun: Callable, x0: Any, args: tuple = (), *, method: str = "lm
         j0 = jac_fn(x0)
         dt = r0.dtype
         mu0 = 1e-3 * znp.max(znp.diag(j0.T @ j0))
-        s = _LM(k=znp.asarray(0), nfev=znp.asarray(1), x=x0, r=r0, jac=j0,
+        s = _LM(k=znp.asarray(0), nfev=znp.asarray(1), njev=znp.asarray(1), x=x0, r=r0, jac=j0,
                 mu=znp.asarray(mu0, dt), nu=znp.asarray(2.0, dt),
                 status=znp.where(znp.max(znp.abs(j0.T @ r0)) <= gtol, 1, -1))
 
@@ -714,7 +715,8 @@ def least_squares(fun: Callable, x0: Any, args: tuple = (), *, method: str = "lm
                 accept & (f0 - f1 <= ftol * f0), 2, znp.where(
                     accept & (znp.linalg.norm(d) <= xtol * (xtol + znp.linalg.norm(s.x))), 3,
                     -1)))
-            return _LM(k=s.k + 1, nfev=s.nfev + 1, x=x_new, r=r_new, jac=j_new,
+            return _LM(k=s.k + 1, nfev=s.nfev + 1, njev=s.njev + accept.astype(s.njev.dtype),
+                       x=x_new, r=r_new, jac=j_new,
                        mu=mu.astype(dt), nu=nu.astype(dt), status=status)
 
         s = lax.while_loop(lambda s: (s.status < 0) & (s.nfev < max_nfev), body, s)
@@ -722,7 +724,7 @@ def least_squares(fun: Callable, x0: Any, args: tuple = (), *, method: str = "lm
         status = znp.where(s.status < 0, 0, s.status)
     return LeastSquaresResults(x=s.x, cost=0.5 * znp.dot(s.r, s.r), fun=s.r, jac=s.jac,
                                grad=grad, optimality=znp.max(znp.abs(grad)), nfev=s.nfev,
-                               njev=s.k + 1, nit=s.k, status=status, success=status > 0)
+                               njev=s.njev, nit=s.k, status=status, success=status > 0)
 
 
 
