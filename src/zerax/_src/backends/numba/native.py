@@ -268,7 +268,12 @@ def harvest(module, program, seen) -> dict | None:
 
 
 def _glue_code(program):
-    return compile(program.source, "<zerax program>", "exec")
+    """The Python function between the kernels, compiled from this process's source;
+    only its own text (the last function of the source; the kernels, natively loaded,
+    need not be compiled again)."""
+    at = program.source.rfind(f"\ndef {program.entry}(")
+    text = program.source[at + 1:] if at >= 0 else program.source
+    return compile(text, "<zerax program>", "exec")
 
 
 def source_digest(text: str) -> str:
