@@ -52,3 +52,6 @@ def select(pred, on_true, on_false):
 
 from . import linalg  # noqa: E402,F401  (zerax.lax.linalg: the decompositions)
 from .._src.ops.fft import FftType, fft  # noqa: E402,F401
+from .._src.ops.special_ops import (  # noqa: E402,F401
+    bessel_i0e, bessel_i1e, betainc, igamma, igamma_grad_a, igammac, random_gamma_grad, zeta,
+)

@@ -14,13 +14,16 @@ functions promote and broadcast first).  The eager tape linearizes these primiti
 
 from __future__ import annotations
 
+import numpy as np
+
 from ... import errors
+from ..api_util import as_input
 from ._factory import defjvp, elementwise
 from . import elementwise as ew
 from .elementwise import _c
 
 __all__ = ["bessel_i0e", "bessel_i1e", "betainc", "expi", "expn", "igamma", "igamma_grad_a",
-           "igammac", "zeta", "expi_p", "expn_p", "bessel_j0", "bessel_j1", "bessel_y0",
+           "igammac", "random_gamma_grad", "zeta", "expi_p", "expn_p", "bessel_j0", "bessel_j1", "bessel_y0",
            "bessel_y1", "bessel_j0_p", "bessel_j1_p", "bessel_y0_p", "bessel_y1_p", "bessel_i0e_p", "bessel_i1e_p", "igamma_p", "igammac_p",
            "igamma_grad_a_p", "regularized_incomplete_beta_p", "zeta_p"]
 
@@ -48,32 +51,58 @@ bessel_y1_p = elementwise("bessel_y1", lambda x: _kernels().bessel_jy(x, 3.0), 1
 expi_p = elementwise("expi", lambda x: _kernels().expi(x), 1, kinds="f")
 
 
+def _weak(*args):
+    """lax's convention: Python numbers take the dtype of the array operand (float64
+    when all are numbers); arrays are not promoted."""
+    args = [a if type(a) in (int, float) else as_input(a, "lax operand") for a in args]
+    dtype = next((np.dtype(a.dtype) for a in args if type(a) not in (int, float)), None)
+    dtype = np.dtype(np.float64) if dtype is None else dtype
+    return [as_input(np.asarray(a, dtype), "lax operand") if type(a) in (int, float) else a
+            for a in args]
+
+
 def igamma(a, x):
-    return ew.bind(igamma_p, a, x)
+    """The regularized lower incomplete gamma function ``P(a, x)`` (JAX's lax.igamma)."""
+    return ew.bind(igamma_p, *_weak(a, x))
 
 
 def igammac(a, x):
-    return ew.bind(igammac_p, a, x)
+    """The regularized upper incomplete gamma function ``Q(a, x)`` (lax.igammac)."""
+    return ew.bind(igammac_p, *_weak(a, x))
 
 
 def igamma_grad_a(a, x):
-    return ew.bind(igamma_grad_a_p, a, x)
+    """``d P(a, x) / da`` (lax.igamma_grad_a)."""
+    return ew.bind(igamma_grad_a_p, *_weak(a, x))
+
+
+def random_gamma_grad(a, x):
+    """The derivative of a Gamma(a, 1) sample ``x`` in ``a`` at fixed CDF value:
+    ``-(dP/da) / (dP/dx)`` (lax.random_gamma_grad)."""
+    a, x = _weak(a, x)
+    one = _c(x, 1.0)
+    density = ew.exp(ew.sub(ew.sub(ew.mul(ew.sub(a, one), ew.log(x)), x), _lgamma(a)))
+    return ew.neg(ew.div(igamma_grad_a(a, x), density))
 
 
 def betainc(a, b, x):
-    return ew.bind(regularized_incomplete_beta_p, a, b, x)
+    """The regularized incomplete beta function ``I_x(a, b)`` (lax.betainc)."""
+    return ew.bind(regularized_incomplete_beta_p, *_weak(a, b, x))
 
 
 def bessel_i0e(x):
-    return ew.bind(bessel_i0e_p, x)
+    """``exp(-|x|) I0(x)`` (lax.bessel_i0e)."""
+    return ew.bind(bessel_i0e_p, *_weak(x))
 
 
 def bessel_i1e(x):
-    return ew.bind(bessel_i1e_p, x)
+    """``exp(-|x|) I1(x)`` (lax.bessel_i1e)."""
+    return ew.bind(bessel_i1e_p, *_weak(x))
 
 
-def zeta(s, q):
-    return ew.bind(zeta_p, s, q)
+def zeta(x, q):
+    """The Hurwitz zeta function (lax.zeta)."""
+    return ew.bind(zeta_p, *_weak(x, q))
 
 
 def expn(n, x):
