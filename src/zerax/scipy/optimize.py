@@ -580,8 +580,9 @@ def minimize(fun: Callable, x0: Any, args: tuple = (), *, method: str,
     ``ftol``, ``maxfun``, ``maxgrad``, ``maxls``), ``'Newton-CG'`` (``maxiter``, ``gtol``,
     ``norm``, ``cg_maxiter``, ``line_search_maxiter``) or ``'trust-ncg'`` (``maxiter``,
     ``gtol``, ``norm``, ``initial_trust_radius``, ``max_trust_radius``, ``eta``,
-    ``cg_maxiter``).  ``tol``, when given, is the default ``gtol`` (and L-BFGS' ``ftol``).  Differentiable
-    ``fun`` only (gradients and Hessian-vector products come from zerax's autodiff).
+    ``cg_maxiter``).  ``tol``, when given, is the default ``gtol`` (and L-BFGS' ``ftol``).
+    Differentiable ``fun`` only (gradients and Hessian-vector products come from zerax's
+    autodiff).
 
     >>> import zerax.numpy as znp
     >>> res = minimize(lambda x, a: znp.sum((x - a) ** 2), znp.zeros(2), (3.0,),
