@@ -404,6 +404,23 @@ def test_multinomial():
         stats.multinomial.logpmf(x.astype(float), 3, p)
 
 
+def test_poisson_entropy():
+    # scipy.stats.poisson.entropy, scipy 1.17.1
+    mu = np.array([0.0, 1e-3, 0.5, 1.0, 5.0, 30.0, 99.0, 101.0, 1000.0])
+    want = [0.0, 0.007908101804632452, 0.9276374674957975, 1.3048422422562516,
+            2.204395243428367, 3.1167110399882496, 3.7156524005613534, 3.7256695722096596,
+            4.872732797641551]
+    np.testing.assert_allclose(np.asarray(stats.poisson.entropy(mu)), want, rtol=1e-8)
+    np.testing.assert_allclose(np.asarray(stats.poisson.entropy(mu[:7])), want[:7], rtol=1e-13)
+    assert math.isnan(float(stats.poisson.entropy(-1.0)))
+    # far out, the asymptotic series (SciPy's own sum does not converge at 1e6)
+    np.testing.assert_allclose(float(stats.poisson.entropy(1e6)),
+                               0.5 * math.log(2 * math.pi * math.e * 1e6) - 1 / 12e6,
+                               rtol=1e-13)
+    check_grads(stats.poisson.entropy, (3.5,), order=2, modes=("fwd", "rev"))
+    check_grads(stats.poisson.entropy, (150.0,), order=2, modes=("fwd", "rev"))
+
+
 def test_float32_stays_float32():
     x = np.array([0.3, 1.2], np.float32)
     for f in (stats.norm.logpdf, stats.norm.cdf, stats.expon.sf, stats.logistic.pdf):

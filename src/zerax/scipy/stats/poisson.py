@@ -7,6 +7,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 import zerax.numpy as jnp
@@ -14,7 +16,7 @@ from zerax.scipy import special
 
 from ._util import promote_args_inexact
 
-__all__ = ["logpmf", "pmf", "cdf"]
+__all__ = ["logpmf", "pmf", "cdf", "entropy"]
 
 
 def logpmf(k, mu, loc=0):
@@ -39,3 +41,26 @@ def cdf(k, mu, loc=0):
     below = x < 0
     return jnp.where(below, 0.0,
                      special.gammaincc(jnp.floor(jnp.where(below, 0.0, x)) + 1.0, mu))
+
+
+_ENTROPY_TERMS = 200   # k = 0..199 hold all but e^-40 of the mass for mu < 100
+
+
+def entropy(mu, loc=0):
+    """The Shannon entropy ``-sum_k p(k) log p(k)`` (``loc`` does not change it): the sum
+    itself for mu < 100, above it the asymptotic series
+    ``log(2 pi e mu)/2 - 1/(12 mu) - 1/(24 mu^2) - 19/(360 mu^3)``; 0 at mu == 0, nan below.
+    """
+    mu, loc = promote_args_inexact("poisson.entropy", mu, loc)
+    mu = mu + jnp.zeros_like(loc)
+    small = mu < 100
+    m = jnp.where(small & (mu > 0), mu, 1.0)[..., None]
+    k = jnp.arange(_ENTROPY_TERMS, dtype=mu.dtype)
+    lp = special.xlogy(k, m) - special.gammaln(k + 1.0) - m
+    h_small = -jnp.sum(jnp.exp(lp) * lp, axis=-1)
+    big = jnp.where(small, 100.0, mu)
+    inv = 1.0 / big
+    h_big = (0.5 * jnp.log(2 * math.pi * math.e * big)
+             - inv * (1.0 / 12 + inv * (1.0 / 24 + inv * 19.0 / 360)))
+    h = jnp.where(small, h_small, h_big)
+    return jnp.where(mu == 0, 0.0, jnp.where(mu > 0, h, np.nan))
