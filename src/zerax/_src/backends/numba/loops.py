@@ -343,9 +343,14 @@ class BufferedCarries:
             cand = keep
         if not cand:
             return []
-        for k in cand:   # the carry's own buffer: a copy of its initial value, once
+        for k in sorted(cand):   # the carry's own buffer: a copy of its initial value, once
             lines, at, name, init = starts[k]
+            if at >= len(lines) or lines[at].strip() != f"{name} = {init}":
+                cand.discard(k)   # (never expected) not the line it was: no in-place
+                continue
             lines[at] = lines[at].replace(f"{name} = {init}", f"{name} = np.copy({init})", 1)
+        if not cand:
+            return []
         ctx.hoisted[("inplace", id(body))] = (body, {invars[k]: starts[k][2] for k in cand})
         return sorted(cand)
 
