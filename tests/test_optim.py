@@ -274,3 +274,22 @@ def test_tree_utils_against_numpy():
     s2 = tu.tree_set(s, count=znp.asarray(7, znp.int32))
     assert int(tu.tree_get(s2, "count")) == 7 and type(s2[0]) is type(s[0])
     assert optim.tree.add is tu.tree_add
+
+
+def test_states_checkpoint_round_trip(tmp_path):
+    import zerax.io as zio
+    opt = optim.chain(optim.clip_by_global_norm(1.0),
+                      optim.inject_hyperparams(optim.adamw)(
+                          learning_rate=optim.linear_schedule(0.1, 0.0, 10)))
+    state = opt.init(PARAMS)
+    for _ in range(2):
+        _, state = opt.update(GRADS, state, PARAMS)
+    zio.save(tmp_path / "opt.safetensors", state)
+    back = zio.load(tmp_path / "opt.safetensors", like=opt.init(PARAMS))
+    assert zx.tree_util.tree_structure(back) == zx.tree_util.tree_structure(state)
+    for a, b in zip(zx.tree_util.tree_leaves(back), zx.tree_util.tree_leaves(state)):
+        assert np.asarray(a).dtype == np.asarray(b).dtype
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+    u1, _ = opt.update(GRADS, back, PARAMS)
+    u2, _ = opt.update(GRADS, state, PARAMS)
+    np.testing.assert_array_equal(np.asarray(u1["w"]), np.asarray(u2["w"]))
