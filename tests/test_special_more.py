@@ -202,6 +202,12 @@ def test_bessel_zeta_gamma_family_values():
     _close(zsp.loggamma([0.5, 3.0, 100.0]), LOGGAMMA, rtol=1e-13)
     _close(zsp.poch([3.0, 0.5, -2.5], [2.0, 1.5, 0.0]), POCH, rtol=1e-12)
     _close(zsp.factorial([5, -1, 0]), [120.0, 0.0, 1.0], rtol=1e-13)
+    # scipy.special.comb(N, k) and comb(N, k, repetition=True), exact=False
+    _close(zsp.comb([5, 10, 3, 4, 7.5], [2, 3, 5, -1, 2.5]),
+           [10.0, 120.0, 0.0, 0.0, 35.19140625], rtol=1e-12)
+    _close(zsp.comb([5, 0, 3], [2, 0, 0], repetition=True), [15.0, 1.0, 1.0], rtol=1e-12)
+    _close(zsp.comb(7.5, 2.5), math.gamma(8.5) / (math.gamma(3.5) * math.gamma(6.0)),
+           rtol=1e-12)
 
 
 def test_normal_family_values():

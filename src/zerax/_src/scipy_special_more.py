@@ -24,8 +24,8 @@ from .lax_numpy._util import (
 from .ops import elementwise as ew
 from .ops import special_ops as so
 
-__all__ = ["beta", "betainc", "betaln", "boxcox", "boxcox1p", "entr", "erfcinv", "exp1", "expi",
-           "expn", "factorial", "gamma", "gammainc", "gammaincc", "gammasgn", "i0", "i0e", "i1",
+__all__ = ["beta", "betainc", "betaln", "boxcox", "boxcox1p", "comb", "entr", "erfcinv", "exp1",
+           "expi", "expn", "factorial", "gamma", "gammainc", "gammaincc", "gammasgn", "i0", "i0e", "i1",
            "i1e", "j0", "j1", "kl_div", "log_expit", "log_ndtr", "loggamma", "multigammaln",
            "ndtri", "poch", "rel_entr", "y0", "y1", "zeta"]
 
@@ -145,6 +145,25 @@ def factorial(n, exact: bool = False):
                                      "supported (as in JAX); use exact=False")
     (n,) = _floats("factorial", n)
     return jnp.where(n < 0, _const(n, 0.0), jnp.exp(_lgamma(n + 1)))
+
+
+def comb(N, k, repetition: bool = False):
+    """The number of combinations of ``N`` things taken ``k`` at a time, ``N! / (k! (N -
+    k)!)`` through gamma functions (0 outside 0 <= k <= N); with ``repetition``, the
+    number of multisets ``comb(N + k - 1, k)``.
+
+    >>> import zerax.scipy.special as zsp
+    >>> round(float(zsp.comb(5, 2)), 10)
+    10.0
+    """
+    N, k = _floats("comb", N, k)
+    if repetition:
+        return jnp.where((k == 0) & (N >= 0), _const(N, 1.0), comb(N + k - 1, k))
+    ok = (k <= N) & (N >= 0) & (k >= 0)
+    sn = jnp.where(ok, N, _const(N, 0.0))
+    sk = jnp.where(ok, k, _const(k, 0.0))
+    val = jnp.exp(_lgamma(sn + 1) - _lgamma(sk + 1) - _lgamma(sn + 1 - sk))
+    return jnp.where(ok, val, _const(N, 0.0))
 
 
 def multigammaln(a, d: int):

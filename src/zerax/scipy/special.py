@@ -5,7 +5,7 @@ from .._src.scipy_special import (  # noqa: F401
     polygamma, softmax, xlog1py, xlogy,
 )
 from .._src.scipy_special_more import (  # noqa: F401
-    beta, betainc, betaln, boxcox, boxcox1p, entr, erfcinv, exp1, expi, expn, factorial, gamma,
-    gammainc, gammaincc, gammasgn, i0, i0e, i1, i1e, j0, j1, kl_div, log_expit, log_ndtr,
-    loggamma, multigammaln, ndtri, poch, rel_entr, y0, y1, zeta,
+    beta, betainc, betaln, boxcox, boxcox1p, comb, entr, erfcinv, exp1, expi, expn, factorial,
+    gamma, gammainc, gammaincc, gammasgn, i0, i0e, i1, i1e, j0, j1, kl_div, log_expit,
+    log_ndtr, loggamma, multigammaln, ndtri, poch, rel_entr, y0, y1, zeta,
 )
