@@ -4,9 +4,9 @@ distribution's inverse and log, Bessel functions of orders 0 and 1 (J, Y and the
 I), Hurwitz zeta, exponential integrals, entropies, and small combinatorial helpers.
 
 Compositions of primitives; the iterative ones (incomplete gamma/beta, Bessel functions,
-``zeta``, ``expn``/``expi``) are the primitives of ``ops/special_ops.py``.  ``log_ndtr`` and ``ndtri`` carry
-custom JVPs (their closed-form derivatives; the branches of the values would give nan or
-lose accuracy).  Float32 stays float32; integers compute in float64.
+``zeta``, ``expn``/``expi``) are the primitives of ``ops/special_ops.py``.  ``log_ndtr``
+and ``ndtri`` carry custom JVPs (their closed-form derivatives; the branches of the values
+would give nan or lose accuracy).  Float32 stays float32; integers compute in float64.
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ from .ops import elementwise as ew
 from .ops import special_ops as so
 
 __all__ = ["beta", "betainc", "betaln", "boxcox", "boxcox1p", "comb", "entr", "erfcinv", "exp1",
-           "expi", "expn", "factorial", "gamma", "gammainc", "gammaincc", "gammasgn", "i0", "i0e", "i1",
-           "i1e", "j0", "j1", "kl_div", "log_expit", "log_ndtr", "loggamma", "multigammaln",
+           "expi", "expn", "factorial", "gamma", "gammainc", "gammaincc", "gammasgn", "i0", "i0e",
+           "i1", "i1e", "j0", "j1", "kl_div", "log_expit", "log_ndtr", "loggamma", "multigammaln",
            "ndtri", "poch", "rel_entr", "y0", "y1", "zeta"]
 
 _LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)

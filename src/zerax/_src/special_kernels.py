@@ -1,5 +1,6 @@
 """More elementwise special functions on NumPy arrays: incomplete gamma and beta functions,
-exponentially scaled modified Bessel functions of orders 0 and 1, and the Hurwitz zeta.
+Bessel functions of orders 0 and 1 (J, Y, and the exponentially scaled modified I), the
+Hurwitz zeta, and the exponential integrals E_n and Ei.
 
 The same two layers as ``special.py``: self-contained **scalar kernels** of float64
 scalars (only ``math`` and arithmetic, no calls to other functions of this module, no
@@ -13,7 +14,9 @@ carried along as a dual number (the caller passes ``digamma(a)``); the incomplet
 function is the continued fraction of Numerical Recipes (modified Lentz) on the side of
 ``(a + 1) / (a + b + 2)`` where it converges fast; ``i0e``/``i1e`` sum the power series
 up to ``|x| = 30`` and the asymptotic series above; ``zeta(s, q)`` is the recurrence
-``zeta(s, q) = q**-s + zeta(s, q + 1)`` followed by an Euler-Maclaurin tail.
+``zeta(s, q) = q**-s + zeta(s, q + 1)`` followed by an Euler-Maclaurin tail; ``E_n``
+and ``Ei`` are Numerical Recipes' series, continued fraction and asymptotic series;
+``J0``, ``J1``, ``Y0``, ``Y1`` are described at ``bessel_jy_scalar``.
 """
 
 from __future__ import annotations
@@ -23,9 +26,9 @@ import threading
 
 import numpy as np
 
-__all__ = ["bessel_jy", "bessel_jy_scalar", "betainc", "betainc_scalar", "expi", "expint_scalar", "expn", "i0e", "i0e_scalar", "i1e", "i1e_scalar", "igamma",
-           "igamma_grad_a", "igamma_grad_a_scalar", "igamma_scalar", "igammac", "zeta",
-           "zeta_scalar"]
+__all__ = ["bessel_jy", "bessel_jy_scalar", "betainc", "betainc_scalar", "expi", "expint_scalar",
+           "expn", "i0e", "i0e_scalar", "i1e", "i1e_scalar", "igamma", "igamma_grad_a",
+           "igamma_grad_a_scalar", "igamma_scalar", "igammac", "zeta", "zeta_scalar"]
 
 _MACHEP = 1.11022302462515654042e-16
 _MAXLOG = 709.782712893384

@@ -22,10 +22,11 @@ from ._factory import defjvp, elementwise
 from . import elementwise as ew
 from .elementwise import _c
 
-__all__ = ["bessel_i0e", "bessel_i1e", "betainc", "expi", "expn", "igamma", "igamma_grad_a",
-           "igammac", "random_gamma_grad", "zeta", "expi_p", "expn_p", "bessel_j0", "bessel_j1", "bessel_y0",
-           "bessel_y1", "bessel_j0_p", "bessel_j1_p", "bessel_y0_p", "bessel_y1_p", "bessel_i0e_p", "bessel_i1e_p", "igamma_p", "igammac_p",
-           "igamma_grad_a_p", "regularized_incomplete_beta_p", "zeta_p"]
+__all__ = ["bessel_i0e", "bessel_i0e_p", "bessel_i1e", "bessel_i1e_p", "bessel_j0", "bessel_j0_p",
+           "bessel_j1", "bessel_j1_p", "bessel_y0", "bessel_y0_p", "bessel_y1", "bessel_y1_p",
+           "betainc", "expi", "expi_p", "expn", "expn_p", "igamma", "igamma_grad_a",
+           "igamma_grad_a_p", "igamma_p", "igammac", "igammac_p", "random_gamma_grad",
+           "regularized_incomplete_beta_p", "zeta", "zeta_p"]
 
 
 def _kernels():
