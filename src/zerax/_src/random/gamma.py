@@ -197,7 +197,7 @@ def random_gamma_grad(a, x):
 
     >>> import numpy as np
     >>> round(float(random_gamma_grad(np.float64(2.0), np.float64(1.5))), 10)
-    0.8395719069
+    0.9366390679
     """
     a = param(a, "random_gamma_grad", "a")
     x = param(x, "random_gamma_grad", "x")

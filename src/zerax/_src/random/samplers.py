@@ -20,9 +20,11 @@ from ..core import Tracer
 from ..ops import elementwise as ew
 from ..ops.bitcast import bitcast_convert_type
 from ..ops.misc import stop_gradient
+from . import eager
 from . import keys as K
 from ._util import bshape, cast, check_shape, const, float_dtype, int_dtype, param
 
+_FAST = (np.dtype(np.float32), np.dtype(np.float64))   # dtypes of the compiled eager paths
 _UINT = {8: np.dtype(np.uint8), 16: np.dtype(np.uint16), 32: np.dtype(np.uint32),
          64: np.dtype(np.uint64)}
 
@@ -65,8 +67,15 @@ def uniform(key, shape=(), dtype=None, minval=0.0, maxval=1.0):
     data, _ = K.check_key("uniform", key)
     dtype = float_dtype(dtype, "uniform")
     shape = K.canonical_shape(shape, "uniform")
-    return _uniform(data, shape, dtype, param(minval, "uniform", "minval"),
-                    param(maxval, "uniform", "maxval"))
+    minval = param(minval, "uniform", "minval")
+    maxval = param(maxval, "uniform", "maxval")
+    if dtype in _FAST:
+        words = eager.concrete_words(data)
+        lo, hi = eager.concrete_scalar(minval, dtype), eager.concrete_scalar(maxval, dtype)
+        if words is not None and lo is not None and hi is not None \
+                and np.isfinite(lo) and np.isfinite(hi):
+            return eager.uniform(words, shape, dtype, lo, hi)
+    return _uniform(data, shape, dtype, minval, maxval)
 
 
 # --------------------------------------------------------------------------- normal
@@ -166,7 +175,12 @@ def normal(key, shape=(), dtype=None):
     """
     data, _ = K.check_key("normal", key)
     dtype = float_dtype(dtype, "normal", allow_complex=True)
-    return _normal(data, K.canonical_shape(shape, "normal"), dtype)
+    shape = K.canonical_shape(shape, "normal")
+    if dtype in _FAST:
+        words = eager.concrete_words(data)
+        if words is not None:
+            return eager.normal(words, shape, dtype)
+    return _normal(data, shape, dtype)
 
 
 def truncated_normal(key, lower, upper, shape=None, dtype=None):
