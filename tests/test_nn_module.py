@@ -173,6 +173,15 @@ def test_filter_partition_combine():
         nn.filter([1], ["no"])
 
 
+def test_tree_equal():
+    m = _affine()
+    assert nn.tree_equal(m, m) and nn.tree_equal(m, nn.tree_at(lambda t: t.w, m, m.w + 0))
+    assert not nn.tree_equal(m, nn.tree_at(lambda t: t.w, m, m.w + 1e-9))
+    assert nn.tree_equal(m, nn.tree_at(lambda t: t.w, m, m.w + 1e-9), rtol=1e-6)
+    assert not nn.tree_equal([znp.ones(2)], [znp.ones(2, np.float32)])      # dtypes differ
+    assert not nn.tree_equal([1], (1,)) and not nn.tree_equal([1], [1.0], typematch=True)
+
+
 def test_tree_at():
     m = _affine()
     m2 = nn.tree_at(lambda t: t.b, m, znp.zeros(2))

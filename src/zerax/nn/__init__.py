@@ -13,7 +13,8 @@ from .._src.nn import __all__ as _activations_all
 from . import initializers  # noqa: F401
 from ._module import BoundMethod, Module, field, module_update_wrapper, static_field
 from ._filters import (apply_updates, combine, filter, inference_mode, is_array, is_array_like,
-                       is_inexact_array, is_inexact_array_like, partition, tree_at)
+                       is_inexact_array, is_inexact_array_like, partition, tree_at,
+                       tree_equal)
 from ._transforms import (filter_checkpoint, filter_grad, filter_jit, filter_value_and_grad,
                           filter_vmap, if_array)
 from ._state import State, StateIndex, delete_init_state, make_with_state
@@ -32,7 +33,7 @@ __all__ = list(_activations_all) + [
     "initializers",
     "Module", "field", "static_field", "BoundMethod", "module_update_wrapper",
     "is_array", "is_array_like", "is_inexact_array", "is_inexact_array_like", "filter",
-    "partition", "combine", "tree_at", "inference_mode", "apply_updates",
+    "partition", "combine", "tree_at", "inference_mode", "apply_updates", "tree_equal",
     "filter_jit", "filter_grad", "filter_value_and_grad", "filter_vmap", "if_array",
     "filter_checkpoint",
     "State", "StateIndex", "make_with_state", "delete_init_state",

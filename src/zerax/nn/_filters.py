@@ -17,7 +17,8 @@ from zerax import errors
 from zerax import tree_util as jtu
 
 __all__ = ["is_array", "is_array_like", "is_inexact_array", "is_inexact_array_like", "filter",
-           "partition", "combine", "tree_at", "inference_mode", "apply_updates"]
+           "partition", "combine", "tree_at", "inference_mode", "apply_updates",
+           "tree_equal"]
 
 
 def is_array(element: Any) -> bool:
@@ -283,3 +284,37 @@ def apply_updates(model: Any, updates: Any) -> Any:
     def one(u, p):
         return p if u is None else p + u
     return jtu.tree_map(one, updates, model, is_leaf=lambda x: x is None)
+
+
+def tree_equal(*pytrees: Any, typematch: bool = False, rtol: float = 0.0,
+               atol: float = 0.0) -> bool:
+    """True when the pytrees have the same structure and equal leaves (arrays: same shape
+    and dtype, values equal, or within ``rtol``/``atol`` for floating point), as Equinox's
+    ``tree_equal`` on concrete values. ``typematch`` also requires leaves of one type.
+
+    >>> import zerax.nn as nn, zerax.numpy as znp
+    >>> nn.tree_equal([znp.ones(2), "a"], [znp.ones(2), "a"]), nn.tree_equal([1], [2])
+    (True, False)
+    """
+    flat = [jtu.tree_flatten(t) for t in pytrees]
+    first_leaves, first_def = flat[0]
+    for leaves, treedef in flat[1:]:
+        if treedef != first_def:
+            return False
+        for a, b in zip(first_leaves, leaves):
+            if typematch and type(a) is not type(b):
+                return False
+            if is_array(a) or is_array(b):
+                if not (is_array(a) and is_array(b)):
+                    return False
+                if tuple(a.shape) != tuple(b.shape) or np.dtype(a.dtype) != np.dtype(b.dtype):
+                    return False
+                x, y = np.asarray(a), np.asarray(b)
+                if (rtol or atol) and np.issubdtype(x.dtype, np.inexact):
+                    if not np.allclose(x, y, rtol=rtol, atol=atol):
+                        return False
+                elif not np.array_equal(x, y):
+                    return False
+            elif a is not b and a != b:
+                return False
+    return True
