@@ -97,6 +97,16 @@ def test_mlp_and_sequential():
     # Equinox applies activations per neuron: a softmax final activation sees scalars
     sm = nn.MLP(3, 2, 4, 1, final_activation=zx.nn.softmax, key=zr.key(2))
     np.testing.assert_allclose(sm(x.astype(F32)), [1.0, 1.0])
+    # scan=True: the same parameters stacked, the same function
+    scanned = nn.MLP(3, 2, width_size=4, depth=3, activation=znp.tanh, key=zr.key(0),
+                     dtype=F64, scan=True)
+    plain = nn.MLP(3, 2, width_size=4, depth=3, activation=znp.tanh, key=zr.key(0), dtype=F64)
+    assert scanned.scan and scanned.layers[1].weight.shape == (2, 4, 4)
+    np.testing.assert_array_equal(scanned.layers[1].weight[1], plain.layers[2].weight)
+    np.testing.assert_allclose(scanned(x), plain(x), rtol=1e-12)
+    gs = nn.filter_grad(lambda m: m(x).sum())(scanned)
+    gp = nn.filter_grad(lambda m: m(x).sum())(plain)
+    np.testing.assert_allclose(gs.layers[1].weight[0], gp.layers[1].weight, rtol=1e-12)
     # Sequential: same as calling in order; slicing gives a Sequential
     seq = nn.Sequential([mlp.layers[0], nn.Lambda(znp.tanh), mlp.layers[1]])
     np.testing.assert_allclose(seq(x), mlp.layers[1](np.tanh(mlp.layers[0](x))))

@@ -164,6 +164,8 @@ def apply_activation(act: Callable, x):
 class MLP(Module):
     """A multi-layer perceptron: ``depth`` hidden layers of ``width_size`` with
     ``activation`` between them (Equinox's ``MLP``; keys split ``depth + 1`` ways).
+    ``scan=True`` stacks the hidden-to-hidden layers into one `Linear` with a leading axis
+    (same parameters) and runs them with `zerax.lax.scan`: one traced layer.
 
     >>> import zerax.nn as nn, zerax.random as zr
     >>> mlp = nn.MLP(4, 2, width_size=8, depth=2, key=zr.key(0))
@@ -180,10 +182,12 @@ class MLP(Module):
     out_size: Any = field(static=True)
     width_size: int = field(static=True)
     depth: int = field(static=True)
+    scan: bool = field(static=True, default=False)
 
     def __init__(self, in_size: int | str, out_size: int | str, width_size: int, depth: int,
                  activation: Callable = _relu, final_activation: Callable = _identity,
-                 use_bias: bool = True, use_final_bias: bool = True, dtype=None, *, key):
+                 use_bias: bool = True, use_final_bias: bool = True, dtype=None, *,
+                 scan: bool = False, key):
         check_key(key, "MLP")
         if not isinstance(depth, (int, np.integer)) or depth < 0:
             raise errors.ZeraxValueError(f"MLP: depth must be a non-negative int, got {depth!r}")
@@ -193,24 +197,57 @@ class MLP(Module):
             layers.append(Linear(in_size, out_size, use_final_bias, dtype, key=keys[0]))
         else:
             layers.append(Linear(in_size, width_size, use_bias, dtype, key=keys[0]))
-            for i in range(1, depth):
-                layers.append(Linear(width_size, width_size, use_bias, dtype, key=keys[i]))
+            if scan:
+                # The hidden layers stacked along a leading axis (built by vmapping the
+                # constructor over their keys), run by lax.scan: one traced layer.
+                hidden = [Linear(width_size, width_size, use_bias, dtype, key=keys[i])
+                          for i in range(1, depth)]
+                layers.append(_stack_layers(hidden, width_size, use_bias, dtype))
+            else:
+                for i in range(1, depth):
+                    layers.append(Linear(width_size, width_size, use_bias, dtype, key=keys[i]))
             layers.append(Linear(width_size, out_size, use_final_bias, dtype, key=keys[-1]))
         self.layers = tuple(layers)
         self.in_size = in_size
         self.out_size = out_size
         self.width_size = width_size
         self.depth = depth
+        self.scan = bool(scan)
         self.activation = activation
         self.final_activation = final_activation
         self.use_bias = use_bias
         self.use_final_bias = use_final_bias
 
     def __call__(self, x, *, key=None):
-        for layer in self.layers[:-1]:
-            x = apply_activation(self.activation, layer(x))
+        if self.scan and self.depth > 0:
+            first, hidden, last = self.layers
+            x = apply_activation(self.activation, first(x))
+            leaves, treedef = zx.tree_util.tree_flatten(hidden)
+
+            def step(h, layer_leaves):
+                layer = zx.tree_util.tree_unflatten(treedef, list(layer_leaves))
+                return apply_activation(self.activation, layer(h)), None
+            x, _ = zx.lax.scan(step, x, leaves)
+        else:
+            for layer in self.layers[:-1]:
+                x = apply_activation(self.activation, layer(x))
         x = self.layers[-1](x)
         return apply_activation(self.final_activation, x)
+
+
+def _stack_layers(layers: list, width: int, use_bias: bool, dtype):
+    """One `Linear` whose arrays hold ``layers``' arrays stacked on a new leading axis."""
+    if not layers:
+        w = znp.zeros((0, width, width), param_dtype(dtype))
+        b = znp.zeros((0, width), param_dtype(dtype)) if use_bias else None
+    else:
+        w = znp.stack([layer.weight for layer in layers])
+        b = znp.stack([layer.bias for layer in layers]) if use_bias else None
+    proto = object.__new__(Linear)
+    proto.__dict__.update(weight=w, bias=b, in_features=width, out_features=width,
+                          use_bias=use_bias)
+    return proto
+
 
 
 class StatefulLayer(Module):
