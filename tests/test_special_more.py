@@ -462,3 +462,21 @@ def test_lax_names():
     _close(lax.random_gamma_grad(2.0, 1.5), 0.936639067877217, rtol=1e-13)
     # Python numbers take the array operand's dtype, as in JAX's lax
     assert lax.igamma(np.ones(2, np.float32), 1.0).dtype == np.float32
+
+
+def test_scipy_softmax_defaults_and_logsumexp_where():
+    x = np.arange(6.0).reshape(2, 3)
+    e = np.exp(x - x.max())
+    # SciPy's default axis=None normalises over every element (zerax.nn's default is -1)
+    _close(zsp.softmax(x), e / e.sum(), rtol=1e-14)
+    _close(zsp.log_softmax(x), np.log(e / e.sum()), rtol=1e-14)
+    _close(zsp.softmax(x, axis=1), e / e.sum(axis=1, keepdims=True), rtol=1e-14)
+    np.testing.assert_allclose(np.asarray(zerax.nn.softmax(x)),
+                               e / e.sum(axis=-1, keepdims=True), rtol=1e-14)
+    # jax.scipy.special.logsumexp(x, where=x > 1) on jax 0.10: 5.440189698561196
+    _close(zsp.logsumexp(x, where=x > 1), 5.440189698561196, rtol=1e-14)
+    _close(zsp.logsumexp(x, axis=1, b=np.ones((2, 3)), where=x != 4),
+           [np.log(np.exp(x[0]).sum()), np.log(np.exp(3.0) + np.exp(5.0))], rtol=1e-14)
+    g = zerax.grad(lambda v: zsp.logsumexp(v, where=v > 1))(x)
+    w = np.where(x > 1, np.exp(x), 0.0)
+    _close(g, w / w.sum(), rtol=1e-14)

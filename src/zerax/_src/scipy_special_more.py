@@ -17,6 +17,7 @@ import numpy as np
 
 from .. import errors
 from . import lax_numpy as jnp
+from . import scipy_special as _ss
 from .custom import custom_jvp
 from .lax_numpy._util import (
     as_dtype, check_arg, numpy_result_dtype, promote_and_broadcast, result_type,
@@ -26,8 +27,8 @@ from .ops import special_ops as so
 
 __all__ = ["beta", "betainc", "betaln", "boxcox", "boxcox1p", "comb", "entr", "erfcinv", "exp1",
            "expi", "expn", "factorial", "gamma", "gammainc", "gammaincc", "gammasgn", "i0", "i0e",
-           "i1", "i1e", "j0", "j1", "kl_div", "log_expit", "log_ndtr", "loggamma", "multigammaln",
-           "ndtri", "poch", "rel_entr", "y0", "y1", "zeta"]
+           "i1", "i1e", "j0", "j1", "kl_div", "log_expit", "log_ndtr", "log_softmax", "loggamma",
+           "logsumexp", "multigammaln", "ndtri", "poch", "rel_entr", "softmax", "y0", "y1", "zeta"]
 
 _LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
 
@@ -488,6 +489,49 @@ def expi(x):
     """
     (x,) = _floats("expi", x)
     return so.expi(x)
+
+
+# --------------------------------------------------------------------------- softmax family
+# SciPy's (and jax.scipy's) defaults: axis=None, over every element (zerax.nn's are -1).
+
+def softmax(x, axis=None):
+    """``exp(x) / sum(exp(x))`` over ``axis`` (default: all elements, as SciPy).
+
+    >>> import zerax.scipy.special as zsp
+    >>> zsp.softmax([[0.0, 0.0], [0.0, 0.0]])
+    Array([[0.25, 0.25],
+           [0.25, 0.25]], dtype=float64)
+    """
+    return _ss.softmax(jnp.asarray(x), axis=axis)
+
+
+def log_softmax(x, axis=None):
+    """``x - logsumexp(x)`` over ``axis`` (default: all elements, as SciPy).
+
+    >>> import zerax.scipy.special as zsp
+    >>> round(float(zsp.log_softmax([1.0, 1.0])[0]), 12)
+    -0.69314718056
+    """
+    return _ss.log_softmax(jnp.asarray(x), axis=axis)
+
+
+def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False, where=None):
+    """``log(sum(b * exp(a)))`` over ``axis``, computed stably; ``where`` leaves elements
+    out (JAX's signature).
+
+    >>> import zerax.scipy.special as zsp
+    >>> round(float(zsp.logsumexp([1.0, 2.0, 3.0], where=[True, True, False])), 6)
+    2.313262
+    """
+    if where is not None:
+        a = jnp.asarray(a)
+        if a.dtype.kind not in "fc":
+            a = a.astype(np.float64)
+        mask = jnp.asarray(where)
+        a = jnp.where(mask, a, _const(a, -np.inf))
+        if b is not None:
+            b = jnp.where(mask, jnp.asarray(b), 0)
+    return _ss.logsumexp(a, axis=axis, b=b, keepdims=keepdims, return_sign=return_sign)
 
 
 # --------------------------------------------------------------------------- entropies
