@@ -154,6 +154,7 @@ NOT_SMOOTH = {"floor_divide", "sign", "floor", "ceil", "round", "eq", "ne", "lt"
               "isnan", "argmax", "argmin", "iota", "stop_gradient", "argsort"}
 # bit-level primitives of zerax.random (issue 15): zero tangents, tested in test_bitcast.py
 NOT_SMOOTH |= {"bitcast_convert_type", "threefry2x32"}
+NOT_SMOOTH |= {"axis_index"}  # an integer position along a named vmap axis
 COVERED_ELSEWHERE = {"custom_jvp_call", "custom_vjp_call", "checkpoint", "checkpoint_jvp",
                      "dot_general", "gather", "scatter", "sort", "scatter_add", "scatter_mul",
                      "scatter_min", "scatter_max", "checkpoint_jvp", "custom_lin",
@@ -168,4 +169,6 @@ COVERED_ELSEWHERE = {"custom_jvp_call", "custom_vjp_call", "checkpoint", "checkp
                      # iterative special functions: check_grads in test_special_more.py
                      "igamma", "igammac", "igamma_grad_a", "regularized_incomplete_beta",
                      "bessel_i0e", "bessel_i1e", "zeta", "expn", "expi", "bessel_j0",
-                     "bessel_j1", "bessel_y0", "bessel_y1"}
+                     "bessel_j1", "bessel_y0", "bessel_y1",
+                     # collectives over named vmap axes: check_grads in test_collectives.py
+                     "psum", "all_gather"}

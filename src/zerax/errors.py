@@ -101,6 +101,11 @@ class ImmutableArrayError(ZeraxError, TypeError):
     """An attempt to assign into an immutable zerax Array."""
 
 
+class UnboundAxisError(ZeraxError, NameError):
+    """A collective (psum, all_gather, axis_index, ...) named an axis that no enclosing
+    vmap names (JAX raises NameError)."""
+
+
 class FrozenModuleError(ZeraxError, dataclasses.FrozenInstanceError):
     """A field of a `zerax.nn.Module` was assigned after ``__init__`` (modules are immutable;
     an AttributeError, as Equinox's ``dataclasses.FrozenInstanceError``)."""

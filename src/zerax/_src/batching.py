@@ -25,6 +25,10 @@ from .tracing import fun_name
 
 not_mapped = None
 
+# The axis name of the named vmap whose batching rule is running (None: none is); a vmap
+# started by that rule (batching a sub-program along the same axis) takes the name.
+_rule_axis_name: list = [None]
+
 
 class BatchTracer(Tracer):
     __slots__ = ("val", "bdim")
@@ -85,7 +89,19 @@ class BatchTrace(Trace):
         rule = prim.batch
         if rule is None:
             raise prim.rule_missing("vmap", "batch")
-        out, out_dim = rule(vals, dims, **params)
+        if prim.named_axes:
+            out, out_dim = rule(vals, dims, frame=(self.axis_name, self.axis_size), **params)
+        elif self.axis_name is None:
+            out, out_dim = rule(vals, dims, **params)
+        else:
+            # sub-programs (jit, scan, cond, ...) are batched by vmaps inside the rule:
+            # they batch this same axis, so they carry its name for the collectives
+            outer = _rule_axis_name[0]
+            _rule_axis_name[0] = self.axis_name
+            try:
+                out, out_dim = rule(vals, dims, **params)
+            finally:
+                _rule_axis_name[0] = outer
         if prim.multiple_results:
             return [self._wrap(o, d) for o, d in zip(out, out_dim)]
         return self._wrap(out, out_dim)
@@ -258,18 +274,30 @@ def vmap(fun, in_axes=0, out_axes=0, axis_size=None, axis_name=None, spmd_axis_n
                 f"vmap of {name} needs at least one mapped argument (in_axes not None) "
                 "or axis_size")
         size = next(iter(sizes))
-        with new_trace(BatchTrace, size, axis_name) as trace:
-            ins = [x if ax is None else BatchTracer(trace, x, ax)
-                   for x, ax in zip(leaves, norm_axes)]
-            out = fun(*tree.tree_unflatten(args_tree, ins), **kwargs)
-            out_leaves, out_tree = tree.tree_flatten(out)
-            o_axes = _flatten_axes("out_axes", out_tree, out_axes)
-            results = []
-            for i, (o, ax) in enumerate(zip(out_leaves, o_axes)):
-                results.append(_finish_output(trace, o, ax, size, name, i))
-        return tree.tree_unflatten(out_tree, [as_output(r) for r in results])
+        name_of_axis, outer = axis_name, _rule_axis_name[0]
+        if name_of_axis is None:
+            name_of_axis = outer
+        _rule_axis_name[0] = None  # the user's code inside does not inherit it
+        try:
+            return _run_batched(fun, args_tree, leaves, norm_axes, size, name_of_axis,
+                                out_axes, kwargs, name)
+        finally:
+            _rule_axis_name[0] = outer
 
     return vmapped
+
+
+def _run_batched(fun, args_tree, leaves, norm_axes, size, axis_name, out_axes, kwargs, name):
+    """``fun`` under a new batch trace of ``size`` members; outputs moved to ``out_axes``."""
+    with new_trace(BatchTrace, size, axis_name) as trace:
+        ins = [x if ax is None else BatchTracer(trace, x, ax)
+               for x, ax in zip(leaves, norm_axes)]
+        out = fun(*tree.tree_unflatten(args_tree, ins), **kwargs)
+        out_leaves, out_tree = tree.tree_flatten(out)
+        o_axes = _flatten_axes("out_axes", out_tree, out_axes)
+        results = [_finish_output(trace, o, ax, size, name, i)
+                   for i, (o, ax) in enumerate(zip(out_leaves, o_axes))]
+    return tree.tree_unflatten(out_tree, [as_output(r) for r in results])
 
 
 def _finish_output(trace, o, ax, size, name, i):

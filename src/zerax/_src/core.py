@@ -115,6 +115,10 @@ class Primitive:
         self.vjp = None  # a tuple of rules, or a function operand index -> rule
         self.elementwise = False  # set by ops._factory.elementwise
         self.commutative = False  # operands may be swapped (used by CSE)
+        # a collective over named vmap axes (ops/collectives.py): the vmap naming its
+        # ``axis_name`` takes part in choosing the trace, and its batching rule is told
+        # that axis (``batch(vals, dims, frame=(name, size), **params)``)
+        self.named_axes = False
         self.unsupported: dict[str, str] = {}
         _registry[name] = self
 
@@ -276,9 +280,30 @@ def bind(prim: Primitive, *args, **params):
                 raise _dead_tracer(a)
             if t.level > level:
                 top, level = t, t.level
+    if prim.named_axes:
+        for t in named_axis_traces(params["axis_name"]):
+            if t.level > level:
+                top, level = t, t.level
     if top is None:
         return eval_primitive(prim, args, params)
     return top.process_primitive(prim, args, params)
+
+
+def named_axis_traces(names) -> list:
+    """The innermost live trace naming each axis in ``names`` (a vmap's ``axis_name``);
+    an axis no live trace names is the user's error."""
+    found = []
+    for name in names:
+        for t in reversed(_trace_stack):
+            if getattr(t, "axis_name", None) == name:
+                found.append(t)
+                break
+        else:
+            raise errors.UnboundAxisError(
+                f"unbound axis name: {name!r} (at {errors.user_frame()}). A collective "
+                "(psum, pmean, all_gather, axis_index, ...) names the axis of an enclosing "
+                f"vmap: call it inside vmap(..., axis_name={name!r}).")
+    return found
 
 
 def eval_primitive(prim: Primitive, args, params):

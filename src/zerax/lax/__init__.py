@@ -16,6 +16,9 @@ from .._src.ops.reduce import (  # noqa: F401
     argmax, argmin, reduce_max, reduce_min, reduce_prod, reduce_sum,
 )
 from .._src.ops.misc import stop_gradient  # noqa: F401
+from .._src.ops.collectives import (  # noqa: F401
+    all_gather, axis_index, axis_size, pmax, pmean, pmin, psum,
+)
 from .._src.ops.bitcast import bitcast_convert_type  # noqa: F401
 from .._src.ops.linalg import dot, dot_general  # noqa: F401
 from .._src.control_flow import (  # noqa: F401

@@ -7,3 +7,4 @@ from . import cond, scan, while_loop, decompositions  # noqa: F401
 from . import fft  # noqa: F401
 from . import special_ops  # noqa: F401
 from . import bitcast  # noqa: F401
+from . import collectives  # noqa: F401
