@@ -554,3 +554,42 @@ def test_errors():
     assert math.isnan(float(stats.vonmises.logpdf(0.0, -1.0)))
     assert math.isnan(float(stats.truncnorm.logpdf(0.0, 1.0, -1.0)))
     assert math.isnan(float(stats.wrapcauchy.logpdf(0.3, 1.5)))
+
+
+def test_rankdata_and_sem():
+    a = np.array([[3.0, 1.0, 3.0, 2.0, 7.0], [5.0, 5.0, 5.0, 1.0, 0.0]])
+    # scipy.stats.rankdata(a, method) flattened and along axis 1, scipy 1.17.1
+    want = {
+        "average": ([5.5, 2.5, 5.5, 4.0, 10.0, 8.0, 8.0, 8.0, 2.5, 1.0],
+                    [[3.5, 1.0, 3.5, 2.0, 5.0], [4.0, 4.0, 4.0, 2.0, 1.0]]),
+        "min": ([5, 2, 5, 4, 10, 7, 7, 7, 2, 1], [[3, 1, 3, 2, 5], [3, 3, 3, 2, 1]]),
+        "max": ([6, 3, 6, 4, 10, 9, 9, 9, 3, 1], [[4, 1, 4, 2, 5], [5, 5, 5, 2, 1]]),
+        "dense": ([4, 2, 4, 3, 6, 5, 5, 5, 2, 1], [[3, 1, 3, 2, 4], [3, 3, 3, 2, 1]]),
+        "ordinal": ([5, 2, 6, 4, 10, 7, 8, 9, 3, 1], [[3, 1, 4, 2, 5], [3, 4, 5, 2, 1]]),
+    }
+    for method, (flat, rows) in want.items():
+        got = stats.rankdata(a, method)
+        assert got.dtype == np.float64          # JAX's dtype for every method
+        np.testing.assert_array_equal(np.asarray(got), flat)
+        np.testing.assert_array_equal(np.asarray(stats.rankdata(a, method, axis=1)), rows)
+        np.testing.assert_array_equal(np.asarray(stats.rankdata(a.T, method, axis=0)),
+                                      np.array(rows).T)
+    # under vmap (jit works too, but its sort kernels take half a minute to compile)
+    got = zerax.vmap(lambda v: stats.rankdata(v, "min"))(a)
+    np.testing.assert_array_equal(np.asarray(got), want["min"][1])
+    assert np.isnan(np.asarray(stats.rankdata([1.0, np.nan, 0.0]))).all()
+    with pytest.raises(errors.ZeraxValueError, match="method"):
+        stats.rankdata(a, "bogus")
+    with pytest.raises(errors.NotSupportedError, match="nan_policy"):
+        stats.rankdata(a, nan_policy="omit")
+    # scipy.stats.sem: axis=1, axis=None, axis=0 with ddof=0, and nan_policy="omit"
+    np.testing.assert_allclose(np.asarray(stats.sem(a, axis=1)),
+                               [1.019803902718557, 1.1135528725660042], rtol=1e-14)
+    np.testing.assert_allclose(float(stats.sem(a, axis=None)), 0.7118052168020874, rtol=1e-14)
+    np.testing.assert_allclose(
+        np.asarray(stats.sem(a, axis=0, ddof=0)),
+        [0.7071067811865475, 1.414213562373095, 0.7071067811865475, 0.35355339059327373,
+         2.4748737341529163], rtol=1e-14)
+    np.testing.assert_allclose(float(stats.sem([1.0, np.nan, 3.0, 4.0], nan_policy="omit")),
+                               0.8819171036881969, rtol=1e-14)
+    check_grads(lambda v: stats.sem(v, axis=1), (a,), order=2, modes=("fwd", "rev"))
