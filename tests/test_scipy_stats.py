@@ -593,3 +593,32 @@ def test_rankdata_and_sem():
     np.testing.assert_allclose(float(stats.sem([1.0, np.nan, 3.0, 4.0], nan_policy="omit")),
                                0.8819171036881969, rtol=1e-14)
     check_grads(lambda v: stats.sem(v, axis=1), (a,), order=2, modes=("fwd", "rev"))
+
+
+# ----------------------------------------------------------------- invariants (hypothesis)
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+_QUANTILE_DISTS = [
+    ("norm", ()), ("cauchy", ()), ("logistic", ()), ("expon", ()), ("gumbel_r", ()),
+    ("gumbel_l", ()), ("uniform", ()), ("pareto", (2.5,)),
+]
+
+
+@given(q=st.floats(0.02, 0.98), loc=st.floats(-3.0, 3.0), scale=st.floats(0.2, 5.0),
+       which=st.sampled_from(range(len(_QUANTILE_DISTS))))
+@settings(max_examples=25, deadline=None)
+def test_quantile_and_tail_identities(q, loc, scale, which):
+    name, shape = _QUANTILE_DISTS[which]
+    d = getattr(stats, name)
+    x = d.ppf(q, *shape, loc, scale)
+    np.testing.assert_allclose(float(d.cdf(x, *shape, loc, scale)), q, rtol=1e-10)
+    if hasattr(d, "sf"):
+        np.testing.assert_allclose(float(d.cdf(x, *shape, loc, scale))
+                                   + float(d.sf(x, *shape, loc, scale)), 1.0, rtol=1e-12)
+    if hasattr(d, "logcdf"):
+        np.testing.assert_allclose(float(d.logcdf(x, *shape, loc, scale)), math.log(q),
+                                   rtol=1e-9)
+    # the density is the derivative of the CDF
+    np.testing.assert_allclose(float(zerax.grad(d.cdf)(x, *shape, loc, scale)),
+                               float(d.pdf(x, *shape, loc, scale)), rtol=1e-9)
