@@ -622,3 +622,22 @@ def test_quantile_and_tail_identities(q, loc, scale, which):
     # the density is the derivative of the CDF
     np.testing.assert_allclose(float(zerax.grad(d.cdf)(x, *shape, loc, scale)),
                                float(d.pdf(x, *shape, loc, scale)), rtol=1e-9)
+
+
+def test_mode():
+    a = np.array([[3, 1, 3, 2, 7], [5, 5, 5, 1, 0], [2, 2, 1, 1, 0]])
+    # scipy.stats.mode (and jax.scipy.stats.mode), recorded
+    cases = [({"axis": 0}, [2, 1, 1, 1, 0], [1, 1, 1, 2, 2]),
+             ({"axis": 1}, [3, 5, 1], [2, 3, 2]),
+             ({"axis": None}, 1, 4),
+             ({"axis": 1, "keepdims": True}, [[3], [5], [1]], [[2], [3], [2]])]
+    for kw, m, c in cases:
+        got = stats.mode(a, **kw)
+        assert isinstance(got, stats.ModeResult)
+        np.testing.assert_array_equal(np.asarray(got.mode), m)
+        np.testing.assert_array_equal(np.asarray(got.count), c)
+        assert got.mode.dtype == np.int64
+    got = stats.mode(np.array([1.5, 2.5, 2.5, 1.5, 0.5]))
+    assert float(got.mode) == 1.5 and int(got.count) == 2
+    got = zerax.vmap(lambda r: stats.mode(r).mode)(a)
+    np.testing.assert_array_equal(np.asarray(got), [3, 5, 1])

@@ -11,9 +11,9 @@ from . import (  # noqa: F401
     gumbel_l, gumbel_r, laplace, logistic, multinomial, multivariate_normal, nbinom, norm,
     pareto, poisson, t, truncnorm, uniform, vonmises, wrapcauchy,
 )
-from ._core import rankdata, sem  # noqa: F401
+from ._core import ModeResult, mode, rankdata, sem  # noqa: F401
 
 __all__ = ["bernoulli", "beta", "betabinom", "binom", "cauchy", "chi2", "dirichlet", "expon",
            "gamma", "gennorm", "geom", "gumbel_l", "gumbel_r", "laplace", "logistic",
            "multinomial", "multivariate_normal", "nbinom", "norm", "pareto", "poisson", "t",
-           "truncnorm", "uniform", "vonmises", "wrapcauchy", "rankdata", "sem"]
+           "truncnorm", "uniform", "vonmises", "wrapcauchy", "mode", "rankdata", "sem"]

@@ -1,7 +1,9 @@
 """Statistics functions of ``zerax.scipy.stats`` beside the distributions (JAX's
-``rankdata`` and ``sem``)."""
+``mode``, ``rankdata`` and ``sem``)."""
 
 from __future__ import annotations
+
+from typing import NamedTuple
 
 import numpy as np
 
@@ -11,7 +13,7 @@ from zerax import errors
 
 from ._util import promote_args_inexact
 
-__all__ = ["rankdata", "sem"]
+__all__ = ["ModeResult", "mode", "rankdata", "sem"]
 
 _METHODS = ("average", "min", "max", "dense", "ordinal")
 
@@ -86,3 +88,47 @@ def sem(a, axis: int | None = 0, ddof: int = 1, nan_policy: str = "propagate", *
         return jnp.std(b, axis=axis, ddof=ddof, keepdims=keepdims) / np.sqrt(size)
     count = jnp.sum(~jnp.isnan(b), axis=axis, keepdims=keepdims)
     return jnp.nanstd(b, axis=axis, ddof=ddof, keepdims=keepdims) / jnp.sqrt(count)
+
+
+class ModeResult(NamedTuple):
+    """The most frequent value and how often it occurs (``scipy.stats.mode``'s result)."""
+
+    mode: object
+    count: object
+
+
+def _mode_1d(x):
+    v = jnp.sort(x)
+    new = jnp.concatenate([jnp.ones(1, bool), v[1:] != v[:-1]])
+    group = jnp.cumsum(new)
+    counts = (jnp.searchsorted(group, group, side="right")
+              - jnp.searchsorted(group, group, side="left"))
+    best = jnp.argmax(counts)               # the first maximum: the smallest such value
+    return v[best], counts[best]
+
+
+def mode(a, axis: int | None = 0, nan_policy: str = "propagate", keepdims: bool = False):
+    """The most common value along ``axis`` (the smallest of equally common ones) and its
+    count, as a ``ModeResult``.
+
+    >>> from zerax.scipy.stats import mode
+    >>> mode([1, 3, 3, 2, 2, 3]).mode
+    Array(3, dtype=int64)
+    """
+    _check_nan_policy("mode", nan_policy, ("propagate",))
+    x = jnp.atleast_1d(jnp.asarray(a))
+    if axis is None:
+        x = jnp.ravel(x)
+        ax = 0
+    else:
+        ax = int(axis) % x.ndim
+    shape = list(x.shape)
+    out_shape = ([1] * x.ndim if axis is None else shape[:ax] + [1] + shape[ax + 1:]) \
+        if keepdims else ([] if axis is None else shape[:ax] + shape[ax + 1:])
+    if x.shape[ax] == 0:
+        nan = jnp.full(out_shape, np.nan)
+        return ModeResult(nan, jnp.zeros(out_shape, np.float64))
+    moved = jnp.moveaxis(x, ax, -1)
+    flat = jnp.reshape(moved, (-1, moved.shape[-1]))
+    vals, counts = zerax.vmap(_mode_1d)(flat)
+    return ModeResult(jnp.reshape(vals, out_shape), jnp.reshape(counts, out_shape))
