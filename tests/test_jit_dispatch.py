@@ -123,6 +123,16 @@ def test_layouts_dtypes_and_weak_types():
     np.testing.assert_array_equal(np.asarray(f(np.arange(3), 2 ** 40)), np.arange(3) * 2 ** 40)
 
 
+def test_byte_order_is_part_of_the_signature():
+    f = zx.jit(lambda a: a * 2.0)
+    little = np.arange(4.0)
+    big = little.astype(">f8")
+    for x in (little, big, little, big):   # both orders, alternating, on the fast path
+        out = f(x)
+        np.testing.assert_array_equal(np.asarray(out), np.arange(4.0) * 2.0)
+        assert out.dtype == np.float64
+
+
 def test_returned_inputs_are_not_the_callers_buffer():
     f = zx.jit(lambda x: (x, x * 2.0))
     x = A.copy()

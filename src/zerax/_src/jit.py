@@ -417,6 +417,8 @@ def _fast_flatten(x, key: list, vals: list):
         key.append((v.shape, v.dtype.char))
         vals.append(v)
     elif t is np.ndarray:
+        if not x.dtype.isnative:       # big-endian: converted on the full path (as_input)
+            raise _Slow
         if not x.flags.c_contiguous:   # kernels are compiled for C arrays: copy once
             x = np.ascontiguousarray(x)
         key.append((x.shape, x.dtype.char, 1))
@@ -445,6 +447,8 @@ def _fast_flatten(x, key: list, vals: list):
         key.append(None)
     elif t is bool or isinstance(x, np.generic):
         v = np.asarray(x)
+        if not v.dtype.isnative:
+            raise _Slow
         key.append(((), v.dtype.char, 2))
         vals.append(v)
     else:
