@@ -49,6 +49,10 @@ def test_bfgs_matches_jax_step_for_step(case):
             int(res.njev)) == (success, status, nit, nfev, njev)
     assert float(res.fun) == pytest.approx(f, rel=1e-10)
     assert res.hess_inv.shape == (len(x0), len(x0))
+    if case == 2:   # JAX's minimize ignores tol for BFGS; options['gtol'] is the knob
+        assert int(minimize(fun, znp.asarray(x0), method="BFGS", tol=1e-14).nit) == nit
+        assert int(minimize(fun, znp.asarray(x0), method="BFGS",
+                            options={"gtol": 1e-3}).nit) < nit
 
 
 @pytest.mark.parametrize("method", ["L-BFGS", "Newton-CG", "trust-ncg"])

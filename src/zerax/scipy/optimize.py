@@ -580,7 +580,8 @@ def minimize(fun: Callable, x0: Any, args: tuple = (), *, method: str,
     ``ftol``, ``maxfun``, ``maxgrad``, ``maxls``), ``'Newton-CG'`` (``maxiter``, ``gtol``,
     ``norm``, ``cg_maxiter``, ``line_search_maxiter``) or ``'trust-ncg'`` (``maxiter``,
     ``gtol``, ``norm``, ``initial_trust_radius``, ``max_trust_radius``, ``eta``,
-    ``cg_maxiter``).  ``tol``, when given, is the default ``gtol`` (and L-BFGS' ``ftol``).
+    ``cg_maxiter``).  ``tol``, when given, is the default ``gtol`` (and L-BFGS' ``ftol``)
+    except for BFGS, which ignores it as JAX's does (pass ``options={'gtol': ...}``).
     Differentiable ``fun`` only (gradients and Hessian-vector products come from zerax's
     autodiff).
 
@@ -606,7 +607,8 @@ def minimize(fun: Callable, x0: Any, args: tuple = (), *, method: str,
     if not znp.issubdtype(x0.dtype, znp.floating):
         x0 = x0.astype(float)
     options = dict(options or {})
-    if tol is not None:
+    # jax.scipy's BFGS ignores ``tol`` (only options['gtol'] counts): so does this one
+    if tol is not None and method.lower() != "bfgs":
         options.setdefault("gtol", tol)
         if method.lower().startswith("l-bfgs"):
             options.setdefault("ftol", tol)   # as SciPy's L-BFGS-B
