@@ -741,24 +741,15 @@ MLP_STEP = workload(
     targets=[Target("jax_jit", 1.1, "<= 1.1x jax.jit", ISSUE_JIT)],
     rounds=7,
     miss_note="zerax splits this program around its 8 matrix products: a Python function "
-              "calls `np.matmul` (NumPy's OpenBLAS, as *NumPy by hand* does) between a few "
-              "small njit kernels (pieces below, each timed inside the real program). The "
-              "BLAS calls are nearly all of the time, so zerax runs at NumPy by hand's "
-              "speed (that ratio), and both depend on how OpenBLAS's two threads behave on "
-              "this 2-vCPU machine: the pieces repeat the measurement with OpenBLAS "
-              "limited to one thread (an experiment; the samples use the default). That "
-              "behaviour varies from run to run: while this suite was being written, "
-              "other runs measured this step at about 11-15 ms with the default threads "
-              "(a smoke run: zerax 10.8 ms, jax.jit 12.9 ms; the compile-time workload's "
-              "breakdown below reports a steady-state call of this program in a fresh "
-              "process), within the target, whereas in a run where OpenBLAS's threads are "
-              "slow, zerax and NumPy by hand slow down together and XLA, which runs its "
-              "own matmuls on its own thread pool, does not. What would close it: stop "
-              "depending on OpenBLAS's thread pool for products of this size: run them on "
-              "one thread below a size threshold (XLA's runtime decides per operation), or "
-              "call the BLAS kernels from the generated code with a per-call thread "
-              "count; and a dispatch fast path for pytree arguments (the Python function "
-              "calls per call below, against jax.jit's), a small cost here.",
+              "calls `np.matmul` (NumPy's OpenBLAS) between a few small njit kernels "
+              "(pieces below, each timed inside the real program). Since issue 19 BLAS runs "
+              "on one thread inside compiled programs (backends/numba/threads.py: one pool, "
+              "one `num_threads` setting), so the step no longer collapses when OpenBLAS's "
+              "threads and other processes compete for the cores (14x jax.jit quiet, 29x "
+              "loaded before); the pieces also show the step with OpenBLAS limited to one "
+              "thread by hand (now the same) and NumPy by hand with its default threads. "
+              "What is left is the products themselves on one thread, against XLA's own "
+              "thread pool.",
 )
 
 
