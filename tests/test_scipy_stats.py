@@ -641,3 +641,57 @@ def test_mode():
     assert float(got.mode) == 1.5 and int(got.count) == 2
     got = zerax.vmap(lambda r: stats.mode(r).mode)(a)
     np.testing.assert_array_equal(np.asarray(got), [3, 5, 1])
+
+
+# recorded with scipy 1.17.1 (scipy.stats.gaussian_kde on the data below)
+KDE_DATA2 = [[0.001, 0.299, -0.274, -0.891, -0.455, -0.992, 0.06, 1.34, -0.492, -0.62, 0.49, 0.357,
+  0.105, -0.93, -0.029],
+ [0.695, -1.344, -0.458, -1.901, -1.29, -1.842, -0.235, -1.267, 0.271, 0.157, -0.187,
+  -2.517, -0.539, -0.049, 0.113]]
+KDE_W = [1.245, 0.871, 0.518, 0.789, 1.538, 0.801, 1.054, 0.506, 1.745, 0.732, 0.901, 1.82,
+ 1.265, 1.771, 1.46]
+KDE_PTS2 = [[1.359, -1.547, 0.859, 0.119], [-0.641, 2.0, 0.762, -1.199]]
+KDE_DATA1 = [0.075, 0.577, -0.189, 0.683, -0.067, 0.667, 1.439, -0.676, 0.203, -0.463, 0.127,
+ -1.187]
+KDE_PTS1 = [-1.0, 0.0, 0.4, 2.5]
+KDE2_EVAL = [0.014826926181375606, 0.0004430606909685586, 0.010445435048539252, 0.12471020143887666]
+KDE2_LOGPDF = [-4.211310414620838, -7.721803797373745, -4.5615902334729554, -2.0817626217923726]
+KDE2_COV = [[0.13212453352318532, -0.040910157455586585],
+ [-0.040910157455586585, 0.4339986800850065]]
+KDE1_EVAL = [0.19411528590077076, 0.5016000986136958, 0.4719820253801881, 0.004666416534298373]
+KDE1B_EVAL = [0.16069654155320687, 0.6561533296828637, 0.47941844009698303, 4.4390314424446935e-07]
+KDE1_BOX = 0.6410344141936664
+KDE2_GAUSS = 0.09378698975403728
+KDE1_KDE = 0.37477419956838803
+
+
+def test_gaussian_kde():
+    k2 = stats.gaussian_kde(np.array(KDE_DATA2), weights=np.array(KDE_W))
+    np.testing.assert_allclose(np.asarray(k2.covariance), KDE2_COV, rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(k2.evaluate(np.array(KDE_PTS2))), KDE2_EVAL,
+                               rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(k2.logpdf(np.array(KDE_PTS2))), KDE2_LOGPDF,
+                               rtol=1e-12)
+    np.testing.assert_allclose(
+        float(k2.integrate_gaussian(np.array([0.1, -0.2]),
+                                    np.array([[1.0, 0.2], [0.2, 0.5]]))), KDE2_GAUSS,
+        rtol=1e-12)
+    k1 = stats.gaussian_kde(np.array(KDE_DATA1), bw_method="silverman")
+    k1b = stats.gaussian_kde(np.array(KDE_DATA1), bw_method=0.3)
+    np.testing.assert_allclose(np.asarray(k1(np.array(KDE_PTS1))), KDE1_EVAL, rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(k1b.pdf(np.array(KDE_PTS1))), KDE1B_EVAL, rtol=1e-12)
+    np.testing.assert_allclose(float(k1.integrate_box_1d(-0.5, 1.0)), KDE1_BOX, rtol=1e-12)
+    np.testing.assert_allclose(float(k1.integrate_kde(k1b)), KDE1_KDE, rtol=1e-12)
+    # a pytree: through jit, and differentiable in the data and the points
+    f = zerax.jit(lambda kde, x: kde.logpdf(x))
+    np.testing.assert_allclose(np.asarray(f(k1, np.array(KDE_PTS1))),
+                               np.log(KDE1_EVAL), rtol=1e-12)
+    check_grads(lambda d, x: stats.gaussian_kde(d, bw_method=0.5).logpdf(x),
+                (np.array(KDE_DATA1), np.array(KDE_PTS1)), order=2, modes=("fwd", "rev"))
+    draws = k1.resample(zerax.random.key(0), (500,))
+    assert draws.shape == (1, 500)
+    assert abs(float(znp.mean(draws)) - float(np.mean(KDE_DATA1))) < 0.2
+    with pytest.raises(errors.ShapeError, match="weights"):
+        stats.gaussian_kde(np.array(KDE_DATA1), weights=np.ones(3))
+    with pytest.raises(errors.ZeraxValueError, match="bw_method"):
+        stats.gaussian_kde(np.array(KDE_DATA1), bw_method="bogus")

@@ -12,8 +12,9 @@ from . import (  # noqa: F401
     pareto, poisson, t, truncnorm, uniform, vonmises, wrapcauchy,
 )
 from ._core import ModeResult, mode, rankdata, sem  # noqa: F401
+from ._kde import gaussian_kde  # noqa: F401
 
 __all__ = ["bernoulli", "beta", "betabinom", "binom", "cauchy", "chi2", "dirichlet", "expon",
            "gamma", "gennorm", "geom", "gumbel_l", "gumbel_r", "laplace", "logistic",
            "multinomial", "multivariate_normal", "nbinom", "norm", "pareto", "poisson", "t",
-           "truncnorm", "uniform", "vonmises", "wrapcauchy", "mode", "rankdata", "sem"]
+           "truncnorm", "uniform", "vonmises", "wrapcauchy", "mode", "rankdata", "sem", "gaussian_kde"]
