@@ -2,7 +2,8 @@
 
 Each distribution is a module of functions (``norm.logpdf(x, loc, scale)``, ...) with
 JAX's names and signatures, composed from ``zerax.numpy`` and ``zerax.scipy.special``,
-so every function differentiates, vectorises and compiles.  Arguments are promoted to
+so every function differentiates, vectorises and compiles; beside them ``gaussian_kde``,
+``mode``, ``rankdata`` and ``sem``.  Arguments are promoted to
 one floating dtype (float64 for integers) and broadcast.
 """
 
@@ -17,4 +18,5 @@ from ._kde import gaussian_kde  # noqa: F401
 __all__ = ["bernoulli", "beta", "betabinom", "binom", "cauchy", "chi2", "dirichlet", "expon",
            "gamma", "gennorm", "geom", "gumbel_l", "gumbel_r", "laplace", "logistic",
            "multinomial", "multivariate_normal", "nbinom", "norm", "pareto", "poisson", "t",
-           "truncnorm", "uniform", "vonmises", "wrapcauchy", "mode", "rankdata", "sem", "gaussian_kde"]
+           "truncnorm", "uniform", "vonmises", "wrapcauchy", "gaussian_kde", "mode", "rankdata",
+           "sem", "ModeResult"]
