@@ -12,6 +12,8 @@ compiled on first use and cached on disk by Numba.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..array import Array
@@ -37,7 +39,7 @@ def concrete_words(data):
     if isinstance(data, Tracer):
         return None
     v = data._value if type(data) is Array else np.asarray(data)
-    return np.uint32(v[0]), np.uint32(v[1])
+    return v[0], v[1]   # NumPy uint32 scalars (the key was checked to be uint32[2])
 
 
 def concrete_scalar(x, dtype):
@@ -50,8 +52,16 @@ def concrete_scalar(x, dtype):
     return dtype.type(v)
 
 
+_LO = {np.dtype(np.float32): np.nextafter(np.float32(-1.0), np.float32(0.0)),
+       np.dtype(np.float64): np.nextafter(-1.0, 0.0)}   # normal's lower bound, as JAX's
+
+
+def _out(x, shape):
+    return Array._wrap(x if len(shape) == 1 else x.reshape(shape))
+
+
 def split(words, shape):
-    n = int(np.prod(shape, dtype=np.int64))
+    n = math.prod(shape)
     out = _kernels()["pairs"](words[0], words[1], n)
     return Array._wrap(out.reshape(tuple(shape) + (2,)))
 
@@ -62,13 +72,10 @@ def fold_in(words, data):
 
 
 def uniform(words, shape, dtype, lo, hi):
-    n = int(np.prod(shape, dtype=np.int64))
     k = _kernels()["uniform64" if dtype == np.float64 else "uniform32"]
-    return Array._wrap(k(words[0], words[1], n, lo, hi).reshape(shape))
+    return _out(k(words[0], words[1], math.prod(shape), lo, hi), shape)
 
 
 def normal(words, shape, dtype):
-    n = int(np.prod(shape, dtype=np.int64))
     k = _kernels()["normal64" if dtype == np.float64 else "normal32"]
-    lo = np.nextafter(dtype.type(-1.0), dtype.type(0.0))
-    return Array._wrap(k(words[0], words[1], n, lo).reshape(shape))
+    return _out(k(words[0], words[1], math.prod(shape), _LO[dtype]), shape)

@@ -401,6 +401,8 @@ def clone(key):
 
 
 def canonical_shape(shape, name):
+    if type(shape) is tuple and all(type(d) is int and d >= 0 for d in shape):
+        return shape   # the common case, quickly
     if isinstance(shape, Sequence):
         dims = tuple(shape)
     else:
