@@ -118,6 +118,18 @@ def test_values_match_jax(name):
         np.testing.assert_allclose(got, expected, rtol=rtol, atol=1e-300)
 
 
+def test_gumbel_highest_float32_matches_jax():
+    # recorded from jax.random.gumbel(K, (4,), jnp.float32, mode="highest"): 64 random
+    # bits per sample through JAX's clz-based float construction, then float32 logs
+    got = np.asarray(R.gumbel(K, (4,), np.float32, mode="highest"))
+    expected = np.array([0.3992578089237213, -0.129975825548172, 0.04309510067105293,
+                         0.19444338977336884], np.float32)
+    np.testing.assert_allclose(got, expected, rtol=2e-6, atol=2e-7)
+    # float64 "highest" is "high", as in JAX
+    np.testing.assert_array_equal(np.asarray(R.gumbel(K, (3,), mode="highest")),
+                                  np.asarray(R.gumbel(K, (3,), mode="high")))
+
+
 def test_gamma_gradients_match_jax():
     # recorded from jax.grad of the same functions
     g = zx.grad(lambda a: R.gamma(K, a, (4,)).sum())(2.5)

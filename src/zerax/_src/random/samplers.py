@@ -438,7 +438,7 @@ def _unit(name, key, shape, dtype):
 
 def gumbel(key, shape=(), dtype=None, mode=None):
     """Standard Gumbel samples, as JAX's ``jax.random.gumbel`` (``mode`` "low" by
-    default, or "high" for a higher dynamic range near 1).
+    default; "high" and "highest" for a higher dynamic range in the tails).
 
     >>> import zerax.random as zr
     >>> zr.gumbel(zr.PRNGKey(0), (2,)).shape
@@ -446,12 +446,13 @@ def gumbel(key, shape=(), dtype=None, mode=None):
     """
     data, shape, dtype = _unit("gumbel", key, shape, dtype)
     mode = "low" if mode is None else mode
-    if mode not in ("high", "low"):
+    if mode not in ("highest", "high", "low"):
         raise errors.ZeraxValueError(
-            f"gumbel: mode must be 'low' or 'high', got {mode!r} ('highest' is not "
-            "implemented in zerax).")
+            f"gumbel: mode must be 'low', 'high' or 'highest', got {mode!r}.")
+    if mode == "highest" and dtype == np.float32:
+        return _gumbel_highest32(data, shape)
     info = np.finfo(dtype)
-    if mode == "high":
+    if mode in ("high", "highest"):
         u = _uniform(data, (2,) + shape, dtype, np.array(0.0, dtype), np.array(1.0, dtype))
         high, low = u[0], u[1]
         x = jnp.where(jnp.greater_equal(high, np.array(0.5, dtype)), high,
@@ -460,6 +461,50 @@ def gumbel(key, shape=(), dtype=None, mode=None):
         return jnp.negative(jnp.log(jnp.negative(jnp.log1p(jnp.negative(x)))))
     u = _uniform(data, shape, dtype, np.array(info.tiny, dtype), np.array(1.0, dtype))
     return jnp.negative(jnp.log(jnp.negative(jnp.log(u))))
+
+
+def _shl(x, n):
+    """x << n with XLA's semantics: 0 for shifts of the bit width or more."""
+    u = np.dtype(x.dtype)
+    big = ew.ge(n, np.array(32, u))
+    return ew.select_n(big, ew.shift_left(x, ew.select_n(big, n, np.zeros((), u))),
+                       jnp.zeros_like(x))
+
+
+def _safe_int_to_float(hi, lo):
+    """JAX's ``_safe_int_to_float``: a 64-bit fixed-point fraction (hi, lo words) to the
+    nearest-below float32, keeping the precision of its leading bits."""
+    u32 = np.dtype(np.uint32)
+    finfo = np.finfo(np.float32)
+    c = lambda v: np.array(v, u32)   # noqa: E731
+    hiclz, loclz = lax.clz(hi), lax.clz(lo)
+    hi_is_zero = ew.eq(hiclz, c(32))
+    mantissa = ew.bitwise_or(
+        _shl(hi, hiclz),
+        ew.select_n(hi_is_zero, lax.shift_right_logical(lo, ew.sub(c(finfo.bits), hiclz)),
+                    _shl(lo, loclz)))
+    mantissa = lax.shift_right_logical(mantissa, c(finfo.bits - finfo.nmant - 1))
+    mantissa = ew.bitwise_and(mantissa, c((1 << finfo.nmant) - 1))
+    lead = ew.select_n(hi_is_zero, hiclz, ew.add(c(32), loclz))
+    exp = _shl(ew.sub(c(-finfo.minexp), lead), c(finfo.nmant))
+    exp = ew.bitwise_and(exp, c((1 << (finfo.bits - 2)) - (1 << (finfo.nmant - 1))))
+    return bitcast_convert_type(ew.bitwise_or(exp, mantissa), np.float32)
+
+
+def _gumbel_highest32(data, shape):
+    """JAX's float32 ``mode="highest"`` Gumbel: 64 random bits per sample."""
+    u32 = np.dtype(np.uint32)
+    bits = K.random_bits(data, 32, (2,) + shape)
+    b0, b1 = bits[0], bits[1]
+    neg = ew.bitwise_not(bits)
+    n0, n1 = neg[0], neg[1]
+    carry = cast(ew.eq(n1, np.array(0xFFFFFFFF, u32)), u32)
+    n0 = ew.add(n0, carry)
+    n1 = ew.add(n1, np.array(1, u32))
+    flip = ew.lt(b0, np.array(1 << 31, u32))
+    x = _safe_int_to_float(ew.select_n(flip, n0, b0), ew.select_n(flip, n1, b1))
+    return jnp.where(flip, jnp.negative(jnp.log(jnp.negative(jnp.log1p(jnp.negative(x))))),
+                     jnp.negative(jnp.log(jnp.negative(jnp.log(x)))))
 
 
 def categorical(key, logits, axis=-1, shape=None, replace=True, mode=None):
