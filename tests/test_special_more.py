@@ -480,3 +480,33 @@ def test_scipy_softmax_defaults_and_logsumexp_where():
     g = zerax.grad(lambda v: zsp.logsumexp(v, where=v > 1))(x)
     w = np.where(x > 1, np.exp(x), 0.0)
     _close(g, w / w.sum(), rtol=1e-14)
+
+
+# recorded with scipy 1.17.1: scipy.special.jv(k, JN_Z) for k = 0..4
+JN_Z = [-7.5, -0.3, 0.0, 0.0002, 0.9, 4.0, 12.0]
+JN = [[0.26633965788037844, 0.9776262465382961, 1.0, 0.99999999, 0.8075237981225449,
+  -0.39714980986384746, 0.04768931079683349],
+ [-0.13524842757970548, -0.148318816273104, 0.0, 9.999999950000009e-05,
+  0.4059495460788057, -0.06604332802354924, -0.22344710449062757],
+ [-0.23027341052579028, 0.011165861949063964, 0.0, 4.9999999833333505e-09,
+  0.09458630427480116, 0.3641281458520728, -0.08493049487860475],
+ [0.2580609131934603, -0.0005593430477488464, 0.0, 1.6666666625000024e-13,
+  0.014434028475866183, 0.43017147387562193, 0.19513693953109265],
+ [0.023824679971022042, 2.099900591295838e-05, 0.0, 4.166666658333335e-18,
+  0.0016405522309733364, 0.28112906496136003, 0.18249896464415108]]
+
+
+def test_bessel_jn():
+    got = zsp.bessel_jn(np.array(JN_Z), v=4)
+    assert got.shape == (5, len(JN_Z))
+    _close(got, JN, rtol=1e-10, atol=1e-15)
+    # the recurrence agrees with the j0/j1 kernels
+    _close(got[0], zsp.j0(JN_Z), rtol=1e-10, atol=1e-15)
+    _close(got[1], zsp.j1(JN_Z), rtol=1e-10, atol=1e-15)
+    check_grads(lambda z: zsp.bessel_jn(z, v=2), (np.array([0.7, 3.1]),), order=2,
+                modes=("fwd", "rev"))
+    # J_0' = -J_1
+    _close(zerax.grad(lambda z: zsp.bessel_jn(z, v=1)[0])(2.0), -float(zsp.j1(2.0)),
+           rtol=1e-10)
+    with pytest.raises(errors.ZeraxValueError, match="v <= n_iter"):
+        zsp.bessel_jn(1.0, v=60)
