@@ -183,11 +183,10 @@ class GroupNorm(Module):
 
 def _pmean(x, axis_name):
     pmean = getattr(lax, "pmean", None)
-    if pmean is None:
+    if pmean is None:  # a zerax without collectives over named vmap axes
         raise errors.NotSupportedError(
             "BatchNorm in training mode averages over the vmap axis named by axis_name, "
-            "which needs zerax.lax.pmean (not available in this zerax build); use "
-            "inference mode, or LayerNorm/GroupNorm")
+            "which needs zerax.lax.pmean; use inference mode, or LayerNorm/GroupNorm")
     return pmean(x, axis_name)
 
 
@@ -201,11 +200,15 @@ class BatchNorm(StatefulLayer):
     seeded by the first batch. ``inference=True`` uses the running statistics.
 
     >>> import zerax.nn as nn
-    >>> bn, state = nn.make_with_state(nn.BatchNorm)(2, "batch", mode="batch",
-    ...                                              inference=True)
-    >>> y, state = bn(znp.array([1.0, 2.0], np.float32), state)
+    >>> bn, state = nn.make_with_state(nn.BatchNorm)(2, "batch", mode="batch")
+    >>> x = znp.array([[1.0, 2.0], [3.0, 6.0]], np.float32)
+    >>> y, state = zx.vmap(bn, axis_name="batch", in_axes=(0, None), out_axes=(0, None))(
+    ...     x, state)
     >>> y.round(4)
-    Array([1., 2.], dtype=float32)
+    Array([[-1., -1.],
+           [ 1.,  1.]], dtype=float32)
+    >>> int(state.get(bn.batch_counter))
+    1
     """
 
     weight: Any
