@@ -1,4 +1,4 @@
-"""`zerax.scipy.signal`: SciPy's (and JAX's) convolutions on zerax values.
+"""`zerax.scipy.signal`: SciPy's (and JAX's) convolutions and ``detrend`` on zerax values.
 
 ``convolve``/``correlate`` (any number of dimensions) and ``convolve2d``/``correlate2d``
 compute directly with ``lax.conv_general_dilated`` (exact for integers, as SciPy's direct
@@ -18,7 +18,7 @@ import numpy as np
 import zerax.numpy as jnp
 from zerax import errors, lax
 
-__all__ = ["convolve", "convolve2d", "correlate", "correlate2d", "fftconvolve"]
+__all__ = ["convolve", "convolve2d", "correlate", "correlate2d", "detrend", "fftconvolve"]
 
 _MODES = ("full", "same", "valid")
 
@@ -204,3 +204,42 @@ def fftconvolve(in1, in2, mode: str = "full", axes=None):
             start = in2.shape[i] - 1
             index.append(slice(start, start + in1.shape[i] - in2.shape[i] + 1))
     return conv[tuple(index)]
+
+
+def detrend(data, axis: int = -1, type: str = "linear", bp=0,  # noqa: A002 - SciPy's name
+            overwrite_data=None):
+    """``data`` less its least-squares line along ``axis`` (piecewise between the
+    breakpoints ``bp``), or less its mean (``type="constant"``), as ``scipy.signal``.
+
+    >>> from zerax.scipy import signal
+    >>> signal.detrend([1.0, 2.0, 4.0]).round(6)
+    Array([ 0.166667, -0.333333,  0.166667], dtype=float64)
+    """
+    if type not in ("linear", "l", "constant", "c"):
+        raise errors.ZeraxValueError("zerax.scipy.signal.detrend: type must be 'linear' or "
+                                     f"'constant', got {type!r}")
+    x = jnp.asarray(data)
+    if x.dtype.kind not in "fc":
+        x = x.astype(np.float64)
+    if type in ("constant", "c"):
+        return x - jnp.mean(x, axis=axis, keepdims=True)
+    moved = jnp.moveaxis(x, axis, -1)
+    n = moved.shape[-1]
+    cuts = sorted({0, n, *(int(b) for b in np.atleast_1d(np.asarray(bp)))})
+    if cuts[0] < 0 or cuts[-1] > n:
+        raise errors.ZeraxValueError(f"zerax.scipy.signal.detrend: breakpoints must lie in "
+                                     f"[0, {n}], got {bp!r}")
+    pieces = []
+    for lo, hi in zip(cuts[:-1], cuts[1:]):
+        seg = moved[..., lo:hi]
+        t = np.arange(hi - lo, dtype=np.float64)
+        t = t - t.mean()
+        denom = float(np.sum(t * t))
+        mean = jnp.mean(seg, axis=-1, keepdims=True)
+        if denom == 0.0:                         # one point: its line is itself
+            pieces.append(seg - mean)
+            continue
+        slope = jnp.sum((seg - mean) * t, axis=-1, keepdims=True) / denom
+        pieces.append(seg - mean - slope * t)
+    out = jnp.concatenate(pieces, axis=-1) if len(pieces) > 1 else pieces[0]
+    return jnp.moveaxis(out, -1, axis)
