@@ -222,3 +222,37 @@ def threefry_random_bits(key, bit_width, shape):
     if bit_width in (8, 16):
         out = ew.convert_element_type(out, np.dtype(f"u{bit_width // 8}"))
     return out
+
+
+def _threefry_batch(args, dims, *, out):
+    """vmap: the batch axis goes last.  A sampler's own shape is often small (a few
+    numbers per key) and the batch large; with the batch axis innermost, the compiled
+    loop nest over the hash and the float arithmetic after it runs along the long axis,
+    where it vectorises (vmap moves the axis to the front of the final result)."""
+    size = next(a.shape[d] for a, d in zip(args, dims) if d is not None)
+    rest = ()
+    for a, d in zip(args, dims):
+        s = tuple(a.shape)
+        if d is not None:
+            s = s[:d] + s[d + 1:]
+        if s:
+            rest = s
+    full = rest + (size,)
+    last = len(rest)
+    moved = []
+    for a, d in zip(args, dims):
+        if d is None:
+            if a.shape:
+                a = sh.broadcast_in_dim(a, full, tuple(range(last)))
+            moved.append(a)          # a 0-d operand broadcasts inside the hash
+            continue
+        if d != len(a.shape) - 1:
+            perm = tuple(i for i in range(len(a.shape)) if i != d) + (d,)
+            a = sh.transpose(a, perm)
+        if tuple(a.shape) != full:   # a batched 0-d operand (a key word)
+            a = sh.broadcast_in_dim(a, full, (last,))
+        moved.append(a)
+    return threefry2x32(*moved, out=out), last
+
+
+threefry2x32_p.batch = _threefry_batch
