@@ -95,3 +95,16 @@ def test_errors():
         zx.vmap(lambda v: lax.pmean(v, "j"), axis_name="i")(np.ones(2))
     with pytest.raises(errors.NotSupportedError, match="not differentiable"):
         zx.vmap(zx.grad(lambda v: lax.pmax(v, "i")), axis_name="i")(np.ones(3))
+
+
+def test_a_jitted_function_batched_under_two_axis_names():
+    f = zx.jit(lambda v: v - lax.pmean(v, "i") - lax.pmean(v, "j"))
+    x = np.arange(6.0).reshape(3, 2)
+    # the same jitted program batched along an axis named "i", then one named "j"
+    inner_i = zx.vmap(f, axis_name="i")
+    inner_j = zx.vmap(f, axis_name="j")
+    out_i = zx.vmap(inner_i, axis_name="j", in_axes=1, out_axes=1)(x)
+    out_j = zx.vmap(inner_j, axis_name="i", in_axes=1, out_axes=1)(x)
+    ref = x - x.mean(0) - x.mean(1, keepdims=True)
+    np.testing.assert_allclose(out_i, ref)
+    np.testing.assert_allclose(out_j, ref)

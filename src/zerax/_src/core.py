@@ -289,6 +289,12 @@ def bind(prim: Primitive, *args, **params):
     return top.process_primitive(prim, args, params)
 
 
+def named_axis_env() -> tuple:
+    """The (name, size) of every live named vmap axis, outermost first."""
+    return tuple((t.axis_name, t.axis_size) for t in _trace_stack
+                 if getattr(t, "axis_name", None) is not None)
+
+
 def named_axis_traces(names) -> list:
     """The innermost live trace naming each axis in ``names`` (a vmap's ``axis_name``);
     an axis no live trace names is the user's error."""

@@ -20,7 +20,7 @@ from . import tree
 from .ad import Zero, is_undefined, jvp as ad_jvp, vjp as ad_vjp
 from .api_util import as_input
 from .array import Array
-from .core import Primitive, Tracer, bind, get_aval
+from .core import Primitive, Tracer, bind, get_aval, named_axis_env
 from .ir import Var, convert_constvars, eval_jaxpr
 from .tracing import fun_name, trace_to_jaxpr
 
@@ -311,8 +311,9 @@ def _jit_transpose(cts, *args, jaxpr, name):
 
 
 def _jit_batch(args, dims, *, jaxpr, name):
-    from .batching import vmap
-    key = ("vmap", id(jaxpr), tuple(dims))
+    from .batching import _rule_axis_name, vmap
+    # the batched program resolves collectives of the named axis being batched, if any
+    key = ("vmap", id(jaxpr), tuple(dims), _rule_axis_name[0])
 
     def make():
         avals = [get_aval(a) for a in args]
@@ -515,10 +516,12 @@ class JitFunction:
 
     def _entry(self, args, kwargs):
         key, leaves, in_tree, dyn_pos, st_kw = self._specialise(args, kwargs)
+        # collectives read the named vmap axes live while tracing (their sizes)
+        key = (key, named_axis_env())
         entry = self._cache.get(key)
         if entry is None:
             jaxpr, consts, out_tree = self._trace(args, kwargs, leaves, in_tree, dyn_pos, st_kw,
-                                                  key[-1])
+                                                  key[0][-1])
             entry = (jaxpr, consts, out_tree)
             if not any(isinstance(c, Tracer) for c in consts):
                 with self._lock:
@@ -584,7 +587,7 @@ class JitFunction:
             n_consts = len(vals)
             vals += [_contiguous(x._value if type(x) is Array else np.asarray(x)) for x in leaves]
             outs = [Array._wrap(o) for o in exe.run(*vals)]
-            if sig is not None:
+            if sig is not None and not named_axis_env():
                 self._remember(sig, args, kwargs, exe, vals, n_consts, out_tree)
         return tree.tree_unflatten(out_tree, outs)
 

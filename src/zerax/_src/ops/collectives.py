@@ -33,7 +33,6 @@ def _names(axis_name) -> tuple:
 def _collective(name: str) -> Primitive:
     prim = Primitive(name)
     prim.named_axes = True
-    prim.on_host = lambda eqn: True  # only reached when the operand is unmapped
     return prim
 
 
@@ -84,11 +83,23 @@ def _reduce_batch(prim):
     return rule
 
 
+def _reduce_scalar(prim):
+    """Compiled code meets a collective only when its operand does not vary over the axis
+    (a jitted function called inside the vmap with unmapped arguments): every member
+    holds the operand, so psum multiplies by the members and pmax/pmin keep it."""
+    def rule(args, in_dtypes, out_dtype, ctx, *, axis_name, axis_size):
+        if prim is psum_p:
+            return f"{args[0]} * np.{np.dtype(out_dtype).name}({int(np.prod(axis_size))})"
+        return args[0]
+    return rule
+
+
 for _p in (psum_p, pmax_p, pmin_p):
     _p.impl = _reduce_impl(_p)
     _p.abstract_eval = _same_aval
     _p.batch = _reduce_batch(_p)
     _p.vjp = None
+    _p.numba_scalar = _reduce_scalar(_p)
 
 
 def _psum_jvp(primals, tangents, **params):
@@ -185,6 +196,10 @@ def _all_gather_transpose(ct, x, *, axis_name, axis_size, axis, tiled):
 
 
 all_gather_p.impl = _all_gather_impl
+all_gather_p.on_host = lambda eqn: True  # compiled only with an unmapped operand: rare
+all_gather_p.unsupported["lower_numba"] = (
+    "all_gather of a value that does not vary over its axis runs on the host between "
+    "compiled kernels, not inside compiled loop or branch bodies")
 all_gather_p.abstract_eval = _all_gather_aval
 all_gather_p.batch = _all_gather_batch
 all_gather_p.jvp = _all_gather_jvp
