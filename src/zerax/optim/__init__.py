@@ -62,6 +62,7 @@ from ._wrappers import (  # noqa: F401
     PartitionState, apply_if_finite, conditionally_mask, conditionally_transform, lookahead,
     masked, multi_transform, partition, skip_large_updates, skip_not_finite,
 )
+from ._wrappers import flatten, freeze, scale_gradient, selective_transform  # noqa: F401
 from .schedules import (  # noqa: F401
     InjectHyperparamsState, InjectStatefulHyperparamsState, WrappedSchedule,
     constant_schedule, cosine_decay_schedule, cosine_onecycle_schedule, exponential_decay,

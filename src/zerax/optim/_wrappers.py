@@ -460,3 +460,92 @@ def lookahead(fast_optimizer: GradientTransformation, sync_period: int,
             fast_state, steps)
     return GradientTransformation(init_fn, update_fn)
 
+
+
+# ----------------------------------------------------------------------------- freezing
+
+def freeze(mask: Any) -> GradientTransformationExtraArgs:
+    """Zero the updates of the leaves where ``mask`` is True (optax's ``freeze``).
+
+    >>> import zerax.optim as optim
+    >>> tx = optim.chain(optim.freeze({"a": True, "b": False}), optim.sgd(1.0))
+    >>> tx.update({"a": 1.0, "b": 1.0}, tx.init({"a": 0.0, "b": 0.0}))[0]["b"]
+    -1.0
+    """
+    from ._base import set_to_zero
+    return masked(set_to_zero(), mask)
+
+
+def selective_transform(optimizer: GradientTransformation, *,
+                        freeze_mask: Any) -> GradientTransformationExtraArgs:
+    """Apply ``optimizer`` to the leaves where ``freeze_mask`` is False and zero the others.
+
+    >>> import zerax.optim as optim
+    >>> tx = selective_transform(optim.sgd(1.0), freeze_mask={"a": True, "b": False})
+    >>> float(tx.update({"a": 1.0, "b": 1.0}, tx.init({"a": 0.0, "b": 0.0}))[0]["a"])
+    0.0
+    """
+    from ._base import set_to_zero
+
+    def label_fn(params):
+        del params
+        return tree_util.tree_map(lambda m: "freeze" if m else "train", freeze_mask)
+    return partition({"train": optimizer, "freeze": set_to_zero()}, param_labels=label_fn)
+
+
+def flatten(inner: GradientTransformation) -> GradientTransformationExtraArgs:
+    """Run ``inner`` on the updates (and params) raveled into one vector (fewer, larger
+    operations for trees of many small leaves).
+
+    >>> import zerax.optim as optim
+    >>> tx = flatten(optim.adam(0.1))
+    >>> u, s = tx.update({"a": znp.ones(2), "b": znp.ones(3)}, tx.init({"a": znp.zeros(2),
+    ...                                                                 "b": znp.zeros(3)}))
+    >>> s[0].mu.shape, u["b"].shape
+    ((5,), (3,))
+    """
+    inner = with_extra_args_support(inner)
+
+    def ravel(tree):
+        return znp.concatenate([znp.reshape(leaf, (-1,)) for leaf in tree_util.tree_leaves(tree)])
+
+    def unravel(like, flat):
+        leaves, treedef = tree_util.tree_flatten(like)
+        out, start = [], 0
+        for leaf in leaves:
+            size = int(znp.size(leaf))
+            out.append(znp.reshape(flat[start:start + size], znp.shape(leaf)))
+            start += size
+        return tree_util.tree_unflatten(treedef, out)
+
+    def init_fn(params):
+        return inner.init(ravel(params))
+
+    def update_fn(updates, state, params=None, **extra_args):
+        flat_params = None if params is None else ravel(params)
+        flat, state = inner.update(ravel(updates), state, flat_params, **extra_args)
+        return unravel(updates, flat), state
+    return GradientTransformationExtraArgs(init_fn, update_fn)
+
+
+def scale_gradient(inputs: Any, scale: Any) -> Any:
+    """``inputs`` unchanged on the forward pass, its gradient multiplied by ``scale`` on
+    the backward pass (optax's ``scale_gradient``).
+
+    >>> import zerax as zx
+    >>> float(zx.grad(lambda x: scale_gradient(x, 0.5) ** 2)(3.0))
+    3.0
+    """
+    if isinstance(scale, (int, float)) and scale == 1.0:
+        return inputs
+    if isinstance(scale, (int, float)) and scale == 0.0:
+        return tree_util.tree_map(lax.stop_gradient, inputs)
+
+    @zerax.custom_jvp
+    def identity(x):          # exactly x forward; scale * tangent in every derivative
+        return x
+
+    @identity.defjvp
+    def _(primals, tangents):
+        return primals[0], scale * tangents[0]
+    return tree_util.tree_map(identity, inputs)
