@@ -35,3 +35,20 @@ def test_arctan_special_values():
     assert np.signbit(y[1]) and not np.signbit(y[0])
     assert np.isnan(y[4])
     np.testing.assert_array_equal(y[5:], x[5:])
+
+
+def test_compiled_arctan_uses_it_and_matches_numpy():
+    import zerax as zx
+    import zerax.numpy as znp
+    f = zx.jit(lambda x: znp.arctan(x) * 2.0)
+    assert "_vm_arctan" in f.lower(np.ones(4)).as_text()
+    x = np.concatenate([np.random.default_rng(1).normal(size=4000) * 10.0 ** np.arange(
+        -8, 8, 0.004), [0.0, -0.0, np.inf, -np.inf, np.nan]])
+    for dt in (np.float64, np.float32):
+        xs = x.astype(dt)
+        y, ref = np.asarray(f(xs)), np.arctan(xs) * dt(2.0)
+        assert y.dtype == dt
+        both_nan = np.isnan(y) & np.isnan(ref)
+        ulp = np.abs(y - ref)[~both_nan] / np.spacing(np.abs(ref[~both_nan]))
+        assert ulp.max() <= 2.0
+        assert np.signbit(y[-4]) and not np.signbit(y[-5])

@@ -904,5 +904,6 @@ for _p in (floor_divide_p, rem_p, shift_left_p, shift_right_p, integer_pow_p, po
 # stops LLVM from vectorising a fused loop, and sin/cos, whose libm calls are slow in
 # loop-carried chains (see backends/numba/vecmath.py).
 for _p, _name in ((exp_p, "exp"), (expm1_p, "expm1"), (log_p, "log"),
-                  (log1p_p, "log1p"), (tanh_p, "tanh"), (sin_p, "sin"), (cos_p, "cos")):
+                  (log1p_p, "log1p"), (tanh_p, "tanh"), (sin_p, "sin"), (cos_p, "cos"),
+                  (atan_p, "arctan")):
     _p.numba_scalar = _vecmath_scalar(_name, _p.numba_scalar)
