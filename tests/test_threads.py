@@ -64,7 +64,7 @@ def test_blas_single_threaded_inside_programs_only():
         pytest.skip("no OpenBLAS found (another BLAS: its threads are left alone)")
     seen = []
     probe = threads.wrap_program(lambda: seen.append([g() for _, g in libs]) or 0,
-                                 parallel=False, blas=True, large_blas=False)
+                                 parallel=False, blas=True, blas_work=1000)
     before = [g() for _, g in libs]
     for s, _ in libs:
         s(2)
@@ -95,3 +95,13 @@ def test_programs_with_products_are_wrapped():
     small(np.ones(3))
     low = small.lower(np.ones(3))
     assert not hasattr(executable_for(low.jaxpr, low.name).kernel, "zerax_threaded")
+
+
+def test_blas_threads_follow_the_product_size_and_the_idle_cores(monkeypatch):
+    n = threads.num_threads()
+    assert threads.blas_threads_for(10**6) == 1
+    assert threads.blas_threads_for(threads.PARALLEL_BLAS_MIN_WORK) == n
+    for load, idle in ((0.2, n), (1.0 + n, 1), (1.0 + n + 3, 1)):
+        monkeypatch.setattr(threads.os, "getloadavg", lambda: (load, load, load))
+        threads._idle[0] = -10.0                      # force a fresh reading
+        assert threads.blas_threads_for(threads.SHARED_BLAS_MIN_WORK) == idle

@@ -154,11 +154,11 @@ def _threaded(kernel, jaxpr, source):
     thread count where it has parallel loops, BLAS's around its matrix products."""
     from .backends.numba import threads
     from .ops.linalg import product_work
-    large = any(product_work(e)[1] >= threads.PARALLEL_BLAS_MIN_WORK
-                for e in _all_eqns(jaxpr) if e.primitive.name == "dot_general")
+    work = max((product_work(e)[1] for e in _all_eqns(jaxpr)
+                if e.primitive.name == "dot_general"), default=0)
     return threads.wrap_program(kernel, parallel="prange(" in source,
                                 blas="_dot_general(" in source or "np.dot(" in source,
-                                large_blas=large)
+                                blas_work=work)
 
 
 def _all_eqns(jaxpr):
