@@ -276,3 +276,21 @@ def test_python_number_arguments_are_weakly_typed():
     # weak values alone keep their own dtype
     out = zx.jit(lambda lr: lr * 2)(0.1)
     assert out.dtype == np.float64 and float(out) == 0.2
+
+
+def test_scalar_arithmetic_between_array_steps_does_not_split_the_loop():
+    # an optimiser's shape: array updates, a bias correction on a scalar step count, and
+    # arrays divided by it; the scalar part runs first, so one loop does all the arrays
+    def step(g, m, k):
+        m = 0.1 * g + 0.9 * m
+        bc = 1.0 - 0.9 ** (k + 1).astype(np.float64)
+        return m, m / bc
+    f = zx.jit(step)
+    g, m = np.linspace(-1, 1, 50), np.linspace(0, 2, 50)
+    k = np.int32(3)
+    src = f.lower(g, m, k).as_text()
+    assert src.count("for ") == 1, src
+    m_ref = 0.1 * g + 0.9 * m
+    out_m, out_u = f(g, m, k)
+    np.testing.assert_allclose(out_m, m_ref, rtol=1e-15)
+    np.testing.assert_allclose(out_u, m_ref / (1.0 - 0.9 ** 4), rtol=1e-15)

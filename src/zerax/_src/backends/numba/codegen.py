@@ -258,6 +258,24 @@ def _joins(eqn, shape, members) -> str | None:
     return None
 
 
+def _scalars_first(jaxpr):
+    """The equations with the 0-d ones that read only 0-d values moved to the front (in
+    their order): such scalar arithmetic (an optimiser's bias correction, a learning-rate
+    schedule) would otherwise split the loops around it, each array then making one more
+    round trip through memory."""
+    scalar_vars = {v for v in jaxpr.invars if v.aval.shape == ()}
+    first, rest = [], []
+    for eqn in jaxpr.eqns:
+        if all(o.aval.shape == () for o in eqn.outvars) and \
+                all(type(a) is not Var or a in scalar_vars for a in eqn.invars) and \
+                not any(isinstance(p, (ir.Jaxpr, ir.ClosedJaxpr)) for p in eqn.params.values()):
+            first.append(eqn)
+            scalar_vars.update(eqn.outvars)
+        else:
+            rest.append(eqn)
+    return first + rest if first and rest else jaxpr.eqns
+
+
 def plan_groups(jaxpr):
     """Split the equations into runs: fused loop nests and single equations.
 
@@ -265,7 +283,7 @@ def plan_groups(jaxpr):
     loop shape, optionally ended by a reduction over one of their values, which then
     accumulates inside the same loop nest."""
     groups, current, shape = [], [], None
-    for eqn in jaxpr.eqns:
+    for eqn in _scalars_first(jaxpr):
         if current:
             how = _joins(eqn, shape, current)
             if how is not None:
