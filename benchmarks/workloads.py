@@ -460,7 +460,7 @@ def _program_pieces(jitted, args, min_s=0.3):
     the BLAS calls are wrapped with timers for a few calls. Returns text lines."""
     import time
 
-    from zerax._src.jit import executable_for
+    from zerax._src.api.jit import executable_for
     lowered = jitted.lower(*args)
     exe = executable_for(lowered.jaxpr, lowered.name)
     source = lowered.as_text()

@@ -261,7 +261,7 @@ def test_grad_of_grad_composition(fn, x):
 
 
 def test_linearize_keeps_only_the_equations_its_tangents_need():
-    from zerax._src.ad import linearize_flat
+    from zerax._src.interpreters.ad import linearize_flat
 
     def f(x):
         _ = znp.exp(znp.sin(x) * 3.0)        # dead: nothing returned depends on it

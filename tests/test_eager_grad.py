@@ -13,8 +13,8 @@ from hypothesis.extra import numpy as hnp
 import zerax as zx
 import zerax.numpy as znp
 from zerax import errors
-from zerax._src import tape
-from zerax._src.core import all_primitives, bind
+from zerax._src.interpreters import tape
+from zerax._src.core.core import all_primitives, bind
 from zerax._src.ops import elementwise as ew
 from zerax._src.ops import reduce as red
 from zerax._src.ops import shape as shp

@@ -15,8 +15,8 @@ from hypothesis.extra import numpy as hnp
 import zerax as zx
 import zerax.numpy as znp
 from zerax import errors
-from zerax._src.lax_numpy import index_tricks as T
-from zerax._src.lax_numpy import indexing_ops as I
+from zerax._src.numpy import index_tricks as T
+from zerax._src.numpy import indexing_ops as I
 from zerax._src.ops import indexing as ops_ix
 from zerax._src.ops import sort as ops_sort
 

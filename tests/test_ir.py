@@ -5,7 +5,7 @@ from hypothesis import given, strategies as st
 
 import zerax as zx
 import zerax.numpy as znp
-from zerax._src.ir import typecheck
+from zerax._src.ir.ir import typecheck
 
 
 def test_make_jaxpr_prints_like_a_jaxpr():

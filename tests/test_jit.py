@@ -83,7 +83,7 @@ def test_disable_jit_runs_eagerly():
 
     @zx.jit
     def f(x):
-        seen.append(isinstance(x, zx._src.core.Tracer))
+        seen.append(isinstance(x, zx._src.core.core.Tracer))
         return x + 1.0
 
     with zx.disable_jit():

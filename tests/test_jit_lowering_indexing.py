@@ -21,7 +21,7 @@ from hypothesis.extra import numpy as hnp
 import zerax as zx
 import zerax.numpy as znp
 from zerax import lax
-from zerax._src.ir import eval_jaxpr
+from zerax._src.ir.ir import eval_jaxpr
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
 

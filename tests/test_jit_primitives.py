@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import zerax as zx
-from zerax._src.core import all_primitives, bind
+from zerax._src.core.core import all_primitives, bind
 
 PRIMS = all_primitives()
 

@@ -418,7 +418,7 @@ def test_bad_arguments():
 @pytest.mark.parametrize("axis", [1.0, np.float64(1.0), "a", "ab", (0, 1.0), [0, "a"], np.array(1),
                                   object()])
 def test_non_integer_axis_is_a_zerax_type_error(axis):
-    from zerax._src.lax_numpy._util import normalize_axes, normalize_axis
+    from zerax._src.numpy._util import normalize_axes, normalize_axis
     with pytest.raises(errors.ZeraxTypeError, match="axis"):
         normalize_axes(axis, 2, "f")
     with pytest.raises(errors.ZeraxTypeError, match="axis"):
@@ -431,7 +431,7 @@ def test_non_integer_axis_is_a_zerax_type_error(axis):
 
 
 def test_integer_like_axes_still_work():
-    from zerax._src.lax_numpy._util import normalize_axes
+    from zerax._src.numpy._util import normalize_axes
     assert normalize_axes(np.array([1, 0]), 2) == (0, 1)
     assert normalize_axes(range(2), 2) == (0, 1)
     assert normalize_axes([np.int32(-1)], 2) == (1,)

@@ -8,7 +8,7 @@ from hypothesis import given, settings, strategies as st
 from hypothesis.extra import numpy as hnp
 
 import zerax  # noqa: F401  (registers every primitive)
-from zerax._src.core import all_primitives, bind
+from zerax._src.core.core import all_primitives, bind
 from zerax.test_util import check_grads
 
 from np_helpers import BINARY_DOMAINS, UNARY_DOMAINS  # noqa: E402 - shared test helpers

@@ -13,7 +13,7 @@ from hypothesis import given, settings, strategies as st
 import zerax as zx
 import zerax.random as zr
 from zerax import errors
-from zerax._src.random.threefry import threefry2x32
+from zerax._src.api.random.threefry import threefry2x32
 
 K = zr.PRNGKey(42)
 
@@ -195,7 +195,7 @@ def test_jit_and_vmap_equal_eager():
 def test_compiled_eager_paths_equal_the_traced_samplers():
     # split/fold_in/uniform/normal on a concrete key run one Numba kernel (eager.py);
     # they follow the traced sampler (run here under jit) operation for operation
-    from zerax._src.random import samplers as S, threefry as tf
+    from zerax._src.api.random import samplers as S, threefry as tf
     k = zr.PRNGKey(7)
     np.testing.assert_array_equal(np.asarray(zr.split(k, (3, 4))),
                                   np.asarray(tf.threefry_split(k, (3, 4))))

@@ -14,7 +14,7 @@ import pytest
 import zerax as zx
 import zerax.random as R
 from zerax import errors
-from zerax._src.random.gamma import random_gamma_grad
+from zerax._src.api.random.gamma import random_gamma_grad
 
 K = R.PRNGKey(42)
 

@@ -1,4 +1,4 @@
-"""Tests for zerax._src.special: erf, erfc, lgamma, digamma, polygamma, erf_inv.
+"""Tests for zerax._src.base.special: erf, erfc, lgamma, digamma, polygamma, erf_inv.
 
 References are math.*, identities (recurrence, finite differences of lgamma / lower-order
 polygamma, round trips) and a few high-precision values computed offline with mpmath.
@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from zerax._src import special
+from zerax._src.base import special
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -451,11 +451,11 @@ def test_import_is_lazy_and_does_not_use_scipy():
     code = (
         "import sys\n"
         "import numpy as np\n"
-        "from zerax._src import special\n"
+        "from zerax._src.base import special\n"
         "assert not special._UFUNCS, 'kernels compiled at import time'\n"
         "special.digamma(np.array([1.0]))\n"
         "assert set(special._UFUNCS) == {'digamma'}\n"
-        "import zerax._src.special as mod\n"
+        "import zerax._src.base.special as mod\n"
         "assert 'scipy' not in open(mod.__file__).read()\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True, env=None, timeout=120)

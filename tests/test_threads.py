@@ -13,7 +13,7 @@ import zerax as zx
 import zerax.numpy as znp
 from zerax import errors
 from zerax._src.backends.numba import threads
-from zerax._src.jit import executable_for
+from zerax._src.api.jit import executable_for
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 import zerax as zx
 from zerax import tree_util as tu
-from zerax._src import tree as tree_impl
+from zerax._src.core import tree as tree_impl
 
 # ----------------------------------------------------------------- strategies
 ints = st.integers(-100, 100)

@@ -10,21 +10,16 @@ composable transforms (grad of any order, jvp/vjp, vmap, jit) rewrite it.
 
 from . import errors
 from ._src import ops as _ops  # noqa: F401  (registers every primitive)
-from ._src.ad import grad, jvp, linearize, value_and_grad, vjp
-from ._src.array import Array
-from ._src.batching import vmap
-from ._src.jacobians import hessian, jacfwd, jacrev
-from ._src.jit import config, disable_jit, jit
-from ._src.custom import (
-    Function, checkpoint, checkpoint_policies, custom_jvp, custom_vjp, remat,
-)
+from ._src.interpreters.ad import grad, jvp, linearize, value_and_grad, vjp
+from ._src.core.array import Array
+from ._src.interpreters.batching import vmap
+from ._src.api.jacobians import hessian, jacfwd, jacrev
+from ._src.api.jit import config, disable_jit, jit
+from ._src.api.custom import (Function, checkpoint, checkpoint_policies, custom_jvp, custom_vjp, remat)
 from ._src.ops.misc import stop_gradient
-from ._src.ir import ClosedJaxpr, Jaxpr, eval_jaxpr
-from ._src.api_extras import (
-    ShapeDtypeStruct, block_until_ready, default_backend, device_put, devices, eval_shape,
-    linear_transpose, make_jaxpr,
-)
-from ._src import dtypes  # noqa: E402  (dtypes.float0: the tangent dtype of integers)
+from ._src.ir.ir import ClosedJaxpr, Jaxpr, eval_jaxpr
+from ._src.api.extras import (ShapeDtypeStruct, block_until_ready, default_backend, device_put, devices, eval_shape, linear_transpose, make_jaxpr)
+from ._src.base import dtypes  # noqa: E402  (dtypes.float0: the tangent dtype of integers)
 from . import numpy, lax, tree, tree_util, test_util, nn, scipy, random  # noqa: E402
 
 jacobian = jacrev   # JAX's name for it

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from zerax import numpy as znp
-from zerax._src.dtypes import result_type
-from zerax._src.tree import tree_flatten, tree_unflatten
-from zerax.errors import ShapeError
+from . import numpy as znp
+from ._src.base.dtypes import result_type
+from ._src.core.tree import tree_flatten, tree_unflatten
+from .errors import ShapeError
 
 __all__ = ["ravel_pytree"]
 

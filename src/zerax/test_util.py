@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._src import tree
-from ._src.ad import jvp, vjp
+from ._src.core import tree
+from ._src.interpreters.ad import jvp, vjp
 
 __all__ = ["check_grads", "check_jvp", "check_vjp", "numerical_jvp"]
 

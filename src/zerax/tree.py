@@ -8,19 +8,7 @@ of `zerax.tree_util` (``tree.map`` is ``tree_util.tree_map``, and so on).
 [1, 2]
 """
 
-from zerax._src.tree import (
-    tree_all as all,  # noqa: A004  (the names jax.tree uses)
-    tree_flatten as flatten,
-    tree_flatten_with_path as flatten_with_path,
-    tree_leaves as leaves,
-    tree_leaves_with_path as leaves_with_path,
-    tree_map as map,  # noqa: A004
-    tree_map_with_path as map_with_path,
-    tree_reduce as reduce,
-    tree_structure as structure,
-    tree_transpose as transpose,
-    tree_unflatten as unflatten,
-)
+from ._src.core.tree import (tree_all as all, tree_flatten as flatten, tree_flatten_with_path as flatten_with_path, tree_leaves as leaves, tree_leaves_with_path as leaves_with_path, tree_map as map, tree_map_with_path as map_with_path, tree_reduce as reduce, tree_structure as structure, tree_transpose as transpose, tree_unflatten as unflatten)
 
 __all__ = ["all", "flatten", "flatten_with_path", "leaves", "leaves_with_path", "map",
            "map_with_path", "reduce", "structure", "transpose", "unflatten"]

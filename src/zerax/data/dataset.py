@@ -14,8 +14,8 @@ from typing import Any, Callable, Protocol, runtime_checkable
 import numpy as np
 
 import zerax
-from zerax import tree_util as tu
-from zerax.errors import DatasetError
+from .. import tree_util as tu
+from ..errors import DatasetError
 
 __all__ = ["Dataset", "ArrayDataset", "MapDataset", "map"]
 

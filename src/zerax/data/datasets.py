@@ -19,7 +19,7 @@ import struct
 
 import numpy as np
 
-from zerax.errors import DatasetError, MissingDependencyError
+from ..errors import DatasetError, MissingDependencyError
 
 __all__ = ["spiral", "digits", "mnist", "fashion_mnist", "cifar10", "read_idx"]
 

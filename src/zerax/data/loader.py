@@ -18,8 +18,8 @@ from typing import Any, Callable, Iterator
 import numpy as np
 
 import zerax
-from zerax import tree_util as tu
-from zerax.errors import DatasetError
+from .. import tree_util as tu
+from ..errors import DatasetError
 
 from .dataset import _gather, stack
 

@@ -18,8 +18,8 @@ import os
 import numpy as np
 
 import zerax
-from zerax import tree_util as tu
-from zerax.errors import CheckpointError
+from .. import tree_util as tu
+from ..errors import CheckpointError
 
 from . import _safetensors as _st
 from ._tree import decode_scalar, decode_structure, encode_leaf, encode_structure, path_name

@@ -20,7 +20,7 @@ import tempfile
 
 import numpy as np
 
-from zerax.errors import CheckpointError
+from ..errors import CheckpointError
 
 # safetensors' dtype names <-> NumPy dtypes (little-endian, as the format stores them).
 DTYPES: dict[str, np.dtype] = {

@@ -21,8 +21,8 @@ from __future__ import annotations
 import numpy as np
 
 import zerax
-from zerax import tree_util as tu
-from zerax.errors import CheckpointError
+from .. import tree_util as tu
+from ..errors import CheckpointError
 
 _SCALARS = (bool, int, float)
 

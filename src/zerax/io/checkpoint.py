@@ -14,7 +14,7 @@ import os
 import re
 from typing import Any, Callable
 
-from zerax.errors import CheckpointError
+from ..errors import CheckpointError
 
 _NAME = re.compile(r"^step_(\d{1,18})\.safetensors$")
 
@@ -72,7 +72,7 @@ class CheckpointManager:
         """Save ``items`` (any pytree: model, optimiser state, loader state, key...) as
         ``step``, with optional ``metrics`` (numbers, used by ``best_fn``); then delete the
         checkpoints that are no longer kept (:meth:`path` gives the file)."""
-        from zerax import io  # the package imports this module at its end
+        from .. import io  # the package imports this module at its end
         if type(step) is not int or step < 0:
             raise CheckpointError(f"step must be a non-negative int, got {step!r}")
         meta = {}
@@ -89,7 +89,7 @@ class CheckpointManager:
 
     def metrics(self, step: int) -> dict | None:
         """The metrics saved with ``step`` (None if none were given)."""
-        from zerax import io
+        from .. import io
         raw = io.load_metadata(self.path(step)).get("zerax.metrics")
         if raw is None:
             return None
@@ -140,7 +140,7 @@ class CheckpointManager:
     def restore(self, step: int | None = None, like: Any = None) -> Any:
         """Load ``step`` (the latest when None) into a tree like ``like`` (see
         :func:`zerax.io.load`)."""
-        from zerax import io
+        from .. import io
         if step is None:
             step = self.latest_step()
             if step is None:

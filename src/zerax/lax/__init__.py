@@ -3,49 +3,21 @@
 As in JAX, lax functions do not promote or broadcast; Python scalars are weak.
 """
 
-from .._src.ops.elementwise import (  # noqa: F401
-    conj, convert_element_type, imag, integer_pow, real, select_n, polygamma,
-)
+from .._src.ops.elementwise import (conj, convert_element_type, imag, integer_pow, real, select_n, polygamma)
 from .._src.ops.elementwise import complex_ as complex  # noqa: F401,A004
-from .._src.ops.shape import (  # noqa: F401
-    broadcast_in_dim, concatenate, dynamic_slice, dynamic_update_slice, expand_dims, iota,
-    pad, reshape, rev, squeeze, transpose,
-)
+from .._src.ops.shape import (broadcast_in_dim, concatenate, dynamic_slice, dynamic_update_slice, expand_dims, iota, pad, reshape, rev, squeeze, transpose)
 from .._src.ops.shape import slice_p_bind as slice  # noqa: F401,A004
-from .._src.ops.reduce import (  # noqa: F401
-    argmax, argmin, reduce_max, reduce_min, reduce_prod, reduce_sum,
-)
+from .._src.ops.reduce import argmax, argmin, reduce_max, reduce_min, reduce_prod, reduce_sum
 from .._src.ops.misc import stop_gradient  # noqa: F401
-from .._src.ops.collectives import (  # noqa: F401
-    all_gather, axis_index, axis_size, pmax, pmean, pmin, psum,
-)
+from .._src.ops.collectives import all_gather, axis_index, axis_size, pmax, pmean, pmin, psum
 from .._src.ops.bitcast import bitcast_convert_type  # noqa: F401
 from .._src.ops.linalg import dot, dot_general  # noqa: F401
-from .._src.control_flow import (  # noqa: F401
-    cond, fori_loop, map, scan, switch, while_loop,  # noqa: A004
-)
-from .._src.lax_api import Precision  # noqa: F401
-from .._src.lax_api import (  # noqa: F401
-    abs, acos, acosh, asin, asinh, associative_scan, atan, atan2, atanh, batch_matmul,
-    bitwise_and, bitwise_not, bitwise_or, bitwise_xor, broadcast, broadcast_to_rank,
-    broadcasted_iota, cbrt, ceil, collapse, cumlogsumexp, dynamic_index_in_dim,
-    dynamic_slice_in_dim, dynamic_update_index_in_dim, dynamic_update_slice_in_dim, erf,
-    erf_inv, erfc, exp2, expm1, full, full_like, index_in_dim, is_finite, lgamma, log1p,
-    logistic, reciprocal, reduce_and, reduce_or, round, shift_left, shift_right_arithmetic,
-    slice_in_dim, sort, sort_key_val, square, tan, top_k, cumsum, cumprod, cummax, cummin,
-    reduce,
-    add, clamp, cos, cosh, digamma, div, eq, exp, floor, ge, gt, le, log, lt, max, min, mul,
-    ne, neg, pow, rem, rsqrt, sign, sin, sinh, sqrt, sub, tanh,
-    split, tile, empty, stack, unstack, shift_right_logical,
-    population_count, clz, reduce_xor, nextafter,
-)
-from .._src.lax_windowed import (  # noqa: F401
-    ConvDimensionNumbers, conv, conv_dimension_numbers, conv_general_dilated,
-    conv_general_permutations, conv_transpose, conv_with_general_padding, padtype_to_pads,
-    reduce_window,
-)
+from .._src.lax.control_flow import cond, fori_loop, map, scan, switch, while_loop
+from .._src.lax.lax import Precision  # noqa: F401
+from .._src.lax.lax import (abs, acos, acosh, asin, asinh, associative_scan, atan, atan2, atanh, batch_matmul, bitwise_and, bitwise_not, bitwise_or, bitwise_xor, broadcast, broadcast_to_rank, broadcasted_iota, cbrt, ceil, collapse, cumlogsumexp, dynamic_index_in_dim, dynamic_slice_in_dim, dynamic_update_index_in_dim, dynamic_update_slice_in_dim, erf, erf_inv, erfc, exp2, expm1, full, full_like, index_in_dim, is_finite, lgamma, log1p, logistic, reciprocal, reduce_and, reduce_or, round, shift_left, shift_right_arithmetic, slice_in_dim, sort, sort_key_val, square, tan, top_k, cumsum, cumprod, cummax, cummin, reduce, add, clamp, cos, cosh, digamma, div, eq, exp, floor, ge, gt, le, log, lt, max, min, mul, ne, neg, pow, rem, rsqrt, sign, sin, sinh, sqrt, sub, tanh, split, tile, empty, stack, unstack, shift_right_logical, population_count, clz, reduce_xor, nextafter)
+from .._src.lax.windowed import (ConvDimensionNumbers, conv, conv_dimension_numbers, conv_general_dilated, conv_general_permutations, conv_transpose, conv_with_general_padding, padtype_to_pads, reduce_window)
 maximum, minimum = max, min
-from .._src.lax_numpy.shape_ops import broadcast_shapes  # noqa: E402,F401
+from .._src.numpy.shape_ops import broadcast_shapes  # noqa: E402,F401
 
 
 def select(pred, on_true, on_false):
@@ -55,6 +27,4 @@ def select(pred, on_true, on_false):
 
 from . import linalg  # noqa: E402,F401  (zerax.lax.linalg: the decompositions)
 from .._src.ops.fft import FftType, fft  # noqa: E402,F401
-from .._src.ops.special_ops import (  # noqa: E402,F401
-    bessel_i0e, bessel_i1e, betainc, igamma, igamma_grad_a, igammac, random_gamma_grad, zeta,
-)
+from .._src.ops.special_ops import (bessel_i0e, bessel_i1e, betainc, igamma, igamma_grad_a, igammac, random_gamma_grad, zeta)

@@ -8,22 +8,16 @@ immutable pytrees with Equinox's API (`Module`, layers, filtered transforms, `St
 (3, 1)
 """
 
-from .._src.nn import *  # noqa: F401,F403
-from .._src.nn import __all__ as _activations_all
+from .._src.api.nn import *  # noqa: F401,F403
+from .._src.api.nn import __all__ as _activations_all
 from . import initializers  # noqa: F401
 from ._module import BoundMethod, Module, field, module_update_wrapper, static_field
-from ._filters import (apply_updates, combine, filter, inference_mode, is_array, is_array_like,
-                       is_inexact_array, is_inexact_array_like, partition, tree_at,
-                       tree_equal)
-from ._transforms import (filter_checkpoint, filter_grad, filter_jit, filter_value_and_grad,
-                          filter_vmap, if_array)
+from ._filters import (apply_updates, combine, filter, inference_mode, is_array, is_array_like, is_inexact_array, is_inexact_array_like, partition, tree_at, tree_equal)
+from ._transforms import (filter_checkpoint, filter_grad, filter_jit, filter_value_and_grad, filter_vmap, if_array)
 from ._state import State, StateIndex, delete_init_state, make_with_state
 from ._linear import MLP, Identity, Lambda, Linear, Sequential, StatefulLayer
-from ._conv import (Conv, Conv1d, Conv2d, Conv3d, ConvTranspose, ConvTranspose1d,
-                    ConvTranspose2d, ConvTranspose3d)
-from ._pool import (AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveAvgPool3d,
-                    AdaptiveMaxPool1d, AdaptiveMaxPool2d, AdaptiveMaxPool3d, AdaptivePool,
-                    AvgPool1d, AvgPool2d, AvgPool3d, MaxPool1d, MaxPool2d, MaxPool3d, Pool)
+from ._conv import (Conv, Conv1d, Conv2d, Conv3d, ConvTranspose, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d)
+from ._pool import (AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveAvgPool3d, AdaptiveMaxPool1d, AdaptiveMaxPool2d, AdaptiveMaxPool3d, AdaptivePool, AvgPool1d, AvgPool2d, AvgPool3d, MaxPool1d, MaxPool2d, MaxPool3d, Pool)
 from ._norm import BatchNorm, GroupNorm, LayerNorm, RMSNorm
 from ._misc import Dropout, Embedding, PReLU, RotaryPositionalEmbedding
 from ._attention import GRUCell, LSTMCell, MultiheadAttention, dot_product_attention_weights

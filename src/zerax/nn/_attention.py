@@ -12,7 +12,7 @@ import numpy as np
 
 import zerax as zx
 import zerax.numpy as znp
-from zerax import errors
+from .. import errors
 
 from ._linear import Linear, check_key, default_init, param_dtype, random_module
 from ._misc import Dropout

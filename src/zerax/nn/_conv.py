@@ -12,7 +12,7 @@ import numpy as np
 
 import zerax.lax as lax
 import zerax.numpy as znp
-from zerax import errors
+from .. import errors
 
 from ._linear import check_key, default_init, param_dtype, random_module
 from ._module import Module, field

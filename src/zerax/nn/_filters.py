@@ -13,8 +13,8 @@ from typing import Any, Callable
 import numpy as np
 
 import zerax as zx
-from zerax import errors
-from zerax import tree_util as jtu
+from .. import errors
+from .. import tree_util as jtu
 
 __all__ = ["is_array", "is_array_like", "is_inexact_array", "is_inexact_array_like", "filter",
            "partition", "combine", "tree_at", "inference_mode", "apply_updates",

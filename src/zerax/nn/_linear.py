@@ -14,10 +14,10 @@ import numpy as np
 
 import zerax as zx
 import zerax.numpy as znp
-from zerax import errors
+from .. import errors
 
 from ._module import Module, field
-from zerax.nn import relu as _relu  # the activations are loaded first (zerax.nn's __init__)
+from . import relu as _relu  # the activations are loaded first (zerax.nn's __init__)
 
 __all__ = ["Linear", "Identity", "MLP", "Sequential", "Lambda", "StatefulLayer"]
 

@@ -17,8 +17,8 @@ from typing import Any, Callable
 import numpy as np
 
 import zerax as zx
-from zerax import errors
-from zerax import tree_util as jtu
+from .. import errors
+from .. import tree_util as jtu
 
 __all__ = ["Module", "field", "static_field", "BoundMethod", "module_update_wrapper"]
 

@@ -13,7 +13,7 @@ import numpy as np
 import zerax as zx
 import zerax.lax as lax
 import zerax.numpy as znp
-from zerax import errors
+from .. import errors
 
 from ._linear import StatefulLayer, param_dtype
 from ._module import Module, field

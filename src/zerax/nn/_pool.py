@@ -14,7 +14,7 @@ import numpy as np
 
 import zerax.lax as lax
 import zerax.numpy as znp
-from zerax import errors
+from .. import errors
 
 from ._module import Module, field
 

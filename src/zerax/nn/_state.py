@@ -10,8 +10,8 @@ from typing import Any, Callable
 import numpy as np
 
 import zerax.numpy as znp
-from zerax import errors
-from zerax import tree_util as jtu
+from .. import errors
+from .. import tree_util as jtu
 
 from ._filters import tree_at
 from ._module import Module, field

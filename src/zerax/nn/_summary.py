@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 import zerax as zx
-from zerax import tree_util as jtu
+from .. import tree_util as jtu
 
 from . import _module
 from ._filters import is_array, is_inexact_array

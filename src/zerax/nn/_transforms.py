@@ -14,8 +14,8 @@ from typing import Any, Callable
 
 import zerax as zx
 import zerax.numpy as znp
-from zerax import errors
-from zerax import tree_util as jtu
+from .. import errors
+from .. import tree_util as jtu
 
 from ._filters import combine, is_array, is_inexact_array, partition
 

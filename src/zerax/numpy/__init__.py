@@ -2,9 +2,9 @@
 
 import numpy as _np
 
-from .._src.lax_numpy import *  # noqa: F401,F403
-from .._src.lax_numpy import __all__ as _all
-from .._src.array import Array as ndarray  # noqa: F401
+from .._src.numpy import *  # noqa: F401,F403
+from .._src.numpy import __all__ as _all
+from .._src.core.array import Array as ndarray  # noqa: F401
 from . import linalg  # noqa: F401
 from . import fft  # noqa: F401
 

@@ -8,7 +8,4 @@ and runs under ``jit``.
 Array([1., 2., 3., 4.], dtype=float64)
 """
 
-from .._src.lax_numpy.fft import (  # noqa: F401
-    __all__, fft, fft2, fftfreq, fftn, fftshift, hfft, ifft, ifft2, ifftn, ifftshift, ihfft,
-    irfft, irfft2, irfftn, rfft, rfft2, rfftfreq, rfftn,
-)
+from .._src.numpy.fft import (__all__, fft, fft2, fftfreq, fftn, fftshift, hfft, ifft, ifft2, ifftn, ifftshift, ihfft, irfft, irfft2, irfftn, rfft, rfft2, rfftfreq, rfftn)

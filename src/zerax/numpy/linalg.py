@@ -27,9 +27,9 @@ from typing import NamedTuple
 import numpy as np
 
 from .. import errors
-from .._src import lax_numpy as _jnp
-from .._src.lax_numpy import linalg_ops as _lo
-from .._src.lax_numpy._util import as_dtype as _as_dtype
+from .._src import numpy as _jnp
+from .._src.numpy import linalg_ops as _lo
+from .._src.numpy._util import as_dtype as _as_dtype
 from .._src.ops import decompositions as _dec
 from .._src.ops import elementwise as _ew
 from .._src.ops.misc import stop_gradient
@@ -676,7 +676,7 @@ def _det_of_jvp(primals, tangents):
 
 
 def _make_det_of():
-    from .._src.custom import custom_jvp
+    from .._src.api.custom import custom_jvp
     # det_of(a, y) is y, the determinant of a, with its derivative from a's tangent
     f = custom_jvp(lambda a, y: y)
     f.defjvp(_det_of_jvp)
@@ -831,7 +831,7 @@ def _pinv_of_jvp(primals, tangents):
 
 
 def _make_pinv_of():
-    from .._src.custom import custom_jvp
+    from .._src.api.custom import custom_jvp
     # pinv_of(x, p) is p, the pseudo-inverse of x, with d(p) from x's tangent alone
     f = custom_jvp(lambda x, p: p)
     f.defjvp(_pinv_of_jvp)

@@ -9,13 +9,10 @@ from __future__ import annotations
 from typing import Any, NamedTuple, Optional
 
 import zerax.numpy as znp
-from zerax import errors, tree_util
+from .. import errors, tree_util
 
 from . import tree_utils as otu
-from ._base import (
-    NO_PARAMS_MSG, EmptyState, GradientTransformation, abs_sq, check_same_tree, check_scalar,
-    check_state, init_empty_state, safe_increment,
-)
+from ._base import (NO_PARAMS_MSG, EmptyState, GradientTransformation, abs_sq, check_same_tree, check_scalar, check_state, init_empty_state, safe_increment)
 
 
 def _none(x):

@@ -16,16 +16,8 @@ from typing import Any, Optional
 from ._accumulation import add_decayed_weights, add_noise, ema, trace
 from ._accumulation import clip_by_block_rms
 from ._base import GradientTransformationExtraArgs, chain, identity
-from ._transform import (
-    scale, scale_by_adadelta, scale_by_adam, scale_by_adamax, scale_by_adan, scale_by_amsgrad,
-    scale_by_belief, scale_by_learning_rate, scale_by_lion, scale_by_param_block_rms,
-    scale_by_radam, scale_by_rms, scale_by_rprop, scale_by_rss, scale_by_sign,
-    scale_by_stddev, scale_by_trust_ratio, scale_by_yogi,
-)
-from ._transform_more import (
-    scale_by_factored_rms, scale_by_novograd, scale_by_optimistic_gradient, scale_by_polyak,
-    scale_by_sm3,
-)
+from ._transform import (scale, scale_by_adadelta, scale_by_adam, scale_by_adamax, scale_by_adan, scale_by_amsgrad, scale_by_belief, scale_by_learning_rate, scale_by_lion, scale_by_param_block_rms, scale_by_radam, scale_by_rms, scale_by_rprop, scale_by_rss, scale_by_sign, scale_by_stddev, scale_by_trust_ratio, scale_by_yogi)
+from ._transform_more import (scale_by_factored_rms, scale_by_novograd, scale_by_optimistic_gradient, scale_by_polyak, scale_by_sm3)
 from ._wrappers import masked
 
 GTX = GradientTransformationExtraArgs

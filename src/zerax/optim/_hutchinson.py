@@ -18,10 +18,10 @@ from typing import Any, NamedTuple
 import zerax
 import zerax.numpy as znp
 import zerax.random as zrandom
-from zerax import errors, lax, tree_util
+from .. import errors, lax, tree_util
 
 from . import tree_utils as otu
-from ._base import GradientTransformationExtraArgs, check_same_tree, check_state, safe_increment
+from ._base import (GradientTransformationExtraArgs, check_same_tree, check_state, safe_increment)
 from ._second_order import _check_extra, _kwargs_for
 
 

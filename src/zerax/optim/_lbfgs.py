@@ -8,13 +8,10 @@ from __future__ import annotations
 from typing import Any, NamedTuple, Optional
 
 import zerax.numpy as znp
-from zerax import errors, lax, tree_util
+from .. import errors, lax, tree_util
 
 from . import tree_utils as otu
-from ._base import (
-    GradientTransformation, GradientTransformationExtraArgs, chain, check_same_tree,
-    check_state, identity, safe_increment,
-)
+from ._base import (GradientTransformation, GradientTransformationExtraArgs, chain, check_same_tree, check_state, identity, safe_increment)
 from ._linesearch import scale_by_zoom_linesearch
 from ._transform import scale, scale_by_learning_rate
 

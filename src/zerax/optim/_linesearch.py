@@ -16,7 +16,7 @@ import numpy as np
 
 import zerax
 import zerax.numpy as znp
-from zerax import errors, lax, tree_util
+from .. import errors, lax, tree_util
 
 from . import tree_utils as otu
 from ._base import GradientTransformationExtraArgs, check_state, safe_increment

@@ -21,8 +21,8 @@ import numpy as np
 
 import zerax
 import zerax.numpy as znp
-from zerax import errors, lax, tree_util
-from zerax.flatten_util import ravel_pytree
+from .. import errors, lax, tree_util
+from ..flatten_util import ravel_pytree
 
 from . import tree_utils as otu
 from ._base import GradientTransformationExtraArgs, check_state, safe_increment

@@ -12,14 +12,10 @@ from __future__ import annotations
 from typing import Any, NamedTuple, Optional
 
 import zerax.numpy as znp
-from zerax import errors, lax, tree_util
+from .. import errors, lax, tree_util
 
 from . import tree_utils as otu
-from ._base import (
-    NO_PARAMS_MSG, EmptyState, GradientTransformation,
-    abs_sq, check_same_tree, check_scalar, check_state, identity, init_empty_state,
-    safe_increment, safe_norm, safe_root_mean_squares,
-)
+from ._base import (NO_PARAMS_MSG, EmptyState, GradientTransformation, abs_sq, check_same_tree, check_scalar, check_state, identity, init_empty_state, safe_increment, safe_norm, safe_root_mean_squares)
 
 
 def _none(x):

@@ -11,14 +11,11 @@ from typing import Any, NamedTuple, Optional
 import numpy as np
 
 import zerax.numpy as znp
-from zerax import errors, lax, tree_util
+from .. import errors, lax, tree_util
 
 from . import tree_utils as otu
-from ._base import (
-    GradientTransformation, GradientTransformationExtraArgs, abs_sq, init_empty_state,
-    safe_increment,
-)
-from ._transform import _canonical_dtype, _check, _need_params, _none, _reject_complex, _zero_count
+from ._base import (GradientTransformation, GradientTransformationExtraArgs, abs_sq, init_empty_state, safe_increment)
+from ._transform import (_canonical_dtype, _check, _need_params, _none, _reject_complex, _zero_count)
 
 
 class ScaleBySM3State(NamedTuple):

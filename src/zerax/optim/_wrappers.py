@@ -10,13 +10,10 @@ from typing import Any, Callable, NamedTuple, Union
 
 import zerax
 import zerax.numpy as znp
-from zerax import errors, lax, tree_util
+from .. import errors, lax, tree_util
 
 from . import tree_utils as otu
-from ._base import (
-    GradientTransformation, GradientTransformationExtraArgs, check_state, safe_increment,
-    with_extra_args_support,
-)
+from ._base import (GradientTransformation, GradientTransformationExtraArgs, check_state, safe_increment, with_extra_args_support)
 
 
 class MaskedState(NamedTuple):

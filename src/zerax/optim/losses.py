@@ -13,7 +13,7 @@ import math
 from typing import Any, Optional
 
 import zerax.numpy as znp
-from zerax import errors, lax, nn
+from .. import errors, lax, nn
 
 __all__ = [
     "softmax_cross_entropy", "softmax_cross_entropy_with_integer_labels",

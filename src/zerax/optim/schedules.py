@@ -18,12 +18,9 @@ from typing import Any, Callable, Iterable, NamedTuple, Optional, Sequence, Unio
 import numpy as np
 
 import zerax.numpy as znp
-from zerax import errors
+from .. import errors
 
-from ._base import (
-    GradientTransformationExtraArgs, check_scalar, check_state, safe_increment,
-    with_extra_args_support,
-)
+from ._base import (GradientTransformationExtraArgs, check_scalar, check_state, safe_increment, with_extra_args_support)
 from .tree_utils import tree_dtype
 
 __all__ = [
@@ -385,7 +382,7 @@ def _is_stateful(value):
 
 def _convert_floats(x, dtype):
     # zerax arrays are all strong: keep a float Array's dtype, cast Python/NumPy floats.
-    from zerax import Array
+    from .. import Array
     if isinstance(x, Array):
         return x
     current = x.dtype if hasattr(x, "dtype") else type(x)
@@ -420,7 +417,7 @@ def inject_hyperparams(inner_factory: Callable, static_args: Union[str, Iterable
         bound = signature.bind(*args, **kwargs)
         bound.apply_defaults()
         sched_hps, numeric_hps, other_hps = {}, {}, {}
-        from zerax import Array
+        from .. import Array
         for name, value in bound.arguments.items():
             if name in static_args or isinstance(value, bool):
                 other_hps[name] = value

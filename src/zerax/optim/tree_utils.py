@@ -18,7 +18,7 @@ import operator
 from typing import Any, Optional
 
 import zerax.numpy as znp
-from zerax import errors, tree_util
+from .. import errors, tree_util
 
 from ._base import abs_sq, check_same_tree
 

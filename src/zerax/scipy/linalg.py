@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import errors
-from .._src import lax_numpy as _jnp
+from .._src import numpy as _jnp
 from .._src.ops import decompositions as _dec
 from .._src.ops.shape import reshape as _reshape
 from ..numpy import linalg as _la
@@ -168,7 +168,7 @@ def _pivots_to_permutation(piv, m):
     """The row permutation ``perm`` (``a[perm] == L @ U``) made by applying the swaps
     ``piv`` in order to ``0..m-1``.  Pivots must be integers, ``m`` of them per matrix,
     each in ``[0, m)`` (checked where they are concrete)."""
-    from .._src.core import Tracer
+    from .._src.core.core import Tracer
     if not isinstance(piv, Tracer):
         raw = np.asarray(piv)
         if raw.dtype.kind not in "iu":

@@ -25,7 +25,7 @@ import numpy as np
 
 import zerax
 import zerax.numpy as znp
-from zerax import errors, lax
+from .. import errors, lax
 
 __all__ = ["OptimizeResults", "minimize", "line_search", "LeastSquaresResults",
            "least_squares"]

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 import zerax.numpy as jnp
-from zerax import errors, lax
+from .. import errors, lax
 
 __all__ = ["convolve", "convolve2d", "correlate", "correlate2d", "detrend", "fftconvolve"]
 

@@ -13,7 +13,7 @@ import math
 import os
 from typing import Any
 
-from zerax.errors import ZeraxValueError
+from ..errors import ZeraxValueError
 
 __all__ = ["Callback", "History", "EarlyStopping", "Checkpoint", "Run"]
 
@@ -123,7 +123,7 @@ class History(Callback):
                 matplotlib.use("Agg")
             import matplotlib.pyplot as plt
         except ImportError:
-            from zerax.errors import MissingDependencyError
+            from ..errors import MissingDependencyError
             raise MissingDependencyError("History.plot needs matplotlib: "
                                          "`pip install matplotlib`") from None
         bases = [k for k in self.history if not k.startswith("val_")]

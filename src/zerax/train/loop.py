@@ -23,8 +23,8 @@ import numpy as np
 
 import zerax
 import zerax.nn as nn
-from zerax import tree_util as tu
-from zerax.errors import ZeraxTypeError, ZeraxValueError
+from .. import tree_util as tu
+from ..errors import ZeraxTypeError, ZeraxValueError
 
 from . import metrics as _metrics
 from .callbacks import Callback, History, Run
@@ -149,7 +149,7 @@ def _as_loader(data, name: str):
         return None
     if isinstance(data, tuple) and len(data) == 2 and all(
             hasattr(x, "shape") for x in tu.tree_leaves(data)):
-        from zerax import data as zdata  # (inputs, targets) arrays: batches of 256
+        from .. import data as zdata  # (inputs, targets) arrays: batches of 256
         return zdata.DataLoader(zdata.ArrayDataset(*data), batch_size=256, prefetch=0)
     if not isinstance(data, Iterable):
         raise ZeraxTypeError(f"{name} must be a DataLoader, an iterable of (inputs, targets) "

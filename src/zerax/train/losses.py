@@ -13,7 +13,7 @@ import numpy as np
 
 import zerax.nn as nn
 import zerax.numpy as znp
-from zerax.errors import ShapeError
+from ..errors import ShapeError
 
 __all__ = ["cross_entropy", "mse", "bce"]
 

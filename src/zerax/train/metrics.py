@@ -10,7 +10,7 @@ from typing import Callable
 import numpy as np
 
 import zerax.numpy as znp
-from zerax.errors import ShapeError, ZeraxValueError
+from ..errors import ShapeError, ZeraxValueError
 
 __all__ = ["Metric", "accuracy", "top_k_accuracy", "mse", "mae", "get"]
 

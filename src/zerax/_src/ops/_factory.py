@@ -17,8 +17,8 @@ from __future__ import annotations
 import numpy as np
 
 from ... import errors
-from ..ad import UndefinedPrimal, Zero, is_undefined
-from ..core import Primitive, ShapedArray, bind
+from ..interpreters.ad import UndefinedPrimal, Zero, is_undefined
+from ..core.core import Primitive, ShapedArray, bind
 
 
 def elementwise_shape(name, avals):
@@ -68,7 +68,7 @@ def elementwise(name, impl, nargs=1, *, dtype_rule=None, kinds=None):
 
     prim.abstract_eval = abstract_eval
     prim.elementwise = True
-    from ..batching import broadcast_batcher
+    from ..interpreters.batching import broadcast_batcher
     broadcast_batcher(prim)
     return prim
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from ... import errors
-from ..core import Tracer, bind
+from ..core.core import Tracer, bind
 from ._factory import elementwise, not_differentiable
 
 _KINDS = "biuf"
@@ -70,7 +70,7 @@ def bitcast_convert_type(operand, new_dtype):
     >>> lax.bitcast_convert_type(np.uint64(2**32 + 3), np.uint32)
     Array([3, 1], dtype=uint32)
     """
-    from ..api_util import as_input
+    from ..core.api_util import as_input
     from . import shape as sh
     if not isinstance(operand, Tracer):
         operand = as_input(operand, "bitcast_convert_type operand")

@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from ... import errors
-from ..core import Primitive, ShapedArray, bind, named_axis_traces
+from ..core.core import Primitive, ShapedArray, bind, named_axis_traces
 from .reduce import reduce_max, reduce_min, reduce_sum
 from .shape import broadcast_in_dim, iota, reshape
 
@@ -103,7 +103,7 @@ for _p in (psum_p, pmax_p, pmin_p):
 
 
 def _psum_jvp(primals, tangents, **params):
-    from ..ad import Zero
+    from ..interpreters.ad import Zero
     (x,), (t,) = primals, tangents
     out = bind(psum_p, x, **params)
     return out, t if type(t) is Zero else bind(psum_p, t, **params)
@@ -111,7 +111,7 @@ def _psum_jvp(primals, tangents, **params):
 
 def _psum_transpose(ct, x, **params):
     # psum's Jacobian is the all-ones matrix over the members: symmetric
-    from ..ad import Zero
+    from ..interpreters.ad import Zero
     return [ct if type(ct) is Zero else bind(psum_p, ct, **params)]
 
 
@@ -150,7 +150,7 @@ def _all_gather_batch(vals, dims, *, frame, axis_name, axis_size, axis, tiled):
     (x,), (d,) = vals, dims
     name, size = frame
     if name not in axis_name:  # another vmap's axis: member by member, batch axis first
-        from ..batching import moveaxis
+        from ..interpreters.batching import moveaxis
         return bind(all_gather_p, moveaxis(x, d, 0), axis_name=axis_name,
                     axis_size=axis_size, axis=axis + 1, tiled=tiled), 0
     if d is None:
@@ -158,7 +158,7 @@ def _all_gather_batch(vals, dims, *, frame, axis_name, axis_size, axis, tiled):
         out = broadcast_in_dim(x, _gathered_shape(x.shape, size, axis, False),
                                tuple(k if k < axis else k + 1 for k in range(nd)))
     else:
-        from ..batching import moveaxis
+        from ..interpreters.batching import moveaxis
         out = moveaxis(x, d, axis)
     if tiled:
         out = reshape(out, _gathered_shape(tuple(np.delete(out.shape, axis)), size, axis,
@@ -167,7 +167,7 @@ def _all_gather_batch(vals, dims, *, frame, axis_name, axis_size, axis, tiled):
 
 
 def _all_gather_jvp(primals, tangents, **params):
-    from ..ad import Zero
+    from ..interpreters.ad import Zero
     (x,), (t,) = primals, tangents
     out = bind(all_gather_p, x, **params)
     if type(t) is Zero:
@@ -178,7 +178,7 @@ def _all_gather_jvp(primals, tangents, **params):
 def _all_gather_transpose(ct, x, *, axis_name, axis_size, axis, tiled):
     """The adjoint of gathering: each member's cotangent is its own slice of the sum of
     every member's gathered cotangent (JAX's psum_scatter)."""
-    from ..ad import Zero
+    from ..interpreters.ad import Zero
     from .slicing import dynamic_slice
     aval = x.aval
     if type(ct) is Zero:
@@ -223,7 +223,7 @@ def _axis_index_batch(vals, dims, *, frame, axis_name, axis_size):
 
 
 def _axis_index_jvp(primals, tangents, **params):
-    from ..ad import Zero
+    from ..interpreters.ad import Zero
     out = bind(axis_index_p, **params)
     return out, Zero(ShapedArray((), np.dtype(np.int32)))
 
@@ -286,7 +286,7 @@ def pmean(x, axis_name, *, axis_index_groups=None):
     >>> zx.vmap(lambda v: v - lax.pmean(v, "i"), axis_name="i")(znp.array([1., 3.]))
     Array([-1.,  1.], dtype=float64)
     """
-    from .. import tree
+    from ..core import tree
     names = _names(axis_name)
     n = int(np.prod([t.axis_size for t in named_axis_traces(names)]))
     total = psum(x, axis_name, axis_index_groups=axis_index_groups)
@@ -303,7 +303,7 @@ def all_gather(x, axis_name, *, axis_index_groups=None, axis=0, tiled=False):
     Array([[1., 3.],
            [1., 3.]], dtype=float64)
     """
-    from .. import tree
+    from ..core import tree
     _no_groups("all_gather", axis_index_groups)
     names = _names(axis_name)
     if len(names) != 1:
@@ -356,7 +356,7 @@ def _no_groups(name, groups):
 
 
 def _tree_collective(name, prim, x, axis_name, groups):
-    from .. import tree
+    from ..core import tree
     _no_groups(name, groups)
     names = _names(axis_name)
     return tree.tree_map(lambda leaf: _bind(prim, _check_array(name, leaf), names), x)

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ad import Zero, is_undefined, jvp as ad_jvp, vjp as ad_vjp
-from ..core import Primitive, bind, get_aval
-from ..ir import convert_constvars, eval_jaxpr
-from ..tracing import trace_to_jaxpr
+from ..interpreters.ad import Zero, is_undefined, jvp as ad_jvp, vjp as ad_vjp
+from ..core.core import Primitive, bind, get_aval
+from ..ir.ir import convert_constvars, eval_jaxpr
+from ..ir.tracing import trace_to_jaxpr
 
 cond_p = Primitive("cond", multiple_results=True)
 
@@ -110,7 +110,7 @@ def _cond_transpose(cts, index, *args, branches):
 
 
 def _cond_batch(args, dims, *, branches):
-    from ..batching import batch_size_of, bdim_at_front, vmap
+    from ..interpreters.batching import batch_size_of, bdim_at_front, vmap
     from .elementwise import convert_element_type, select_n
     from .shape import broadcast_in_dim
     index, *ops = args

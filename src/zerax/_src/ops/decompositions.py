@@ -38,8 +38,8 @@ from __future__ import annotations
 import numpy as np
 
 from ... import errors
-from ..ad import Zero, is_undefined
-from ..core import Primitive, ShapedArray, bind
+from ..interpreters.ad import Zero, is_undefined
+from ..core.core import Primitive, ShapedArray, bind
 
 cholesky_p = Primitive("cholesky")
 triangular_solve_p = Primitive("triangular_solve")
@@ -72,9 +72,9 @@ def _check_matrix(name, aval, square=True):
 
 
 def _as_operand(x, name):
-    from ..core import get_aval
+    from ..core.core import get_aval
     if not hasattr(x, "shape") or not hasattr(x, "dtype"):
-        from ..api_util import as_input
+        from ..core.api_util import as_input
         x = as_input(x, f"{name} operand")
     get_aval(x)
     return x
@@ -723,7 +723,7 @@ svd_p.unsupported["transpose"] = "svd is not linear"
 def _batch_at_front(prim):
     """Every operand's batch dimension moved to the front (unmapped ones broadcast):
     each primitive takes stacks of matrices already."""
-    from ..batching import bdim_at_front
+    from ..interpreters.batching import bdim_at_front
 
     def rule(args, dims, **params):
         size = next(a.shape[d] for a, d in zip(args, dims) if d is not None)
@@ -742,7 +742,7 @@ for _p in (cholesky_p, triangular_solve_p, lu_p, qr_p, eigh_p, svd_p):
 # On the host at the top level of a jitted program, Numba loop nests inside compiled
 # loop and branch bodies: the rules live in decompositions_loops.
 
-from . import decompositions_loops  # noqa: F401  (registers on_host, lower_numba)
+from ..backends.numba import decompositions_loops  # noqa: F401  (registers on_host, lower_numba)
 
 __all__ = [
     "cholesky",

@@ -14,8 +14,8 @@ import math
 import numpy as np
 
 from ... import errors
-from ..ad import Zero, is_undefined
-from ..core import ShapedArray, Tracer, bind
+from ..interpreters.ad import Zero, is_undefined
+from ..core.core import ShapedArray, Tracer, bind
 from ._factory import defjvp, elementwise, not_differentiable, same_dtype, unbroadcast
 
 # --------------------------------------------------------------------------- helpers
@@ -505,7 +505,7 @@ def _unary(name, impl, jvp_rule, kinds="fc", vjp=None):
 
 def _special(fname):
     def impl(x):
-        from .. import special
+        from ..base import special
         return getattr(special, fname)(x)
     return impl
 
@@ -561,7 +561,7 @@ defjvp(polygamma_p, lambda g, ans, x, *, m: mul(g, polygamma(m + 1, x)))
 
 
 def _polygamma_impl(m, x):
-    from .. import special
+    from ..base import special
     return special.polygamma(m, x)
 
 
@@ -762,7 +762,7 @@ def _scalar(template):
 
 
 def _special_helper(ctx, name):
-    from .. import special
+    from ..base import special
     import numba
     fn = getattr(special, f"{name}_scalar")
     return ctx.helper(f"_{name}", numba.njit(fn, cache=False))

@@ -27,8 +27,8 @@ import math
 import numpy as np
 
 from ... import errors
-from ..api_util import as_input
-from ..core import Primitive, ShapedArray, Tracer, bind
+from ..core.api_util import as_input
+from ..core.core import Primitive, ShapedArray, Tracer, bind
 from ._factory import deflinear
 from . import elementwise as ew
 from .shape import broadcast_in_dim, transpose

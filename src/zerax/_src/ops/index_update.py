@@ -15,14 +15,12 @@ from __future__ import annotations
 import numpy as np
 
 from ... import errors
-from ..ad import Zero, is_undefined
-from ..array import Array
-from ..core import Primitive, ShapedArray, Tracer, bind, concrete_value
+from ..interpreters.ad import Zero, is_undefined
+from ..core.array import Array
+from ..core.core import Primitive, ShapedArray, Tracer, bind, concrete_value
 from ._factory import vjp_from_transpose
 from .elementwise import add, convert_element_type, div, eq, mul, select_n
-from .indexing import (_INTP, _apply_plan, _as_value, _check_index_avals, _expand,
-                       _batch_at, _gather_shape, _index_and_mask, _parse, _zero, batch_indexer,
-                       gather_p)
+from .indexing import (_INTP, _apply_plan, _as_value, _check_index_avals, _expand, _batch_at, _gather_shape, _index_and_mask, _parse, _zero, batch_indexer, gather_p)
 from .shape import broadcast_in_dim, iota, reshape, rev, slice_p_bind
 
 # --------------------------------------------------------------------------- scatter
@@ -282,7 +280,7 @@ def _scatter_batch(prim):
     puts it (see `indexing.batch_indexer`)."""
 
     def rule(args, dims, *, indexer, mode):
-        from ..batching import batch_size_of
+        from ..interpreters.batching import batch_size_of
         (x, u, *idx), (dx, du, *didx) = args, dims
         size = batch_size_of(args, dims)
         x, idx, indexer, x_dim, u_dim = batch_indexer(x, dx, idx, didx, indexer, size,
@@ -306,7 +304,7 @@ def _updates_to(values, shape, dtype, what):
     if isinstance(values, (Array, Tracer)):
         v = convert_element_type(values, dtype)
     else:
-        from ..lax_numpy._util import check_arg
+        from ..numpy._util import check_arg
         v = check_arg(values, what)
         v = convert_element_type(v, dtype) if isinstance(v, (Array, Tracer)) else \
             Array._wrap(np.array(np.asarray(v).astype(dtype)))
@@ -409,7 +407,7 @@ class _IndexUpdateRef:
         if op != "set":
             # As JAX: combine in the promoted dtype, then cast back to x's (an int array
             # multiplied by 2.5 at an index holds int(x * 2.5) there, not x * 2).
-            from ..lax_numpy._util import check_arg, numpy_result_dtype
+            from ..numpy._util import check_arg, numpy_result_dtype
             values = check_arg(values, fname)       # (converted once, used below too)
             dtype = numpy_result_dtype(_COMBINE[op], x, values)
             if dtype != np.dtype(x.dtype):
@@ -428,7 +426,7 @@ class _IndexUpdateRef:
 
     def subtract(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
         """``x[idx] -= values``, accumulating over repeated indices."""
-        from ..lax_numpy.ufuncs import negative
+        from ..numpy.ufuncs import negative
         return self._update(negative(values), "add", mode, "subtract")
 
     def multiply(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
@@ -439,14 +437,14 @@ class _IndexUpdateRef:
 
     def divide(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
         """``x[idx] /= values`` (as JAX: ``x`` divided by the scattered product)."""
-        from ..lax_numpy.ufuncs import true_divide
+        from ..numpy.ufuncs import true_divide
         x = _as_value(self.array)
         ones = Array._wrap(np.ones(x.shape, x.dtype))
         return true_divide(x, _IndexUpdateRef(ones, self.index).multiply(values, mode=mode))
 
     def power(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
         """``x[idx] **= values`` (as JAX: ``x`` to the scattered product)."""
-        from ..lax_numpy.ufuncs import power
+        from ..numpy.ufuncs import power
         x = _as_value(self.array)
         ones = Array._wrap(np.ones(x.shape, x.dtype))
         return power(x, _IndexUpdateRef(ones, self.index).multiply(values, mode=mode))

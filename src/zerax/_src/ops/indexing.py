@@ -35,9 +35,9 @@ from __future__ import annotations
 import numpy as np
 
 from ... import errors
-from ..ad import Zero
-from ..array import Array
-from ..core import Primitive, ShapedArray, Tracer, bind, concrete_value
+from ..interpreters.ad import Zero
+from ..core.array import Array
+from ..core.core import Primitive, ShapedArray, Tracer, bind, concrete_value
 from ._factory import vjp_from_transpose
 from .elementwise import add, convert_element_type, lt, select_n
 from .shape import dynamic_slice, iota, reshape, rev, slice_p_bind
@@ -434,7 +434,7 @@ def _example_shape(a, d):
 
 def _batch_at(x, d, size, pos):
     """``x`` with its batch dimension at ``pos``; an unmapped ``x`` is broadcast there."""
-    from ..batching import moveaxis
+    from ..interpreters.batching import moveaxis
     from .shape import broadcast_in_dim
     if d is not None:
         return moveaxis(x, d, pos)
@@ -456,7 +456,7 @@ def batch_indexer(x, dx, idx, didx, indexer, size, batch_operand=False):
     operand's batch axis now is (None when ``x`` stays unmapped) and where the batch axis
     is in the result of gathering with them.  With ``batch_operand`` an unmapped ``x`` is
     broadcast (the scatters, whose result always varies over the batch)."""
-    from ..batching import moveaxis
+    from ..interpreters.batching import moveaxis
     if all(d is None for d in didx):
         x = _batch_at(x, dx, size, 0)
         indexer = (("s", 0, size, 1),) + tuple(indexer)
@@ -486,7 +486,7 @@ def batch_indexer(x, dx, idx, didx, indexer, size, batch_operand=False):
 
 
 def _gather_batch(args, dims, *, indexer, mode, fill_value):
-    from ..batching import batch_size_of
+    from ..interpreters.batching import batch_size_of
     (x, *idx), (dx, *didx) = args, dims
     size = batch_size_of(args, dims)
     x, idx, indexer, _, out_dim = batch_indexer(x, dx, idx, didx, indexer, size)
@@ -506,8 +506,8 @@ def _zero(dtype):
 def _varies_over_vmap(t):
     """Whether the tracer ``t`` varies over a vmap batch: then a gather (batched without a
     loop) is better than a dynamic_slice."""
-    from ..ad import JVPTracer
-    from ..batching import BatchTracer
+    from ..interpreters.ad import JVPTracer
+    from ..interpreters.batching import BatchTracer
     while isinstance(t, JVPTracer):
         t = t.primal
     return isinstance(t, BatchTracer)
@@ -621,9 +621,7 @@ def take_along_axis(x, indices, axis, mode="clip", fill_value=None):
 
 # The scatter family and ``x.at[...]`` (their module imports this one, so this import comes
 # last); re-exported so that ``ops.indexing`` stays the one place to import indexing from.
-from .index_update import (  # noqa: E402
-    IndexUpdateHelper, scatter, scatter_add_p, scatter_max_p, scatter_min_p, scatter_mul_p,
-    scatter_p)
+from .index_update import (IndexUpdateHelper, scatter, scatter_add_p, scatter_max_p, scatter_min_p, scatter_mul_p, scatter_p)
 
 __all__ = ["getitem", "IndexUpdateHelper", "gather", "scatter", "take_along_axis",
            "gather_p", "scatter_p", "scatter_add_p", "scatter_mul_p", "scatter_min_p",

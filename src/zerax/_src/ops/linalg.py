@@ -17,8 +17,8 @@ import math
 import numpy as np
 
 from ... import errors
-from ..ad import Zero, is_undefined
-from ..core import Primitive, ShapedArray, Tracer, bind, get_aval
+from ..interpreters.ad import Zero, is_undefined
+from ..core.core import Primitive, ShapedArray, Tracer, bind, get_aval
 from ._factory import vjp_from_transpose
 
 dot_general_p = Primitive("dot_general")
@@ -68,7 +68,7 @@ def _as_operand(x):
     if isinstance(x, Tracer) or hasattr(x, "_value") or isinstance(x, np.ndarray):
         return x
     if isinstance(x, (bool, int, float, complex, np.generic, list, tuple)):
-        from ..api_util import as_input
+        from ..core.api_util import as_input
         return as_input(x, "dot_general operand")
     raise errors.ZeraxTypeError(
         f"dot_general: operands must be arrays, got {type(x).__name__}")
@@ -327,7 +327,7 @@ def _dot_general_batch(args, dims, *, dimension_numbers, preferred_element_type)
     """A mapped operand's batch dimension becomes a batch dimension of the product when
     both are mapped, and otherwise a free dimension: ``vmap(lambda x: x @ W)`` stays one
     matrix product, with ``W`` untouched."""
-    from ..batching import moveaxis
+    from ..interpreters.batching import moveaxis
     lhs, rhs = args
     ld, rd = dims
     (lc, rc), (lb, rb) = dimension_numbers

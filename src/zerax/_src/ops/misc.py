@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ..ad import Zero
-from ..core import Primitive, ShapedArray, Tracer, bind
+from ..interpreters.ad import Zero
+from ..core.core import Primitive, ShapedArray, Tracer, bind
 
 stop_gradient_p = Primitive("stop_gradient")
 stop_gradient_p.impl = lambda x: x
@@ -27,8 +27,8 @@ def stop_gradient(x):
     >>> float(zx.grad(lambda x: x * zx.lax.stop_gradient(x))(3.0))
     3.0
     """
-    from .. import tree
-    from ..api_util import as_input
+    from ..core import tree
+    from ..core.api_util import as_input
 
     def one(leaf):
         if not isinstance(leaf, Tracer):

@@ -10,8 +10,8 @@ from __future__ import annotations
 import numpy as np
 
 from ... import errors
-from ..ad import Zero
-from ..core import Primitive, ShapedArray, bind
+from ..interpreters.ad import Zero
+from ..core.core import Primitive, ShapedArray, bind
 from ._factory import deflinear, not_differentiable
 
 
@@ -286,7 +286,7 @@ def _identity_block(op, shape, dtype):
 
 def _scan_jvp(prim, op_name):
     def jvp(primals, tangents, *, axis, reverse):
-        from .. import ad
+        from ..interpreters import ad
         from . import elementwise
         op = getattr(elementwise, op_name)
         (x,), (t,) = primals, tangents

@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ad import Zero, is_undefined, linearize_flat, vjp as ad_vjp
-from ..core import Primitive, ShapedArray, Tracer, bind, get_aval
-from ..ir import convert_constvars, eval_jaxpr
-from ..tracing import trace_to_jaxpr
+from ..interpreters.ad import Zero, is_undefined, linearize_flat, vjp as ad_vjp
+from ..core.core import Primitive, ShapedArray, Tracer, bind, get_aval
+from ..ir.ir import convert_constvars, eval_jaxpr
+from ..ir.tracing import trace_to_jaxpr
 
 scan_p = Primitive("scan", multiple_results=True)
 
@@ -225,7 +225,7 @@ scan_p.transpose = _scan_transpose
 
 
 def _scan_batch(args, dims, *, jaxpr, length, reverse, num_consts, num_carry, unroll=1):
-    from ..batching import batch_size_of, bdim_at_front, moveaxis, vmap
+    from ..interpreters.batching import batch_size_of, bdim_at_front, moveaxis, vmap
     size = batch_size_of(args, dims)
     consts, init, xs = _split(args, num_consts, num_carry)
     d_c, d_k, d_x = _split(dims, num_consts, num_carry)
@@ -258,7 +258,7 @@ def _scan_batch(args, dims, *, jaxpr, length, reverse, num_consts, num_carry, un
 
 def _batched_outs(jaxpr, consts, init, xs, d_c, d_k, d_x, carry_batched, size):
     """Which body outputs vary over the batch, for the given batched inputs."""
-    from ..batching import batched_outputs, example_aval
+    from ..interpreters.batching import batched_outputs, example_aval
     ex = ([example_aval(c, d) for c, d in zip(consts, d_c)] +
           [example_aval(c, d) for c, d in zip(init, d_k)] +
           [_slice_aval_of(example_aval(x, d)) for x, d in zip(xs, d_x)])
@@ -286,9 +286,8 @@ def _scan_lower_numba(ctx, eqn):
     (the step writes the new value into the one the old value is not in, then they
     swap; see `loops.carry_buffers`)."""
     from ..backends.numba.codegen import dtype_name, lower_jaxpr_body
-    from ..backends.numba.loops import (BufferedCarries, start_carries, step_dests,
-                                        store_row)
-    from ..ir import Var
+    from ..backends.numba.loops import BufferedCarries, start_carries, step_dests, store_row
+    from ..ir.ir import Var
     p = eqn.params
     jaxpr, length, nc, nk = p["jaxpr"], p["length"], p["num_consts"], p["num_carry"]
     args = eqn.invars

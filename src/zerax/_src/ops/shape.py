@@ -12,8 +12,8 @@ from __future__ import annotations
 import numpy as np
 
 from ... import errors
-from ..ad import is_undefined
-from ..core import Primitive, ShapedArray, bind
+from ..interpreters.ad import is_undefined
+from ..core.core import Primitive, ShapedArray, bind
 from ._factory import deflinear, not_differentiable
 
 # --------------------------------------------------------------------------- broadcast
@@ -261,7 +261,7 @@ iota_p.abstract_eval = lambda *, dtype, shape, dimension: ShapedArray(shape, dty
 
 
 def _bid_batch(args, dims, *, shape, broadcast_dimensions):
-    from ..batching import moveaxis
+    from ..interpreters.batching import moveaxis
     (x,), (d,) = args, dims
     x = moveaxis(x, d, 0)
     size = x.shape[0]
@@ -270,7 +270,7 @@ def _bid_batch(args, dims, *, shape, broadcast_dimensions):
 
 
 def _reshape_batch(args, dims, *, new_sizes):
-    from ..batching import moveaxis
+    from ..interpreters.batching import moveaxis
     x = moveaxis(args[0], dims[0], 0)
     return reshape(x, (x.shape[0],) + tuple(new_sizes)), 0
 
@@ -294,7 +294,7 @@ def _squeeze_batch(args, dims, *, dimensions):
 
 
 def _concat_batch(args, dims, *, dimension):
-    from ..batching import batch_size_of, bdim_at_front
+    from ..interpreters.batching import batch_size_of, bdim_at_front
     size = batch_size_of(args, dims)
     return concatenate([bdim_at_front(a, d, size) for a, d in zip(args, dims)],
                        dimension + 1), 0
@@ -493,13 +493,4 @@ iota_p.lower_numba = _iota_lower
 
 # The slicing family lives in `slicing` (which imports this module's helpers, so this
 # import comes last); re-exported so that ``ops.shape`` keeps offering every shape op.
-from .slicing import (  # noqa: F401
-    dynamic_slice,
-    dynamic_slice_p,
-    dynamic_update_slice,
-    dynamic_update_slice_p,
-    pad,
-    pad_p,
-    slice_p,
-    slice_p_bind,
-)
+from .slicing import (dynamic_slice, dynamic_slice_p, dynamic_update_slice, dynamic_update_slice_p, pad, pad_p, slice_p, slice_p_bind)

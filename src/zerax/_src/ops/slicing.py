@@ -15,19 +15,10 @@ from __future__ import annotations
 import numpy as np
 
 from ... import errors
-from ..ad import Zero, is_undefined
-from ..core import Primitive, ShapedArray, bind
+from ..interpreters.ad import Zero, is_undefined
+from ..core.core import Primitive, ShapedArray, bind
 from ._factory import deflinear, vjp_from_transpose
-from .shape import (
-    _nb_affine,
-    _nb_array,
-    _nb_copy_loop,
-    _nb_empty,
-    _nb_scalar,
-    _nb_shape,
-    broadcast_in_dim,
-    iota,
-)
+from .shape import (_nb_affine, _nb_array, _nb_copy_loop, _nb_empty, _nb_scalar, _nb_shape, broadcast_in_dim, iota)
 
 _INTP = np.dtype(np.int64)
 
@@ -183,7 +174,7 @@ deflinear(pad_p, _pad_transpose)
 
 
 def _pad_batch(args, dims, *, padding_config):
-    from ..batching import moveaxis
+    from ..interpreters.batching import moveaxis
     from .elementwise import add, mul
     (x, pv), (dx, dpv) = args, dims
     if dpv is None:
@@ -319,7 +310,7 @@ def _block_indices(starts, dstarts, size, operand_shape, sizes):
     """Index arrays, one per axis, addressing the block ``start + iota(k)`` of every batch
     member: axis ``d``'s array has shape ``(B or 1, 1, .., k_d, .., 1)`` (B where its start
     is mapped), so that together they broadcast to ``(B,) + sizes``."""
-    from ..batching import moveaxis
+    from ..interpreters.batching import moveaxis
     from .elementwise import add
     r = len(sizes)
     idx = []
@@ -341,7 +332,7 @@ def _batch_iota(size, r):
 
 
 def _ds_batch(args, dims, *, slice_sizes):
-    from ..batching import batch_size_of, moveaxis
+    from ..interpreters.batching import batch_size_of, moveaxis
     from .indexing import gather
     x, *starts = args
     dx, *dstarts = dims
@@ -444,7 +435,7 @@ dynamic_update_slice_p.vjp = vjp_from_transpose(dynamic_update_slice_p)  # linea
 
 
 def _dus_batch(args, dims):
-    from ..batching import batch_size_of, bdim_at_front
+    from ..interpreters.batching import batch_size_of, bdim_at_front
     from .index_update import scatter
     x, update, *starts = args
     dx, du, *dstarts = dims

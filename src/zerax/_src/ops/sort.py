@@ -12,8 +12,8 @@ from __future__ import annotations
 import numpy as np
 
 from ... import errors
-from ..ad import Zero
-from ..core import Primitive, ShapedArray, bind
+from ..interpreters.ad import Zero
+from ..core.core import Primitive, ShapedArray, bind
 from ._factory import not_differentiable
 from .indexing import take_along_axis
 

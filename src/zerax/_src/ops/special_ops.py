@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from ... import errors
-from ..api_util import as_input
+from ..core.api_util import as_input
 from ._factory import defjvp, elementwise
 from . import elementwise as ew
 from .elementwise import _c
@@ -30,7 +30,7 @@ __all__ = ["bessel_i0e", "bessel_i0e_p", "bessel_i1e", "bessel_i1e_p", "bessel_j
 
 
 def _kernels():
-    from .. import special_kernels
+    from ..base import special_kernels
     return special_kernels
 
 

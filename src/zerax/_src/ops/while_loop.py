@@ -15,10 +15,10 @@ from __future__ import annotations
 import numpy as np
 
 from ... import errors
-from ..ad import Zero, is_undefined, jvp as ad_jvp, vjp as ad_vjp
-from ..core import Primitive, ShapedArray, bind, get_aval
-from ..ir import convert_constvars, eval_jaxpr
-from ..tracing import trace_to_jaxpr
+from ..interpreters.ad import Zero, is_undefined, jvp as ad_jvp, vjp as ad_vjp
+from ..core.core import Primitive, ShapedArray, bind, get_aval
+from ..ir.ir import convert_constvars, eval_jaxpr
+from ..ir.tracing import trace_to_jaxpr
 
 while_p = Primitive("while", multiple_results=True)
 
@@ -29,7 +29,7 @@ def _split(args, cond_nconsts, body_nconsts):
 
 
 def _truth(x) -> bool:
-    from ..core import concrete_value
+    from ..core.core import concrete_value
     return bool(concrete_value(x, "the while_loop predicate"))
 
 
@@ -143,7 +143,7 @@ def _lin_jvp(primals, tangents, **params):
 
 
 def _lin_batch(args, dims, **params):
-    from ..batching import vmap
+    from ..interpreters.batching import vmap
     p = dict(params)
     p.pop("checkpoint_every")
     outs = vmap(lambda *a: _joint_tangent(a, **p), in_axes=tuple(dims))(*args)
@@ -317,7 +317,7 @@ def _transpose_jvp(primals, tangents, *, cond_jaxpr, body_jaxpr, cond_nconsts, b
 
 
 def _transpose_batch(args, dims, **params):
-    from ..batching import batch_by_loop
+    from ..interpreters.batching import batch_by_loop
     # Each batch member may run a different number of iterations.
     return batch_by_loop(while_transpose_p, args, dims, params)
 
@@ -337,7 +337,7 @@ while_p.unsupported["transpose"] = "it is never linear; while_lin is transposed 
 
 def _while_batch(args, dims, *, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts,
                  checkpoint_every):
-    from ..batching import batch_size_of, bdim_at_front, vmap
+    from ..interpreters.batching import batch_size_of, bdim_at_front, vmap
     from .elementwise import select_n
     from .reduce import reduce_max
     from .shape import broadcast_in_dim
@@ -351,7 +351,7 @@ def _while_batch(args, dims, *, cond_jaxpr, body_jaxpr, cond_nconsts, body_ncons
     ax_cc = tuple(None if d is None else 0 for d in d_cc)
     ax_bc = tuple(None if d is None else 0 for d in d_bc)
 
-    from ..batching import batched_outputs, example_aval
+    from ..interpreters.batching import batched_outputs, example_aval
     ex_cc = [example_aval(c, d) for c, d in zip(cc, d_cc)]
     ex_bc = [example_aval(c, d) for c, d in zip(bc, d_bc)]
     ex_k = [example_aval(c, d) for c, d in zip(init, d_k)]
@@ -411,7 +411,7 @@ def _start_buffers(ctx, body, n_consts, avals):
 
 def _record_key(eqn):
     """What identifies a while loop's forward pass: its programs, operands and policy."""
-    from ..ir import Literal
+    from ..ir.ir import Literal
     p = eqn.params
     n = p["cond_nconsts"] + p["body_nconsts"] + len(p["body_jaxpr"].outvars)
     return (id(p["cond_jaxpr"]), id(p["body_jaxpr"]), max(1, int(p["checkpoint_every"])),
@@ -543,9 +543,8 @@ def _transpose_lower_numba(ctx, eqn):
     from the last, recompute the segment's carries and run the transposed body
     backwards over them."""
     from ..backends.numba.codegen import dtype_name, inline_closed, lower_jaxpr_body
-    from ..backends.numba.loops import (BufferedCarries, slice_ref, start_carries,
-                                        step_dests)
-    from ..ir import Var
+    from ..backends.numba.loops import BufferedCarries, slice_ref, start_carries, step_dests
+    from ..ir.ir import Var
     p = eqn.params
     body = p["body_jaxpr"]
     k = max(1, int(p["checkpoint_every"]))

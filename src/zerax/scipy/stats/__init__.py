@@ -7,11 +7,7 @@ so every function differentiates, vectorises and compiles; beside them ``gaussia
 one floating dtype (float64 for integers) and broadcast.
 """
 
-from . import (  # noqa: F401
-    bernoulli, beta, betabinom, binom, cauchy, chi2, dirichlet, expon, gamma, gennorm, geom,
-    gumbel_l, gumbel_r, laplace, logistic, multinomial, multivariate_normal, nbinom, norm,
-    pareto, poisson, t, truncnorm, uniform, vonmises, wrapcauchy,
-)
+from . import (bernoulli, beta, betabinom, binom, cauchy, chi2, dirichlet, expon, gamma, gennorm, geom, gumbel_l, gumbel_r, laplace, logistic, multinomial, multivariate_normal, nbinom, norm, pareto, poisson, t, truncnorm, uniform, vonmises, wrapcauchy)
 from ._core import ModeResult, mode, rankdata, sem  # noqa: F401
 from ._kde import gaussian_kde  # noqa: F401
 

@@ -9,7 +9,7 @@ import numpy as np
 
 import zerax
 import zerax.numpy as jnp
-from zerax import errors
+from ... import errors
 
 from ._util import promote_args_inexact
 

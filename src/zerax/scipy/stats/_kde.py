@@ -8,9 +8,9 @@ import math
 import numpy as np
 
 import zerax.numpy as jnp
-from zerax import errors
-from zerax.scipy import linalg, special
-from zerax.tree_util import register_pytree_node_class
+from ... import errors
+from .. import linalg, special
+from ...tree_util import register_pytree_node_class
 
 __all__ = ["gaussian_kde"]
 
@@ -159,7 +159,7 @@ class gaussian_kde:
     def resample(self, key, shape=()):
         """Random draws from the estimate: ``shape + (d,)`` transposed to ``(d,) + shape``
         as JAX's (a key from ``zerax.random``)."""
-        from zerax import random
+        from ... import random
         k1, k2 = random.split(key)
         n = int(np.prod(shape)) if shape else 1
         ind = random.choice(k1, self.n, shape=(n,), p=self.weights)

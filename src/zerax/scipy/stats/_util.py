@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 import zerax.numpy as jnp
-from zerax import errors
+from ... import errors
 
 
 def promote_args_inexact(fname: str, *args):

@@ -11,8 +11,8 @@ from __future__ import annotations
 import numpy as np
 
 import zerax.numpy as jnp
-from zerax import errors
-from zerax.scipy import special
+from ... import errors
+from .. import special
 
 from ._util import promote_args_inexact
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 import math
 
 import zerax.numpy as jnp
-from zerax import errors
-from zerax.scipy import linalg
+from ... import errors
+from .. import linalg
 
 from ._util import promote_args_inexact
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 
 import zerax.numpy as jnp
-from zerax.scipy import special
+from .. import special
 
 from ._util import promote_args_inexact
 

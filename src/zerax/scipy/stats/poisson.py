@@ -12,7 +12,7 @@ import math
 import numpy as np
 
 import zerax.numpy as jnp
-from zerax.scipy import special
+from .. import special
 
 from ._util import promote_args_inexact
 

@@ -17,8 +17,8 @@ import hashlib
 
 import numpy as np
 
-from ... import ir
-from ...ir import Literal, Var
+from ...ir import ir
+from ...ir.ir import Literal, Var
 
 PARALLEL_THRESHOLD = 100_000  # elements: loops this large run with prange
 
@@ -213,7 +213,7 @@ def inline_closed(ctx, closed, in_refs):
     """Inline a closed program (its constants become module globals)."""
     consts = [ctx.const_ref(c) for c in closed.consts]
     jaxpr = closed.jaxpr
-    from ...ir import convert_constvars
+    from ...ir.ir import convert_constvars
     return lower_jaxpr_body(ctx, convert_constvars(jaxpr), consts + list(in_refs))
 
 

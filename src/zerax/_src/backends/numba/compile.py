@@ -45,7 +45,7 @@ _memory: dict[str, object] = {}
 
 def cache_dir() -> str | None:
     """The on-disk cache directory (None: the disk cache is off or not trusted)."""
-    from ...jit import config
+    from ...api.jit import config
     if not config.disk_cache:
         return None
     d = os.environ.get("ZERAX_CACHE_DIR")

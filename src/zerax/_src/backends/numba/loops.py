@@ -16,7 +16,7 @@ from __future__ import annotations
 import contextlib
 import re
 
-from ...ir import Var
+from ...ir.ir import Var
 from .codegen import dtype_name, plan_groups
 
 # Primitives that return their first operand with some elements replaced; their Numba
@@ -67,7 +67,7 @@ def schedule_reads(eqns) -> list:
 
 def scheduled(jaxpr):
     """``jaxpr`` in the order of `schedule_reads` (the same object when unchanged)."""
-    from ...ir import Jaxpr
+    from ...ir.ir import Jaxpr
     eqns = schedule_reads(jaxpr.eqns)
     if eqns is jaxpr.eqns:
         return jaxpr

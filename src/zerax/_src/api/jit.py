@@ -1,0 +1,682 @@
+"""`jit`: trace a function once per signature into the IR and compile it.
+
+A signature is the tree structure, shapes and dtypes of the array arguments plus the
+values of the static ones.  Called with concrete arrays, a jitted function runs the
+compiled program; called inside another transform, it binds the call primitive
+``jit`` (whose JVP, transpose and batching rules produce jitted programs in turn), so
+``grad(jit(f))``, ``vmap(jit(f))`` and nested ``jit`` work.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+from contextlib import contextmanager
+
+import numpy as np
+
+from ... import errors
+from ..core import tree
+from ..interpreters.ad import Zero, is_undefined, jvp as ad_jvp, vjp as ad_vjp
+from ..core.api_util import as_input
+from ..core.array import Array
+from ..core.core import Primitive, Tracer, bind, get_aval, named_axis_env
+from ..ir.ir import Var, convert_constvars, eval_jaxpr
+from ..ir.tracing import fun_name, trace_to_jaxpr
+
+
+class Config:
+    """``zerax.config``: the backend (``"numba"``; ``"cupy"`` once it exists), whether
+    compiled programs are cached on disk (directory ``ZERAX_CACHE_DIR``), and
+    ``num_threads``, the threads compiled programs use (default ``ZERAX_NUM_THREADS``,
+    else the cores this process may use; see ``backends/numba/threads.py``).
+
+    JAX's own option names are understood too, so ported code runs unchanged:
+    ``jax_enable_x64`` (zerax always has NumPy's 64-bit defaults, so only True is
+    accepted), ``jax_disable_jit``, and ``jax_platforms``/``jax_platform_name`` ("cpu").
+
+    >>> import zerax as zx
+    >>> zx.config.update("jax_enable_x64", True)
+    >>> zx.config.update("disk_cache", True)
+    >>> zx.config.update("num_threads", zx.config.num_threads)
+    """
+
+    def __init__(self):
+        self.backend = "numba"
+        self.disk_cache = True
+        self.jit_disabled = False
+
+    def update(self, name, value):
+        if name == "jax_enable_x64":
+            if not value:
+                raise errors.NotSupportedError(
+                    "zerax follows NumPy's dtypes: float64/int64 by default; there is no "
+                    "32-bit mode. Create float32 arrays explicitly (dtype=znp.float32).")
+            return
+        if name == "num_threads":
+            from ..backends.numba import threads
+            threads.set_num_threads(value)
+            return
+        if name == "jax_disable_jit":
+            name, value = "jit_disabled", bool(value)
+        if name in ("jax_platforms", "jax_platform_name"):
+            if str(value).split(",")[0].strip().lower() not in ("cpu", ""):
+                raise errors.NotSupportedError(
+                    f"{name}={value!r}: zerax runs on the CPU (backend 'numba') here.")
+            return
+        if not hasattr(self, name):
+            raise errors.ZeraxValueError(f"unknown zerax config option {name!r}")
+        if name == "backend" and value not in ("numba",):
+            raise errors.NotSupportedError(f"backend {value!r} is not available (have: numba)")
+        setattr(self, name, value)
+
+
+    @property
+    def num_threads(self) -> int:
+        from ..backends.numba import threads
+        return threads.num_threads()
+
+
+config = Config()
+
+
+@contextmanager
+def disable_jit(disable: bool = True):
+    """Run jitted functions eagerly (op by op) inside this block, for debugging."""
+    old = config.jit_disabled
+    config.jit_disabled = disable
+    try:
+        yield
+    finally:
+        config.jit_disabled = old
+
+
+# --------------------------------------------------------------------------- executables
+
+_exec_lock = threading.Lock()
+
+
+class Executable:
+    """A compiled program: ``run(*ndarrays) -> list of ndarrays``."""
+
+    def __init__(self, jaxpr, name):
+        from ..backends.numba import compile_jaxpr
+        from ..backends.numba.codegen import LoweringError
+        from ..base.dtypes import float0
+        from ..ir.ir import Jaxpr, dce
+        self.jaxpr = jaxpr
+        self.out_avals = jaxpr.out_avals
+        # float0 outputs (tangents of integer values) hold no data: they are made here,
+        # and the kernel computes the others.
+        self.float0_outs = [a.dtype == float0 for a in self.out_avals]
+        if any(self.float0_outs):
+            jaxpr = dce(Jaxpr(jaxpr.constvars, jaxpr.invars,
+                              [v for v, z in zip(jaxpr.outvars, self.float0_outs) if not z],
+                              jaxpr.eqns))
+        from ..backends.numba.sizes import check_program
+        check_program(jaxpr, f"jit of {name}")  # shapes int64 indexing or memory cannot hold
+        if _uses_float16(jaxpr):
+            # Numba has no float16 arithmetic on the CPU: such a program runs op by op
+            # on NumPy's float16 (the eager implementations), not compiled.
+            self.kernel = _op_by_op(jaxpr)
+            self.source = ("# float16 values: run op by op with NumPy (Numba cannot "
+                           "compile float16 arithmetic)\n")
+            return
+        try:
+            kernel, self.source = compile_jaxpr(jaxpr)
+        except LoweringError as e:
+            where = f" (at {e.source})" if getattr(e, "source", None) else ""
+            raise errors.NotSupportedError(
+                f"jit of {name}: {e}{where}. Call the function without jit (or inside "
+                "zerax.disable_jit()).") from None
+        self.kernel = _threaded(kernel, jaxpr, self.source)
+
+    def run(self, *vals):
+        try:
+            outs = self.kernel(*vals)
+        except Exception as e:  # numba typing errors must not reach the user raw
+            import numba
+            if isinstance(e, (numba.core.errors.NumbaError,)):
+                raise errors.ZeraxError(
+                    f"the Numba backend failed to compile this program ({type(e).__name__}); "
+                    "this is a zerax bug, please report it. First lines: "
+                    f"{str(e).splitlines()[0] if str(e) else ''}") from None
+            raise
+        if any(self.float0_outs):
+            it = iter(outs)
+            outs = [np.zeros(a.shape, a.dtype) if z else next(it)
+                    for a, z in zip(self.out_avals, self.float0_outs)]
+        return outs
+
+
+def _threaded(kernel, jaxpr, source):
+    """The kernel under the one threading model (backends/numba/threads.py): Numba's
+    thread count where it has parallel loops, BLAS's around its matrix products."""
+    from ..backends.numba import threads
+    from ..ops.linalg import product_work
+    work = max((product_work(e)[1] for e in _all_eqns(jaxpr)
+                if e.primitive.name == "dot_general"), default=0)
+    return threads.wrap_program(kernel, parallel="prange(" in source,
+                                blas="_dot_general(" in source or "np.dot(" in source,
+                                blas_work=work)
+
+
+def _all_eqns(jaxpr):
+    """The equations of ``jaxpr`` and of every sub-program, depth first."""
+    from ..ir.ir import ClosedJaxpr, Jaxpr
+    stack = [jaxpr]
+    while stack:
+        j = stack.pop()
+        for eqn in j.eqns:
+            yield eqn
+            for p in eqn.params.values():
+                for sub in (p if isinstance(p, (list, tuple)) else [p]):
+                    if isinstance(sub, ClosedJaxpr):
+                        sub = sub.jaxpr
+                    if isinstance(sub, Jaxpr):
+                        stack.append(sub)
+
+
+def _uses_float16(jaxpr) -> bool:
+    """Whether any value of ``jaxpr`` or of its sub-programs is float16."""
+    from ..ir.ir import ClosedJaxpr, Jaxpr
+    # float16, and long double (which Numba does not type either), run as eagerly.
+    f16 = (np.dtype(np.float16), np.dtype(np.longdouble), np.dtype(np.clongdouble))
+    for v in list(jaxpr.invars) + list(jaxpr.constvars) + list(jaxpr.outvars):
+        if getattr(getattr(v, "aval", None), "dtype", None) in f16:
+            return True
+    for eqn in jaxpr.eqns:
+        if any(getattr(v.aval, "dtype", None) in f16 for v in eqn.outvars):
+            return True
+        for p in eqn.params.values():
+            for sub in (p if isinstance(p, (list, tuple)) else [p]):
+                if isinstance(sub, ClosedJaxpr):
+                    sub = sub.jaxpr
+                if isinstance(sub, Jaxpr) and _uses_float16(sub):
+                    return True
+    return False
+
+
+def _op_by_op(jaxpr):
+    from ..ir.ir import eval_jaxpr
+
+    def run(*vals):
+        return tuple(np.asarray(o) for o in eval_jaxpr(jaxpr, [], *vals))
+    return run
+
+
+def executable_for(jaxpr, name="jit"):
+    exe = getattr(jaxpr, "_executable", None)
+    if exe is None:
+        with _exec_lock:
+            exe = getattr(jaxpr, "_executable", None)
+            if exe is None:
+                exe = Executable(jaxpr, name)
+                jaxpr._executable = exe
+    return exe
+
+
+def _contiguous(v):
+    return v if v.flags.c_contiguous else np.ascontiguousarray(v)
+
+
+# --------------------------------------------------------------------------- the primitive
+
+jit_p = Primitive("jit", multiple_results=True)
+
+
+def _jit_impl(*args, jaxpr, name):
+    exe = executable_for(jaxpr, name)
+    return list(exe.run(*[_contiguous(np.asarray(a)) for a in args]))
+
+
+jit_p.impl = _jit_impl
+jit_p.abstract_eval = lambda *avals, jaxpr, name: list(jaxpr.out_avals)
+
+_derived: dict = {}
+
+
+def _cached(key, make):
+    fn = _derived.get(key)
+    if fn is None:
+        fn = _derived[key] = make()
+    return fn
+
+
+def _trace_closed(fun, avals, name, track_source=False):
+    closed = trace_to_jaxpr(fun, avals, name, track_source=track_source)
+    return convert_constvars(closed.jaxpr), closed.consts
+
+
+def _jvp_jaxpr(jaxpr, nonzero):
+    """Program ``(primals, nonzero tangents) -> tangent outputs``."""
+    def make():
+        n = len(jaxpr.invars)
+
+        def f(*args):
+            primals, ts = args[:n], iter(args[n:])
+            tangents = [next(ts) if m else np.zeros(a.shape, a.dtype)
+                        for m, a in zip(nonzero, jaxpr.in_avals)]
+            _, t_out = ad_jvp(lambda *p: eval_jaxpr(jaxpr, [], *p), tuple(primals),
+                              tuple(tangents))
+            return [t if a.dtype.kind in "fc" else np.zeros(a.shape, a.dtype)
+                    for t, a in zip(t_out, jaxpr.out_avals)]
+        avals = list(jaxpr.in_avals) + [a for a, m in zip(jaxpr.in_avals, nonzero) if m]
+        return _trace_closed(f, avals, "jvp")
+    return _cached(("jvp", id(jaxpr), tuple(nonzero)), make)
+
+
+def _jit_jvp(primals, tangents, *, jaxpr, name):
+    outs = bind(jit_p, *primals, jaxpr=jaxpr, name=name)
+    nonzero = [type(t) is not Zero and a.dtype.kind in "fc"
+               for t, a in zip(tangents, jaxpr.in_avals)]
+    out_avals = jaxpr.out_avals
+    if not any(nonzero):
+        return outs, [Zero(a) for a in out_avals]
+    tj, consts = _jvp_jaxpr(jaxpr, nonzero)
+    t_outs = bind(jit_p, *consts, *primals, *[t for t, m in zip(tangents, nonzero) if m],
+                  jaxpr=tj, name=f"jvp({name})")
+    return outs, [t if a.dtype.kind in "fc" else Zero(a) for t, a in zip(t_outs, out_avals)]
+
+
+def _transpose_jaxpr(jaxpr, linear):
+    """Program ``(defined inputs, output cotangents) -> cotangents of linear inputs``."""
+    def make():
+        lin_avals = [a for a, m in zip(jaxpr.in_avals, linear) if m]
+        def_avals = [a for a, m in zip(jaxpr.in_avals, linear) if not m]
+        n_def = len(def_avals)
+
+        def f(*args):
+            defined, cts = args[:n_def], args[n_def:]
+
+            def f_lin(*lin):
+                li, di = iter(lin), iter(defined)
+                full = [next(li) if m else next(di) for m in linear]
+                return eval_jaxpr(jaxpr, [], *full)
+
+            zeros = [np.zeros(a.shape, a.dtype) for a in lin_avals]
+            _, pullback = ad_vjp(f_lin, *zeros)
+            return list(pullback(list(cts)))
+        return _trace_closed(f, def_avals + list(jaxpr.out_avals), "transpose")
+    return _cached(("transpose", id(jaxpr), tuple(linear)), make)
+
+
+def _jit_transpose(cts, *args, jaxpr, name):
+    linear = [is_undefined(a) for a in args]
+    tj, consts = _transpose_jaxpr(jaxpr, linear)
+    cts = [np.zeros(c.aval.shape, c.aval.dtype) if type(c) is Zero else c for c in cts]
+    defined = [a for a in args if not is_undefined(a)]
+    res = iter(bind(jit_p, *consts, *defined, *cts, jaxpr=tj, name=f"transpose({name})"))
+    return [next(res) if m else None for m in linear]
+
+
+def _jit_batch(args, dims, *, jaxpr, name):
+    from ..interpreters.batching import _rule_axis_name, vmap
+    # the batched program resolves collectives of the named axis being batched, if any
+    key = ("vmap", id(jaxpr), tuple(dims), _rule_axis_name[0])
+
+    def make():
+        avals = [get_aval(a) for a in args]
+        f = vmap(lambda *a: eval_jaxpr(jaxpr, [], *a), in_axes=tuple(dims))
+        return _trace_closed(lambda *a: list(f(*a)), avals, "vmap")
+    bj, consts = _cached(key, make)
+    outs = bind(jit_p, *consts, *args, jaxpr=bj, name=f"vmap({name})")
+    return outs, [0] * len(outs)
+
+
+def _jit_lower_numba(ctx, eqn):
+    """A nested jit is inlined into the enclosing program."""
+    from ..backends.numba.codegen import lower_jaxpr_body
+    sub = eqn.params["jaxpr"]
+    outs = lower_jaxpr_body(ctx, sub, [ctx.ref(a) for a in eqn.invars])
+    for v, ref in zip(eqn.outvars, outs):
+        ctx.bind_name(v, ref)
+
+
+jit_p.jvp = _jit_jvp
+jit_p.transpose = _jit_transpose
+jit_p.batch = _jit_batch
+jit_p.lower_numba = _jit_lower_numba
+
+
+# --------------------------------------------------------------------------- the API
+
+
+class Lowered:
+    """``jit(f).lower(*args)``: the traced program and its generated source."""
+
+    def __init__(self, jaxpr, consts, out_tree, name, in_tree):
+        self.jaxpr, self.consts, self.out_tree, self.name = jaxpr, consts, out_tree, name
+        self.in_tree = in_tree
+
+    def as_text(self) -> str:
+        """The generated Python source (what Numba compiles)."""
+        from ..backends.numba import generate_source
+        return generate_source(self.jaxpr)
+
+    def compile(self) -> Compiled:
+        """Compile now; the result is called with the non-static arguments only."""
+        return Compiled(self, executable_for(self.jaxpr, self.name))
+
+
+class Compiled:
+    """``jit(f).lower(*args).compile()``: the native program for exactly the lowered
+    signature. Call it with the same non-static arguments (same tree, shapes, dtypes).
+
+    >>> import zerax as zx, zerax.numpy as znp
+    >>> c = zx.jit(lambda x, k: x * k, static_argnums=1).lower(znp.ones(2), 3).compile()
+    >>> c(znp.arange(2.0))
+    Array([0., 3.], dtype=float64)
+    """
+
+    def __init__(self, lowered, executable):
+        self.lowered, self._exe = lowered, executable
+        self._expected = [(v.aval.shape, v.aval.dtype)
+                          for v in lowered.jaxpr.invars[len(lowered.consts):]]
+
+    def as_text(self) -> str:
+        return self.lowered.as_text()
+
+    def __call__(self, *args, **kwargs):
+        low = self.lowered
+        leaves, in_tree = tree.tree_flatten((list(args), kwargs))
+        leaves = [as_input(x, f"argument of {low.name}") for x in leaves]
+        expected = self._expected
+        got = [(tuple(x.shape), np.dtype(x.dtype)) for x in leaves]
+        if in_tree != low.in_tree or got != expected:
+            raise errors.ZeraxTypeError(
+                f"the compiled {low.name} was lowered for arguments {low.in_tree} with "
+                f"shapes/dtypes {expected}, but was called with {in_tree} and {got}; "
+                "call the jitted function itself to compile for new arguments (static "
+                "arguments are not passed to a Compiled object).")
+        if any(isinstance(x, Tracer) for x in leaves):
+            outs = bind(jit_p, *low.consts, *leaves, jaxpr=low.jaxpr, name=low.name)
+        else:
+            vals = [_contiguous(c._value if type(c) is Array else np.asarray(c))
+                    for c in (*low.consts, *leaves)]
+            outs = [Array._wrap(o) for o in self._exe.run(*vals)]
+        return tree.tree_unflatten(low.out_tree, outs)
+
+
+class _Slow(Exception):
+    """An argument the dispatch fast path does not read (a tracer, a custom pytree
+    node, an unhashable static value): the call takes the full path."""
+
+
+_INT64 = (-2 ** 63, 2 ** 63)
+
+
+def _fast_flatten(x, key: list, vals: list):
+    """Append ``x``'s leaves (as the ndarrays a kernel takes) to ``vals`` and a
+    description of its structure, shapes and dtypes to ``key``, in the order of
+    ``tree.tree_flatten`` (lists and tuples in order, dicts by sorted key), for the
+    kinds users pass: zerax Arrays, NumPy arrays and scalars, Python numbers, and
+    tuples/lists/dicts/None of them.  Anything else raises `_Slow`."""
+    t = type(x)
+    if t is Array:
+        v = x._value
+        key.append((v.shape, v.dtype.char))
+        vals.append(v)
+    elif t is np.ndarray:
+        if not x.dtype.isnative:       # big-endian: converted on the full path (as_input)
+            raise _Slow
+        if not x.flags.c_contiguous:   # kernels are compiled for C arrays: copy once
+            x = np.ascontiguousarray(x)
+        key.append((x.shape, x.dtype.char, 1))
+        vals.append(x)
+    elif t is float or t is complex:
+        key.append(t)              # weakly typed, as in JAX
+        vals.append(np.array(x))
+    elif t is int:
+        if not _INT64[0] <= x < _INT64[1]:
+            raise _Slow
+        key.append(t)
+        vals.append(np.array(x))
+    elif t is tuple or t is list:
+        key.append((t, len(x)))
+        for y in x:
+            _fast_flatten(y, key, vals)
+    elif t is dict:
+        try:
+            ks = sorted(x)
+        except TypeError:
+            raise _Slow from None
+        key.append((dict, tuple(ks)))
+        for k in ks:
+            _fast_flatten(x[k], key, vals)
+    elif x is None:
+        key.append(None)
+    elif t is bool or isinstance(x, np.generic):
+        v = np.asarray(x)
+        if not v.dtype.isnative:
+            raise _Slow
+        key.append(((), v.dtype.char, 2))
+        vals.append(v)
+    else:
+        raise _Slow
+
+
+class JitFunction:
+    """The result of `jit`: call it like the original function."""
+
+    def __init__(self, fun, static_argnums, static_argnames, donate_argnums):
+        functools.update_wrapper(self, fun)
+        self.fun = fun
+        self.static_argnums, self.static_argnames = _resolve_static(
+            fun, tuple(static_argnums), tuple(static_argnames))
+        self.donate_argnums = tuple(donate_argnums)  # accepted; CPU buffers are not donated
+        self.name = fun_name(fun)
+        self._cache: dict = {}
+        # the dispatch fast path: signature (see `_fast_key`) -> compiled call
+        self._fast: dict = {}
+        self._has_static = bool(self.static_argnums or self.static_argnames)
+        self._lock = threading.Lock()
+
+    def _specialise(self, args, kwargs):
+        n = len(args)
+        st_nums = sorted({i % n for i in self.static_argnums if -n <= i < n})
+        static = tuple((i, args[i]) for i in st_nums)
+        dyn_pos = [i for i in range(n) if i not in st_nums]
+        st_kw = tuple(sorted((k, v) for k, v in kwargs.items() if k in self.static_argnames))
+        dyn_kw = {k: v for k, v in kwargs.items() if k not in self.static_argnames}
+        leaves, in_tree = tree.tree_flatten(([args[i] for i in dyn_pos], dyn_kw))
+        # Python numbers are weakly typed, as in JAX: traced as int64/float64/complex128
+        # values that promote as Python scalars (so lr * float32 params stays float32)
+        weak = tuple(type(x) if type(x) in (int, float, complex) else None for x in leaves)
+        leaves = [as_input(x, f"argument of {self.name}") for x in leaves]
+        try:
+            key = (in_tree, tuple((tuple(x.shape), np.dtype(x.dtype)) for x in leaves),
+                   static, st_kw, weak)
+            hash(key)
+        except TypeError:
+            raise errors.ZeraxTypeError(
+                f"jit of {self.name}: static arguments must be hashable, got {static + st_kw}"
+            ) from None
+        return key, leaves, in_tree, dyn_pos, dict(st_kw)
+
+    def _trace(self, args, kwargs, leaves, in_tree, dyn_pos, st_kw, weak):
+        out_tree = []
+
+        def flat(*xs):
+            for x, w in zip(xs, weak):
+                if w is not None:
+                    x._weak_type = w
+            dyn_args, dyn_kw = tree.tree_unflatten(in_tree, xs)
+            full = list(args)
+            for i, v in zip(dyn_pos, dyn_args):
+                full[i] = v
+            out = self.fun(*full, **dyn_kw, **st_kw)
+            out_leaves, t = tree.tree_flatten(out)
+            out_tree.append(t)
+            return [as_input(o, f"output of {self.name}") for o in out_leaves]
+
+        jaxpr, consts = _trace_closed(flat, [get_aval(x) for x in leaves], self.name,
+                                      track_source=True)
+        return jaxpr, consts, out_tree[0]
+
+    def _entry(self, args, kwargs):
+        key, leaves, in_tree, dyn_pos, st_kw = self._specialise(args, kwargs)
+        # collectives read the named vmap axes live while tracing (their sizes)
+        key = (key, named_axis_env())
+        entry = self._cache.get(key)
+        if entry is None:
+            jaxpr, consts, out_tree = self._trace(args, kwargs, leaves, in_tree, dyn_pos, st_kw,
+                                                  key[0][-1])
+            entry = (jaxpr, consts, out_tree)
+            if not any(isinstance(c, Tracer) for c in consts):
+                with self._lock:
+                    self._cache[key] = entry
+        return entry, leaves
+
+    def _fast_key(self, args, kwargs):
+        """(signature, kernel inputs) of a call, read in one pass over the arguments:
+        the signature holds the structure, shapes and dtypes of the array arguments
+        (and the weak type of Python numbers), and the values of static ones."""
+        key: list = []
+        vals: list = []
+        if self._has_static:
+            n = len(args)
+            nums = self.static_argnums
+            for i, a in enumerate(args):
+                if i in nums or i - n in nums:
+                    key.append(("s", i, a))
+                else:
+                    _fast_flatten(a, key, vals)
+            names = self.static_argnames
+            for k in sorted(kwargs):
+                if k in names:
+                    key.append(("k", k, kwargs[k]))
+                else:
+                    key.append(k)
+                    _fast_flatten(kwargs[k], key, vals)
+        else:
+            for a in args:
+                _fast_flatten(a, key, vals)
+            if kwargs:
+                for k in sorted(kwargs):
+                    key.append(k)
+                    _fast_flatten(kwargs[k], key, vals)
+        key.append(len(args))
+        return tuple(key), vals
+
+    def __call__(self, *args, **kwargs):
+        if config.jit_disabled:
+            return self.fun(*args, **kwargs)
+        # The dispatch fast path: arguments of a seen signature go straight to the
+        # compiled kernel (no second flattening, no copies of C-contiguous arrays).
+        try:
+            sig, vals = self._fast_key(args, kwargs)
+            hit = self._fast.get(sig)
+        except (_Slow, TypeError):   # (TypeError: an unhashable static value)
+            sig = hit = None
+        if hit is not None:
+            run, const_vals, single, out_tree, alias = hit
+            outs = run(*const_vals, *vals)
+            if alias:   # an input returned as it is: never hand back the caller's buffer
+                outs = [np.array(o) if k in alias else o for k, o in enumerate(outs)]
+            if single:
+                return Array._wrap(outs[0])
+            return tree.tree_unflatten(out_tree, [Array._wrap(o) for o in outs])
+        (jaxpr, consts, out_tree), leaves = self._entry(args, kwargs)
+        if any(isinstance(x, Tracer) for x in leaves) or \
+                any(isinstance(c, Tracer) for c in consts):
+            outs = bind(jit_p, *consts, *leaves, jaxpr=jaxpr, name=self.name)
+        else:
+            exe = executable_for(jaxpr, self.name)
+            vals = [_contiguous(c._value if type(c) is Array else np.asarray(c)) for c in consts]
+            n_consts = len(vals)
+            vals += [_contiguous(x._value if type(x) is Array else np.asarray(x)) for x in leaves]
+            outs = [Array._wrap(o) for o in exe.run(*vals)]
+            if sig is not None and not named_axis_env():
+                self._remember(sig, args, kwargs, exe, vals, n_consts, out_tree)
+        return tree.tree_unflatten(out_tree, outs)
+
+    def _remember(self, sig, args, kwargs, exe, vals, n_consts, out_tree):
+        """Keep the compiled call for the fast path, when the fast reading of the
+        arguments gives the same kernel inputs as the full path did."""
+        try:
+            fast_vals = self._fast_key(args, kwargs)[1]
+        except (_Slow, TypeError):
+            return
+        full = vals[n_consts:]
+        if len(fast_vals) != len(full) or any(
+                f.shape != v.shape or f.dtype != v.dtype for f, v in zip(fast_vals, full)):
+            return
+        run = exe.run if any(exe.float0_outs) else exe.kernel
+        single = out_tree.num_leaves == 1 and out_tree == tree.tree_structure(0)
+        ins = {v for v in exe.jaxpr.invars}
+        alias = frozenset(k for k, v in enumerate(exe.jaxpr.outvars)
+                          if type(v) is Var and v in ins)
+        with self._lock:
+            self._fast[sig] = (run, tuple(vals[:n_consts]), single, out_tree, alias)
+
+    def eval_shape(self, *args, **kwargs):
+        """The shapes and dtypes of the result (a tree of ShapeDtypeStruct), from the
+        traced program: nothing runs."""
+        from .extras import ShapeDtypeStruct
+        (jaxpr, _, out_tree), _ = self._entry(args, kwargs)
+        return tree.tree_unflatten(out_tree, [ShapeDtypeStruct(v.aval.shape, v.aval.dtype)
+                                              for v in jaxpr.outvars])
+
+    def lower(self, *args, **kwargs) -> Lowered:
+        (jaxpr, consts, out_tree), _ = self._entry(args, kwargs)
+        in_tree = self._specialise(args, kwargs)[2]
+        return Lowered(jaxpr, consts, out_tree, self.name, in_tree)
+
+
+def _resolve_static(fun, nums, names):
+    """JAX's reading of static_argnums/static_argnames against ``fun``'s signature: each
+    one also names the other (so a static argument may be passed either way), negative
+    numbers count from the last positional parameter, and a number past the positional
+    parameters of a function without ``*args`` is an error."""
+    import inspect
+    try:
+        sig = inspect.signature(fun)
+    except (TypeError, ValueError):
+        return nums, names
+    params = list(sig.parameters.values())
+    kinds = inspect.Parameter
+    pos = [p for p in params if p.kind in (kinds.POSITIONAL_ONLY, kinds.POSITIONAL_OR_KEYWORD)]
+    if not any(p.kind is kinds.VAR_POSITIONAL for p in params):
+        for i in nums:
+            if not -len(pos) <= i < len(pos):
+                raise errors.ZeraxValueError(
+                    f"jit of {fun_name(fun)} has static_argnums={nums}, but the function "
+                    f"takes only {len(pos)} positional argument(s).")
+        nums = tuple(i % len(pos) for i in nums)
+    extra_names = tuple(pos[i].name for i in nums if 0 <= i < len(pos)
+                        and pos[i].kind is kinds.POSITIONAL_OR_KEYWORD
+                        and pos[i].name not in names)
+    extra_nums = tuple(k for k, p in enumerate(pos) if p.name in names
+                       and p.kind is kinds.POSITIONAL_OR_KEYWORD and k not in nums)
+    return nums + extra_nums, names + extra_names
+
+
+def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=(),
+        donate_argnames=(), keep_unused=False, inline=False, device=None, backend=None,
+        in_shardings=None, out_shardings=None, compiler_options=None):
+    """Compile ``fun`` to native code (through Numba), once per signature.
+
+    JAX's other options are accepted: buffer donation, ``keep_unused``, ``inline``,
+    devices, backends and shardings have no effect on zerax's one CPU device.
+
+    >>> import zerax as zx, zerax.numpy as znp
+    >>> f = zx.jit(lambda x: znp.sin(x) * 2.0 + 1.0)
+    >>> f(znp.zeros(3))
+    Array([1., 1., 1.], dtype=float64)
+    """
+    if isinstance(static_argnums, int):
+        static_argnums = (static_argnums,)
+    if isinstance(static_argnames, str):
+        static_argnames = (static_argnames,)
+    if isinstance(donate_argnums, int):
+        donate_argnums = (donate_argnums,)
+    del donate_argnames, keep_unused, inline, device, backend, in_shardings, out_shardings
+    del compiler_options
+    if fun is None:
+        return lambda f: jit(f, static_argnums=static_argnums, static_argnames=static_argnames,
+                             donate_argnums=donate_argnums)
+    return JitFunction(fun, static_argnums, static_argnames, donate_argnums)
+
+
+

@@ -1,0 +1,162 @@
+"""`zerax.Array`: the immutable concrete array.
+
+An Array wraps a read-only NumPy ndarray.  It never changes: item assignment raises
+an error pointing to ``x.at[idx].set(v)``, which returns a new Array.  Operators and
+methods come from `ArrayMethods`, shared with tracers.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ... import errors
+from .avals import ShapedArray
+
+
+
+class ArrayMethods:
+    """The base of `Array` and every `Tracer`: the conversions that need only a concrete
+    value.  NumPy's operators and methods (``+``, ``x[i]``, ``x.at``, ``x.sum()``) are
+    installed on this class by the NumPy layer when it is imported
+    (``numpy/array_methods.py``), so this layer does not import the layers above it."""
+
+    __slots__ = ()
+    _weak_type = None        # (set on the tracers of a jit trace only; see Tracer)
+    __hash__ = None          # arrays compare elementwise, so they are not hashable
+
+    def _concrete(self, what):  # the ndarray behind self (tracers override to_concrete)
+        x = self
+        while not isinstance(x, Array):
+            if not hasattr(x, "to_concrete"):
+                return np.asarray(x)
+            x = x.to_concrete(what)
+        return x._value
+
+    def __bool__(self):
+        return bool(self._concrete("bool()"))
+
+    def __int__(self):
+        return int(self._concrete("int()"))
+
+    def __float__(self):
+        return float(self._concrete("float()"))
+
+    def __complex__(self):
+        return complex(self._concrete("complex()"))
+
+    def __index__(self):
+        return int(self._concrete("__index__()").__index__())
+
+    def item(self, *args):
+        return self._concrete(".item()").item(*args)
+
+    def tolist(self):
+        return self._concrete(".tolist()").tolist()
+
+    def __iter__(self):
+        if self.ndim == 0:
+            raise TypeError("iteration over a 0-d array")
+        for i in range(self.shape[0]):
+            yield self[i]
+
+
+class Array(ArrayMethods):
+    """An immutable n-dimensional array.
+
+    >>> import zerax.numpy as znp
+    >>> x = znp.array([1.0, 2.0, 3.0])
+    >>> (x * 2).sum()
+    Array(12., dtype=float64)
+    >>> x.at[0].set(10.0)
+    Array([10.,  2.,  3.], dtype=float64)
+    """
+
+    __slots__ = ("_value",)
+    # No __array_ufunc__, as JAX's arrays: NumPy's ufuncs convert a zerax value with
+    # __array__ (np.sin(x) is a NumPy array), while the priority makes ndarray operators
+    # defer to zerax's (ndarray + x is a zerax Array).
+    __array_priority__ = 100
+
+    def __init__(self, value):
+        self._value = np.array(value)  # a private copy: the caller's may change later
+        if not self._value.dtype.isnative:  # big-endian data: converted once, on entry
+            self._value = self._value.astype(self._value.dtype.newbyteorder("="))
+
+    @staticmethod
+    def _wrap(value) -> "Array":
+        """Wrap a freshly computed ndarray without copying (nobody else may hold it).
+
+        The buffer stays private: it is only handed out as a read-only view
+        (``__array__``), so it is never mutated and need not be flagged read-only here."""
+        a = object.__new__(Array)
+        a._value = value if type(value) is np.ndarray else np.asarray(value)
+        return a
+
+    shape = property(lambda self: self._value.shape)
+    dtype = property(lambda self: self._value.dtype)
+    ndim = property(lambda self: self._value.ndim)
+    size = property(lambda self: self._value.size)
+    nbytes = property(lambda self: self._value.nbytes)
+    itemsize = property(lambda self: self._value.itemsize)
+
+    @property
+    def aval(self):
+        return ShapedArray(self._value.shape, self._value.dtype)
+
+    def __array__(self, dtype=None, copy=None):
+        v = self._value
+        if dtype is not None and np.dtype(dtype) != v.dtype:
+            return v.astype(dtype)
+        if copy:
+            return v.copy()
+        view = v.view()
+        view.flags.writeable = False  # the Array is immutable: hand out a read-only view
+        return view
+
+    def __len__(self):
+        return len(self._value)
+
+    def __setitem__(self, idx, value):
+        raise errors.ImmutableArrayError(
+            "zerax Arrays are immutable: item assignment is not supported. "
+            "Use x = x.at[idx].set(value) (or .add, .multiply, .min, .max), which "
+            "returns an updated copy.")
+
+    def __repr__(self):
+        body = np.array2string(self._value, separator=", ", prefix="Array(")
+        return f"Array({body}, dtype={self._value.dtype.name})"
+
+    def __str__(self):
+        return str(self._value)
+
+    def __format__(self, spec):
+        if self._value.ndim == 0:
+            return format(self._value.item(), spec)
+        return format(str(self), spec)
+
+    def __bool__(self):
+        return bool(self._value)
+
+    def __float__(self):
+        return float(self._value)
+
+    def __int__(self):
+        return int(self._value)
+
+    def __index__(self):
+        return self._value.__index__()
+
+    def item(self, *args):
+        return self._value.item(*args)
+
+    def tolist(self):
+        return self._value.tolist()
+
+    def __reduce__(self):
+        return (Array, (np.array(self._value),))
+
+    __hash__ = None
+
+    def block_until_ready(self):
+        """Arrays are computed eagerly; present for JAX compatibility."""
+        return self

@@ -1,0 +1,340 @@
+"""The heart of zerax: primitives, `bind`, traces and tracers, abstract values.
+
+A *primitive* is an operation zerax knows the rules of.  `bind(prim, *args, **params)`
+applies it: with only concrete arguments it runs the primitive's NumPy implementation
+at once (the eager path); otherwise the innermost live *trace* among the arguments'
+tracers handles it (a JVP trace computes tangents, a recording trace writes an IR
+equation, ...).  Traces are numbered by *level*: a trace started inside another has a
+higher level, and `bind` always dispatches to the highest level present, lifting the
+other arguments.  That ordering is what keeps nested transforms from confusing their
+perturbations.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Callable
+
+import numpy as np
+
+from ... import errors
+from .array import Array, ArrayMethods
+from .avals import ShapedArray, short_dtype
+
+def get_aval(x) -> ShapedArray:
+    """The abstract value of a concrete value or a tracer."""
+    if isinstance(x, Tracer):
+        return x.aval
+    v = getattr(x, "_value", None)
+    if v is None:
+        if isinstance(x, np.ndarray):
+            return ShapedArray(x.shape, x.dtype)
+        if isinstance(x, (bool, int, float, complex, np.generic)):
+            return ShapedArray((), np.asarray(x).dtype)
+        raise errors.ZeraxTypeError(
+            f"{type(x).__name__!r} object is not a valid zerax array value: {x!r:.80}")
+    return ShapedArray(v.shape, v.dtype)
+
+
+# --------------------------------------------------------------------------- primitives
+
+_registry: dict[str, "Primitive"] = {}
+
+
+class Primitive:
+    """One operation with all of its rules.
+
+    Rules (set by the module in ``ops/`` that declares the primitive):
+      impl(*ndarrays, **params) -> ndarray       the reference semantics (NumPy)
+      abstract_eval(*avals, **params) -> aval    the shape/dtype rule
+      jvp(primals, tangents, **params) -> (out, tangent_out)
+      transpose(ct, *args, **params) -> cts       only for primitives linear in some inputs
+      batch(args, dims, **params) -> (out, dim)   filled by the vmap issue
+      lower_numba / lower_cupy                    filled by the jit / GPU issues
+      simplify(trace, args, params) -> value|None algebraic folding while recording
+      vjp: per-operand reverse rules for the eager tape (see tape.py): ``vjp[i](ct,
+        ans, *operands, **params)`` is operand i's cotangent, on NumPy values; None
+        at i: no dependence; ``vjp`` None: the tape linearizes the primitive instead
+    A rule that is deliberately absent is listed in ``unsupported`` with a reason;
+    using the primitive under that transform raises NotSupportedError with it.
+    """
+
+    def __init__(self, name: str, *, multiple_results: bool = False):
+        self.name = name
+        self.multiple_results = multiple_results
+        self.impl: Callable | None = None
+        self.abstract_eval: Callable | None = None
+        self.jvp: Callable | None = None
+        self.transpose: Callable | None = None
+        self.batch: Callable | None = None
+        self.lower_numba: Callable | None = None
+        self.lower_cupy: Callable | None = None
+        self.simplify: Callable | None = None
+        self.vjp = None  # a tuple of rules, or a function operand index -> rule
+        self.elementwise = False  # set by ops._factory.elementwise
+        self.commutative = False  # operands may be swapped (used by CSE)
+        # a collective over named vmap axes (ops/collectives.py): the vmap naming its
+        # ``axis_name`` takes part in choosing the trace, and its batching rule is told
+        # that axis (``batch(vals, dims, frame=(name, size), **params)``)
+        self.named_axes = False
+        self.unsupported: dict[str, str] = {}
+        _registry[name] = self
+
+    def __repr__(self):
+        return self.name
+
+    def bind(self, *args, **params):
+        return bind(self, *args, **params)
+
+    def rule_missing(self, kind: str, rule: str) -> errors.NotSupportedError:
+        """The error for using this primitive under ``kind`` (words for the user)
+        without its ``rule`` (the attribute name, the key of ``unsupported``)."""
+        reason = self.unsupported.get(rule, f"no {kind} rule is defined")
+        return errors.NotSupportedError(
+            f"primitive '{self.name}' cannot be used under {kind}: {reason} "
+            f"(at {errors.user_frame()})")
+
+
+def all_primitives() -> dict[str, Primitive]:
+    return dict(_registry)
+
+
+# --------------------------------------------------------------------------- traces
+
+class Trace:
+    """A transform in progress.  Subclasses implement ``process_primitive``."""
+
+    __slots__ = ("level", "alive", "name")
+
+    def __init__(self, level: int, name: str = ""):
+        self.level = level
+        self.alive = True
+        self.name = name
+
+    def process_primitive(self, prim, args, params):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def process_custom_jvp(self, prim, fun, jvp_rule, args, params):
+        """A custom_jvp function: traces that do not differentiate just call it."""
+        return fun(*args)
+
+    def process_custom_vjp(self, prim, fun, fwd, bwd, args, params):
+        return fun(*args)
+
+
+_trace_stack: list[Trace] = []
+
+
+class new_trace:
+    """``with new_trace(Cls, ...) as trace``: start a trace one level above every live
+    trace; end it on exit (a class, not a generator: it is on every transform's path)."""
+
+    __slots__ = ("trace",)
+
+    def __init__(self, cls, *args, **kw):
+        self.trace = cls(len(_trace_stack), *args, **kw)
+
+    def __enter__(self):
+        _trace_stack.append(self.trace)
+        return self.trace
+
+    def __exit__(self, *exc):
+        _trace_stack.pop()
+        self.trace.alive = False
+        return False
+
+
+def current_level() -> int:
+    return len(_trace_stack)
+
+
+
+
+class Tracer(ArrayMethods):
+    """A value flowing through a transform: stands in for an array.
+
+    ``_weak_type`` (class default None, from ArrayMethods), when set, is the Python
+    scalar type (int, float, complex) the value promotes as, JAX's weak type: only the
+    tracers of a jit trace carry one (a Python number passed to the jitted function,
+    and operators applied to such values only; see lax_numpy/_util.weak_type_of)."""
+
+    __slots__ = ("_trace",)
+    # No __array_ufunc__, as JAX's arrays: NumPy's ufuncs convert a zerax value with
+    # __array__ (np.sin(x) is a NumPy array), while the priority makes ndarray operators
+    # defer to zerax's (ndarray + x is a zerax Array).
+    __array_priority__ = 100
+
+    @property
+    def aval(self) -> ShapedArray:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    @property
+    def shape(self):
+        return self.aval.shape
+
+    @property
+    def dtype(self):
+        return self.aval.dtype
+
+    @property
+    def ndim(self):
+        return len(self.aval.shape)
+
+    @property
+    def size(self):
+        return self.aval.size
+
+    def __len__(self):
+        shape = self.shape
+        if not shape:
+            raise TypeError("len() of unsized object (a 0-d traced array)")
+        return shape[0]
+
+    def __array__(self, dtype=None, copy=None):
+        raise errors.TracerArrayConversionError(
+            f"a traced value {self.aval.str_short()} was converted to a NumPy array "
+            f"at {errors.user_frame()}: NumPy functions cannot see inside a transform. "
+            "Use zerax.numpy instead of numpy on traced values.")
+
+    def __repr__(self):
+        return f"Traced<{self.aval.str_short()}>({type(self._trace).__name__} level {self._trace.level})"
+
+    __hash__ = None
+
+    def to_concrete(self, what: str):
+        """The concrete value behind this tracer, or a ConcretizationError."""
+        raise concretization_error(self, what)
+
+
+def concretization_error(tracer, what: str) -> errors.ConcretizationError:
+    trace = tracer._trace
+    fun = f" while tracing {trace.name!r}" if getattr(trace, "name", "") else ""
+    return errors.ConcretizationError(
+        f"{what} was called on a traced value {tracer.aval.str_short()}{fun}, at "
+        f"{errors.user_frame()}. Its value is not known until the program runs. "
+        "Use zerax.lax.cond / zerax.lax.while_loop or zerax.numpy.where instead of Python "
+        "control flow on traced values, or mark the argument static "
+        "(static_argnums / static_argnames).")
+
+
+def _dead_tracer(tracer) -> errors.UnexpectedTracerError:
+    return errors.UnexpectedTracerError(
+        f"a tracer {tracer.aval.str_short()} from a transform that has already ended "
+        f"({type(tracer._trace).__name__}) was used at {errors.user_frame()}. This happens "
+        "when a traced value is stored outside the function being transformed (a global, "
+        "a list, an attribute). Return values from the function instead.")
+
+
+# --------------------------------------------------------------------------- bind
+
+def bind(prim: Primitive, *args, **params):
+    """Apply ``prim`` to ``args``: eagerly, or by the innermost trace among them."""
+    top, level = None, -1
+    for a in args:  # find_top_trace, inlined: bind is on every path
+        if isinstance(a, Tracer):
+            t = a._trace
+            if not t.alive:
+                raise _dead_tracer(a)
+            if t.level > level:
+                top, level = t, t.level
+    if prim.named_axes:
+        for t in named_axis_traces(params["axis_name"]):
+            if t.level > level:
+                top, level = t, t.level
+    if top is None:
+        return eval_primitive(prim, args, params)
+    return top.process_primitive(prim, args, params)
+
+
+def named_axis_env() -> tuple:
+    """The (name, size) of every live named vmap axis, outermost first."""
+    return tuple((t.axis_name, t.axis_size) for t in _trace_stack
+                 if getattr(t, "axis_name", None) is not None)
+
+
+def named_axis_traces(names) -> list:
+    """The innermost live trace naming each axis in ``names`` (a vmap's ``axis_name``);
+    an axis no live trace names is the user's error."""
+    found = []
+    for name in names:
+        for t in reversed(_trace_stack):
+            if getattr(t, "axis_name", None) == name:
+                found.append(t)
+                break
+        else:
+            raise errors.UnboundAxisError(
+                f"unbound axis name: {name!r} (at {errors.user_frame()}). A collective "
+                "(psum, pmean, all_gather, axis_index, ...) names the axis of an enclosing "
+                f"vmap: call it inside vmap(..., axis_name={name!r}).")
+    return found
+
+
+def eval_primitive(prim: Primitive, args, params):
+    """The eager path: NumPy implementation on concrete values, wrapped as Arrays."""
+    vals = [a._value if type(a) is Array else a if type(a) is np.ndarray else np.asarray(a)
+            for a in args]
+    out = run_impl(prim, vals, params)
+    if prim.multiple_results:
+        return [Array._wrap(o) for o in out]
+    return Array._wrap(out)
+
+
+def run_impl(prim: Primitive, vals, params):
+    """``prim.impl(*vals, **params)`` on NumPy values; NumPy's errors become zerax's."""
+    try:
+        return prim.impl(*vals, **params)
+    except (ValueError, TypeError, IndexError) as e:
+        # Eager calls skip the shape rule for speed; on failure, run it so that bad
+        # input is reported by zerax (naming shapes), not by NumPy.
+        if prim.abstract_eval is not None:
+            prim.abstract_eval(*[ShapedArray(np.shape(v), np.result_type(v)) for v in vals],
+                               **params)
+        if isinstance(e, errors.ZeraxError):
+            raise
+        cls = (errors.ZeraxIndexError if isinstance(e, IndexError) else
+               errors.ZeraxTypeError if isinstance(e, TypeError) else errors.ZeraxValueError)
+        raise cls(
+            f"{prim.name} failed on operands {', '.join(str(np.shape(v)) for v in vals)} "
+            f"at {errors.user_frame()}: {e}") from e
+
+
+def full_lower(x):
+    """Strip trace wrappers that carry no information (used for outputs)."""
+    return x
+
+
+def find_top_trace(args):
+    """The live trace of highest level among ``args``' tracers (None: all concrete);
+    a tracer whose transform has ended is an error."""
+    top, level = None, -1
+    for a in args:
+        if isinstance(a, Tracer):
+            t = a._trace
+            if not t.alive:
+                raise _dead_tracer(a)
+            if t.level > level:
+                top, level = t, t.level
+    return top
+
+
+def is_concrete(x) -> bool:
+    return not isinstance(x, Tracer)
+
+
+def concrete_value(x, what: str = "converting to a Python value"):
+    """The ndarray behind ``x``; tracers are asked for a concrete value (JVP tracers
+    have one, recording tracers raise a ConcretizationError)."""
+    while isinstance(x, Tracer):
+        x = x.to_concrete(what)
+    if type(x) is Array:
+        return x._value
+    return np.asarray(x)
+
+
+_counter = itertools.count()
+
+
+def fresh_id() -> int:
+    return next(_counter)
+
+

@@ -1,0 +1,3 @@
+"""Layer 4, interpreters: the transforms as traces and IR rewrites (JVP, transposition,
+batching, the eager tape), each with its own rule table, and ``jvp_jaxpr``,
+``transpose_jaxpr``, ``batch_jaxpr`` written once.  Imports ir, core and base."""

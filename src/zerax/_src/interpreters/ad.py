@@ -1,0 +1,620 @@
+"""Automatic differentiation: jvp, linearize, transposition, vjp, grad.
+
+Forward mode is a trace (`JVPTrace`) whose tracers pair a primal with a tangent.
+Reverse mode is *linearize then transpose*: the JVP trace runs on top of a recording
+trace, so primal work happens at once (on concrete values, or in an enclosing
+transform) while only the tangent work, linear by construction, is written down as a
+program.  Transposing that program walks its equations in reverse, in a loop.
+
+With no transform live, `vjp`, `grad` and `value_and_grad` take a faster road to the
+same result: the eager tape of `tape.py` (NumPy values and per-primitive VJP rules,
+falling back to this module's linearize-and-transpose one primitive at a time); its
+`Tape` answers like `Linearized` (``out_avals``, ``transpose``).
+
+Known-zero tangents and cotangents are the symbolic `Zero`: a JVP tracer is only
+created when its tangent is non-zero, and an equation whose output cotangents are all
+zero is skipped, so derivative programs hold no multiplications by zero.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from ... import errors
+from ..core import tree
+from ..core.api_util import as_input, as_output, normalize_argnums
+from ..core.array import Array
+from ..core.core import ShapedArray, Trace, Tracer, current_level, get_aval, new_trace
+from ..base.dtypes import float0
+from ..ir.ir import Literal, Var
+from ..ir.tracing import RecordingTrace, fun_name
+
+# --------------------------------------------------------------------------- zeros
+
+
+class Zero:
+    """A tangent or cotangent known to be zero; it is never materialised."""
+
+    __slots__ = ("aval",)
+
+    def __init__(self, aval: ShapedArray):
+        self.aval = aval
+
+    def __repr__(self):
+        return f"Zero({self.aval})"
+
+
+def zeros_for(aval: ShapedArray):
+    """A concrete zero tangent for a value of type ``aval`` (float0 for integers)."""
+    if aval.dtype.kind in "fc":
+        return np.zeros(aval.shape, aval.dtype)
+    return np.zeros(aval.shape, float0)
+
+
+def instantiate(t):
+    return zeros_for(t.aval) if type(t) is Zero else t
+
+
+def _differentiable(dtype) -> bool:
+    return dtype.kind in "fc"
+
+
+# --------------------------------------------------------------------------- JVP
+
+
+class JVPTracer(Tracer):
+    __slots__ = ("primal", "tangent")
+
+    def __init__(self, trace, primal, tangent):
+        self._trace = trace
+        self.primal = primal
+        self.tangent = tangent
+
+    @property
+    def aval(self):
+        return get_aval(self.primal)
+
+    @property
+    def shape(self):
+        return self.primal.shape
+
+    @property
+    def dtype(self):
+        return self.primal.dtype
+
+    def to_concrete(self, what):
+        # Python control flow on a value being differentiated is fine (as in JAX):
+        # the primal decides, and its derivative follows the branch taken.
+        return self.primal
+
+
+class JVPTrace(Trace):
+    """Forward mode: every value carries a tangent."""
+
+    __slots__ = ()
+
+    def _split(self, args):
+        primals, tangents = [], []
+        for a in args:
+            if type(a) is JVPTracer and a._trace is self:
+                primals.append(a.primal)
+                tangents.append(a.tangent)
+            else:
+                primals.append(a)
+                tangents.append(Zero(get_aval(a)))
+        return primals, tangents
+
+    def _wrap(self, primal, tangent):
+        if type(tangent) is Zero or tangent is None:
+            return primal
+        return JVPTracer(self, primal, tangent)
+
+    def process_primitive(self, prim, args, params):
+        primals, tangents = self._split(args)
+        rule = prim.jvp
+        if rule is None:
+            raise prim.rule_missing("differentiation (jvp)", "jvp")
+        out, t_out = rule(primals, tangents, **params)
+        if prim.multiple_results:
+            return [self._wrap(p, t) for p, t in zip(out, t_out)]
+        return self._wrap(out, t_out)
+
+    def process_custom_jvp(self, prim, fun, jvp_rule, args, params):
+        primals, tangents = self._split(args)
+        outs, t_outs = jvp_rule(primals, [instantiate(t) for t in tangents])
+        return [self._wrap(p, t) for p, t in zip(outs, t_outs)]
+
+    def process_custom_vjp(self, prim, fun, fwd, bwd, args, params):
+        from ..api.custom import custom_vjp_jvp
+        primals, tangents = self._split(args)
+        outs, t_outs = custom_vjp_jvp(fwd, bwd, primals, tangents)
+        return [self._wrap(p, t) for p, t in zip(outs, t_outs)]
+
+
+def _lower_out(trace, x):
+    """Split an output of a JVP-traced function into (primal, tangent-or-Zero)."""
+    if type(x) is JVPTracer and x._trace is trace:
+        return x.primal, x.tangent
+    return x, Zero(get_aval(x))
+
+
+def _strip(trace, x):
+    """Drop this trace's tangent (for auxiliary outputs)."""
+    return x.primal if type(x) is JVPTracer and x._trace is trace else x
+
+
+def _flatten_inputs(values, what):
+    leaves, treedef = tree.tree_flatten(values)
+    return [as_input(x, f"{what} leaf {i}") for i, x in enumerate(leaves)], treedef
+
+
+def _flatten_tangents(values, what):
+    """Like `_flatten_inputs`, but float0 arrays (the tangents of integer primals) pass."""
+    leaves, treedef = tree.tree_flatten(values)
+    return [x if isinstance(x, np.ndarray) and x.dtype == float0
+            else as_input(x, f"{what} leaf {i}") for i, x in enumerate(leaves)], treedef
+
+
+def tangent_dtype(dtype):
+    """The dtype of the tangents of values of ``dtype``: itself for floats and complex,
+    float0 for integers and booleans (as in JAX)."""
+    dtype = np.dtype(dtype)
+    return dtype if dtype.kind in "fc" else float0
+
+
+def _check_tangents(p_leaves, t_leaves, where):
+    """As JAX: each tangent has its primal's shape and tangent dtype."""
+    for i, (p, t) in enumerate(zip(p_leaves, t_leaves)):
+        if tuple(p.shape) != tuple(t.shape):
+            raise errors.ShapeError(
+                f"{where}: primal {i} has shape {tuple(p.shape)} but its tangent has shape "
+                f"{tuple(t.shape)}; they must match.")
+        want = tangent_dtype(p.dtype)
+        # Zeros of the primal's own integer dtype are accepted too (the library's loop
+        # and branch rules pass them); JAX would ask for float0.
+        if np.dtype(t.dtype) != want and np.dtype(t.dtype) != np.dtype(p.dtype):
+            raise errors.ZeraxTypeError(
+                f"{where}: primal {i} has dtype {np.dtype(p.dtype).name}, so its tangent must "
+                f"have dtype {'float0' if want == float0 else want.name}, but it has "
+                f"{'float0' if np.dtype(t.dtype) == float0 else np.dtype(t.dtype).name} "
+                "(dtypes must match; integer and boolean primals take float0 tangents, e.g. "
+                "np.zeros(shape, zerax.dtypes.float0)).")
+
+
+def jvp(fun, primals, tangents, has_aux: bool = False):
+    """Forward-mode derivative: ``(fun(*primals), d fun(primals) . tangents)``.
+
+    >>> import zerax as zx, zerax.numpy as znp
+    >>> y, t = zx.jvp(znp.sin, (0.0,), (2.0,))
+    >>> float(y), float(t)
+    (0.0, 2.0)
+    """
+    if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
+        raise errors.ZeraxTypeError(
+            "jvp expects primals and tangents as tuples or lists, e.g. "
+            "zx.jvp(f, (x,), (t,)); got "
+            f"{type(primals).__name__} and {type(tangents).__name__}")
+    p_leaves, p_tree = _flatten_inputs(tuple(primals), "primal")
+    t_leaves, t_tree = _flatten_tangents(tuple(tangents), "tangent")
+    if p_tree != t_tree:
+        raise errors.ZeraxTypeError(
+            f"jvp: primals and tangents must have the same tree structure, got {p_tree} "
+            f"and {t_tree}")
+    _check_tangents(p_leaves, t_leaves, "jvp")
+    with new_trace(JVPTrace) as trace:
+        ins = [JVPTracer(trace, p, t) if _differentiable(p.dtype) else p
+               for p, t in zip(p_leaves, t_leaves)]
+        out = fun(*tree.tree_unflatten(p_tree, ins))
+        if has_aux:
+            out, aux = split_aux(out, True, fun_name(fun))
+            aux = tree.tree_map(lambda a: _strip(trace, a), aux)
+        out_leaves, out_tree = tree.tree_flatten(out)
+        pairs = [_lower_out(trace, as_input(o, f"output {i} of {fun_name(fun)}"))
+                 for i, o in enumerate(out_leaves)]
+    primals_out = [as_output(p) for p, _ in pairs]
+    tangents_out = [as_output(instantiate(t)) for _, t in pairs]
+    res = (tree.tree_unflatten(out_tree, primals_out), tree.tree_unflatten(out_tree, tangents_out))
+    return res + (aux,) if has_aux else res
+
+
+# --------------------------------------------------------------------------- linearize
+
+
+class Linearized:
+    """The linear part of a function at a point: a recorded tangent program."""
+
+    def __init__(self, closed, in_avals, in_mask, out_avals, out_mask):
+        self.closed = closed          # ClosedJaxpr: tangents of masked inputs -> tangents
+        self.in_avals = in_avals      # avals of all flat inputs
+        self.in_mask = in_mask        # which inputs are differentiable
+        self.out_avals = out_avals
+        self.out_mask = out_mask      # which outputs have a non-zero tangent
+
+    def jvp(self, tangents):
+        from ..ir.ir import eval_jaxpr
+        ins = [t for t, m in zip(tangents, self.in_mask) if m]
+        outs = iter(eval_jaxpr(self.closed.jaxpr, self.closed.consts, *ins))
+        return [next(outs) if m else zeros_for(a) for a, m in zip(self.out_avals, self.out_mask)]
+
+    def transpose(self, cts):
+        cts = [c for c, m in zip(cts, self.out_mask) if m]
+        ins = iter(backward_pass(self.closed.jaxpr, self.closed.consts, cts))
+        res = []
+        for aval, m in zip(self.in_avals, self.in_mask):
+            c = next(ins) if m else None
+            res.append(zeros_for(aval) if c is None else c)
+        return res
+
+
+def linearize_flat(flat_fun, primals, name="linearize", cse=None, prune=None):
+    """Run ``flat_fun(*primals) -> (out_leaves, aux)`` recording its linearization.
+    ``prune=False`` keeps dead equations: for a caller that transposes the program once
+    right away (a dead equation then costs nothing); by default it is pruned unless it
+    is an eager linearization transposed at once."""
+    # Folding and CSE pay off when the tangent program is itself traced by an enclosing
+    # transform (higher-order derivatives); for a plain eager grad they are skipped.
+    if cse is None:
+        cse = current_level() > 0
+    with new_trace(RecordingTrace, name, cse=cse) as rec:
+        with new_trace(JVPTrace) as jt:
+            in_avals = [get_aval(p) for p in primals]
+            in_mask = [a.dtype.kind in "fc" for a in in_avals]
+            ins = [JVPTracer(jt, p, rec.new_arg(a)) if m else p
+                   for p, a, m in zip(primals, in_avals, in_mask)]
+            outs, aux = flat_fun(*ins)
+            pairs = [_lower_out(jt, as_input(o, f"output {i} of {name}"))
+                     for i, o in enumerate(outs)]
+            if aux is not None:
+                aux = tree.tree_map(lambda a: _strip(jt, a), aux)
+        out_mask = [type(t) is not Zero for _, t in pairs]
+        closed = rec.to_jaxpr([t for _, t in pairs if type(t) is not Zero],
+                              prune=rec._cse is not None if prune is None else prune)
+    primals_out = [p for p, _ in pairs]
+    lin = Linearized(closed, in_avals, in_mask,
+                     [get_aval(p) for p in primals_out], out_mask)
+    return primals_out, lin, aux
+
+
+def linearize(fun, *primals, has_aux: bool = False):
+    """``(fun(*primals), f_jvp)`` where ``f_jvp(*tangents)`` evaluates the linear map
+    (``(fun(*primals)[0], f_jvp, aux)`` with ``has_aux``, as in JAX).
+
+    >>> import zerax as zx, zerax.numpy as znp
+    >>> y, f_jvp = zx.linearize(znp.exp, 0.0)
+    >>> float(f_jvp(3.0))
+    3.0
+    """
+    leaves, in_tree = _flatten_inputs(primals, "primal")
+    out_tree_box = []
+    name = fun_name(fun)
+
+    def flat_fun(*xs):
+        out, aux = split_aux(fun(*tree.tree_unflatten(in_tree, xs)), has_aux, name)
+        out_leaves, out_tree = tree.tree_flatten(out)
+        out_tree_box.append(out_tree)
+        return out_leaves, aux
+
+    # f_jvp evaluates the program at every call: prune it once.
+    primals_out, lin, aux = linearize_flat(flat_fun, leaves, prune=True)
+    out_tree = out_tree_box[0]
+
+    def f_jvp(*tangents):
+        t_leaves, t_tree = _flatten_tangents(tangents, "tangent")
+        if t_tree != in_tree:
+            raise errors.ZeraxTypeError(
+                f"linearized function expects tangents structured like {in_tree}, got {t_tree}")
+        _check_tangents(leaves, t_leaves, f"the linearized function of {name}")
+        outs = [as_output(o) for o in lin.jvp(t_leaves)]
+        return tree.tree_unflatten(out_tree, outs)
+
+    out = tree.tree_unflatten(out_tree, [as_output(p) for p in primals_out])
+    return (out, f_jvp, aux) if has_aux else (out, f_jvp)
+
+
+# --------------------------------------------------------------------------- transpose
+
+
+class UndefinedPrimal:
+    """Marks a linear input of an equation being transposed."""
+
+    __slots__ = ("aval",)
+
+    def __init__(self, aval):
+        self.aval = aval
+
+    def __repr__(self):
+        return f"UndefinedPrimal({self.aval})"
+
+
+def is_undefined(x) -> bool:
+    return type(x) is UndefinedPrimal
+
+
+_add_any = None
+
+
+def add_cotangents(a, b):
+    global _add_any
+    if _add_any is None:
+        from ..ops.elementwise import add_any as _impl
+        _add_any = _impl
+    return _add_any(a, b)
+
+
+def backward_pass(jaxpr, consts, cts_out):
+    """Transpose a linear program: cotangents of outputs -> cotangents of inputs.
+
+    A loop over the equations in reverse order (never recursion), so a chain of any
+    length is transposed without growing Python's stack."""
+    const_env = dict(zip(jaxpr.constvars, consts))
+    ct_env: dict = {}
+
+    def accumulate(v, ct):
+        old = ct_env.get(v)
+        ct_env[v] = ct if old is None else add_cotangents(old, ct)
+
+    for v, ct in zip(jaxpr.outvars, cts_out):
+        if ct is not None and type(ct) is not Zero and type(v) is Var and v not in const_env:
+            accumulate(v, ct)
+    for eqn in reversed(jaxpr.eqns):
+        prim = eqn.primitive
+        if prim.multiple_results:
+            cts = [ct_env.pop(v, None) for v in eqn.outvars]
+            if all(c is None for c in cts):
+                continue
+            ct = [Zero(v.aval) if c is None else c for v, c in zip(eqn.outvars, cts)]
+        else:
+            ct = ct_env.pop(eqn.outvars[0], None)
+            if ct is None:
+                continue
+        args = []
+        for a in eqn.invars:
+            if type(a) is Literal:
+                args.append(a.val)
+            elif a in const_env:
+                args.append(const_env[a])
+            else:
+                args.append(UndefinedPrimal(a.aval))
+        if prim.transpose is None:
+            raise prim.rule_missing("reverse-mode differentiation (transpose)", "transpose")
+        cts_in = prim.transpose(ct, *args, **eqn.params)
+        for a, arg, c in zip(eqn.invars, args, cts_in):
+            if c is None or type(c) is Zero or type(arg) is not UndefinedPrimal:
+                continue
+            accumulate(a, c)
+    return [ct_env.get(v) for v in jaxpr.invars]
+
+
+# --------------------------------------------------------------------------- vjp / grad
+
+
+def vjp(fun, *primals, has_aux: bool = False):
+    """Reverse mode: ``(fun(*primals), f_vjp)``; ``f_vjp(ct)`` returns a tuple of
+    cotangents, one per primal.
+
+    >>> import zerax as zx, zerax.numpy as znp
+    >>> y, f_vjp = zx.vjp(lambda x: x * x, 3.0)
+    >>> f_vjp(1.0)
+    (Array(6., dtype=float64),)
+    """
+    return vjp_with(fun, primals, has_aux, eager_tape=True)
+
+
+def split_aux(out, has_aux, name):
+    """``(output, aux)`` of a function transformed with ``has_aux`` (aux None without)."""
+    if not has_aux:
+        return out, None
+    if not (isinstance(out, tuple) and len(out) == 2):
+        raise errors.ZeraxTypeError(
+            f"{name} was transformed with has_aux=True, so it must return a pair "
+            f"(output, auxiliary data); it returned {type(out).__name__}.")
+    return out
+
+
+def output_cotangents(ct, out_tree, out_avals, where):
+    """The leaves of ``ct`` as zerax values, checked against the output they belong to
+    (tree structure and shapes)."""
+    ct_leaves, ct_tree = tree.tree_flatten(ct)
+    if ct_tree != out_tree:
+        raise errors.ZeraxTypeError(
+            f"the cotangent passed to {where} must have the structure of its output, "
+            f"{out_tree}; got {ct_tree}.")
+    cts = []
+    for i, (c, aval) in enumerate(zip(ct_leaves, out_avals)):
+        if not (isinstance(c, np.ndarray) and c.dtype == float0):
+            c = as_input(c, f"cotangent leaf {i}")
+        if tuple(c.shape) != tuple(aval.shape):
+            raise errors.ShapeError(
+                f"cotangent {i} has shape {tuple(c.shape)} but the output it belongs to has "
+                f"shape {tuple(aval.shape)}.")
+        want = tangent_dtype(aval.dtype)
+        if np.dtype(c.dtype) != want and np.dtype(c.dtype) != np.dtype(aval.dtype):
+            got = np.dtype(c.dtype)
+            raise errors.ZeraxTypeError(
+                f"cotangent {i} passed to {where} has dtype "
+                f"{'float0' if got == float0 else got.name}, but the output it belongs to "
+                f"has dtype {np.dtype(aval.dtype).name}, so its cotangent must be "
+                f"{'float0' if want == float0 else want.name} (as in JAX, dtypes must match).")
+        cts.append(c)
+    return cts
+
+
+def vjp_with(fun, primals, has_aux, eager_tape):
+    """`vjp`; ``eager_tape=False`` always linearizes, for callers that pull back under
+    another transform anyway (``jacrev`` vmaps the pullback, which a tape would replay)."""
+    leaves, in_tree = _flatten_inputs(primals, "primal")
+    out_tree_box = []
+
+    def flat_fun(*xs):
+        out, aux = split_aux(fun(*tree.tree_unflatten(in_tree, xs)), has_aux, fun_name(fun))
+        out_leaves, out_tree = tree.tree_flatten(out)
+        out_tree_box.append(out_tree)
+        return out_leaves, aux
+
+    if eager_tape and _tape.applies(leaves):  # no transform live: the tape (tape.py)
+        primals_out, lin, aux = _tape.vjp_flat(flat_fun, leaves, fun_name(fun))
+    else:
+        primals_out, lin, aux = linearize_flat(flat_fun, leaves, fun_name(fun))
+    out_tree = out_tree_box[0]
+
+    def f_vjp(ct):
+        cts = output_cotangents(ct, out_tree, lin.out_avals,
+                                f"the vjp function of {fun_name(fun)}")
+        res = [as_output(c) for c in lin.transpose(cts)]
+        return tuple(tree.tree_unflatten(in_tree, res))
+
+    out = tree.tree_unflatten(out_tree, [as_output(p) for p in primals_out])
+    return (out, f_vjp, aux) if has_aux else (out, f_vjp)
+
+
+def check_reduce_axes(reduce_axes, where):
+    """JAX's deprecated ``reduce_axes``: only the empty default is accepted."""
+    if reduce_axes is None or (isinstance(reduce_axes, (tuple, list)) and not reduce_axes):
+        return
+    raise errors.NotSupportedError(
+        f"{where}: the reduce_axes argument is deprecated in JAX and not supported by zerax "
+        f"(got {reduce_axes!r}); leave it at its default ().")
+
+
+def value_and_grad(fun, argnums=0, has_aux: bool = False, holomorphic: bool = False,
+                   allow_int: bool = False, reduce_axes=()):
+    """``fun``'s value and its gradient with respect to the ``argnums`` arguments.
+
+    >>> import zerax as zx, zerax.numpy as znp
+    >>> v, g = zx.value_and_grad(lambda x, y: x * y, argnums=(0, 1))(2.0, 3.0)
+    >>> float(v), float(g[0]), float(g[1])
+    (6.0, 3.0, 2.0)
+
+    As in JAX, a complex output needs ``holomorphic=True`` (and complex inputs): the
+    result is then the complex derivative of a holomorphic ``fun``.  With
+    ``allow_int=True`` integer and boolean arguments are accepted and their gradient is
+    an array of float0 zeros.
+    """
+    check_reduce_axes(reduce_axes, "value_and_grad")
+    name = fun_name(fun)
+    out_kind = "c" if holomorphic else "f"   # the output dtype kind grad accepts
+
+    def check_output(ans):
+        """The dtype of ``ans``, a differentiable scalar (else a zerax error)."""
+        if type(ans) is Array:
+            v = ans._value
+            if v.shape == () and v.dtype.kind == out_kind:
+                return v.dtype
+        aval = get_aval(ans) if isinstance(ans, Tracer) or hasattr(ans, "shape") else None
+        if aval is None or aval.shape != ():
+            shape = None if aval is None else aval.shape
+            raise errors.NonScalarOutputError(
+                f"grad requires {name} to return a scalar (shape ()), but it returned "
+                f"{'shape ' + str(shape) if aval is not None else type(ans).__name__}. "
+                "For vector outputs use zx.vjp (with a cotangent) or zx.jacrev.")
+        if holomorphic and aval.dtype.kind != "c":
+            raise errors.ZeraxTypeError(
+                f"grad with holomorphic=True requires {name} to return a complex value, "
+                f"but it returned {aval.dtype.name}. Drop holomorphic=True for real "
+                "outputs.")
+        if aval.dtype.kind == "c" and not holomorphic:
+            raise errors.ZeraxTypeError(
+                f"grad requires {name} to return a real value, but it returned "
+                f"{aval.dtype.name}. For the derivative of a holomorphic function pass "
+                "holomorphic=True; otherwise differentiate a real part or magnitude.")
+        if not _differentiable(aval.dtype):
+            raise errors.ZeraxTypeError(
+                f"grad requires {name} to return a float, but it returned {aval.dtype.name}.")
+        return aval.dtype
+
+    def check_input(x, i):
+        """Inputs grad can differentiate: floats, or complex ones under holomorphic.
+        Returns True for an integer input accepted by ``allow_int`` (float0 gradient)."""
+        dtype = np.dtype(x.dtype)
+        if holomorphic and dtype.kind != "c":
+            raise errors.ZeraxTypeError(
+                f"grad of {name} with holomorphic=True requires complex inputs, but "
+                f"argument {i} has dtype {dtype.name}. Pass complex values (e.g. "
+                "x.astype(complex)) or drop holomorphic=True.")
+        if not _differentiable(dtype):
+            if allow_int and dtype.kind in "biu":
+                return True
+            raise errors.IntegerInputError(
+                f"grad of {name} with respect to argument {i}: its dtype is "
+                f"{dtype.name}, but derivatives are only defined for "
+                "float (or complex) inputs. Pass floats (e.g. 1.0 instead of 1, or "
+                "x.astype(float)), pass allow_int=True for float0 zero gradients, or "
+                "exclude this argument from argnums.")
+        return False
+
+    nums_for = {}  # number of arguments -> normalize_argnums(...)
+
+    @functools.wraps(fun)
+    def value_and_grad_fun(*args, **kwargs):
+        norm = nums_for.get(len(args))
+        if norm is None:
+            norm = nums_for[len(args)] = normalize_argnums(argnums, len(args), name)
+        single, nums = norm
+        dyn = []
+        all_arrays = True
+        for i in nums:
+            a = args[i]
+            if type(a) is Array:
+                if a._value.dtype.kind == "f" and not holomorphic:
+                    dyn.append(([a], _tape._LEAF))
+                    continue
+                leaves, t = [a], _tape._LEAF
+            else:
+                leaves, t = tree.tree_flatten(a)
+                leaves = [as_input(x, f"argument {i} of {name}") for x in leaves]
+            for x in leaves:
+                if type(x) is not Array:
+                    all_arrays = False
+                if check_input(x, i):   # an integer leaf under allow_int: no tape
+                    all_arrays = False
+            dyn.append((leaves, t))
+
+        if all_arrays and _tape.enabled and not current_level():
+            # No transform is live: the eager tape (tape.py).
+            ans, aux, grads = _tape.value_and_grad(fun, args, kwargs, nums, dyn, has_aux,
+                                                   name, check_output)
+            g = grads[0] if single else tuple(grads)
+            return ((ans, aux) if has_aux else ans), g
+
+        def partial_fun(*dyn_args):
+            full = list(args)
+            for i, v in zip(nums, dyn_args):
+                full[i] = v
+            return fun(*full, **kwargs)
+
+        partial_fun.__name__ = name
+        res = vjp(partial_fun, *[tree.tree_unflatten(t, leaves) for leaves, t in dyn],
+                  has_aux=has_aux)
+        ans, f_vjp = res[0], res[1]
+        grads = f_vjp(np.ones((), check_output(ans)))
+        g = grads[0] if single else tuple(grads)
+        value = (ans, res[2]) if has_aux else ans
+        return value, g
+
+    return value_and_grad_fun
+
+
+def grad(fun, argnums=0, has_aux: bool = False, holomorphic: bool = False,
+         allow_int: bool = False, reduce_axes=()):
+    """The gradient of a scalar-valued ``fun`` with respect to argument(s) ``argnums``.
+
+    >>> import zerax as zx, zerax.numpy as znp
+    >>> float(zx.grad(znp.sin)(0.0))
+    1.0
+    >>> float(zx.grad(zx.grad(zx.grad(znp.tanh)))(0.0))
+    -2.0
+    """
+    check_reduce_axes(reduce_axes, "grad")
+    vg = value_and_grad(fun, argnums, has_aux, holomorphic, allow_int)
+
+    @functools.wraps(fun)
+    def grad_fun(*args, **kwargs):
+        value, g = vg(*args, **kwargs)
+        return (g, value[1]) if has_aux else g
+
+    return grad_fun
+
+
+from . import tape as _tape  # noqa: E402  (the tape builds on this module)

@@ -1,0 +1,384 @@
+"""Vectorisation: `vmap`, the batch trace, and helpers for batching rules.
+
+A `BatchTracer` carries a value with one extra *batch dimension* at position ``bdim``.
+Values that do not vary over the batch are never wrapped (like symbolic zeros in AD),
+so an operand that is not mapped stays unmapped: ``vmap(lambda x: x @ W)(xs)`` is one
+matrix product with ``W`` untouched.  Batch dimensions move lazily: a rule returns its
+result with the batch dimension wherever it is cheapest, and `vmap` moves it to
+``out_axes`` only at the end.
+
+A primitive's batching rule is ``batch(args, dims, **params) -> (out, out_dim)``, where
+``dims[i]`` is the batch dimension of ``args[i]`` or None when it is not mapped.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from ... import errors
+from ..core import tree
+from ..core.api_util import as_input, as_output
+from ..core.core import Trace, Tracer, get_aval, new_trace
+from ..ir.tracing import fun_name
+
+not_mapped = None
+
+# The axis name of the named vmap whose batching rule is running (None: none is); a vmap
+# started by that rule (batching a sub-program along the same axis) takes the name.
+_rule_axis_name: list = [None]
+
+
+class BatchTracer(Tracer):
+    __slots__ = ("val", "bdim")
+
+    def __init__(self, trace, val, bdim: int):
+        self._trace = trace
+        self.val = val
+        self.bdim = bdim
+
+    @property
+    def aval(self):
+        a = get_aval(self.val)
+        from ..core.core import ShapedArray
+        shape = list(a.shape)
+        del shape[self.bdim]
+        return ShapedArray(shape, a.dtype)
+
+    @property
+    def shape(self):
+        s = list(self.val.shape)
+        del s[self.bdim]
+        return tuple(s)
+
+    @property
+    def dtype(self):
+        return self.val.dtype
+
+    def to_concrete(self, what):
+        from ..core.core import concretization_error
+        raise concretization_error(self, what + " (on a value that varies over a vmap batch)")
+
+
+class BatchTrace(Trace):
+    __slots__ = ("axis_size", "axis_name")
+
+    def __init__(self, level, axis_size, axis_name=None):
+        super().__init__(level, "vmap")
+        self.axis_size = axis_size
+        self.axis_name = axis_name
+
+    def _split(self, args):
+        vals, dims, any_mapped = [], [], False
+        for a in args:
+            if type(a) is BatchTracer and a._trace is self:
+                vals.append(a.val)
+                dims.append(a.bdim)
+                any_mapped = True
+            else:
+                vals.append(a)
+                dims.append(None)
+        return vals, dims, any_mapped
+
+    def _wrap(self, val, dim):
+        return val if dim is None else BatchTracer(self, val, dim)
+
+    def process_primitive(self, prim, args, params):
+        vals, dims, _ = self._split(args)
+        rule = prim.batch
+        if rule is None:
+            raise prim.rule_missing("vmap", "batch")
+        if prim.named_axes:
+            out, out_dim = rule(vals, dims, frame=(self.axis_name, self.axis_size), **params)
+        elif self.axis_name is None:
+            out, out_dim = rule(vals, dims, **params)
+        else:
+            # sub-programs (jit, scan, cond, ...) are batched by vmaps inside the rule:
+            # they batch this same axis, so they carry its name for the collectives
+            outer = _rule_axis_name[0]
+            _rule_axis_name[0] = self.axis_name
+            try:
+                out, out_dim = rule(vals, dims, **params)
+            finally:
+                _rule_axis_name[0] = outer
+        if prim.multiple_results:
+            return [self._wrap(o, d) for o, d in zip(out, out_dim)]
+        return self._wrap(out, out_dim)
+
+    def process_custom_jvp(self, prim, fun, jvp_rule, args, params):
+        vals, dims, _ = self._split(args)
+        return self._call_batched_custom(prim, fun, (jvp_rule,), vals, dims)
+
+    def process_custom_vjp(self, prim, fun, fwd, bwd, args, params):
+        vals, dims, _ = self._split(args)
+        return self._call_batched_custom(prim, fun, (fwd, bwd), vals, dims)
+
+    def _call_batched_custom(self, prim, fun, rules, vals, dims):
+        from ..api.custom import batched_custom_call
+        outs = batched_custom_call(prim, fun, rules, vals, dims, self.axis_size)
+        return [self._wrap(o, 0) for o in outs]
+
+
+# --------------------------------------------------------------------------- helpers
+
+def moveaxis(x, src: int, dst: int):
+    """Move axis ``src`` of ``x`` to position ``dst`` (with the transpose primitive)."""
+    from ..ops.shape import transpose
+    nd = len(x.shape)
+    src, dst = src % nd, dst % nd
+    if src == dst:
+        return x
+    perm = [i for i in range(nd) if i != src]
+    perm.insert(dst, src)
+    return transpose(x, perm)
+
+
+def bdim_at_front(x, dim, size):
+    """``x`` with its batch dimension at 0; an unmapped ``x`` is broadcast to ``size``."""
+    if dim is None:
+        from ..ops.shape import broadcast_in_dim
+        shape = tuple(np.shape(x)) if not hasattr(x, "shape") else tuple(x.shape)
+        return broadcast_in_dim(x, (size,) + shape, tuple(range(1, len(shape) + 1)))
+    return moveaxis(x, dim, 0)
+
+
+def batch_size_of(vals, dims):
+    for v, d in zip(vals, dims):
+        if d is not None:
+            return v.shape[d]
+    raise AssertionError("no mapped operand")
+
+
+def vectorized_batcher(prim):
+    """Rule for a primitive that acts per element (one operand): dims pass through."""
+    def rule(args, dims, **params):
+        return prim.bind(*args, **params), dims[0]
+    prim.batch = rule
+    return rule
+
+
+def broadcast_batcher(prim):
+    """Rule for n-ary elementwise primitives (equal shapes, 0-d operands broadcast)."""
+
+    def rule(args, dims, **params):
+        mapped = [(a, d) for a, d in zip(args, dims) if d is not None]
+        first_val, first_dim = mapped[0]
+        ndim = len(first_val.shape)
+        # Fast case: every operand mapped at the same place with the same shape, or
+        # unmapped 0-d (which broadcasts anyway).
+        if all(d is None and len(np.shape(a)) == 0 or
+               d == first_dim and tuple(a.shape) == tuple(first_val.shape)
+               for a, d in zip(args, dims)):
+            return prim.bind(*args, **params), first_dim
+        size = first_val.shape[first_dim]
+        example_ndim = max(len(np.shape(a)) - (d is not None) for a, d in zip(args, dims))
+        example_shape = None
+        for a, d in zip(args, dims):
+            s = list(np.shape(a))
+            if d is not None:
+                del s[d]
+            if len(s) == example_ndim and example_ndim:
+                example_shape = tuple(s)
+                break
+        example_shape = example_shape or ()
+        del ndim
+        from ..ops.shape import broadcast_in_dim
+        new_args = []
+        for a, d in zip(args, dims):
+            if d is None:
+                new_args.append(a if len(np.shape(a)) == 0 else
+                                broadcast_in_dim(a, (size,) + example_shape,
+                                                 tuple(range(1, example_ndim + 1))))
+            else:
+                a = moveaxis(a, d, 0)
+                if tuple(a.shape[1:]) != example_shape:  # a batched 0-d operand
+                    a = broadcast_in_dim(a, (size,) + example_shape, (0,))
+                new_args.append(a)
+        return prim.bind(*new_args, **params), 0
+
+    prim.batch = rule
+    return rule
+
+
+# --------------------------------------------------------------------------- vmap
+
+def _flatten_axes(what, treedef, axes):
+    """Broadcast a prefix tree of axes to one axis per leaf of ``treedef``."""
+    axes_def = tree.tree_structure(axes, is_leaf=lambda x: x is None)
+    try:
+        subtrees = axes_def.flatten_up_to(tree.tree_unflatten(treedef, [0] * treedef.num_leaves))
+    except ValueError:
+        raise errors.ZeraxValueError(
+            f"vmap {what} specification {axes!r} must be a tree prefix of the "
+            f"corresponding value structure {treedef}") from None
+    leaves_axes = tree.tree_leaves(axes, is_leaf=lambda x: x is None)
+    out = []
+    for ax, sub in zip(leaves_axes, subtrees):
+        if ax is not None and (not isinstance(ax, (int, np.integer)) or isinstance(ax, bool)):
+            raise errors.ZeraxTypeError(
+                f"vmap {what} must be integers or None, got {ax!r}")
+        out.extend([ax] * len(tree.tree_leaves(sub)))
+    return out
+
+
+def vmap(fun, in_axes=0, out_axes=0, axis_size=None, axis_name=None, spmd_axis_name=None):
+    """Vectorise ``fun`` over a leading (or chosen) axis of its arguments.
+
+    ``in_axes`` applies to the positional arguments; arguments passed by keyword are
+    passed whole, not mapped (JAX maps them over their leading axis).
+    ``spmd_axis_name`` (a sharding hint) is accepted and ignored: there is one device.
+
+    >>> import zerax as zx, zerax.numpy as znp
+    >>> zx.vmap(lambda x, y: x * y, in_axes=(0, None))(znp.arange(3.0), 2.0)
+    Array([0., 2., 4.], dtype=float64)
+    """
+    del spmd_axis_name
+    name = fun_name(fun)
+    if isinstance(in_axes, list):
+        in_axes = tuple(in_axes)
+
+    @functools.wraps(fun)
+    def vmapped(*args, **kwargs):
+        leaves, args_tree = tree.tree_flatten(args)
+        if isinstance(in_axes, tuple) and len(in_axes) != len(args):
+            raise errors.ZeraxValueError(
+                f"vmap in_axes has {len(in_axes)} entries but {name} was called with "
+                f"{len(args)} positional arguments")
+        axes = _flatten_axes("in_axes", args_tree, in_axes)
+        leaves = [as_input(x, f"argument leaf {i} of {name}") if ax is not None else x
+                  for i, (x, ax) in enumerate(zip(leaves, axes))]
+        sizes = {}
+        norm_axes = []
+        for i, (x, ax) in enumerate(zip(leaves, axes)):
+            if ax is None:
+                norm_axes.append(None)
+                continue
+            nd = len(x.shape)
+            if not -nd <= ax < nd:
+                raise errors.ZeraxValueError(
+                    f"vmap in_axes={ax} is out of range for argument leaf {i} of {name}, "
+                    f"which has rank {nd} (shape {tuple(x.shape)})")
+            ax = ax % nd
+            norm_axes.append(ax)
+            sizes.setdefault(x.shape[ax], []).append(i)
+        if axis_size is not None:
+            sizes.setdefault(axis_size, [])
+        if len(sizes) > 1:
+            detail = "; ".join(f"size {s} for argument leaves {idx}" for s, idx in sizes.items())
+            raise errors.ZeraxValueError(
+                f"vmap got inconsistent sizes for the mapped axes of {name}: {detail}. All "
+                "mapped axes must have the same size.")
+        if not sizes:
+            raise errors.ZeraxValueError(
+                f"vmap of {name} needs at least one mapped argument (in_axes not None) "
+                "or axis_size")
+        size = next(iter(sizes))
+        name_of_axis, outer = axis_name, _rule_axis_name[0]
+        if name_of_axis is None:
+            name_of_axis = outer
+        _rule_axis_name[0] = None  # the user's code inside does not inherit it
+        try:
+            return _run_batched(fun, args_tree, leaves, norm_axes, size, name_of_axis,
+                                out_axes, kwargs, name)
+        finally:
+            _rule_axis_name[0] = outer
+
+    return vmapped
+
+
+def _run_batched(fun, args_tree, leaves, norm_axes, size, axis_name, out_axes, kwargs, name):
+    """``fun`` under a new batch trace of ``size`` members; outputs moved to ``out_axes``."""
+    with new_trace(BatchTrace, size, axis_name) as trace:
+        ins = [x if ax is None else BatchTracer(trace, x, ax)
+               for x, ax in zip(leaves, norm_axes)]
+        out = fun(*tree.tree_unflatten(args_tree, ins), **kwargs)
+        out_leaves, out_tree = tree.tree_flatten(out)
+        o_axes = _flatten_axes("out_axes", out_tree, out_axes)
+        results = [_finish_output(trace, o, ax, size, name, i)
+                   for i, (o, ax) in enumerate(zip(out_leaves, o_axes))]
+    return tree.tree_unflatten(out_tree, [as_output(r) for r in results])
+
+
+def _finish_output(trace, o, ax, size, name, i):
+    if type(o) is BatchTracer and o._trace is trace:
+        if ax is None:
+            raise errors.ZeraxValueError(
+                f"vmap out_axes=None for output leaf {i} of {name}, but that output varies "
+                "over the batch; use an integer out_axes for it.")
+        nd = len(o.val.shape)
+        if not -nd <= ax < nd:
+            raise errors.ZeraxValueError(
+                f"vmap out_axes={ax} is out of range for output leaf {i} of rank {nd - 1}")
+        return moveaxis(o.val, o.bdim, ax % nd)
+    if ax is None:   # an unbatched output with out_axes=None is returned as it is (JAX)
+        as_input(o, f"output leaf {i} of {name}")
+        return o
+    o = as_input(o, f"output leaf {i} of {name}")
+    from ..ops.shape import broadcast_in_dim
+    shape = list(o.shape)
+    nd = len(shape) + 1
+    if not -nd <= ax < nd:
+        raise errors.ZeraxValueError(
+            f"vmap out_axes={ax} is out of range for output leaf {i} of rank {nd - 1}")
+    ax = ax % nd
+    shape.insert(ax, size)
+    return broadcast_in_dim(o, tuple(shape), tuple(d for d in range(nd) if d != ax))
+
+
+def batch_by_loop(prim, args, dims, params):
+    """The fallback for a rare batched case: apply ``prim`` example by example and stack
+    the results along a new leading axis (correct, but one call per batch member)."""
+    from ..ops.shape import concatenate, reshape, slice_p_bind, squeeze
+    size = batch_size_of(args, dims)
+    outs = []
+    for i in range(size):
+        ex_args = []
+        for a, d in zip(args, dims):
+            if d is None:
+                ex_args.append(a)
+                continue
+            starts = [0] * len(a.shape)
+            limits = list(a.shape)
+            starts[d], limits[d] = i, i + 1
+            ex_args.append(squeeze(slice_p_bind(a, starts, limits), (d,)))
+        out = prim.bind(*ex_args, **params)
+        outs.append(out if prim.multiple_results else [out])
+    stacked = []
+    for k in range(len(outs[0])):
+        parts = [reshape(o[k], (1,) + tuple(o[k].shape)) for o in outs]
+        stacked.append(concatenate(parts, 0))
+    if prim.multiple_results:
+        return stacked, [0] * len(stacked)
+    return stacked[0], 0
+
+
+def example_aval(x, dim):
+    """The abstract value of one batch member of ``x`` (batch dimension ``dim``)."""
+    from ..core.core import ShapedArray
+    a = get_aval(x)
+    if dim is None:
+        return a
+    shape = list(a.shape)
+    del shape[dim]
+    return ShapedArray(shape, a.dtype)
+
+
+def batched_outputs(fn_jaxpr, example_avals, batched, size):
+    """Which outputs of ``fn_jaxpr`` vary over the batch when the inputs flagged in
+    ``batched`` do (traced abstractly: nothing is computed)."""
+    from ..ir.ir import eval_jaxpr
+    from ..ir.tracing import trace_to_jaxpr
+    flags = []
+
+    def probe(*a):
+        outs = eval_jaxpr(fn_jaxpr, [], *a)
+        flags.extend(isinstance(o, BatchTracer) for o in outs)
+        return 0.0
+
+    from ..core.core import ShapedArray
+    avals = [ShapedArray(((size,) if b else ()) + tuple(a.shape), a.dtype)
+             for a, b in zip(example_avals, batched)]
+    axes = tuple(0 if b else None for b in batched)
+    trace_to_jaxpr(lambda *x: [vmap(probe, in_axes=axes, axis_size=size)(*x)], avals, "probe")
+    return flags

@@ -1,0 +1,181 @@
+"""Turning Python functions into IR: the recording trace and `make_jaxpr`.
+
+`RecordingTrace` writes one equation per primitive applied to its tracers.  Values
+from outside (concrete arrays, tracers of enclosing transforms) become constant
+variables; scalars become inline literals.  While recording it merges an equation
+identical to one already recorded (common-subexpression elimination) and asks the
+primitive's ``simplify`` rule to fold trivial algebra (``x*1``, ``x+0``, ``--x``), so
+derivative programs stay small.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from ... import errors
+from ..core.core import ShapedArray, Trace, Tracer, concretization_error, get_aval, new_trace
+from .ir import ClosedJaxpr, Eqn, Jaxpr, Literal, Var, dce
+
+
+class RecordingTracer(Tracer):
+    __slots__ = ("var", "_weak_type")
+
+    def __init__(self, trace, var):
+        self._trace = trace
+        self.var = var
+        self._weak_type = None
+
+    @property
+    def aval(self):
+        return self.var.aval
+
+    @property
+    def shape(self):
+        return self.var.aval.shape
+
+    @property
+    def dtype(self):
+        return self.var.aval.dtype
+
+    def to_concrete(self, what):
+        raise concretization_error(self, what)
+
+
+def _is_scalar_const(x) -> bool:
+    if isinstance(x, (bool, int, float, complex, np.generic)):
+        return True
+    v = getattr(x, "_value", x)
+    return isinstance(v, np.ndarray) and v.ndim == 0
+
+
+class RecordingTrace(Trace):
+    """Records equations; the base of make_jaxpr, linearize, jit and control flow."""
+
+    __slots__ = ("eqns", "invars", "_const_vars", "const_values", "_cse", "producer",
+                 "track_source")
+
+    def __init__(self, level, name="", cse: bool = True, track_source: bool = False):
+        super().__init__(level, name)
+        self.track_source = track_source  # note the user's line per equation (for jit errors)
+        # cse=False for linearization: the tangent program is transposed at once, and
+        # transposition emits into the enclosing trace, which merges duplicates itself.
+        self._cse = {} if cse else None
+        self.eqns: list = []
+        self.invars: list = []
+        self._const_vars: dict[int, Var] = {}
+        self.const_values: dict[Var, object] = {}
+        self.producer: dict[Var, object] = {}  # var -> the equation that defines it
+
+    # -- atoms
+    def new_arg(self, aval: ShapedArray) -> RecordingTracer:
+        v = Var(aval)
+        self.invars.append(v)
+        return RecordingTracer(self, v)
+
+    def to_atom(self, x):
+        if type(x) is RecordingTracer and x._trace is self:
+            return x.var
+        if not isinstance(x, Tracer) and _is_scalar_const(x):
+            return Literal(getattr(x, "_value", x))
+        v = self._const_vars.get(id(x))
+        if v is None:
+            v = Var(get_aval(x))
+            self._const_vars[id(x)] = v
+            self.const_values[v] = x
+        return v
+
+    def value_of(self, atom):
+        """The value an atom stands for, as seen by code running in this trace."""
+        if type(atom) is Literal:
+            return atom.val
+        if atom in self.const_values:
+            return self.const_values[atom]
+        return RecordingTracer(self, atom)
+
+    # -- primitives
+    def process_primitive(self, prim, args, params):
+        atoms = []
+        for a in args:
+            if type(a) is RecordingTracer and a._trace is self:
+                atoms.append(a.var)
+            else:
+                atoms.append(self.to_atom(a))
+        cse = self._cse
+        key = None
+        if cse is not None:  # folding and CSE: only for programs that are kept
+            if prim.simplify is not None:
+                folded = prim.simplify(self, args, atoms, params)
+                if folded is not None:
+                    return folded
+            try:
+                ins = tuple(a.key() if type(a) is Literal else a for a in atoms)
+                if prim.commutative:  # x*y and y*x are one equation
+                    ins = tuple(sorted(ins, key=_atom_order))
+                key = (prim, ins, tuple(sorted(params.items())) if params else ())
+                outvars = cse.get(key)
+            except TypeError:  # an unhashable parameter: record without merging
+                key = outvars = None
+        else:
+            outvars = None
+        if outvars is None:
+            if prim.abstract_eval is None:
+                raise prim.rule_missing("tracing (no shape rule)", "abstract_eval")
+            out = prim.abstract_eval(*[a.aval for a in atoms], **params)
+            outs = out if prim.multiple_results else (out,)
+            outvars = [Var(aval) for aval in outs]
+            eqn = Eqn(prim, atoms, outvars, params,
+                      errors.user_frame() if self.track_source else None)
+            self.eqns.append(eqn)
+            producer = self.producer
+            for v in outvars:
+                producer[v] = eqn
+            if key is not None:
+                cse[key] = outvars
+        if prim.multiple_results:
+            return [RecordingTracer(self, v) for v in outvars]
+        return RecordingTracer(self, outvars[0])
+
+    def process_custom_jvp(self, prim, fun, jvp_rule, args, params):
+        return prim.record(self, fun, jvp_rule, args, params)
+
+    def process_custom_vjp(self, prim, fun, fwd, bwd, args, params):
+        return prim.record(self, fun, fwd, bwd, args, params)
+
+    # -- result
+    def to_jaxpr(self, outs, prune: bool = True) -> ClosedJaxpr:
+        outvars = [self.to_atom(o) for o in outs]
+        jaxpr = Jaxpr([], self.invars, outvars, self.eqns)
+        if not prune:  # kept whole: every constant stays (transposition skips dead code)
+            jaxpr.constvars = list(self.const_values)
+            return ClosedJaxpr(jaxpr, list(self.const_values.values()))
+        jaxpr = dce(jaxpr)
+        used = set()
+        for eqn in jaxpr.eqns:
+            used.update(a for a in eqn.invars if type(a) is Var)
+        used.update(a for a in outvars if type(a) is Var)
+        constvars = [v for v in self.const_values if v in used]
+        jaxpr.constvars = constvars
+        return ClosedJaxpr(jaxpr, [self.const_values[v] for v in constvars])
+
+
+def _atom_order(k):
+    return (0, id(k)) if type(k) is Var else (1, repr(k))
+
+
+def trace_to_jaxpr(fun, in_avals, name: str = "", track_source: bool = False) -> ClosedJaxpr:
+    """Trace ``fun(*tracers) -> list of outputs`` into a closed program.  Sub-programs
+    traced inside a source-tracking trace track sources too."""
+    from ..core.core import _trace_stack
+    track_source = track_source or any(getattr(t, "track_source", False) for t in _trace_stack)
+    with new_trace(RecordingTrace, name, track_source=track_source) as trace:
+        tracers = [trace.new_arg(a) for a in in_avals]
+        outs = fun(*tracers)
+        return trace.to_jaxpr(outs)
+
+
+def fun_name(fun) -> str:
+    while isinstance(fun, functools.partial):
+        fun = fun.func
+    return getattr(fun, "__name__", type(fun).__name__)

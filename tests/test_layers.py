@@ -1,0 +1,462 @@
+"""The layer map of ``../shared/DESIGN.md``, checked mechanically.
+
+Every module of ``src/zerax`` is parsed with ``ast``; every import of a zerax module,
+inside functions too, is mapped to the layer of the importing and the imported module.
+The test fails on:
+
+- an import that runs up a layer (a lower layer importing a higher one),
+- an import of a zerax module inside a function (a hidden edge of the import graph),
+- a cycle among modules (also within one layer),
+- a backend importing a transform (``interpreters``),
+- framework code (``zerax.nn``'s layers, ``optim``, ``data``, ``train``, ``io``, ...)
+  importing ``zerax._src``.
+
+``KNOWN`` lists the violations that remain while the restructuring of issue 12 is under
+way: a ratchet.  A new violation fails, and so does a listed one that is gone (delete it
+from the list).  Run ``python tests/test_layers.py`` for the report and the counts.
+"""
+
+from __future__ import annotations
+
+import ast
+import collections
+import os
+import sys
+
+SRC = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "src")
+
+# Bottom to top.  A module may import its own layer and the layers below.
+LAYERS = ["base", "core", "ir", "interpreters", "ops", "backends", "lax", "numpy", "api",
+          "face", "framework"]
+_SRC_LAYERS = {"base", "core", "ir", "interpreters", "ops", "backends", "lax", "numpy",
+               "api"}
+# Public faces that hold re-exports (and the small public helpers of JAX's faces).
+# ``zerax.nn`` is JAX's ``jax.nn`` (a face: activations, initialisers) and Equinox's
+# layers (the framework, in its private submodules), so its package module re-exports both.
+_FACES_INSIDE_FRAMEWORK = {"zerax.nn.initializers"}
+_FRAMEWORK = ("zerax.nn.", "zerax.optim", "zerax.data", "zerax.train", "zerax.io",
+              "zerax.example_libraries", "zerax.experimental")
+
+
+def layer_of(mod: str) -> str:
+    if mod == "zerax.errors":
+        return "base"
+    if mod.startswith("zerax._src."):
+        top = mod.split(".")[2]
+        if top in _SRC_LAYERS:
+            return top
+        raise AssertionError(f"{mod}: not in a layer package of zerax._src")
+    if mod == "zerax._src":
+        return "base"
+    if mod in _FACES_INSIDE_FRAMEWORK:
+        return "face"
+    if mod.startswith(_FRAMEWORK) or mod in ("zerax.optim", "zerax.data", "zerax.train",
+                                             "zerax.io"):
+        return "framework"
+    return "face"
+
+
+def _modules() -> dict[str, tuple[str, bool]]:
+    mods = {}
+    root = os.path.join(SRC, "zerax")
+    for dirpath, _, files in os.walk(root):
+        if "__pycache__" in dirpath:
+            continue
+        for f in files:
+            if f.endswith(".py"):
+                path = os.path.join(dirpath, f)
+                name = os.path.relpath(path, SRC)[:-3].replace(os.sep, ".")
+                is_pkg = name.endswith(".__init__")
+                mods[name[:-9] if is_pkg else name] = (path, is_pkg)
+    return mods
+
+
+def _type_checking_block(node, parents) -> bool:
+    while node in parents:
+        node = parents[node]
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            return True
+    return False
+
+
+def imports() -> list[tuple[str, str, int, bool]]:
+    """(importer, imported, line, inside_a_function) for every import of a zerax module."""
+    mods = _modules()
+    out = []
+    for name, (path, is_pkg) in sorted(mods.items()):
+        tree = ast.parse(open(path, encoding="utf-8").read())
+        parents = {c: p for p in ast.walk(tree) for c in ast.iter_child_nodes(p)}
+        package = name if is_pkg else name.rpartition(".")[0]
+        for node in ast.walk(tree):
+            if not isinstance(node, (ast.Import, ast.ImportFrom)):
+                continue
+            if _type_checking_block(node, parents):
+                continue
+            targets = []
+            if isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            else:
+                base = node.module or ""
+                if node.level:
+                    parts = package.split(".")
+                    parts = parts[:len(parts) - node.level + 1]
+                    base = ".".join(parts + ([node.module] if node.module else []))
+                for a in node.names:
+                    sub = f"{base}.{a.name}"
+                    targets.append(sub if sub in mods else base)
+            inside = False
+            p = node
+            while p in parents:
+                p = parents[p]
+                if isinstance(p, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                    inside = True
+                    break
+            for t in targets:
+                if not t.startswith("zerax"):
+                    continue
+                while t not in mods and "." in t:
+                    t = t.rpartition(".")[0]
+                if t != name:
+                    out.append((name, t, node.lineno, inside))
+    return out
+
+
+def _cycles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one module (iterative Tarjan)."""
+    index, low, on_stack, stack, comps = {}, {}, set(), [], []
+    counter = 0
+    for root in sorted(edges):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(edges[root])))]
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            v, it = work[-1]
+            for w in it:
+                if w not in index:
+                    index[w] = low[w] = counter
+                    counter += 1
+                    stack.append(w)
+                    on_stack.add(w)
+                    work.append((w, iter(sorted(edges.get(w, ())))))
+                    break
+                if w in on_stack:
+                    low[v] = min(low[v], index[w])
+            else:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[v])
+                if low[v] == index[v]:
+                    comp = []
+                    while True:
+                        w = stack.pop()
+                        on_stack.discard(w)
+                        comp.append(w)
+                        if w == v:
+                            break
+                    if len(comp) > 1:
+                        comps.append(sorted(comp))
+    return comps
+
+
+def violations() -> set[str]:
+    found = set()
+    edges = collections.defaultdict(set)
+    for src, dst, line, inside in imports():
+        ls, ld = layer_of(src), layer_of(dst)
+        where = f"{src} -> {dst}"
+        if inside:
+            found.add(f"in-function import: {where}")
+        else:
+            edges[src].add(dst)
+        # a package's __init__ importing its own submodules is how a package is built
+        own_package = dst.startswith(src + ".")
+        if LAYERS.index(ld) > LAYERS.index(ls) and not own_package:
+            found.add(f"upward import ({ls} -> {ld}): {where}")
+        if ls == "backends" and ld == "interpreters":
+            found.add(f"backend imports a transform: {where}")
+        if ls == "framework" and dst.startswith("zerax._src"):
+            found.add(f"framework imports zerax._src: {where}")
+    # Importing a package runs its __init__: the faces' ``import zerax.x`` edges to the
+    # root package are how Python works, not a design choice, so cycles are taken over
+    # zerax._src only and the framework/face edges are checked by layer alone.
+    src_edges = {k: {d for d in v if d.startswith("zerax._src")}
+                 for k, v in edges.items() if k.startswith("zerax._src")}
+    for comp in _cycles(src_edges):
+        found.add("cycle: " + " <-> ".join(comp))
+    return found
+
+
+KNOWN: set[str] = {
+    'cycle: zerax._src.backends.numba.decompositions_loops <-> zerax._src.ops.decompositions',
+    'cycle: zerax._src.interpreters.ad <-> zerax._src.interpreters.tape',
+    'cycle: zerax._src.ops.index_update <-> zerax._src.ops.indexing',
+    'cycle: zerax._src.ops.shape <-> zerax._src.ops.slicing',
+    'in-function import: zerax._src.api.custom -> zerax._src.backends.numba.codegen',
+    'in-function import: zerax._src.api.custom -> zerax._src.core.core',
+    'in-function import: zerax._src.api.custom -> zerax._src.interpreters.batching',
+    'in-function import: zerax._src.api.jacobians -> zerax._src.core.array',
+    'in-function import: zerax._src.api.jacobians -> zerax._src.numpy',
+    'in-function import: zerax._src.api.jit -> zerax._src.api.extras',
+    'in-function import: zerax._src.api.jit -> zerax._src.backends.numba',
+    'in-function import: zerax._src.api.jit -> zerax._src.backends.numba.codegen',
+    'in-function import: zerax._src.api.jit -> zerax._src.backends.numba.sizes',
+    'in-function import: zerax._src.api.jit -> zerax._src.backends.numba.threads',
+    'in-function import: zerax._src.api.jit -> zerax._src.base.dtypes',
+    'in-function import: zerax._src.api.jit -> zerax._src.interpreters.batching',
+    'in-function import: zerax._src.api.jit -> zerax._src.ir.ir',
+    'in-function import: zerax._src.api.jit -> zerax._src.ops.linalg',
+    'in-function import: zerax._src.api.nn -> zerax._src.numpy._util',
+    'in-function import: zerax._src.api.nn_initializers -> zerax._src.ops.elementwise',
+    'in-function import: zerax._src.api.nn_initializers -> zerax.numpy.linalg',
+    'in-function import: zerax._src.api.nn_initializers -> zerax.random',
+    'in-function import: zerax._src.api.random._util -> zerax._src.ops.elementwise',
+    'in-function import: zerax._src.api.random.eager -> zerax._src.api.random._eager_kernels',
+    'in-function import: zerax._src.api.random.keys -> zerax._src.numpy',
+    'in-function import: zerax._src.api.random.more -> zerax.numpy.linalg',
+    'in-function import: zerax._src.api.random.threefry -> zerax._src.ops.slicing',
+    'in-function import: zerax._src.backends.numba.codegen -> zerax._src.backends.numba.loops',
+    'in-function import: zerax._src.backends.numba.codegen -> zerax._src.ir.ir',
+    'in-function import: zerax._src.backends.numba.compile -> zerax',
+    'in-function import: zerax._src.backends.numba.compile -> zerax._src.api.jit',
+    'in-function import: zerax._src.backends.numba.compile -> zerax._src.backends.numba.runtime',
+    'in-function import: zerax._src.backends.numba.loops -> zerax._src.backends.numba.memory',
+    'in-function import: zerax._src.backends.numba.loops -> zerax._src.ir.ir',
+    'in-function import: zerax._src.backends.numba.native -> zerax',
+    'in-function import: zerax._src.backends.numba.scalarmath -> zerax._src.backends.numba.codegen',
+    'in-function import: zerax._src.backends.numba.sizes -> zerax.errors',
+    'in-function import: zerax._src.interpreters.ad -> zerax._src.api.custom',
+    'in-function import: zerax._src.interpreters.ad -> zerax._src.ir.ir',
+    'in-function import: zerax._src.interpreters.ad -> zerax._src.ops.elementwise',
+    'in-function import: zerax._src.interpreters.batching -> zerax._src.api.custom',
+    'in-function import: zerax._src.interpreters.batching -> zerax._src.core.core',
+    'in-function import: zerax._src.interpreters.batching -> zerax._src.ir.ir',
+    'in-function import: zerax._src.interpreters.batching -> zerax._src.ir.tracing',
+    'in-function import: zerax._src.interpreters.batching -> zerax._src.ops.shape',
+    'in-function import: zerax._src.interpreters.tape -> zerax._src.core.core',
+    'in-function import: zerax._src.interpreters.tape -> zerax._src.interpreters.ad',
+    'in-function import: zerax._src.interpreters.tape -> zerax._src.ir.ir',
+    'in-function import: zerax._src.ir.tracing -> zerax._src.core.core',
+    'in-function import: zerax._src.lax.control_flow -> zerax._src.api.extras',
+    'in-function import: zerax._src.lax.control_flow -> zerax._src.core.array',
+    'in-function import: zerax._src.lax.control_flow -> zerax._src.interpreters.batching',
+    'in-function import: zerax._src.lax.control_flow -> zerax._src.ir.tracing',
+    'in-function import: zerax._src.lax.control_flow -> zerax._src.numpy',
+    'in-function import: zerax._src.lax.control_flow -> zerax._src.ops.elementwise',
+    'in-function import: zerax._src.lax.lax -> zerax._src.core.array',
+    'in-function import: zerax._src.lax.lax -> zerax._src.core.tree',
+    'in-function import: zerax._src.lax.lax -> zerax._src.lax.control_flow',
+    'in-function import: zerax._src.lax.lax -> zerax._src.numpy',
+    'in-function import: zerax._src.lax.lax -> zerax._src.numpy._util',
+    'in-function import: zerax._src.lax.lax -> zerax._src.ops.linalg',
+    'in-function import: zerax._src.lax.lax -> zerax._src.ops.misc',
+    'in-function import: zerax._src.lax.windowed -> zerax._src.core.tree',
+    'in-function import: zerax._src.lax.windowed -> zerax._src.lax.control_flow',
+    'in-function import: zerax._src.lax.windowed -> zerax._src.lax.lax',
+    'in-function import: zerax._src.lax.windowed -> zerax._src.ops.reduce',
+    'in-function import: zerax._src.numpy._util -> zerax._src.numpy.creation',
+    'in-function import: zerax._src.numpy._util -> zerax._src.ops.shape',
+    'in-function import: zerax._src.numpy.bits -> zerax._src.lax.lax',
+    'in-function import: zerax._src.numpy.creation -> zerax._src.numpy.ufuncs',
+    'in-function import: zerax._src.numpy.extras -> zerax._src.interpreters.batching',
+    'in-function import: zerax._src.numpy.extras -> zerax._src.lax.control_flow',
+    'in-function import: zerax._src.numpy.histograms -> zerax._src.numpy.joining',
+    'in-function import: zerax._src.numpy.histograms -> zerax._src.numpy.ufuncs',
+    'in-function import: zerax._src.numpy.index_tricks -> zerax._src.numpy._util',
+    'in-function import: zerax._src.numpy.index_tricks -> zerax._src.numpy.creation',
+    'in-function import: zerax._src.numpy.index_tricks -> zerax._src.numpy.indexing_ops',
+    'in-function import: zerax._src.numpy.index_tricks -> zerax._src.numpy.joining',
+    'in-function import: zerax._src.numpy.index_tricks -> zerax._src.numpy.shape_ops',
+    'in-function import: zerax._src.numpy.indexing_ops -> zerax._src.numpy.ufuncs',
+    'in-function import: zerax._src.numpy.indexing_ops -> zerax._src.ops.shape',
+    'in-function import: zerax._src.numpy.joining -> zerax._src.numpy.creation',
+    'in-function import: zerax._src.numpy.linalg_ops -> zerax._src.numpy._util',
+    'in-function import: zerax._src.numpy.padding -> zerax._src.numpy.creation',
+    'in-function import: zerax._src.numpy.polynomial -> zerax._src.numpy._util',
+    'in-function import: zerax._src.numpy.polynomial -> zerax._src.numpy.reductions',
+    'in-function import: zerax._src.numpy.polynomial -> zerax._src.numpy.statistics',
+    'in-function import: zerax._src.numpy.setops -> zerax._src.numpy.indexing_ops',
+    'in-function import: zerax._src.numpy.setops -> zerax._src.numpy.reductions',
+    'in-function import: zerax._src.numpy.setops -> zerax._src.numpy.ufuncs',
+    'in-function import: zerax._src.numpy.setops -> zerax._src.ops.elementwise',
+    'in-function import: zerax._src.numpy.setops -> zerax._src.ops.index_update',
+    'in-function import: zerax._src.numpy.setops -> zerax._src.ops.reduce',
+    'in-function import: zerax._src.numpy.setops -> zerax._src.ops.shape',
+    'in-function import: zerax._src.numpy.shape_ops -> zerax._src.numpy.indexing_ops',
+    'in-function import: zerax._src.numpy.shape_ops -> zerax._src.numpy.joining',
+    'in-function import: zerax._src.numpy.shape_ops -> zerax._src.numpy.reductions',
+    'in-function import: zerax._src.numpy.statistics -> zerax._src.ops.sort',
+    'in-function import: zerax._src.numpy.statistics -> zerax.numpy',
+    'in-function import: zerax._src.numpy.ufuncs -> zerax._src.numpy.creation',
+    'in-function import: zerax._src.ops._factory -> zerax._src.interpreters.batching',
+    'in-function import: zerax._src.ops._factory -> zerax._src.ops.elementwise',
+    'in-function import: zerax._src.ops._factory -> zerax._src.ops.reduce',
+    'in-function import: zerax._src.ops._factory -> zerax._src.ops.shape',
+    'in-function import: zerax._src.ops.bitcast -> zerax._src.core.api_util',
+    'in-function import: zerax._src.ops.bitcast -> zerax._src.ops.elementwise',
+    'in-function import: zerax._src.ops.bitcast -> zerax._src.ops.shape',
+    'in-function import: zerax._src.ops.bitcast -> zerax._src.ops.slicing',
+    'in-function import: zerax._src.ops.collectives -> zerax._src.core.tree',
+    'in-function import: zerax._src.ops.collectives -> zerax._src.interpreters.ad',
+    'in-function import: zerax._src.ops.collectives -> zerax._src.interpreters.batching',
+    'in-function import: zerax._src.ops.collectives -> zerax._src.ops.slicing',
+    'in-function import: zerax._src.ops.cond -> zerax._src.backends.numba.codegen',
+    'in-function import: zerax._src.ops.cond -> zerax._src.interpreters.batching',
+    'in-function import: zerax._src.ops.cond -> zerax._src.ops.elementwise',
+    'in-function import: zerax._src.ops.cond -> zerax._src.ops.shape',
+    'in-function import: zerax._src.ops.decompositions -> zerax._src.core.api_util',
+    'in-function import: zerax._src.ops.decompositions -> zerax._src.core.core',
+    'in-function import: zerax._src.ops.decompositions -> zerax._src.interpreters.batching',
+    'in-function import: zerax._src.ops.decompositions -> zerax._src.ops.elementwise',
+    'in-function import: zerax._src.ops.decompositions -> zerax._src.ops.indexing',
+    'in-function import: zerax._src.ops.decompositions -> zerax._src.ops.linalg',
+    'in-function import: zerax._src.ops.decompositions -> zerax._src.ops.reduce',
+    'in-function import: zerax._src.ops.decompositions -> zerax._src.ops.shape',
+    'in-function import: zerax._src.ops.elementwise -> zerax._src.backends.numba.scalarmath',
+    'in-function import: zerax._src.ops.elementwise -> zerax._src.backends.numba.vecmath',
+    'in-function import: zerax._src.ops.elementwise -> zerax._src.base.special',
+    'in-function import: zerax._src.ops.elementwise -> zerax._src.ops._factory',
+    'in-function import: zerax._src.ops.elementwise -> zerax.errors',
+    'in-function import: zerax._src.ops.index_update -> zerax._src.interpreters.batching',
+    'in-function import: zerax._src.ops.index_update -> zerax._src.numpy._util',
+    'in-function import: zerax._src.ops.index_update -> zerax._src.numpy.ufuncs',
+    'in-function import: zerax._src.ops.index_update -> zerax._src.ops.elementwise',
+    'in-function import: zerax._src.ops.index_update -> zerax._src.ops.indexing',
+    'in-function import: zerax._src.ops.index_update -> zerax._src.ops.reduce',
+    'in-function import: zerax._src.ops.index_update -> zerax._src.ops.shape',
+    'in-function import: zerax._src.ops.index_update -> zerax._src.ops.sort',
+    'in-function import: zerax._src.ops.indexing -> zerax._src.backends.numba.codegen',
+    'in-function import: zerax._src.ops.indexing -> zerax._src.interpreters.ad',
+    'in-function import: zerax._src.ops.indexing -> zerax._src.interpreters.batching',
+    'in-function import: zerax._src.ops.indexing -> zerax._src.ops.shape',
+    'in-function import: zerax._src.ops.linalg -> zerax._src.backends.numba.codegen',
+    'in-function import: zerax._src.ops.linalg -> zerax._src.backends.numba.loops',
+    'in-function import: zerax._src.ops.linalg -> zerax._src.backends.numba.microkernel',
+    'in-function import: zerax._src.ops.linalg -> zerax._src.core.api_util',
+    'in-function import: zerax._src.ops.linalg -> zerax._src.interpreters.batching',
+    'in-function import: zerax._src.ops.linalg -> zerax._src.ops.elementwise',
+    'in-function import: zerax._src.ops.linalg -> zerax._src.ops.shape',
+    'in-function import: zerax._src.ops.misc -> zerax._src.core.api_util',
+    'in-function import: zerax._src.ops.misc -> zerax._src.core.tree',
+    'in-function import: zerax._src.ops.misc -> zerax._src.ops.shape',
+    'in-function import: zerax._src.ops.reduce -> zerax._src.backends.numba.codegen',
+    'in-function import: zerax._src.ops.reduce -> zerax._src.interpreters.ad',
+    'in-function import: zerax._src.ops.reduce -> zerax._src.ops.elementwise',
+    'in-function import: zerax._src.ops.reduce -> zerax._src.ops.shape',
+    'in-function import: zerax._src.ops.scan -> zerax._src.backends.numba.codegen',
+    'in-function import: zerax._src.ops.scan -> zerax._src.backends.numba.loops',
+    'in-function import: zerax._src.ops.scan -> zerax._src.interpreters.batching',
+    'in-function import: zerax._src.ops.scan -> zerax._src.ir.ir',
+    'in-function import: zerax._src.ops.scan -> zerax._src.ops.elementwise',
+    'in-function import: zerax._src.ops.shape -> zerax._src.backends.numba.codegen',
+    'in-function import: zerax._src.ops.shape -> zerax._src.interpreters.batching',
+    'in-function import: zerax._src.ops.shape -> zerax._src.ops.reduce',
+    'in-function import: zerax._src.ops.slicing -> zerax._src.backends.numba.codegen',
+    'in-function import: zerax._src.ops.slicing -> zerax._src.interpreters.batching',
+    'in-function import: zerax._src.ops.slicing -> zerax._src.ops.elementwise',
+    'in-function import: zerax._src.ops.slicing -> zerax._src.ops.index_update',
+    'in-function import: zerax._src.ops.slicing -> zerax._src.ops.indexing',
+    'in-function import: zerax._src.ops.slicing -> zerax._src.ops.reduce',
+    'in-function import: zerax._src.ops.sort -> zerax._src.backends.numba.codegen',
+    'in-function import: zerax._src.ops.sort -> zerax._src.ops.shape',
+    'in-function import: zerax._src.ops.special_ops -> zerax._src.base.special_kernels',
+    'in-function import: zerax._src.ops.while_loop -> zerax._src.backends.numba.codegen',
+    'in-function import: zerax._src.ops.while_loop -> zerax._src.backends.numba.loops',
+    'in-function import: zerax._src.ops.while_loop -> zerax._src.core.core',
+    'in-function import: zerax._src.ops.while_loop -> zerax._src.interpreters.batching',
+    'in-function import: zerax._src.ops.while_loop -> zerax._src.ir.ir',
+    'in-function import: zerax._src.ops.while_loop -> zerax._src.ops.elementwise',
+    'in-function import: zerax._src.ops.while_loop -> zerax._src.ops.reduce',
+    'in-function import: zerax._src.ops.while_loop -> zerax._src.ops.shape',
+    'in-function import: zerax.io -> zerax.io._tree',
+    'in-function import: zerax.io._tree -> zerax.random',
+    'in-function import: zerax.io.checkpoint -> zerax.io',
+    'in-function import: zerax.io.checkpoint -> zerax.io._safetensors',
+    'in-function import: zerax.nn._linear -> zerax.random',
+    'in-function import: zerax.numpy.linalg -> zerax._src.api.custom',
+    'in-function import: zerax.numpy.linalg -> zerax._src.ops.reduce',
+    'in-function import: zerax.numpy.linalg -> zerax._src.ops.shape',
+    'in-function import: zerax.optim._accumulation -> zerax.optim._wrappers',
+    'in-function import: zerax.optim._accumulation -> zerax.random',
+    'in-function import: zerax.optim._base -> zerax.lax',
+    'in-function import: zerax.optim._wrappers -> zerax.optim._base',
+    'in-function import: zerax.optim.schedules -> zerax',
+    'in-function import: zerax.scipy.linalg -> zerax._src.core.core',
+    'in-function import: zerax.scipy.stats._kde -> zerax.random',
+    'in-function import: zerax.train.callbacks -> zerax.errors',
+    'in-function import: zerax.train.loop -> zerax.data',
+    'in-function import: zerax.train.loop -> zerax.random',
+    'upward import (api -> face): zerax._src.api.nn_initializers -> zerax.numpy.linalg',
+    'upward import (api -> face): zerax._src.api.nn_initializers -> zerax.random',
+    'upward import (api -> face): zerax._src.api.random.more -> zerax.numpy.linalg',
+    'upward import (backends -> api): zerax._src.backends.numba.compile -> zerax._src.api.jit',
+    'upward import (backends -> face): zerax._src.backends.numba.compile -> zerax',
+    'upward import (backends -> face): zerax._src.backends.numba.native -> zerax',
+    'upward import (interpreters -> api): zerax._src.interpreters.ad -> zerax._src.api.custom',
+    'upward import (interpreters -> api): zerax._src.interpreters.batching -> zerax._src.api.custom',
+    'upward import (interpreters -> ops): zerax._src.interpreters.ad -> zerax._src.ops.elementwise',
+    'upward import (interpreters -> ops): zerax._src.interpreters.batching -> zerax._src.ops.shape',
+    'upward import (lax -> api): zerax._src.lax.control_flow -> zerax._src.api.extras',
+    'upward import (lax -> numpy): zerax._src.lax.control_flow -> zerax._src.numpy',
+    'upward import (lax -> numpy): zerax._src.lax.lax -> zerax._src.numpy',
+    'upward import (lax -> numpy): zerax._src.lax.lax -> zerax._src.numpy._util',
+    'upward import (numpy -> face): zerax._src.numpy.statistics -> zerax.numpy',
+    'upward import (ops -> backends): zerax._src.ops.cond -> zerax._src.backends.numba.codegen',
+    'upward import (ops -> backends): zerax._src.ops.decompositions -> zerax._src.backends.numba.decompositions_loops',
+    'upward import (ops -> backends): zerax._src.ops.elementwise -> zerax._src.backends.numba.scalarmath',
+    'upward import (ops -> backends): zerax._src.ops.elementwise -> zerax._src.backends.numba.vecmath',
+    'upward import (ops -> backends): zerax._src.ops.indexing -> zerax._src.backends.numba.codegen',
+    'upward import (ops -> backends): zerax._src.ops.linalg -> zerax._src.backends.numba.codegen',
+    'upward import (ops -> backends): zerax._src.ops.linalg -> zerax._src.backends.numba.loops',
+    'upward import (ops -> backends): zerax._src.ops.linalg -> zerax._src.backends.numba.microkernel',
+    'upward import (ops -> backends): zerax._src.ops.reduce -> zerax._src.backends.numba.codegen',
+    'upward import (ops -> backends): zerax._src.ops.scan -> zerax._src.backends.numba.codegen',
+    'upward import (ops -> backends): zerax._src.ops.scan -> zerax._src.backends.numba.loops',
+    'upward import (ops -> backends): zerax._src.ops.shape -> zerax._src.backends.numba.codegen',
+    'upward import (ops -> backends): zerax._src.ops.slicing -> zerax._src.backends.numba.codegen',
+    'upward import (ops -> backends): zerax._src.ops.sort -> zerax._src.backends.numba.codegen',
+    'upward import (ops -> backends): zerax._src.ops.while_loop -> zerax._src.backends.numba.codegen',
+    'upward import (ops -> backends): zerax._src.ops.while_loop -> zerax._src.backends.numba.loops',
+    'upward import (ops -> numpy): zerax._src.ops.index_update -> zerax._src.numpy._util',
+    'upward import (ops -> numpy): zerax._src.ops.index_update -> zerax._src.numpy.ufuncs',
+}
+
+
+def test_layers_import_one_way():
+    found = violations()
+    new = sorted(found - KNOWN)
+    gone = sorted(KNOWN - found)
+    msg = []
+    if new:
+        msg.append("new layer violations (fix them; see DESIGN.md's layer map):\n  "
+                   + "\n  ".join(new))
+    if gone:
+        msg.append("fixed violations still listed in KNOWN (delete them):\n  "
+                   + "\n  ".join(gone))
+    assert not msg, "\n".join(msg)
+
+
+def report() -> None:
+    imps = imports()
+    found = violations()
+    mods = _modules()
+    kinds = collections.Counter(v.split(":")[0].split(" (")[0] for v in found)
+    print(f"modules: {len(mods)}; zerax imports: {len(imps)}; "
+          f"in functions: {sum(1 for i in imps if i[3])}")
+    cyc = [v for v in found if v.startswith("cycle")]
+    print(f"cycles: {len(cyc)}, modules in them: "
+          f"{sum(len(c.split(' <-> ')) for c in cyc)}")
+    biggest = max(mods, key=lambda m: sum(1 for _ in open(mods[m][0])))
+    print(f"largest module: {biggest} ({sum(1 for _ in open(mods[biggest][0]))} lines)")
+    for k, n in kinds.most_common():
+        print(f"  {k}: {n}")
+    if "-v" in sys.argv:
+        for v in sorted(found):
+            print(v)
+
+
+if __name__ == "__main__":
+    report()
