@@ -15,6 +15,8 @@ from hypothesis.extra import numpy as hnp
 import zerax as zx
 import zerax.numpy as znp
 from zerax import errors
+from zerax._src.interpreters.ad import jvp_rules, transpose_rules
+from zerax._src.interpreters.batching import batch_rules
 from zerax._src.numpy import index_tricks as T
 from zerax._src.numpy import indexing_ops as I
 from zerax._src.ops import indexing as ops_ix
@@ -829,10 +831,10 @@ def test_gather_shape_rule_matches_numpy_on_many_layouts():
 def test_primitives_registered_with_rules():
     for p in (ops_ix.gather_p, ops_ix.scatter_p, ops_ix.scatter_add_p, ops_ix.scatter_mul_p,
               ops_ix.scatter_min_p, ops_ix.scatter_max_p, ops_sort.sort_p, ops_sort.argsort_p):
-        assert p.impl is not None and p.abstract_eval is not None and p.jvp is not None
-        assert p.batch is not None
+        assert p.impl is not None and p.abstract_eval is not None and p in jvp_rules
+        assert p in batch_rules
     for p in (ops_ix.gather_p, ops_ix.scatter_p, ops_ix.scatter_add_p, ops_ix.scatter_mul_p):
-        assert p.transpose is not None
+        assert p in transpose_rules
 
 
 def test_long_chain_of_updates_differentiates():

@@ -9,6 +9,7 @@ import pytest
 
 import zerax as zx
 from zerax._src.core.core import all_primitives, bind
+from zerax._src.backends.numba.rules import lowering_of, scalar_rule_of
 
 PRIMS = all_primitives()
 
@@ -127,7 +128,7 @@ def test_dot_general_variants_under_jit():
 def test_every_primitive_can_be_compiled_or_says_why():
     missing = []
     for name, prim in sorted(PRIMS.items()):
-        if prim.lower_numba is None and getattr(prim, "numba_scalar", None) is None \
+        if lowering_of(prim) is None and scalar_rule_of(prim) is None \
                 and "lower_numba" not in prim.unsupported:
             missing.append(name)
     assert not missing, f"no Numba lowering (and no stated reason): {missing}"

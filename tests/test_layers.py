@@ -230,7 +230,6 @@ KNOWN: set[str] = {
     'in-function import: zerax._src.backends.numba.sizes -> zerax.errors',
     'in-function import: zerax._src.interpreters.ad -> zerax._src.api.custom',
     'in-function import: zerax._src.interpreters.ad -> zerax._src.ir.ir',
-    'in-function import: zerax._src.interpreters.ad -> zerax._src.ops.elementwise',
     'in-function import: zerax._src.interpreters.batching -> zerax._src.api.custom',
     'in-function import: zerax._src.interpreters.batching -> zerax._src.core.core',
     'in-function import: zerax._src.interpreters.batching -> zerax._src.ir.ir',
@@ -292,7 +291,6 @@ KNOWN: set[str] = {
     'in-function import: zerax._src.numpy.statistics -> zerax.numpy',
     'in-function import: zerax._src.numpy.ufuncs -> zerax._src.numpy.creation',
     'in-function import: zerax._src.ops._factory -> zerax._src.interpreters.batching',
-    'in-function import: zerax._src.ops._factory -> zerax._src.ops.elementwise',
     'in-function import: zerax._src.ops._factory -> zerax._src.ops.reduce',
     'in-function import: zerax._src.ops._factory -> zerax._src.ops.shape',
     'in-function import: zerax._src.ops.bitcast -> zerax._src.core.api_util',
@@ -300,7 +298,6 @@ KNOWN: set[str] = {
     'in-function import: zerax._src.ops.bitcast -> zerax._src.ops.shape',
     'in-function import: zerax._src.ops.bitcast -> zerax._src.ops.slicing',
     'in-function import: zerax._src.ops.collectives -> zerax._src.core.tree',
-    'in-function import: zerax._src.ops.collectives -> zerax._src.interpreters.ad',
     'in-function import: zerax._src.ops.collectives -> zerax._src.interpreters.batching',
     'in-function import: zerax._src.ops.collectives -> zerax._src.ops.slicing',
     'in-function import: zerax._src.ops.cond -> zerax._src.backends.numba.codegen',
@@ -397,7 +394,6 @@ KNOWN: set[str] = {
     'upward import (backends -> face): zerax._src.backends.numba.native -> zerax',
     'upward import (interpreters -> api): zerax._src.interpreters.ad -> zerax._src.api.custom',
     'upward import (interpreters -> api): zerax._src.interpreters.batching -> zerax._src.api.custom',
-    'upward import (interpreters -> ops): zerax._src.interpreters.ad -> zerax._src.ops.elementwise',
     'upward import (interpreters -> ops): zerax._src.interpreters.batching -> zerax._src.ops.shape',
     'upward import (lax -> api): zerax._src.lax.control_flow -> zerax._src.api.extras',
     'upward import (lax -> numpy): zerax._src.lax.control_flow -> zerax._src.numpy',
@@ -458,5 +454,19 @@ def report() -> None:
             print(v)
 
 
+def write_known() -> None:
+    """Rewrite ``KNOWN`` as the violations found now (after fixing some: review the
+    diff, it must only shrink)."""
+    path = os.path.abspath(__file__)
+    text = open(path, encoding="utf-8").read()
+    start = text.index("KNOWN: set[str] = ")
+    end = text.index("\n\n\ndef test_layers_import_one_way")
+    body = "".join(f"    {v!r},\n" for v in sorted(violations()))
+    new = "KNOWN: set[str] = {\n" + body + "}" if body else "KNOWN: set[str] = set()"
+    open(path, "w", encoding="utf-8").write(text[:start] + new + text[end:])
+
+
 if __name__ == "__main__":
+    if "--write-known" in sys.argv:
+        write_known()
     report()

@@ -8,20 +8,29 @@ from hypothesis import given, settings, strategies as st
 from hypothesis.extra import numpy as hnp
 
 import zerax  # noqa: F401  (registers every primitive)
-from zerax._src.core.core import all_primitives, bind
+from zerax._src.core.core import all_primitives, bind, rule_tables
+from zerax._src.interpreters.ad import jvp_rules
 from zerax.test_util import check_grads
 
 from np_helpers import BINARY_DOMAINS, UNARY_DOMAINS  # noqa: E402 - shared test helpers
 
-RULES = ("impl", "abstract_eval", "jvp", "transpose", "batch")
-
-
 def test_every_primitive_has_every_rule_or_a_reason():
+    """Each primitive against every registered rule table (one per transform and per
+    backend, ``core.rule_tables``): defined, or declared unsupported with a reason."""
+    kinds = set(rule_tables)
+    assert {"jvp", "transpose", "batch", "vjp", "lower_numba"} <= kinds, kinds
     missing = []
     for name, prim in sorted(all_primitives().items()):
-        for rule in RULES:
+        for rule in ("impl", "abstract_eval"):
             if getattr(prim, rule) is None and rule not in prim.unsupported:
                 missing.append(f"{name}.{rule}")
+        for kind, (_, tables) in rule_tables.items():
+            if kind == "vjp":
+                continue  # optional: without one, the tape linearizes the primitive
+            defined = any(prim in t for t in tables) or kind == "lower_numba" and (
+                prim.lower_numba is not None or prim.numba_scalar is not None)
+            if not defined and kind not in prim.unsupported:
+                missing.append(f"{name}.{kind}")
     assert not missing, f"rules neither defined nor declared unsupported: {missing}"
 
 
@@ -142,7 +151,7 @@ def test_every_differentiable_primitive_is_covered_here():
         "reduce_min", "reduce_prod", "cumsum", "cumprod", "cummax", "cummin",
     } | COVERED_ELSEWHERE
     differentiable = {n for n, p in all_primitives().items()
-                      if p.jvp is not None and "jvp" not in p.unsupported
+                      if p in jvp_rules and "jvp" not in p.unsupported
                       and n not in NOT_SMOOTH}
     assert differentiable <= covered, sorted(differentiable - covered)
 

@@ -22,6 +22,9 @@ from ..core.api_util import as_input
 from ..core.core import Primitive, ShapedArray, bind, find_top_trace, get_aval
 from ..ir.ir import convert_constvars, eval_jaxpr
 from ..ir.tracing import fun_name, trace_to_jaxpr
+from ..interpreters.ad import jvp_rules, transpose_rules
+from ..interpreters.batching import batch_rules
+from ..ir.tracing import record_rules
 
 
 def _eval_call_impl(*args, call_jaxpr, **params):
@@ -53,7 +56,7 @@ custom_jvp_call_p = Primitive("custom_jvp_call", multiple_results=True)
 custom_jvp_call_p.impl = _eval_call_impl
 custom_jvp_call_p.abstract_eval = _call_abstract
 custom_jvp_call_p.unsupported["transpose"] = "it is never linear; its JVP rule is used instead"
-custom_jvp_call_p.record = lambda trace, fun, jvp, args, params: _record(
+record_rules[custom_jvp_call_p] = lambda trace, fun, jvp, args, params: _record(
     custom_jvp_call_p, trace, fun, {"jvp": jvp}, args, "custom_jvp")
 
 
@@ -63,7 +66,7 @@ def _custom_jvp_call_jvp(primals, tangents, *, call_jaxpr, jvp, num_consts):
     return outs, t_outs
 
 
-custom_jvp_call_p.jvp = _custom_jvp_call_jvp
+jvp_rules[custom_jvp_call_p] = _custom_jvp_call_jvp
 
 
 def _no_symbolic_zeros(symbolic_zeros, where):
@@ -180,7 +183,7 @@ custom_vjp_call_p = Primitive("custom_vjp_call", multiple_results=True)
 custom_vjp_call_p.impl = _eval_call_impl
 custom_vjp_call_p.abstract_eval = _call_abstract
 custom_vjp_call_p.unsupported["transpose"] = "it is never linear; custom_lin is transposed instead"
-custom_vjp_call_p.record = lambda trace, fun, fwd, bwd, args, params: _record(
+record_rules[custom_vjp_call_p] = lambda trace, fun, fwd, bwd, args, params: _record(
     custom_vjp_call_p, trace, fun, {"fwd": fwd, "bwd": bwd}, args, "custom_vjp")
 
 custom_lin_p = Primitive("custom_lin", multiple_results=True)
@@ -210,7 +213,7 @@ def _custom_lin_transpose(cts, *args, num_res, bwd, out_avals):
 
 custom_lin_p.impl = _custom_lin_impl
 custom_lin_p.abstract_eval = lambda *avals, num_res, bwd, out_avals: list(out_avals)
-custom_lin_p.transpose = _custom_lin_transpose
+transpose_rules[custom_lin_p] = _custom_lin_transpose
 
 
 def _custom_lin_jvp(primals, tangents, *, num_res, bwd, out_avals):
@@ -230,7 +233,7 @@ def _custom_lin_jvp(primals, tangents, *, num_res, bwd, out_avals):
     return outs, t_outs
 
 
-custom_lin_p.jvp = _custom_lin_jvp
+jvp_rules[custom_lin_p] = _custom_lin_jvp
 
 
 def custom_vjp_jvp(fwd, bwd, primals, tangents):
@@ -250,7 +253,7 @@ def _custom_vjp_call_jvp(primals, tangents, *, call_jaxpr, fwd, bwd, num_consts)
     return custom_vjp_jvp(fwd, bwd, list(primals[num_consts:]), list(tangents[num_consts:]))
 
 
-custom_vjp_call_p.jvp = _custom_vjp_call_jvp
+jvp_rules[custom_vjp_call_p] = _custom_vjp_call_jvp
 
 
 class custom_vjp:
@@ -398,11 +401,11 @@ def _remat_jvp_jvp(primals, tangents, *, jaxpr):
     return outs, list(t_outs)
 
 
-remat_p.jvp = _remat_jvp
+jvp_rules[remat_p] = _remat_jvp
 remat_jvp_p.impl = lambda *args, jaxpr: [np.asarray(t) for t in _remat_jvp_fn(jaxpr, args)]
 remat_jvp_p.abstract_eval = lambda *avals, jaxpr: list(jaxpr.out_avals)
-remat_jvp_p.jvp = _remat_jvp_jvp
-remat_jvp_p.transpose = _remat_jvp_transpose
+jvp_rules[remat_jvp_p] = _remat_jvp_jvp
+transpose_rules[remat_jvp_p] = _remat_jvp_transpose
 
 
 def checkpoint(fun, *, prevent_cse: bool = True, policy=None, static_argnums=()):
@@ -694,12 +697,12 @@ def _function_call_batch(args, dims, *, fn):
     return batch_by_loop(function_call_p, args, dims, {"fn": fn})
 
 
-custom_jvp_call_p.batch = _custom_jvp_call_batch
-custom_vjp_call_p.batch = _custom_vjp_call_batch
-remat_p.batch = _remat_batch(remat_p)
-remat_jvp_p.batch = _remat_batch(remat_jvp_p)
-custom_lin_p.batch = _custom_lin_batch
-function_call_p.batch = _function_call_batch
+batch_rules[custom_jvp_call_p] = _custom_jvp_call_batch
+batch_rules[custom_vjp_call_p] = _custom_vjp_call_batch
+batch_rules[remat_p] = _remat_batch(remat_p)
+batch_rules[remat_jvp_p] = _remat_batch(remat_jvp_p)
+batch_rules[custom_lin_p] = _custom_lin_batch
+batch_rules[function_call_p] = _function_call_batch
 
 
 # --------------------------------------------------------------------------- Numba lowering

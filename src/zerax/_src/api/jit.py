@@ -23,6 +23,8 @@ from ..core.array import Array
 from ..core.core import Primitive, Tracer, bind, get_aval, named_axis_env
 from ..ir.ir import Var, convert_constvars, eval_jaxpr
 from ..ir.tracing import fun_name, trace_to_jaxpr
+from ..interpreters.ad import jvp_rules, transpose_rules
+from ..interpreters.batching import batch_rules
 
 
 class Config:
@@ -333,9 +335,9 @@ def _jit_lower_numba(ctx, eqn):
         ctx.bind_name(v, ref)
 
 
-jit_p.jvp = _jit_jvp
-jit_p.transpose = _jit_transpose
-jit_p.batch = _jit_batch
+jvp_rules[jit_p] = _jit_jvp
+transpose_rules[jit_p] = _jit_transpose
+batch_rules[jit_p] = _jit_batch
 jit_p.lower_numba = _jit_lower_numba
 
 

@@ -42,35 +42,39 @@ _registry: dict[str, "Primitive"] = {}
 
 
 class Primitive:
-    """One operation with all of its rules.
+    """One operation: its name, its NumPy implementation and its shape/dtype rule.
 
-    Rules (set by the module in ``ops/`` that declares the primitive):
+    Its other rules live in one table per transform or backend, keyed by the primitive
+    object, each in the module that owns that transform (the primitive's module in
+    ``ops/`` fills them in beside its semantics):
+
+      interpreters/ad.py        jvp_rules, transpose_rules (for linear primitives)
+      interpreters/batching.py  batch_rules
+      interpreters/tape.py      vjp_rules (the eager tape's reverse rules)
+      ir/tracing.py             simplify_rules (folding while recording)
+      backends/<name>/          the backend's lowering tables
+
+    ``rule_tables`` lists them by kind: a new transform or backend adds its own table
+    with `rule_table` and edits nothing here.  A rule that is deliberately absent is
+    listed in ``unsupported`` with a reason; using the primitive under that transform
+    raises NotSupportedError with it.
+
       impl(*ndarrays, **params) -> ndarray       the reference semantics (NumPy)
       abstract_eval(*avals, **params) -> aval    the shape/dtype rule
-      jvp(primals, tangents, **params) -> (out, tangent_out)
-      transpose(ct, *args, **params) -> cts       only for primitives linear in some inputs
-      batch(args, dims, **params) -> (out, dim)   filled by the vmap issue
-      lower_numba / lower_cupy                    filled by the jit / GPU issues
-      simplify(trace, args, params) -> value|None algebraic folding while recording
-      vjp: per-operand reverse rules for the eager tape (see tape.py): ``vjp[i](ct,
-        ans, *operands, **params)`` is operand i's cotangent, on NumPy values; None
-        at i: no dependence; ``vjp`` None: the tape linearizes the primitive instead
-    A rule that is deliberately absent is listed in ``unsupported`` with a reason;
-    using the primitive under that transform raises NotSupportedError with it.
     """
+
+    __slots__ = ("name", "multiple_results", "impl", "abstract_eval", "elementwise",
+                 "commutative", "named_axes", "unsupported", "lower_numba", "numba_scalar",
+                 "on_host")
 
     def __init__(self, name: str, *, multiple_results: bool = False):
         self.name = name
         self.multiple_results = multiple_results
         self.impl: Callable | None = None
         self.abstract_eval: Callable | None = None
-        self.jvp: Callable | None = None
-        self.transpose: Callable | None = None
-        self.batch: Callable | None = None
-        self.lower_numba: Callable | None = None
-        self.lower_cupy: Callable | None = None
-        self.simplify: Callable | None = None
-        self.vjp = None  # a tuple of rules, or a function operand index -> rule
+        self.lower_numba: Callable | None = None   # (moving to backends/numba's tables)
+        self.numba_scalar: Callable | None = None
+        self.on_host: Callable | None = None
         self.elementwise = False  # set by ops._factory.elementwise
         self.commutative = False  # operands may be swapped (used by CSE)
         # a collective over named vmap axes (ops/collectives.py): the vmap naming its
@@ -97,6 +101,20 @@ class Primitive:
 
 def all_primitives() -> dict[str, Primitive]:
     return dict(_registry)
+
+
+# kind -> (what the user was doing, [tables {primitive: rule}]); see Primitive.  A kind
+# may have several tables (a backend's statement and elementwise lowerings): an entry
+# in any of them is the primitive's rule of that kind.
+rule_tables: dict[str, tuple[str, list[dict]]] = {}
+
+
+def rule_table(kind: str, used_by: str) -> dict:
+    """A new, registered table of rules of ``kind`` (the key of ``unsupported``), for
+    the transform or backend ``used_by`` names (words for the user)."""
+    table: dict = {}
+    rule_tables.setdefault(kind, (used_by, []))[1].append(table)
+    return table
 
 
 # --------------------------------------------------------------------------- traces

@@ -26,35 +26,20 @@ from ... import errors
 from ..core import tree
 from ..core.api_util import as_input, as_output, normalize_argnums
 from ..core.array import Array
-from ..core.core import ShapedArray, Trace, Tracer, current_level, get_aval, new_trace
+from ..core.ad_util import (UndefinedPrimal, Zero, add_any, instantiate, is_undefined,
+                            zeros_for)
+from ..core.core import (ShapedArray, Trace, Tracer, current_level, get_aval, new_trace,
+                         rule_table)
 from ..base.dtypes import float0
 from ..ir.ir import Literal, Var
 from ..ir.tracing import RecordingTrace, fun_name
 
-# --------------------------------------------------------------------------- zeros
+# --------------------------------------------------------------------------- rules
 
-
-class Zero:
-    """A tangent or cotangent known to be zero; it is never materialised."""
-
-    __slots__ = ("aval",)
-
-    def __init__(self, aval: ShapedArray):
-        self.aval = aval
-
-    def __repr__(self):
-        return f"Zero({self.aval})"
-
-
-def zeros_for(aval: ShapedArray):
-    """A concrete zero tangent for a value of type ``aval`` (float0 for integers)."""
-    if aval.dtype.kind in "fc":
-        return np.zeros(aval.shape, aval.dtype)
-    return np.zeros(aval.shape, float0)
-
-
-def instantiate(t):
-    return zeros_for(t.aval) if type(t) is Zero else t
+# prim -> jvp(primals, tangents, **params) -> (out, tangent_out)
+jvp_rules = rule_table("jvp", "differentiation (jvp)")
+# prim -> transpose(ct, *args, **params) -> cotangents: for primitives linear in some inputs
+transpose_rules = rule_table("transpose", "reverse-mode differentiation (transpose)")
 
 
 def _differentiable(dtype) -> bool:
@@ -113,7 +98,7 @@ class JVPTrace(Trace):
 
     def process_primitive(self, prim, args, params):
         primals, tangents = self._split(args)
-        rule = prim.jvp
+        rule = jvp_rules.get(prim)
         if rule is None:
             raise prim.rule_missing("differentiation (jvp)", "jvp")
         out, t_out = rule(primals, tangents, **params)
@@ -316,31 +301,7 @@ def linearize(fun, *primals, has_aux: bool = False):
 # --------------------------------------------------------------------------- transpose
 
 
-class UndefinedPrimal:
-    """Marks a linear input of an equation being transposed."""
-
-    __slots__ = ("aval",)
-
-    def __init__(self, aval):
-        self.aval = aval
-
-    def __repr__(self):
-        return f"UndefinedPrimal({self.aval})"
-
-
-def is_undefined(x) -> bool:
-    return type(x) is UndefinedPrimal
-
-
-_add_any = None
-
-
-def add_cotangents(a, b):
-    global _add_any
-    if _add_any is None:
-        from ..ops.elementwise import add_any as _impl
-        _add_any = _impl
-    return _add_any(a, b)
+add_cotangents = add_any
 
 
 def backward_pass(jaxpr, consts, cts_out):
@@ -377,9 +338,10 @@ def backward_pass(jaxpr, consts, cts_out):
                 args.append(const_env[a])
             else:
                 args.append(UndefinedPrimal(a.aval))
-        if prim.transpose is None:
+        rule = transpose_rules.get(prim)
+        if rule is None:
             raise prim.rule_missing("reverse-mode differentiation (transpose)", "transpose")
-        cts_in = prim.transpose(ct, *args, **eqn.params)
+        cts_in = rule(ct, *args, **eqn.params)
         for a, arg, c in zip(eqn.invars, args, cts_in):
             if c is None or type(c) is Zero or type(arg) is not UndefinedPrimal:
                 continue

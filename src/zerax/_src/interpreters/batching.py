@@ -20,7 +20,7 @@ import numpy as np
 from ... import errors
 from ..core import tree
 from ..core.api_util import as_input, as_output
-from ..core.core import Trace, Tracer, get_aval, new_trace
+from ..core.core import Trace, Tracer, get_aval, new_trace, rule_table
 from ..ir.tracing import fun_name
 
 not_mapped = None
@@ -28,6 +28,10 @@ not_mapped = None
 # The axis name of the named vmap whose batching rule is running (None: none is); a vmap
 # started by that rule (batching a sub-program along the same axis) takes the name.
 _rule_axis_name: list = [None]
+
+
+# prim -> batch(args, dims, **params) -> (out, out_dim): the vmap rule
+batch_rules = rule_table("batch", "vmap")
 
 
 class BatchTracer(Tracer):
@@ -86,7 +90,7 @@ class BatchTrace(Trace):
 
     def process_primitive(self, prim, args, params):
         vals, dims, _ = self._split(args)
-        rule = prim.batch
+        rule = batch_rules.get(prim)
         if rule is None:
             raise prim.rule_missing("vmap", "batch")
         if prim.named_axes:
@@ -154,7 +158,7 @@ def vectorized_batcher(prim):
     """Rule for a primitive that acts per element (one operand): dims pass through."""
     def rule(args, dims, **params):
         return prim.bind(*args, **params), dims[0]
-    prim.batch = rule
+    batch_rules[prim] = rule
     return rule
 
 
@@ -197,7 +201,7 @@ def broadcast_batcher(prim):
                 new_args.append(a)
         return prim.bind(*new_args, **params), 0
 
-    prim.batch = rule
+    batch_rules[prim] = rule
     return rule
 
 

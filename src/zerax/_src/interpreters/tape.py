@@ -30,10 +30,17 @@ from ..core import tree
 from .ad import Zero, backward_pass, linearize_flat, split_aux, zeros_for
 from ..core.api_util import as_input
 from ..core.array import Array
-from ..core.core import ShapedArray, Trace, Tracer, bind, find_top_trace, new_trace, run_impl
+from ..core.core import (ShapedArray, Trace, Tracer, bind, find_top_trace, new_trace,
+                         rule_table, run_impl)
 
 # The fast path can be switched off (tests compare it with the general path).
 enabled = True
+
+
+# prim -> the eager tape's reverse rules on NumPy values: ``vjp[i](ct, ans, *operands,
+# **params)`` is operand i's cotangent (None at i: no dependence); a function of the
+# operand index instead of a tuple is allowed; no entry: the tape linearizes the primitive
+vjp_rules = rule_table("vjp", "the eager tape (grad without a transform)")
 
 
 class disabled:
@@ -123,7 +130,7 @@ class TapeTrace(Trace):
         return t
 
     def process_primitive(self, prim, args, params):
-        rules = prim.vjp
+        rules = vjp_rules.get(prim)
         if rules is None or prim.multiple_results and rules != ():
             return self._linearized(prim, lambda full: bind(prim, *full, **params), args,
                                     prim.multiple_results)

@@ -15,8 +15,17 @@ import functools
 import numpy as np
 
 from ... import errors
-from ..core.core import ShapedArray, Trace, Tracer, concretization_error, get_aval, new_trace
+from ..core.core import (ShapedArray, Trace, Tracer, concretization_error, get_aval,
+                         new_trace)
 from .ir import ClosedJaxpr, Eqn, Jaxpr, Literal, Var, dce
+
+
+# prim -> simplify(trace, args, atoms, params) -> value | None: algebraic folding while
+# recording (x * 1 -> x, ...); not a transform, so not a registered rule table
+simplify_rules: dict = {}
+# custom-derivative primitive -> record(trace, fun, rule, ..., args, params): how a
+# recording trace writes a custom_jvp / custom_vjp call (api/custom.py fills it in)
+record_rules: dict = {}
 
 
 class RecordingTracer(Tracer):
@@ -105,8 +114,9 @@ class RecordingTrace(Trace):
         cse = self._cse
         key = None
         if cse is not None:  # folding and CSE: only for programs that are kept
-            if prim.simplify is not None:
-                folded = prim.simplify(self, args, atoms, params)
+            simplify = simplify_rules.get(prim)
+            if simplify is not None:
+                folded = simplify(self, args, atoms, params)
                 if folded is not None:
                     return folded
             try:
@@ -138,10 +148,10 @@ class RecordingTrace(Trace):
         return RecordingTracer(self, outvars[0])
 
     def process_custom_jvp(self, prim, fun, jvp_rule, args, params):
-        return prim.record(self, fun, jvp_rule, args, params)
+        return record_rules.get(prim)(self, fun, jvp_rule, args, params)
 
     def process_custom_vjp(self, prim, fun, fwd, bwd, args, params):
-        return prim.record(self, fun, fwd, bwd, args, params)
+        return record_rules.get(prim)(self, fun, fwd, bwd, args, params)
 
     # -- result
     def to_jaxpr(self, outs, prune: bool = True) -> ClosedJaxpr:

@@ -17,8 +17,10 @@ from __future__ import annotations
 import numpy as np
 
 from ... import errors
-from ..interpreters.ad import UndefinedPrimal, Zero, is_undefined
+from ..core.ad_util import UndefinedPrimal, Zero, add_any, is_undefined
 from ..core.core import Primitive, ShapedArray, bind
+from ..interpreters.ad import jvp_rules, transpose_rules
+from ..interpreters.tape import vjp_rules
 
 
 def elementwise_shape(name, avals):
@@ -51,7 +53,6 @@ def elementwise(name, impl, nargs=1, *, dtype_rule=None, kinds=None):
     maps input avals to the output dtype (default: the common input dtype)."""
     prim = Primitive(name)
     prim.impl = impl
-    prim.nargs = nargs
 
     def abstract_eval(*avals, **params):
         shape = elementwise_shape(name, avals)
@@ -97,7 +98,6 @@ def unbroadcast(ct, aval):
 def _add_tangents(a, b):
     if a is None:
         return b
-    from .elementwise import add_any  # a cycle: elementwise is built with this module
     return add_any(a, b)
 
 
@@ -125,13 +125,13 @@ def defjvp(prim, *rules, vjp=None):
             return ans, Zero(ShapedArray(ans.shape, ans.dtype))
         return ans, out
 
-    prim.jvp = jvp
-    if prim.transpose is None:
+    jvp_rules[prim] = jvp
+    if transpose_rules.get(prim) is None:
         prim.unsupported.setdefault("transpose", f"{prim.name} is not linear")
     if vjp is not None:
-        prim.vjp = tuple(vjp)
-    elif prim.elementwise and prim.vjp is None:
-        prim.vjp = tuple(rules)  # a diagonal Jacobian is self-adjoint
+        vjp_rules[prim] = tuple(vjp)
+    elif prim.elementwise and vjp_rules.get(prim) is None:
+        vjp_rules[prim] = tuple(rules)  # a diagonal Jacobian is self-adjoint
     return jvp
 
 
@@ -148,7 +148,7 @@ def vjp_from_transpose(prim):
                 args = list(vals)
                 v = vals[i]
                 args[i] = UndefinedPrimal(ShapedArray(np.shape(v), v.dtype))
-                return prim.transpose(ct, *args, **params)[i]
+                return transpose_rules.get(prim)(ct, *args, **params)[i]
             cache[i] = rule
         return rule
 
@@ -166,10 +166,10 @@ def deflinear(prim, transpose_rule):
         ts = [np.zeros(t.aval.shape, t.aval.dtype) if type(t) is Zero else t for t in tangents]
         return ans, bind(prim, *ts, **params)
 
-    prim.jvp = jvp
-    prim.transpose = transpose_rule
-    if prim.vjp is None:
-        prim.vjp = vjp_from_transpose(prim)
+    jvp_rules[prim] = jvp
+    transpose_rules[prim] = transpose_rule
+    if vjp_rules.get(prim) is None:
+        vjp_rules[prim] = vjp_from_transpose(prim)
     return prim
 
 
@@ -182,8 +182,8 @@ def not_differentiable(prim, reason="its output is piecewise constant"):
             return ans, [Zero(ShapedArray(a.shape, a.dtype)) for a in ans]
         return ans, Zero(ShapedArray(ans.shape, ans.dtype))
 
-    prim.jvp = jvp
-    prim.vjp = ()  # no operand has a cotangent: the tape records nothing
+    jvp_rules[prim] = jvp
+    vjp_rules[prim] = ()  # no operand has a cotangent: the tape records nothing
     prim.unsupported["transpose"] = f"{prim.name} is not linear ({reason})"
     return prim
 

@@ -21,9 +21,13 @@ from __future__ import annotations
 import numpy as np
 
 from ... import errors
+from ..core.ad_util import Zero
 from ..core.core import Primitive, ShapedArray, bind, named_axis_traces
 from .reduce import reduce_max, reduce_min, reduce_sum
 from .shape import broadcast_in_dim, iota, reshape
+from ..interpreters.ad import jvp_rules, transpose_rules
+from ..interpreters.batching import batch_rules
+from ..interpreters.tape import vjp_rules
 
 
 def _names(axis_name) -> tuple:
@@ -97,13 +101,12 @@ def _reduce_scalar(prim):
 for _p in (psum_p, pmax_p, pmin_p):
     _p.impl = _reduce_impl(_p)
     _p.abstract_eval = _same_aval
-    _p.batch = _reduce_batch(_p)
-    _p.vjp = None
+    batch_rules[_p] = _reduce_batch(_p)
+    vjp_rules.pop(_p, None)
     _p.numba_scalar = _reduce_scalar(_p)
 
 
 def _psum_jvp(primals, tangents, **params):
-    from ..interpreters.ad import Zero
     (x,), (t,) = primals, tangents
     out = bind(psum_p, x, **params)
     return out, t if type(t) is Zero else bind(psum_p, t, **params)
@@ -111,12 +114,11 @@ def _psum_jvp(primals, tangents, **params):
 
 def _psum_transpose(ct, x, **params):
     # psum's Jacobian is the all-ones matrix over the members: symmetric
-    from ..interpreters.ad import Zero
     return [ct if type(ct) is Zero else bind(psum_p, ct, **params)]
 
 
-psum_p.jvp = _psum_jvp
-psum_p.transpose = _psum_transpose
+jvp_rules[psum_p] = _psum_jvp
+transpose_rules[psum_p] = _psum_transpose
 for _p in (pmax_p, pmin_p):
     _p.unsupported["jvp"] = (f"{_p.name} is not differentiable in zerax (nor in JAX); "
                              "use psum of a smooth function instead")
@@ -167,7 +169,6 @@ def _all_gather_batch(vals, dims, *, frame, axis_name, axis_size, axis, tiled):
 
 
 def _all_gather_jvp(primals, tangents, **params):
-    from ..interpreters.ad import Zero
     (x,), (t,) = primals, tangents
     out = bind(all_gather_p, x, **params)
     if type(t) is Zero:
@@ -178,7 +179,6 @@ def _all_gather_jvp(primals, tangents, **params):
 def _all_gather_transpose(ct, x, *, axis_name, axis_size, axis, tiled):
     """The adjoint of gathering: each member's cotangent is its own slice of the sum of
     every member's gathered cotangent (JAX's psum_scatter)."""
-    from ..interpreters.ad import Zero
     from .slicing import dynamic_slice
     aval = x.aval
     if type(ct) is Zero:
@@ -201,9 +201,9 @@ all_gather_p.unsupported["lower_numba"] = (
     "all_gather of a value that does not vary over its axis runs on the host between "
     "compiled kernels, not inside compiled loop or branch bodies")
 all_gather_p.abstract_eval = _all_gather_aval
-all_gather_p.batch = _all_gather_batch
-all_gather_p.jvp = _all_gather_jvp
-all_gather_p.transpose = _all_gather_transpose
+batch_rules[all_gather_p] = _all_gather_batch
+jvp_rules[all_gather_p] = _all_gather_jvp
+transpose_rules[all_gather_p] = _all_gather_transpose
 
 
 # --------------------------------------------------------------------------- axis_index
@@ -223,16 +223,15 @@ def _axis_index_batch(vals, dims, *, frame, axis_name, axis_size):
 
 
 def _axis_index_jvp(primals, tangents, **params):
-    from ..interpreters.ad import Zero
     out = bind(axis_index_p, **params)
     return out, Zero(ShapedArray((), np.dtype(np.int32)))
 
 
 axis_index_p.impl = _axis_index_impl
 axis_index_p.abstract_eval = lambda **params: ShapedArray((), np.dtype(np.int32))
-axis_index_p.batch = _axis_index_batch
-axis_index_p.jvp = _axis_index_jvp
-axis_index_p.vjp = ()
+batch_rules[axis_index_p] = _axis_index_batch
+jvp_rules[axis_index_p] = _axis_index_jvp
+vjp_rules[axis_index_p] = ()
 axis_index_p.unsupported["transpose"] = "axis_index has no operands"
 axis_index_p.unsupported["lower_numba"] = (
     "axis_index is always resolved by its vmap before compilation")

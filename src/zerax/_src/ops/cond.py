@@ -15,6 +15,8 @@ from ..interpreters.ad import Zero, is_undefined, jvp as ad_jvp, vjp as ad_vjp
 from ..core.core import Primitive, bind, get_aval
 from ..ir.ir import convert_constvars, eval_jaxpr
 from ..ir.tracing import trace_to_jaxpr
+from ..interpreters.ad import jvp_rules, transpose_rules
+from ..interpreters.batching import batch_rules
 
 cond_p = Primitive("cond", multiple_results=True)
 
@@ -143,9 +145,9 @@ def _clamp_index(idx, n):
     return clamp(np.zeros((), idx.dtype), idx, np.array(n - 1, idx.dtype))
 
 
-cond_p.jvp = _cond_jvp
-cond_p.transpose = _cond_transpose
-cond_p.batch = _cond_batch
+jvp_rules[cond_p] = _cond_jvp
+transpose_rules[cond_p] = _cond_transpose
+batch_rules[cond_p] = _cond_batch
 
 
 # --------------------------------------------------------------------------- Numba lowering

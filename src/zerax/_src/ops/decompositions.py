@@ -38,8 +38,10 @@ from __future__ import annotations
 import numpy as np
 
 from ... import errors
-from ..interpreters.ad import Zero, is_undefined
+from ..core.ad_util import Zero, is_undefined
 from ..core.core import Primitive, ShapedArray, bind
+from ..interpreters.ad import jvp_rules, transpose_rules
+from ..interpreters.batching import batch_rules
 
 cholesky_p = Primitive("cholesky")
 triangular_solve_p = Primitive("triangular_solve")
@@ -251,7 +253,7 @@ def _cholesky_jvp(primals, tangents):
 
 cholesky_p.impl = _cholesky_impl
 cholesky_p.abstract_eval = _cholesky_abstract
-cholesky_p.jvp = _cholesky_jvp
+jvp_rules[cholesky_p] = _cholesky_jvp
 cholesky_p.unsupported["transpose"] = "cholesky is not linear"
 
 
@@ -380,8 +382,8 @@ def _triangular_solve_transpose(ct, a, b, **params):
 
 triangular_solve_p.impl = _triangular_solve_impl
 triangular_solve_p.abstract_eval = _triangular_solve_abstract
-triangular_solve_p.jvp = _triangular_solve_jvp
-triangular_solve_p.transpose = _triangular_solve_transpose
+jvp_rules[triangular_solve_p] = _triangular_solve_jvp
+transpose_rules[triangular_solve_p] = _triangular_solve_transpose
 
 
 # --------------------------------------------------------------------------- lu
@@ -480,7 +482,7 @@ def _lu_jvp(primals, tangents):
 
 lu_p.impl = _lu_impl
 lu_p.abstract_eval = _lu_abstract
-lu_p.jvp = _lu_jvp
+jvp_rules[lu_p] = _lu_jvp
 lu_p.unsupported["transpose"] = "lu is not linear"
 
 
@@ -549,7 +551,7 @@ def _qr_jvp(primals, tangents, *, full_matrices):
 
 qr_p.impl = _qr_impl
 qr_p.abstract_eval = _qr_abstract
-qr_p.jvp = _qr_jvp
+jvp_rules[qr_p] = _qr_jvp
 qr_p.unsupported["transpose"] = "qr is not linear"
 
 
@@ -613,7 +615,7 @@ def _eigh_jvp(primals, tangents, *, lower):
 
 eigh_p.impl = _eigh_impl
 eigh_p.abstract_eval = _eigh_abstract
-eigh_p.jvp = _eigh_jvp
+jvp_rules[eigh_p] = _eigh_jvp
 eigh_p.unsupported["transpose"] = "eigh is not linear"
 
 
@@ -713,7 +715,7 @@ def _svd_jvp(primals, tangents, *, full_matrices, compute_uv):
 
 svd_p.impl = _svd_impl
 svd_p.abstract_eval = _svd_abstract
-svd_p.jvp = _svd_jvp
+jvp_rules[svd_p] = _svd_jvp
 svd_p.unsupported["transpose"] = "svd is not linear"
 
 
@@ -731,7 +733,7 @@ def _batch_at_front(prim):
         out = bind(prim, *args, **params)
         return out, ([0] * len(out) if prim.multiple_results else 0)
 
-    prim.batch = rule
+    batch_rules[prim] = rule
 
 
 for _p in (cholesky_p, triangular_solve_p, lu_p, qr_p, eigh_p, svd_p):

@@ -14,9 +14,12 @@ import math
 import numpy as np
 
 from ... import errors
-from ..interpreters.ad import Zero, is_undefined
+from ..core.ad_util import Zero, install_add, is_undefined
 from ..core.core import ShapedArray, Tracer, bind
 from ._factory import defjvp, elementwise, not_differentiable, same_dtype, unbroadcast
+from ..interpreters.ad import jvp_rules, transpose_rules
+from ..interpreters.tape import vjp_rules
+from ..ir.tracing import simplify_rules
 
 # --------------------------------------------------------------------------- helpers
 
@@ -68,6 +71,7 @@ def add(x, y):
 
 
 add_any = add
+install_add(add)  # core.ad_util.add_any: how transforms sum cotangents
 
 
 def sub(x, y):
@@ -128,16 +132,16 @@ def _div_transpose(ct, x, y):
 
 for _p in (add_p, sub_p, mul_p, div_p, neg_p):
     _p.unsupported.pop("transpose", None)  # linear (in one operand at a time)
-add_p.transpose = _add_transpose
-sub_p.transpose = _sub_transpose
-mul_p.transpose = _mul_transpose
-div_p.transpose = _div_transpose
-neg_p.transpose = lambda ct, x: [neg(ct)]
+transpose_rules[add_p] = _add_transpose
+transpose_rules[sub_p] = _sub_transpose
+transpose_rules[mul_p] = _mul_transpose
+transpose_rules[div_p] = _div_transpose
+transpose_rules[neg_p] = lambda ct, x: [neg(ct)]
 
-add_p.simplify = _binary_identity(0, 0)
-sub_p.simplify = _binary_identity(0, None)
-mul_p.simplify = _binary_identity(1, 1)
-div_p.simplify = _binary_identity(1, None)
+simplify_rules[add_p] = _binary_identity(0, 0)
+simplify_rules[sub_p] = _binary_identity(0, None)
+simplify_rules[mul_p] = _binary_identity(1, 1)
+simplify_rules[div_p] = _binary_identity(1, None)
 
 
 for _p in (add_p, mul_p):
@@ -151,7 +155,7 @@ def _neg_simplify(trace, args, atoms, params):
     return None
 
 
-neg_p.simplify = _neg_simplify
+simplify_rules[neg_p] = _neg_simplify
 
 # --------------------------------------------------------------------------- integer-ish
 
@@ -297,7 +301,7 @@ def _integer_pow_simplify(trace, args, atoms, params):
     return None
 
 
-integer_pow_p.simplify = _integer_pow_simplify
+simplify_rules[integer_pow_p] = _integer_pow_simplify
 
 
 def _atan2_denominator(x, y):
@@ -472,11 +476,11 @@ def _select_vjp(i):
     return rule
 
 
-select_n_p.jvp = _select_jvp
-select_n_p.vjp = _select_vjp
+jvp_rules[select_n_p] = _select_jvp
+vjp_rules[select_n_p] = _select_vjp
 select_n_p.unsupported.pop("transpose", None)
-select_n_p.transpose = _select_transpose
-select_n_p.simplify = _select_simplify
+transpose_rules[select_n_p] = _select_transpose
+simplify_rules[select_n_p] = _select_simplify
 
 clamp_p = elementwise("clamp", lambda lo, x, hi: np.minimum(np.maximum(x, lo), hi), 3)
 
@@ -699,10 +703,10 @@ def _complex_transpose(ct, x, y):
 
 for _p in (real_p, imag_p, conj_p, complex_p):
     _p.unsupported.pop("transpose", None)
-real_p.transpose = lambda ct, z: [complex_(ct, _c(ct, 0))]
-imag_p.transpose = lambda ct, z: [complex_(_c(ct, 0), neg(ct))]
-conj_p.transpose = lambda ct, z: [conj(ct)]
-complex_p.transpose = _complex_transpose
+transpose_rules[real_p] = lambda ct, z: [complex_(ct, _c(ct, 0))]
+transpose_rules[imag_p] = lambda ct, z: [complex_(_c(ct, 0), neg(ct))]
+transpose_rules[conj_p] = lambda ct, z: [conj(ct)]
+transpose_rules[complex_p] = _complex_transpose
 
 # --------------------------------------------------------------------------- dtype conversion
 
@@ -736,9 +740,9 @@ def _convert_transpose(ct, x, *, new_dtype):
     return [convert_element_type(ct, x.aval.dtype)]
 
 
-convert_element_type_p.jvp = _convert_jvp
-convert_element_type_p.vjp = (lambda ct, ans, x, *, new_dtype: _convert_impl(ct, new_dtype=x.dtype),)
-convert_element_type_p.transpose = _convert_transpose
+jvp_rules[convert_element_type_p] = _convert_jvp
+vjp_rules[convert_element_type_p] = (lambda ct, ans, x, *, new_dtype: _convert_impl(ct, new_dtype=x.dtype),)
+transpose_rules[convert_element_type_p] = _convert_transpose
 
 for _p in (eq_p, ne_p, and_p, or_p, xor_p):
     _p.commutative = True

@@ -33,6 +33,8 @@ from ._factory import deflinear
 from . import elementwise as ew
 from .shape import broadcast_in_dim, transpose
 from .slicing import pad
+from ..interpreters.batching import batch_rules
+from ..interpreters.tape import vjp_rules
 
 __all__ = ["FftType", "fft", "fft_p"]
 
@@ -168,8 +170,8 @@ def _fft_batch(args, dims, *, fft_type, fft_lengths):
 fft_p.impl = _fft_impl
 fft_p.abstract_eval = _fft_abstract
 deflinear(fft_p, _fft_transpose)
-fft_p.vjp = (_fft_vjp,)
-fft_p.batch = _fft_batch
+vjp_rules[fft_p] = (_fft_vjp,)
+batch_rules[fft_p] = _fft_batch
 # Under jit: a host call between the compiled kernels (pocketfft through NumPy).
 fft_p.on_host = lambda eqn: True
 fft_p.unsupported["lower_numba"] = (

@@ -15,13 +15,16 @@ from __future__ import annotations
 import numpy as np
 
 from ... import errors
-from ..interpreters.ad import Zero, is_undefined
+from ..core.ad_util import Zero, is_undefined
 from ..core.array import Array
 from ..core.core import Primitive, ShapedArray, Tracer, bind, concrete_value
 from ._factory import vjp_from_transpose
 from .elementwise import add, convert_element_type, div, eq, mul, select_n
 from .indexing import (_INTP, _apply_plan, _as_value, _check_index_avals, _expand, _batch_at, _gather_shape, _index_and_mask, _parse, _zero, batch_indexer, gather_p)
 from .shape import broadcast_in_dim, iota, reshape, rev, slice_p_bind
+from ..interpreters.ad import jvp_rules, transpose_rules
+from ..interpreters.batching import batch_rules
+from ..interpreters.tape import vjp_rules
 
 # --------------------------------------------------------------------------- scatter
 
@@ -110,7 +113,7 @@ def _linear_scatter_jvp(prim):
         if out.dtype.kind not in "fc" or (type(tx) is Zero and type(tu) is Zero):
             return out, Zero(ShapedArray(out.shape, out.dtype))
         return out, bind(prim, _inst(tx), _inst(tu), *idx, indexer=indexer, mode=mode)
-    prim.jvp = jvp
+    jvp_rules[prim] = jvp
 
 
 def _aval_of(v):
@@ -157,10 +160,10 @@ def _scatter_set_transpose(ct, x, u, *idx, indexer, mode):
 
 _linear_scatter_jvp(scatter_p)
 _linear_scatter_jvp(scatter_add_p)
-scatter_p.transpose = _scatter_set_transpose
-scatter_add_p.transpose = _scatter_add_transpose
+transpose_rules[scatter_p] = _scatter_set_transpose
+transpose_rules[scatter_add_p] = _scatter_add_transpose
 for _p in (scatter_p, scatter_add_p):  # linear in operand and updates together
-    _p.vjp = vjp_from_transpose(_p)
+    vjp_rules[_p] = vjp_from_transpose(_p)
 
 
 def _scatter_mul_jvp(primals, tangents, *, indexer, mode):
@@ -235,8 +238,8 @@ def _scatter_mul_transpose(ct, x, u, *idx, indexer, mode):
     return res
 
 
-scatter_mul_p.jvp = _scatter_mul_jvp
-scatter_mul_p.transpose = _scatter_mul_transpose
+jvp_rules[scatter_mul_p] = _scatter_mul_jvp
+transpose_rules[scatter_mul_p] = _scatter_mul_transpose
 
 
 def _extremal_jvp(prim):
@@ -262,7 +265,7 @@ def _extremal_jvp(prim):
                     bind(scatter_add_p, zeros, select_n(u_won, zero, tu), *idx, **kw))
         return out, div(total, select_n(eq(count, zero), count, one))
 
-    prim.jvp = jvp
+    jvp_rules[prim] = jvp
 
 
 _extremal_jvp(scatter_min_p)
@@ -288,7 +291,7 @@ def _scatter_batch(prim):
         u = _batch_at(u, du, size, u_dim)
         return bind(prim, x, u, *idx, indexer=indexer, mode=mode), x_dim
 
-    prim.batch = rule
+    batch_rules[prim] = rule
     return rule
 
 

@@ -35,12 +35,15 @@ from __future__ import annotations
 import numpy as np
 
 from ... import errors
-from ..interpreters.ad import Zero
+from ..core.ad_util import Zero
 from ..core.array import Array
 from ..core.core import Primitive, ShapedArray, Tracer, bind, concrete_value
 from ._factory import vjp_from_transpose
 from .elementwise import add, convert_element_type, lt, select_n
 from .shape import dynamic_slice, iota, reshape, rev, slice_p_bind
+from ..interpreters.ad import jvp_rules, transpose_rules
+from ..interpreters.batching import batch_rules
+from ..interpreters.tape import vjp_rules
 
 _INTP = np.dtype(np.int64)
 
@@ -417,9 +420,9 @@ def _gather_transpose(ct, x, *idx, indexer, mode, fill_value):
 
 gather_p.impl = _gather_impl
 gather_p.abstract_eval = _gather_abstract
-gather_p.jvp = _gather_jvp
-gather_p.transpose = _gather_transpose
-gather_p.vjp = vjp_from_transpose(gather_p)  # linear in the operand (indices are integers)
+jvp_rules[gather_p] = _gather_jvp
+transpose_rules[gather_p] = _gather_transpose
+vjp_rules[gather_p] = vjp_from_transpose(gather_p)  # linear in the operand (indices are integers)
 
 # --------------------------------------------------------------------------- batching
 
@@ -493,7 +496,7 @@ def _gather_batch(args, dims, *, indexer, mode, fill_value):
     return bind(gather_p, x, *idx, indexer=indexer, mode=mode, fill_value=fill_value), out_dim
 
 
-gather_p.batch = _gather_batch
+batch_rules[gather_p] = _gather_batch
 
 
 # --------------------------------------------------------------------------- getitem

@@ -17,9 +17,12 @@ import math
 import numpy as np
 
 from ... import errors
-from ..interpreters.ad import Zero, is_undefined
+from ..core.ad_util import Zero, add_any, is_undefined
 from ..core.core import Primitive, ShapedArray, Tracer, bind, get_aval
 from ._factory import vjp_from_transpose
+from ..interpreters.ad import jvp_rules, transpose_rules
+from ..interpreters.batching import batch_rules
+from ..interpreters.tape import vjp_rules
 
 dot_general_p = Primitive("dot_general")
 
@@ -226,7 +229,6 @@ def _dot_general_abstract(lhs, rhs, *, dimension_numbers, preferred_element_type
 
 
 def _dot_general_jvp(primals, tangents, *, dimension_numbers, preferred_element_type):
-    from .elementwise import add_any
     lhs, rhs = primals
     t_lhs, t_rhs = tangents
     params = dict(dimension_numbers=dimension_numbers,
@@ -313,9 +315,9 @@ def _dot_general_transpose(ct, lhs, rhs, *, dimension_numbers, preferred_element
 
 dot_general_p.impl = _dot_general_impl
 dot_general_p.abstract_eval = _dot_general_abstract
-dot_general_p.jvp = _dot_general_jvp
-dot_general_p.transpose = _dot_general_transpose
-dot_general_p.vjp = vjp_from_transpose(dot_general_p)  # bilinear: one operand at a time
+jvp_rules[dot_general_p] = _dot_general_jvp
+transpose_rules[dot_general_p] = _dot_general_transpose
+vjp_rules[dot_general_p] = vjp_from_transpose(dot_general_p)  # bilinear: one operand at a time
 
 __all__ = ["dot_general_p", "dot_general", "dot"]
 
@@ -348,7 +350,7 @@ def _dot_general_batch(args, dims, *, dimension_numbers, preferred_element_type)
             len(lb) + len(lhs_free) + rhs_free.index(rd))
 
 
-dot_general_p.batch = _dot_general_batch
+batch_rules[dot_general_p] = _dot_general_batch
 
 
 # --------------------------------------------------------------------------- Numba lowering

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
-from ..interpreters.ad import Zero
+from ..core.ad_util import Zero
 from ..core.core import Primitive, ShapedArray, Tracer, bind
+from ..interpreters.ad import jvp_rules
+from ..interpreters.batching import batch_rules
+from ..interpreters.tape import vjp_rules
 
 stop_gradient_p = Primitive("stop_gradient")
 stop_gradient_p.impl = lambda x: x
@@ -15,9 +18,9 @@ def _stop_gradient_jvp(primals, tangents):
     return ans, Zero(ShapedArray(ans.shape, ans.dtype))
 
 
-stop_gradient_p.jvp = _stop_gradient_jvp
+jvp_rules[stop_gradient_p] = _stop_gradient_jvp
 stop_gradient_p.unsupported["transpose"] = "its tangent is always zero, so it is never transposed"
-stop_gradient_p.vjp = ()  # no cotangent reaches the operand
+vjp_rules[stop_gradient_p] = ()  # no cotangent reaches the operand
 
 
 def stop_gradient(x):
@@ -37,7 +40,7 @@ def stop_gradient(x):
 
     return tree.tree_map(one, x)
 
-stop_gradient_p.batch = lambda args, dims: (bind(stop_gradient_p, args[0]), dims[0])
+batch_rules[stop_gradient_p] = lambda args, dims: (bind(stop_gradient_p, args[0]), dims[0])
 
 
 def _stop_gradient_lower(ctx, eqn):

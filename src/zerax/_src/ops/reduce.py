@@ -10,9 +10,12 @@ from __future__ import annotations
 import numpy as np
 
 from ... import errors
-from ..interpreters.ad import Zero
+from ..core.ad_util import Zero
 from ..core.core import Primitive, ShapedArray, bind
 from ._factory import deflinear, not_differentiable
+from ..interpreters.ad import jvp_rules
+from ..interpreters.batching import batch_rules
+from ..interpreters.tape import vjp_rules
 
 
 def _norm_axes(axes, ndim):
@@ -69,7 +72,7 @@ def _expand_back_np(y, x_shape, axes):
     return out
 
 
-reduce_sum_p.vjp = (lambda ct, ans, x, *, axes: _expand_back_np(ct, x.shape, axes),)
+vjp_rules[reduce_sum_p] = (lambda ct, ans, x, *, axes: _expand_back_np(ct, x.shape, axes),)
 
 # --------------------------------------------------------------------------- max / min
 
@@ -92,8 +95,8 @@ def _chooser_jvp(prim):
         counts = np.add.reduce(location, axis=axes, dtype=x.dtype)
         return _expand_back_np(ct / counts, x.shape, axes) * location
 
-    prim.jvp = jvp
-    prim.vjp = (vjp,)
+    jvp_rules[prim] = jvp
+    vjp_rules[prim] = (vjp,)
     return prim
 
 
@@ -174,7 +177,7 @@ def _exclusive_products(x):
     return mul(left, right)
 
 
-reduce_prod_p.jvp = _prod_jvp
+jvp_rules[reduce_prod_p] = _prod_jvp
 
 # --------------------------------------------------------------------------- argmax / argmin
 
@@ -295,7 +298,7 @@ def _scan_jvp(prim, op_name):
             return ans, Zero(ShapedArray(ans.shape, ans.dtype))
         _, t_out = ad.jvp(lambda v: _prefix_scan(op, v, axis, reverse), (x,), (t,))
         return ans, t_out
-    prim.jvp = jvp
+    jvp_rules[prim] = jvp
 
 
 _scan_jvp(cumprod_p, "mul")
@@ -338,14 +341,14 @@ def _cum_batch(prim):
     return rule
 
 
-reduce_sum_p.batch = _reduction_batch(reduce_sum)
-reduce_max_p.batch = _reduction_batch(reduce_max)
-reduce_min_p.batch = _reduction_batch(reduce_min)
-reduce_prod_p.batch = _reduction_batch(reduce_prod)
-argmax_p.batch = _arg_batch(argmax_p)
-argmin_p.batch = _arg_batch(argmin_p)
+batch_rules[reduce_sum_p] = _reduction_batch(reduce_sum)
+batch_rules[reduce_max_p] = _reduction_batch(reduce_max)
+batch_rules[reduce_min_p] = _reduction_batch(reduce_min)
+batch_rules[reduce_prod_p] = _reduction_batch(reduce_prod)
+batch_rules[argmax_p] = _arg_batch(argmax_p)
+batch_rules[argmin_p] = _arg_batch(argmin_p)
 for _p in (cumsum_p, cumprod_p, cummax_p, cummin_p):
-    _p.batch = _cum_batch(_p)
+    batch_rules[_p] = _cum_batch(_p)
 
 
 # --------------------------------------------------------------------------- Numba lowering

@@ -19,6 +19,8 @@ from ..interpreters.ad import Zero, is_undefined, linearize_flat, vjp as ad_vjp
 from ..core.core import Primitive, ShapedArray, Tracer, bind, get_aval
 from ..ir.ir import convert_constvars, eval_jaxpr
 from ..ir.tracing import trace_to_jaxpr
+from ..interpreters.ad import jvp_rules, transpose_rules
+from ..interpreters.batching import batch_rules
 
 scan_p = Primitive("scan", multiple_results=True)
 
@@ -220,8 +222,8 @@ def _scan_transpose(cts, *args, jaxpr, length, reverse, num_consts, num_carry, u
             [next(ct_x_it) if m else None for m in lin_x])
 
 
-scan_p.jvp = _scan_jvp
-scan_p.transpose = _scan_transpose
+jvp_rules[scan_p] = _scan_jvp
+transpose_rules[scan_p] = _scan_transpose
 
 
 def _scan_batch(args, dims, *, jaxpr, length, reverse, num_consts, num_carry, unroll=1):
@@ -270,7 +272,7 @@ def _slice_aval_of(aval):
     return ShapedArray(tuple(aval.shape[1:]), aval.dtype)
 
 
-scan_p.batch = _scan_batch
+batch_rules[scan_p] = _scan_batch
 
 
 # --------------------------------------------------------------------------- Numba lowering

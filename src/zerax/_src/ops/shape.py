@@ -12,9 +12,12 @@ from __future__ import annotations
 import numpy as np
 
 from ... import errors
-from ..interpreters.ad import is_undefined
+from ..core.ad_util import is_undefined
 from ..core.core import Primitive, ShapedArray, bind
 from ._factory import deflinear, not_differentiable
+from ..interpreters.batching import batch_rules
+from ..interpreters.tape import vjp_rules
+from ..ir.tracing import simplify_rules
 
 # --------------------------------------------------------------------------- broadcast
 
@@ -78,7 +81,7 @@ def _bid_vjp(ct, ans, x, *, shape, broadcast_dimensions):  # _bid_transpose on N
 broadcast_in_dim_p.impl = _bid_impl
 broadcast_in_dim_p.abstract_eval = _bid_abstract
 deflinear(broadcast_in_dim_p, _bid_transpose)
-broadcast_in_dim_p.vjp = (_bid_vjp,)
+vjp_rules[broadcast_in_dim_p] = (_bid_vjp,)
 
 # --------------------------------------------------------------------------- reshape
 
@@ -109,9 +112,9 @@ def _reshape_simplify(trace, args, atoms, params):
 
 reshape_p.impl = lambda x, *, new_sizes: np.reshape(x, new_sizes)
 reshape_p.abstract_eval = _reshape_abstract
-reshape_p.simplify = _reshape_simplify
+simplify_rules[reshape_p] = _reshape_simplify
 deflinear(reshape_p, lambda ct, x, *, new_sizes: [reshape(ct, x.aval.shape)])
-reshape_p.vjp = (lambda ct, ans, x, *, new_sizes: ct.reshape(x.shape),)
+vjp_rules[reshape_p] = (lambda ct, ans, x, *, new_sizes: ct.reshape(x.shape),)
 
 # --------------------------------------------------------------------------- transpose
 
@@ -135,7 +138,7 @@ transpose_p.impl = lambda x, *, permutation: np.transpose(x, permutation)
 transpose_p.abstract_eval = _transpose_abstract
 deflinear(transpose_p, lambda ct, x, *, permutation: [
     transpose(ct, tuple(np.argsort(permutation)))])
-transpose_p.vjp = (lambda ct, ans, x, *, permutation: ct.transpose(np.argsort(permutation)),)
+vjp_rules[transpose_p] = (lambda ct, ans, x, *, permutation: ct.transpose(np.argsort(permutation)),)
 
 # --------------------------------------------------------------------------- squeeze
 
@@ -160,7 +163,7 @@ def _squeeze_abstract(x, *, dimensions):
 squeeze_p.impl = lambda x, *, dimensions: np.squeeze(x, axis=dimensions)
 squeeze_p.abstract_eval = _squeeze_abstract
 deflinear(squeeze_p, lambda ct, x, *, dimensions: [reshape(ct, x.aval.shape)])
-squeeze_p.vjp = (lambda ct, ans, x, *, dimensions: ct.reshape(x.shape),)
+vjp_rules[squeeze_p] = (lambda ct, ans, x, *, dimensions: ct.reshape(x.shape),)
 
 
 def expand_dims(x, dimensions):
@@ -306,12 +309,12 @@ def _rev_batch(args, dims, *, dimensions):
     return rev(x, tuple(ex[i] for i in dimensions)), d
 
 
-broadcast_in_dim_p.batch = _bid_batch
-reshape_p.batch = _reshape_batch
-transpose_p.batch = _transpose_batch
-squeeze_p.batch = _squeeze_batch
-concatenate_p.batch = _concat_batch
-rev_p.batch = _rev_batch
+batch_rules[broadcast_in_dim_p] = _bid_batch
+batch_rules[reshape_p] = _reshape_batch
+batch_rules[transpose_p] = _transpose_batch
+batch_rules[squeeze_p] = _squeeze_batch
+batch_rules[concatenate_p] = _concat_batch
+batch_rules[rev_p] = _rev_batch
 iota_p.unsupported["batch"] = "it has no operands, so it is never mapped"
 
 

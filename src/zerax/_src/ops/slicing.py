@@ -15,10 +15,13 @@ from __future__ import annotations
 import numpy as np
 
 from ... import errors
-from ..interpreters.ad import Zero, is_undefined
+from ..core.ad_util import Zero, is_undefined
 from ..core.core import Primitive, ShapedArray, bind
 from ._factory import deflinear, vjp_from_transpose
 from .shape import (_nb_affine, _nb_array, _nb_copy_loop, _nb_empty, _nb_scalar, _nb_shape, broadcast_in_dim, iota)
+from ..interpreters.ad import jvp_rules, transpose_rules
+from ..interpreters.batching import batch_rules
+from ..interpreters.tape import vjp_rules
 
 _INTP = np.dtype(np.int64)
 
@@ -98,7 +101,7 @@ def _slice_lower(ctx, eqn):
                   ov.aval.shape)
 
 
-slice_p.batch = _slice_batch
+batch_rules[slice_p] = _slice_batch
 slice_p.lower_numba = _slice_lower
 
 # --------------------------------------------------------------------------- pad
@@ -228,7 +231,7 @@ def _pad_lower(ctx, eqn):
                   xn, lambda idx: [_nb_affine(i, f) for i, f in zip(idx, first)], count)
 
 
-pad_p.batch = _pad_batch
+batch_rules[pad_p] = _pad_batch
 pad_p.lower_numba = _pad_lower
 
 # --------------------------------------------------------------------------- dynamic slices
@@ -283,9 +286,9 @@ def _ds_transpose(ct, x, *starts, slice_sizes):
 
 dynamic_slice_p.impl = _ds_impl
 dynamic_slice_p.abstract_eval = _ds_abstract
-dynamic_slice_p.jvp = _ds_jvp
-dynamic_slice_p.transpose = _ds_transpose
-dynamic_slice_p.vjp = vjp_from_transpose(dynamic_slice_p)  # linear in the operand
+jvp_rules[dynamic_slice_p] = _ds_jvp
+transpose_rules[dynamic_slice_p] = _ds_transpose
+vjp_rules[dynamic_slice_p] = vjp_from_transpose(dynamic_slice_p)  # linear in the operand
 
 
 def _start_zero(starts):
@@ -381,7 +384,7 @@ def _ds_lower(ctx, eqn):
                   lambda idx: [f"{i} + {s}" for i, s in zip(idx, st)], sizes)
 
 
-dynamic_slice_p.batch = _ds_batch
+batch_rules[dynamic_slice_p] = _ds_batch
 dynamic_slice_p.lower_numba = _ds_lower
 
 dynamic_update_slice_p = Primitive("dynamic_update_slice")
@@ -429,9 +432,9 @@ def _dus_transpose(ct, x, update, *starts):
 
 dynamic_update_slice_p.impl = _dus_impl
 dynamic_update_slice_p.abstract_eval = _dus_abstract
-dynamic_update_slice_p.jvp = _dus_jvp
-dynamic_update_slice_p.transpose = _dus_transpose
-dynamic_update_slice_p.vjp = vjp_from_transpose(dynamic_update_slice_p)  # linear in both
+jvp_rules[dynamic_update_slice_p] = _dus_jvp
+transpose_rules[dynamic_update_slice_p] = _dus_transpose
+vjp_rules[dynamic_update_slice_p] = vjp_from_transpose(dynamic_update_slice_p)  # linear in both
 
 
 def _dus_batch(args, dims):
@@ -463,5 +466,5 @@ def _dus_lower(ctx, eqn):
                   lambda idx: idx, update.aval.shape)
 
 
-dynamic_update_slice_p.batch = _dus_batch
+batch_rules[dynamic_update_slice_p] = _dus_batch
 dynamic_update_slice_p.lower_numba = _dus_lower

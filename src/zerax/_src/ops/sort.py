@@ -12,10 +12,12 @@ from __future__ import annotations
 import numpy as np
 
 from ... import errors
-from ..interpreters.ad import Zero
+from ..core.ad_util import Zero
 from ..core.core import Primitive, ShapedArray, bind
 from ._factory import not_differentiable
 from .indexing import take_along_axis
+from ..interpreters.ad import jvp_rules
+from ..interpreters.batching import batch_rules
 
 
 def _norm_dim(dimension, ndim, name):
@@ -56,7 +58,7 @@ def _sort_jvp(primals, tangents, *, dimension):
 
 sort_p.impl = _sort_impl
 sort_p.abstract_eval = _sort_abstract
-sort_p.jvp = _sort_jvp
+jvp_rules[sort_p] = _sort_jvp
 sort_p.unsupported["transpose"] = "sort is not linear (its derivative is a gather)"
 
 # --------------------------------------------------------------------------- argsort
@@ -88,7 +90,7 @@ def _sort_batch(prim):
     def rule(args, dims, *, dimension):
         (x,), (d,) = args, dims
         return bind(prim, x, dimension=dimension + (dimension >= d)), d
-    prim.batch = rule
+    batch_rules[prim] = rule
     return rule
 
 

@@ -21,6 +21,7 @@ from ..core.api_util import as_input
 from ._factory import defjvp, elementwise
 from . import elementwise as ew
 from .elementwise import _c
+from ..interpreters.tape import vjp_rules
 
 __all__ = ["bessel_i0e", "bessel_i0e_p", "bessel_i1e", "bessel_i1e_p", "bessel_j0", "bessel_j0_p",
            "bessel_j1", "bessel_j1_p", "bessel_y0", "bessel_y0_p", "bessel_y1", "bessel_y1_p",
@@ -225,7 +226,7 @@ defjvp(bessel_y1_p, lambda g, ans, x: ew.mul(g, ew.sub(bessel_y0(x), ew.div(ans,
 for _p in (igamma_p, igammac_p, igamma_grad_a_p, regularized_incomplete_beta_p, bessel_i0e_p,
            bessel_i1e_p, zeta_p, expn_p, expi_p, bessel_j0_p, bessel_j1_p, bessel_y0_p,
            bessel_y1_p):
-    _p.vjp = None
+    vjp_rules.pop(_p, None)
 
 
 # --------------------------------------------------------------------------- Numba lowering

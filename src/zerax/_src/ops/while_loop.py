@@ -19,6 +19,8 @@ from ..interpreters.ad import Zero, is_undefined, jvp as ad_jvp, vjp as ad_vjp
 from ..core.core import Primitive, ShapedArray, bind, get_aval
 from ..ir.ir import convert_constvars, eval_jaxpr
 from ..ir.tracing import trace_to_jaxpr
+from ..interpreters.ad import jvp_rules, transpose_rules
+from ..interpreters.batching import batch_rules
 
 while_p = Primitive("while", multiple_results=True)
 
@@ -166,9 +168,9 @@ def _lin_transpose(cts, *args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconst
 
 while_lin_p.impl = _lin_impl
 while_lin_p.abstract_eval = _lin_abstract
-while_lin_p.jvp = _lin_jvp
-while_lin_p.batch = _lin_batch
-while_lin_p.transpose = _lin_transpose
+jvp_rules[while_lin_p] = _lin_jvp
+batch_rules[while_lin_p] = _lin_batch
+transpose_rules[while_lin_p] = _lin_transpose
 
 # --------------------------------------------------------------------------- while_transpose
 
@@ -324,8 +326,8 @@ def _transpose_batch(args, dims, **params):
 
 while_transpose_p.impl = _transpose_impl
 while_transpose_p.abstract_eval = _transpose_abstract
-while_transpose_p.jvp = _transpose_jvp
-while_transpose_p.batch = _transpose_batch
+jvp_rules[while_transpose_p] = _transpose_jvp
+batch_rules[while_transpose_p] = _transpose_batch
 while_transpose_p.unsupported["transpose"] = (
     "reverse mode over reverse mode through a while_loop needs concrete operands (it "
     "works without jit); under jit use forward over reverse: zx.hessian or "
@@ -397,8 +399,8 @@ def _while_batch(args, dims, *, cond_jaxpr, body_jaxpr, cond_nconsts, body_ncons
     return outs, [0] * n
 
 
-while_p.jvp = _while_jvp
-while_p.batch = _while_batch
+jvp_rules[while_p] = _while_jvp
+batch_rules[while_p] = _while_batch
 
 
 # --------------------------------------------------------------------------- Numba lowering

@@ -25,6 +25,7 @@ from ...core.core import bind
 from ...ops import elementwise as ew
 from ...ops import shape as sh
 from ...ops._factory import elementwise, not_differentiable
+from ...interpreters.batching import batch_rules
 
 _ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
 _PARITY = 0x1BD11BDA
@@ -255,4 +256,4 @@ def _threefry_batch(args, dims, *, out):
     return threefry2x32(*moved, out=out), last
 
 
-threefry2x32_p.batch = _threefry_batch
+batch_rules[threefry2x32_p] = _threefry_batch

@@ -19,6 +19,7 @@ import numpy as np
 
 from ...ir import ir
 from ...ir.ir import Literal, Var
+from .rules import host_rule_of, lowering_of, scalar_rule_of
 
 PARALLEL_THRESHOLD = 100_000  # elements: loops this large run with prange
 
@@ -225,7 +226,7 @@ def index_text(names) -> str:
 
 
 def _fusible(eqn) -> bool:
-    return getattr(eqn.primitive, "numba_scalar", None) is not None
+    return scalar_rule_of(eqn.primitive) is not None
 
 
 def _is_broadcast(eqn) -> bool:
@@ -371,7 +372,7 @@ def lower_fused(ctx: Lowering, eqns, total_uses):
                     local[a] = nm
                     args.append(nm)
             out = e.outvars[0]
-            expr = e.primitive.numba_scalar(args, [a.aval.dtype for a in e.invars],
+            expr = scalar_rule_of(e.primitive)(args, [a.aval.dtype for a in e.invars],
                                             out.aval.dtype, ctx, **e.params)
             nm = ctx.fresh("y")
             ctx.emit(f"{nm} = {expr}")
@@ -473,7 +474,7 @@ def _lower_scalar_group(ctx, eqns):
         for e in eqns:
             args = [ctx.scalar(a) for a in e.invars]
             out = e.outvars[0]
-            expr = e.primitive.numba_scalar(args, [a.aval.dtype for a in e.invars],
+            expr = scalar_rule_of(e.primitive)(args, [a.aval.dtype for a in e.invars],
                                             out.aval.dtype, ctx, **e.params)
             nm = ctx.fresh("y")
             ctx.emit(f"{nm} = {expr}")
@@ -543,13 +544,13 @@ def lower_jaxpr_body(ctx: Lowering, jaxpr, in_names):
             c, add = fold
             ctx.accumulate, ctx.accumulated = (c, add.outvars[0]), False
             try:
-                eqn.primitive.lower_numba(ctx, eqn)
+                lowering_of(eqn.primitive)(ctx, eqn)
             finally:
                 ctx.accumulate = None
             if ctx.accumulated:
                 dropped.add(id(add))
             continue
-        rule = getattr(eqn.primitive, "lower_numba", None)
+        rule = lowering_of(eqn.primitive)
         if rule is None:
             if _fusible(eqn):
                 lower_fused(ctx, [eqn], total_uses)
@@ -599,7 +600,7 @@ def _runs_in_python(eqn) -> bool:
     """Whether a top-level equation is a call from Python between the kernels: its
     primitive's ``on_host(eqn)`` says so (a large product calls BLAS, a decomposition
     LAPACK through its NumPy implementation).  Others are compiled into the kernels."""
-    rule = getattr(eqn.primitive, "on_host", None)
+    rule = host_rule_of(eqn.primitive)
     return rule is not None and rule(eqn)
 
 

@@ -18,6 +18,7 @@ import re
 
 from ...ir.ir import Var
 from .codegen import dtype_name, plan_groups
+from .rules import scalar_rule_of
 
 # Primitives that return their first operand with some elements replaced; their Numba
 # lowerings start with ``out = np.copy(x)`` (the copy `drop_copy` removes).
@@ -31,7 +32,7 @@ _READERS = frozenset({"dynamic_slice", "slice", "gather", "reduce_sum", "reduce_
 
 def _reads_only(eqn) -> bool:
     return eqn.primitive.name in _READERS or \
-        getattr(eqn.primitive, "numba_scalar", None) is not None
+        scalar_rule_of(eqn.primitive) is not None
 
 
 def schedule_reads(eqns) -> list:
