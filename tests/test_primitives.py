@@ -8,6 +8,7 @@ from hypothesis import given, settings, strategies as st
 from hypothesis.extra import numpy as hnp
 
 import zerax  # noqa: F401  (registers every primitive)
+from zerax._src.backends import get_backend
 from zerax._src.core.core import all_primitives, bind, rule_tables
 from zerax._src.interpreters.ad import jvp_rules
 from zerax.test_util import check_grads
@@ -17,6 +18,7 @@ from np_helpers import BINARY_DOMAINS, UNARY_DOMAINS  # noqa: E402 - shared test
 def test_every_primitive_has_every_rule_or_a_reason():
     """Each primitive against every registered rule table (one per transform and per
     backend, ``core.rule_tables``): defined, or declared unsupported with a reason."""
+    get_backend("numba")  # backends load on first use; their tables register then
     kinds = set(rule_tables)
     assert {"jvp", "transpose", "batch", "vjp", "lower_numba"} <= kinds, kinds
     missing = []

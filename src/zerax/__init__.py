@@ -14,7 +14,8 @@ from ._src.interpreters.ad import grad, jvp, linearize, value_and_grad, vjp
 from ._src.core.array import Array
 from ._src.interpreters.batching import vmap
 from ._src.api.jacobians import hessian, jacfwd, jacrev
-from ._src.api.jit import config, disable_jit, jit
+from ._src.api.jit import disable_jit, jit
+from ._src.base.config import __version__, config
 from ._src.api.custom import (Function, checkpoint, checkpoint_policies, custom_jvp, custom_vjp, remat)
 from ._src.ops.misc import stop_gradient
 from ._src.ir.ir import ClosedJaxpr, Jaxpr, eval_jaxpr
@@ -24,7 +25,6 @@ from . import numpy, lax, tree, tree_util, test_util, nn, scipy, random  # noqa:
 
 jacobian = jacrev   # JAX's name for it
 
-__version__ = "0.1.0"
 
 __all__ = [
     "Array", "ClosedJaxpr", "Function", "Jaxpr", "checkpoint", "custom_jvp", "custom_vjp",

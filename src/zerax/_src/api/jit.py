@@ -16,70 +16,16 @@ from contextlib import contextmanager
 import numpy as np
 
 from ... import errors
+from ..backends import backend_for, get_backend
+from ..base.config import config
 from ..core import tree
-from ..interpreters.ad import Zero, is_undefined, jvp as ad_jvp, vjp as ad_vjp
 from ..core.api_util import as_input
 from ..core.array import Array
-from ..core.core import Primitive, Tracer, bind, get_aval, named_axis_env
-from ..ir.ir import Var, convert_constvars, eval_jaxpr
-from ..ir.tracing import fun_name, trace_to_jaxpr
-from ..interpreters.ad import jvp_rules, transpose_rules
-from ..interpreters.batching import batch_rules
-
-
-class Config:
-    """``zerax.config``: the backend (``"numba"``; ``"cupy"`` once it exists), whether
-    compiled programs are cached on disk (directory ``ZERAX_CACHE_DIR``), and
-    ``num_threads``, the threads compiled programs use (default ``ZERAX_NUM_THREADS``,
-    else the cores this process may use; see ``backends/numba/threads.py``).
-
-    JAX's own option names are understood too, so ported code runs unchanged:
-    ``jax_enable_x64`` (zerax always has NumPy's 64-bit defaults, so only True is
-    accepted), ``jax_disable_jit``, and ``jax_platforms``/``jax_platform_name`` ("cpu").
-
-    >>> import zerax as zx
-    >>> zx.config.update("jax_enable_x64", True)
-    >>> zx.config.update("disk_cache", True)
-    >>> zx.config.update("num_threads", zx.config.num_threads)
-    """
-
-    def __init__(self):
-        self.backend = "numba"
-        self.disk_cache = True
-        self.jit_disabled = False
-
-    def update(self, name, value):
-        if name == "jax_enable_x64":
-            if not value:
-                raise errors.NotSupportedError(
-                    "zerax follows NumPy's dtypes: float64/int64 by default; there is no "
-                    "32-bit mode. Create float32 arrays explicitly (dtype=znp.float32).")
-            return
-        if name == "num_threads":
-            from ..backends.numba import threads
-            threads.set_num_threads(value)
-            return
-        if name == "jax_disable_jit":
-            name, value = "jit_disabled", bool(value)
-        if name in ("jax_platforms", "jax_platform_name"):
-            if str(value).split(",")[0].strip().lower() not in ("cpu", ""):
-                raise errors.NotSupportedError(
-                    f"{name}={value!r}: zerax runs on the CPU (backend 'numba') here.")
-            return
-        if not hasattr(self, name):
-            raise errors.ZeraxValueError(f"unknown zerax config option {name!r}")
-        if name == "backend" and value not in ("numba",):
-            raise errors.NotSupportedError(f"backend {value!r} is not available (have: numba)")
-        setattr(self, name, value)
-
-
-    @property
-    def num_threads(self) -> int:
-        from ..backends.numba import threads
-        return threads.num_threads()
-
-
-config = Config()
+from ..core.core import Tracer, bind, get_aval, named_axis_env
+from ..ir.ir import Var
+from ..ir.tracing import fun_name, trace_closed
+from ..ops.call import jit_p
+from .extras import ShapeDtypeStruct
 
 
 @contextmanager
@@ -98,247 +44,30 @@ def disable_jit(disable: bool = True):
 _exec_lock = threading.Lock()
 
 
-class Executable:
-    """A compiled program: ``run(*ndarrays) -> list of ndarrays``."""
-
-    def __init__(self, jaxpr, name):
-        from ..backends.numba import compile_jaxpr
-        from ..backends.numba.codegen import LoweringError
-        from ..base.dtypes import float0
-        from ..ir.ir import Jaxpr, dce
-        self.jaxpr = jaxpr
-        self.out_avals = jaxpr.out_avals
-        # float0 outputs (tangents of integer values) hold no data: they are made here,
-        # and the kernel computes the others.
-        self.float0_outs = [a.dtype == float0 for a in self.out_avals]
-        if any(self.float0_outs):
-            jaxpr = dce(Jaxpr(jaxpr.constvars, jaxpr.invars,
-                              [v for v, z in zip(jaxpr.outvars, self.float0_outs) if not z],
-                              jaxpr.eqns))
-        from ..backends.numba.sizes import check_program
-        check_program(jaxpr, f"jit of {name}")  # shapes int64 indexing or memory cannot hold
-        if _uses_float16(jaxpr):
-            # Numba has no float16 arithmetic on the CPU: such a program runs op by op
-            # on NumPy's float16 (the eager implementations), not compiled.
-            self.kernel = _op_by_op(jaxpr)
-            self.source = ("# float16 values: run op by op with NumPy (Numba cannot "
-                           "compile float16 arithmetic)\n")
-            return
-        try:
-            kernel, self.source = compile_jaxpr(jaxpr)
-        except LoweringError as e:
-            where = f" (at {e.source})" if getattr(e, "source", None) else ""
-            raise errors.NotSupportedError(
-                f"jit of {name}: {e}{where}. Call the function without jit (or inside "
-                "zerax.disable_jit()).") from None
-        self.kernel = _threaded(kernel, jaxpr, self.source)
-
-    def run(self, *vals):
-        try:
-            outs = self.kernel(*vals)
-        except Exception as e:  # numba typing errors must not reach the user raw
-            import numba
-            if isinstance(e, (numba.core.errors.NumbaError,)):
-                raise errors.ZeraxError(
-                    f"the Numba backend failed to compile this program ({type(e).__name__}); "
-                    "this is a zerax bug, please report it. First lines: "
-                    f"{str(e).splitlines()[0] if str(e) else ''}") from None
-            raise
-        if any(self.float0_outs):
-            it = iter(outs)
-            outs = [np.zeros(a.shape, a.dtype) if z else next(it)
-                    for a, z in zip(self.out_avals, self.float0_outs)]
-        return outs
-
-
-def _threaded(kernel, jaxpr, source):
-    """The kernel under the one threading model (backends/numba/threads.py): Numba's
-    thread count where it has parallel loops, BLAS's around its matrix products."""
-    from ..backends.numba import threads
-    from ..ops.linalg import product_work
-    work = max((product_work(e)[1] for e in _all_eqns(jaxpr)
-                if e.primitive.name == "dot_general"), default=0)
-    return threads.wrap_program(kernel, parallel="prange(" in source,
-                                blas="_dot_general(" in source or "np.dot(" in source,
-                                blas_work=work)
-
-
-def _all_eqns(jaxpr):
-    """The equations of ``jaxpr`` and of every sub-program, depth first."""
-    from ..ir.ir import ClosedJaxpr, Jaxpr
-    stack = [jaxpr]
-    while stack:
-        j = stack.pop()
-        for eqn in j.eqns:
-            yield eqn
-            for p in eqn.params.values():
-                for sub in (p if isinstance(p, (list, tuple)) else [p]):
-                    if isinstance(sub, ClosedJaxpr):
-                        sub = sub.jaxpr
-                    if isinstance(sub, Jaxpr):
-                        stack.append(sub)
-
-
-def _uses_float16(jaxpr) -> bool:
-    """Whether any value of ``jaxpr`` or of its sub-programs is float16."""
-    from ..ir.ir import ClosedJaxpr, Jaxpr
-    # float16, and long double (which Numba does not type either), run as eagerly.
-    f16 = (np.dtype(np.float16), np.dtype(np.longdouble), np.dtype(np.clongdouble))
-    for v in list(jaxpr.invars) + list(jaxpr.constvars) + list(jaxpr.outvars):
-        if getattr(getattr(v, "aval", None), "dtype", None) in f16:
-            return True
-    for eqn in jaxpr.eqns:
-        if any(getattr(v.aval, "dtype", None) in f16 for v in eqn.outvars):
-            return True
-        for p in eqn.params.values():
-            for sub in (p if isinstance(p, (list, tuple)) else [p]):
-                if isinstance(sub, ClosedJaxpr):
-                    sub = sub.jaxpr
-                if isinstance(sub, Jaxpr) and _uses_float16(sub):
-                    return True
-    return False
-
-
-def _op_by_op(jaxpr):
-    from ..ir.ir import eval_jaxpr
-
-    def run(*vals):
-        return tuple(np.asarray(o) for o in eval_jaxpr(jaxpr, [], *vals))
-    return run
-
-
-def executable_for(jaxpr, name="jit"):
+def executable_for(jaxpr, name="jit", args=()):
+    """The compiled program of ``jaxpr`` for the backend of ``args``' devices (see
+    `backends.backend_for`), compiled once per program and backend."""
+    backend = backend_for(args)
     exe = getattr(jaxpr, "_executable", None)
-    if exe is None:
+    if exe is None or exe[0] is not backend:
         with _exec_lock:
             exe = getattr(jaxpr, "_executable", None)
-            if exe is None:
-                exe = Executable(jaxpr, name)
+            if exe is None or exe[0] is not backend:
+                exe = (backend, backend.compile(jaxpr, name))
                 jaxpr._executable = exe
-    return exe
+    return exe[1]
 
 
 def _contiguous(v):
     return v if v.flags.c_contiguous else np.ascontiguousarray(v)
 
 
-# --------------------------------------------------------------------------- the primitive
-
-jit_p = Primitive("jit", multiple_results=True)
-
-
 def _jit_impl(*args, jaxpr, name):
-    exe = executable_for(jaxpr, name)
+    exe = executable_for(jaxpr, name, args)
     return list(exe.run(*[_contiguous(np.asarray(a)) for a in args]))
 
 
-jit_p.impl = _jit_impl
-jit_p.abstract_eval = lambda *avals, jaxpr, name: list(jaxpr.out_avals)
-
-_derived: dict = {}
-
-
-def _cached(key, make):
-    fn = _derived.get(key)
-    if fn is None:
-        fn = _derived[key] = make()
-    return fn
-
-
-def _trace_closed(fun, avals, name, track_source=False):
-    closed = trace_to_jaxpr(fun, avals, name, track_source=track_source)
-    return convert_constvars(closed.jaxpr), closed.consts
-
-
-def _jvp_jaxpr(jaxpr, nonzero):
-    """Program ``(primals, nonzero tangents) -> tangent outputs``."""
-    def make():
-        n = len(jaxpr.invars)
-
-        def f(*args):
-            primals, ts = args[:n], iter(args[n:])
-            tangents = [next(ts) if m else np.zeros(a.shape, a.dtype)
-                        for m, a in zip(nonzero, jaxpr.in_avals)]
-            _, t_out = ad_jvp(lambda *p: eval_jaxpr(jaxpr, [], *p), tuple(primals),
-                              tuple(tangents))
-            return [t if a.dtype.kind in "fc" else np.zeros(a.shape, a.dtype)
-                    for t, a in zip(t_out, jaxpr.out_avals)]
-        avals = list(jaxpr.in_avals) + [a for a, m in zip(jaxpr.in_avals, nonzero) if m]
-        return _trace_closed(f, avals, "jvp")
-    return _cached(("jvp", id(jaxpr), tuple(nonzero)), make)
-
-
-def _jit_jvp(primals, tangents, *, jaxpr, name):
-    outs = bind(jit_p, *primals, jaxpr=jaxpr, name=name)
-    nonzero = [type(t) is not Zero and a.dtype.kind in "fc"
-               for t, a in zip(tangents, jaxpr.in_avals)]
-    out_avals = jaxpr.out_avals
-    if not any(nonzero):
-        return outs, [Zero(a) for a in out_avals]
-    tj, consts = _jvp_jaxpr(jaxpr, nonzero)
-    t_outs = bind(jit_p, *consts, *primals, *[t for t, m in zip(tangents, nonzero) if m],
-                  jaxpr=tj, name=f"jvp({name})")
-    return outs, [t if a.dtype.kind in "fc" else Zero(a) for t, a in zip(t_outs, out_avals)]
-
-
-def _transpose_jaxpr(jaxpr, linear):
-    """Program ``(defined inputs, output cotangents) -> cotangents of linear inputs``."""
-    def make():
-        lin_avals = [a for a, m in zip(jaxpr.in_avals, linear) if m]
-        def_avals = [a for a, m in zip(jaxpr.in_avals, linear) if not m]
-        n_def = len(def_avals)
-
-        def f(*args):
-            defined, cts = args[:n_def], args[n_def:]
-
-            def f_lin(*lin):
-                li, di = iter(lin), iter(defined)
-                full = [next(li) if m else next(di) for m in linear]
-                return eval_jaxpr(jaxpr, [], *full)
-
-            zeros = [np.zeros(a.shape, a.dtype) for a in lin_avals]
-            _, pullback = ad_vjp(f_lin, *zeros)
-            return list(pullback(list(cts)))
-        return _trace_closed(f, def_avals + list(jaxpr.out_avals), "transpose")
-    return _cached(("transpose", id(jaxpr), tuple(linear)), make)
-
-
-def _jit_transpose(cts, *args, jaxpr, name):
-    linear = [is_undefined(a) for a in args]
-    tj, consts = _transpose_jaxpr(jaxpr, linear)
-    cts = [np.zeros(c.aval.shape, c.aval.dtype) if type(c) is Zero else c for c in cts]
-    defined = [a for a in args if not is_undefined(a)]
-    res = iter(bind(jit_p, *consts, *defined, *cts, jaxpr=tj, name=f"transpose({name})"))
-    return [next(res) if m else None for m in linear]
-
-
-def _jit_batch(args, dims, *, jaxpr, name):
-    from ..interpreters.batching import _rule_axis_name, vmap
-    # the batched program resolves collectives of the named axis being batched, if any
-    key = ("vmap", id(jaxpr), tuple(dims), _rule_axis_name[0])
-
-    def make():
-        avals = [get_aval(a) for a in args]
-        f = vmap(lambda *a: eval_jaxpr(jaxpr, [], *a), in_axes=tuple(dims))
-        return _trace_closed(lambda *a: list(f(*a)), avals, "vmap")
-    bj, consts = _cached(key, make)
-    outs = bind(jit_p, *consts, *args, jaxpr=bj, name=f"vmap({name})")
-    return outs, [0] * len(outs)
-
-
-def _jit_lower_numba(ctx, eqn):
-    """A nested jit is inlined into the enclosing program."""
-    from ..backends.numba.codegen import lower_jaxpr_body
-    sub = eqn.params["jaxpr"]
-    outs = lower_jaxpr_body(ctx, sub, [ctx.ref(a) for a in eqn.invars])
-    for v, ref in zip(eqn.outvars, outs):
-        ctx.bind_name(v, ref)
-
-
-jvp_rules[jit_p] = _jit_jvp
-transpose_rules[jit_p] = _jit_transpose
-batch_rules[jit_p] = _jit_batch
-jit_p.lower_numba = _jit_lower_numba
+jit_p.impl = _jit_impl  # the compiled implementation of the call primitive (ops/call.py)
 
 
 # --------------------------------------------------------------------------- the API
@@ -353,8 +82,7 @@ class Lowered:
 
     def as_text(self) -> str:
         """The generated Python source (what Numba compiles)."""
-        from ..backends.numba import generate_source
-        return generate_source(self.jaxpr)
+        return get_backend().source(self.jaxpr)
 
     def compile(self) -> Compiled:
         """Compile now; the result is called with the non-static arguments only."""
@@ -512,8 +240,8 @@ class JitFunction:
             out_tree.append(t)
             return [as_input(o, f"output of {self.name}") for o in out_leaves]
 
-        jaxpr, consts = _trace_closed(flat, [get_aval(x) for x in leaves], self.name,
-                                      track_source=True)
+        jaxpr, consts = trace_closed(flat, [get_aval(x) for x in leaves], self.name,
+                                     track_source=True)
         return jaxpr, consts, out_tree[0]
 
     def _entry(self, args, kwargs):
@@ -584,7 +312,7 @@ class JitFunction:
                 any(isinstance(c, Tracer) for c in consts):
             outs = bind(jit_p, *consts, *leaves, jaxpr=jaxpr, name=self.name)
         else:
-            exe = executable_for(jaxpr, self.name)
+            exe = executable_for(jaxpr, self.name, leaves)
             vals = [_contiguous(c._value if type(c) is Array else np.asarray(c)) for c in consts]
             n_consts = len(vals)
             vals += [_contiguous(x._value if type(x) is Array else np.asarray(x)) for x in leaves]
@@ -615,7 +343,6 @@ class JitFunction:
     def eval_shape(self, *args, **kwargs):
         """The shapes and dtypes of the result (a tree of ShapeDtypeStruct), from the
         traced program: nothing runs."""
-        from .extras import ShapeDtypeStruct
         (jaxpr, _, out_tree), _ = self._entry(args, kwargs)
         return tree.tree_unflatten(out_tree, [ShapeDtypeStruct(v.aval.shape, v.aval.dtype)
                                               for v in jaxpr.outvars])

@@ -14,6 +14,23 @@ from .avals import ShapedArray
 
 
 
+class Device:
+    """One device a backend computes on (JAX's ``Device``: ``id``, ``platform``)."""
+
+    __slots__ = ("id", "platform", "device_kind", "backend")
+
+    def __init__(self, backend: str, platform: str, id: int = 0, device_kind: str = ""):
+        self.backend, self.platform, self.id = backend, platform, id
+        self.device_kind = device_kind or platform
+
+    def __repr__(self):
+        return f"{self.platform.capitalize()}Device(id={self.id})"
+
+
+# The device of every NumPy buffer: the host CPU (where the Numba backend computes).
+CPU = Device("numba", "cpu")
+
+
 class ArrayMethods:
     """The base of `Array` and every `Tracer`: the conversions that need only a concrete
     value.  NumPy's operators and methods (``+``, ``x[i]``, ``x.at``, ``x.sum()``) are
@@ -156,6 +173,15 @@ class Array(ArrayMethods):
         return (Array, (np.array(self._value),))
 
     __hash__ = None
+
+    @property
+    def device(self) -> Device:
+        """The device holding this array's buffer (NumPy buffers: the host CPU)."""
+        return CPU
+
+    def devices(self) -> set:
+        """JAX's ``Array.devices()``: the set of devices holding the array."""
+        return {self.device}
 
     def block_until_ready(self):
         """Arrays are computed eagerly; present for JAX compatibility."""

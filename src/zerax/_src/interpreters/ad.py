@@ -26,13 +26,13 @@ from ... import errors
 from ..core import tree
 from ..core.api_util import as_input, as_output, normalize_argnums
 from ..core.array import Array
-from ..core.ad_util import (UndefinedPrimal, Zero, add_any, instantiate, is_undefined,
-                            zeros_for)
-from ..core.core import (ShapedArray, Trace, Tracer, current_level, get_aval, new_trace,
+from ..core.ad_util import (  # noqa: F401  (is_undefined: re-exported with the vocabulary)
+    UndefinedPrimal, Zero, add_any, instantiate, is_undefined, zeros_for)
+from ..core.core import (Primitive, Trace, Tracer, bind, current_level, get_aval, new_trace,
                          rule_table)
 from ..base.dtypes import float0
-from ..ir.ir import Literal, Var
-from ..ir.tracing import RecordingTrace, fun_name
+from ..ir.ir import Literal, Var, eval_jaxpr
+from ..ir.tracing import RecordingTrace, fun_name, trace_closed
 
 # --------------------------------------------------------------------------- rules
 
@@ -112,7 +112,6 @@ class JVPTrace(Trace):
         return [self._wrap(p, t) for p, t in zip(outs, t_outs)]
 
     def process_custom_vjp(self, prim, fun, fwd, bwd, args, params):
-        from ..api.custom import custom_vjp_jvp
         primals, tangents = self._split(args)
         outs, t_outs = custom_vjp_jvp(fwd, bwd, primals, tangents)
         return [self._wrap(p, t) for p, t in zip(outs, t_outs)]
@@ -218,7 +217,6 @@ class Linearized:
         self.out_mask = out_mask      # which outputs have a non-zero tangent
 
     def jvp(self, tangents):
-        from ..ir.ir import eval_jaxpr
         ins = [t for t, m in zip(tangents, self.in_mask) if m]
         outs = iter(eval_jaxpr(self.closed.jaxpr, self.closed.consts, *ins))
         return [next(outs) if m else zeros_for(a) for a, m in zip(self.out_avals, self.out_mask)]
@@ -403,6 +401,17 @@ def output_cotangents(ct, out_tree, out_avals, where):
     return cts
 
 
+# The eager tape (tape.py) builds on this module, so it installs itself here when it is
+# imported (interpreters/__init__.py imports both); `vjp` and `value_and_grad` pick it
+# when no transform is live.
+_tape = None
+
+
+def install_eager_tape(tape_module) -> None:
+    global _tape
+    _tape = tape_module
+
+
 def vjp_with(fun, primals, has_aux, eager_tape):
     """`vjp`; ``eager_tape=False`` always linearizes, for callers that pull back under
     another transform anyway (``jacrev`` vmaps the pullback, which a tape would replay)."""
@@ -579,4 +588,129 @@ def grad(fun, argnums=0, has_aux: bool = False, holomorphic: bool = False,
     return grad_fun
 
 
-from . import tape as _tape  # noqa: E402  (the tape builds on this module)
+# --------------------------------------------------------------------------- sub-programs
+# The JVP and the transpose of a program as programs: what the call and control-flow
+# primitives (jit, checkpoint, cond, while, scan) bind for their sub-programs.  Each is
+# traced once per program and mask, and cached.
+
+_derived: dict = {}
+
+
+def derived_program(key, make):
+    """``make()`` once per ``key`` (a program's id and the mask it is derived with)."""
+    fn = _derived.get(key)
+    if fn is None:
+        fn = _derived[key] = make()
+    return fn
+
+
+def jvp_jaxpr(jaxpr, nonzero):
+    """The program ``(primals, tangents of the inputs flagged in nonzero) -> tangent
+    outputs`` of ``jaxpr`` (constants first), with integer outputs' tangents zero."""
+    def make():
+        n = len(jaxpr.invars)
+
+        def f(*args):
+            primals, ts = args[:n], iter(args[n:])
+            tangents = [next(ts) if m else np.zeros(a.shape, a.dtype)
+                        for m, a in zip(nonzero, jaxpr.in_avals)]
+            _, t_out = jvp(lambda *p: eval_jaxpr(jaxpr, [], *p), tuple(primals),
+                           tuple(tangents))
+            return [t if a.dtype.kind in "fc" else np.zeros(a.shape, a.dtype)
+                    for t, a in zip(t_out, jaxpr.out_avals)]
+        avals = list(jaxpr.in_avals) + [a for a, m in zip(jaxpr.in_avals, nonzero) if m]
+        return trace_closed(f, avals, "jvp")
+    return derived_program(("jvp", id(jaxpr), tuple(nonzero)), make)
+
+
+def transpose_jaxpr(jaxpr, linear):
+    """The program ``(inputs not flagged in linear, output cotangents) -> cotangents of
+    the linear inputs`` of ``jaxpr``, linear in the flagged inputs (constants first)."""
+    def make():
+        lin_avals = [a for a, m in zip(jaxpr.in_avals, linear) if m]
+        def_avals = [a for a, m in zip(jaxpr.in_avals, linear) if not m]
+        n_def = len(def_avals)
+
+        def f(*args):
+            defined, cts = args[:n_def], args[n_def:]
+
+            def f_lin(*lin):
+                li, di = iter(lin), iter(defined)
+                full = [next(li) if m else next(di) for m in linear]
+                return eval_jaxpr(jaxpr, [], *full)
+
+            zeros = [np.zeros(a.shape, a.dtype) for a in lin_avals]
+            _, pullback = vjp(f_lin, *zeros)
+            return list(pullback(list(cts)))
+        return trace_closed(f, def_avals + list(jaxpr.out_avals), "transpose")
+    return derived_program(("transpose", id(jaxpr), tuple(linear)), make)
+
+
+# --------------------------------------------------------------------------- custom_vjp
+# A custom_vjp function under a JVP trace: its forward pass runs, and the tangents go
+# through one linear equation, ``custom_lin``, whose transpose is the user's ``bwd``
+# applied to the residuals (JAX's design).  It lives here, with the JVP trace that emits
+# it; its batching rule is in batching.py.
+
+custom_lin_p = Primitive("custom_lin", multiple_results=True)
+
+
+def _custom_lin_impl(*args, num_res, bwd, out_avals):
+    if all(not np.any(np.asarray(t)) for t in args[num_res:]):
+        # linear in its tangents: at zero tangents it is zero.  (Transposing a linear
+        # program by a vjp evaluates it there: cond/scan/while/jit transposes do.)
+        return [np.zeros(a.shape, a.dtype) for a in out_avals]
+    raise errors.NotSupportedError(
+        "forward-mode differentiation (jvp, jacfwd, hessian's outer jacfwd) of a custom_vjp "
+        f"function is not supported (at {errors.user_frame()}): its derivative is only known "
+        "through its bwd rule. Use reverse mode (grad, vjp, jacrev), or define a custom_jvp.")
+
+
+def _custom_lin_transpose(cts, *args, num_res, bwd, out_avals):
+    res = args[:num_res]
+    cts = [instantiate(c) if type(c) is Zero else c for c in cts]
+    in_cts = bwd(list(res), cts)
+    n_in = len(args) - num_res
+    if len(in_cts) != n_in:
+        raise errors.ZeraxTypeError(
+            f"a custom_vjp bwd rule returned {len(in_cts)} cotangents for {n_in} inputs")
+    return [None] * num_res + list(in_cts)
+
+
+def _custom_lin_jvp(primals, tangents, *, num_res, bwd, out_avals):
+    """custom_lin is linear in its tangent operands, so its JVP along them is itself.
+    (Needed where a linear program is transposed by a vjp.)  Along the residuals it
+    would be a second derivative through ``bwd``, which is not known."""
+    params = dict(num_res=num_res, bwd=bwd, out_avals=out_avals)
+    if any(type(t) is not Zero for t in tangents[:num_res]):
+        raise errors.NotSupportedError(
+            "forward-mode differentiation of a custom_vjp function's derivative with "
+            f"respect to its residuals is not supported (at {errors.user_frame()}): it "
+            "would need the derivative of its bwd rule. Use reverse mode only, or define "
+            "a custom_jvp.")
+    outs = bind(custom_lin_p, *primals, **params)
+    ts = [instantiate(t) for t in tangents[num_res:]]
+    t_outs = bind(custom_lin_p, *primals[:num_res], *ts, **params)
+    return outs, t_outs
+
+
+custom_lin_p.impl = _custom_lin_impl
+custom_lin_p.abstract_eval = lambda *avals, num_res, bwd, out_avals: list(out_avals)
+transpose_rules[custom_lin_p] = _custom_lin_transpose
+jvp_rules[custom_lin_p] = _custom_lin_jvp
+custom_lin_p.unsupported["lower_numba"] = (
+    "it is the forward-mode derivative of a custom_vjp function, which is only known "
+    "through its bwd rule (use reverse mode, or a custom_jvp)")
+
+
+def custom_vjp_jvp(fwd, bwd, primals, tangents):
+    """The JVP trace's handling of a custom_vjp call: run ``fwd`` now, and emit one
+    linear equation whose transpose is ``bwd`` applied to the residuals."""
+    outs, res = fwd(*primals)
+    out_avals = tuple(get_aval(o) for o in outs)
+    if all(type(t) is Zero for t in tangents):
+        return outs, [Zero(a) for a in out_avals]
+    ts = [instantiate(t) for t in tangents]
+    t_outs = bind(custom_lin_p, *res, *ts, num_res=len(res), bwd=bwd, out_avals=out_avals)
+    t_outs = [Zero(a) if a.dtype.kind not in "fc" else t for a, t in zip(out_avals, t_outs)]
+    return outs, t_outs

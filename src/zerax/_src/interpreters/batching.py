@@ -20,8 +20,11 @@ import numpy as np
 from ... import errors
 from ..core import tree
 from ..core.api_util import as_input, as_output
-from ..core.core import Trace, Tracer, get_aval, new_trace, rule_table
-from ..ir.tracing import fun_name
+from ..core.core import (ShapedArray, Trace, Tracer, concretization_error, find_top_trace,
+                         get_aval, new_trace, rule_table)
+from ..ir.ir import eval_jaxpr
+from ..ir.tracing import fun_name, trace_closed, trace_to_jaxpr
+from .ad import custom_lin_p, derived_program
 
 not_mapped = None
 
@@ -32,6 +35,15 @@ _rule_axis_name: list = [None]
 
 # prim -> batch(args, dims, **params) -> (out, out_dim): the vmap rule
 batch_rules = rule_table("batch", "vmap")
+
+# The shape primitives the helpers below bind (transpose, broadcast_in_dim, ...) are
+# declared in ops/, a layer above: ops/__init__.py installs their module here.
+_shape = None
+
+
+def install_shape_ops(shape_module) -> None:
+    global _shape
+    _shape = shape_module
 
 
 class BatchTracer(Tracer):
@@ -45,7 +57,6 @@ class BatchTracer(Tracer):
     @property
     def aval(self):
         a = get_aval(self.val)
-        from ..core.core import ShapedArray
         shape = list(a.shape)
         del shape[self.bdim]
         return ShapedArray(shape, a.dtype)
@@ -61,7 +72,6 @@ class BatchTracer(Tracer):
         return self.val.dtype
 
     def to_concrete(self, what):
-        from ..core.core import concretization_error
         raise concretization_error(self, what + " (on a value that varies over a vmap batch)")
 
 
@@ -119,7 +129,6 @@ class BatchTrace(Trace):
         return self._call_batched_custom(prim, fun, (fwd, bwd), vals, dims)
 
     def _call_batched_custom(self, prim, fun, rules, vals, dims):
-        from ..api.custom import batched_custom_call
         outs = batched_custom_call(prim, fun, rules, vals, dims, self.axis_size)
         return [self._wrap(o, 0) for o in outs]
 
@@ -128,22 +137,20 @@ class BatchTrace(Trace):
 
 def moveaxis(x, src: int, dst: int):
     """Move axis ``src`` of ``x`` to position ``dst`` (with the transpose primitive)."""
-    from ..ops.shape import transpose
     nd = len(x.shape)
     src, dst = src % nd, dst % nd
     if src == dst:
         return x
     perm = [i for i in range(nd) if i != src]
     perm.insert(dst, src)
-    return transpose(x, perm)
+    return _shape.transpose(x, perm)
 
 
 def bdim_at_front(x, dim, size):
     """``x`` with its batch dimension at 0; an unmapped ``x`` is broadcast to ``size``."""
     if dim is None:
-        from ..ops.shape import broadcast_in_dim
         shape = tuple(np.shape(x)) if not hasattr(x, "shape") else tuple(x.shape)
-        return broadcast_in_dim(x, (size,) + shape, tuple(range(1, len(shape) + 1)))
+        return _shape.broadcast_in_dim(x, (size,) + shape, tuple(range(1, len(shape) + 1)))
     return moveaxis(x, dim, 0)
 
 
@@ -187,17 +194,16 @@ def broadcast_batcher(prim):
                 break
         example_shape = example_shape or ()
         del ndim
-        from ..ops.shape import broadcast_in_dim
         new_args = []
         for a, d in zip(args, dims):
             if d is None:
                 new_args.append(a if len(np.shape(a)) == 0 else
-                                broadcast_in_dim(a, (size,) + example_shape,
+                                _shape.broadcast_in_dim(a, (size,) + example_shape,
                                                  tuple(range(1, example_ndim + 1))))
             else:
                 a = moveaxis(a, d, 0)
                 if tuple(a.shape[1:]) != example_shape:  # a batched 0-d operand
-                    a = broadcast_in_dim(a, (size,) + example_shape, (0,))
+                    a = _shape.broadcast_in_dim(a, (size,) + example_shape, (0,))
                 new_args.append(a)
         return prim.bind(*new_args, **params), 0
 
@@ -319,7 +325,6 @@ def _finish_output(trace, o, ax, size, name, i):
         as_input(o, f"output leaf {i} of {name}")
         return o
     o = as_input(o, f"output leaf {i} of {name}")
-    from ..ops.shape import broadcast_in_dim
     shape = list(o.shape)
     nd = len(shape) + 1
     if not -nd <= ax < nd:
@@ -327,13 +332,12 @@ def _finish_output(trace, o, ax, size, name, i):
             f"vmap out_axes={ax} is out of range for output leaf {i} of rank {nd - 1}")
     ax = ax % nd
     shape.insert(ax, size)
-    return broadcast_in_dim(o, tuple(shape), tuple(d for d in range(nd) if d != ax))
+    return _shape.broadcast_in_dim(o, tuple(shape), tuple(d for d in range(nd) if d != ax))
 
 
 def batch_by_loop(prim, args, dims, params):
     """The fallback for a rare batched case: apply ``prim`` example by example and stack
     the results along a new leading axis (correct, but one call per batch member)."""
-    from ..ops.shape import concatenate, reshape, slice_p_bind, squeeze
     size = batch_size_of(args, dims)
     outs = []
     for i in range(size):
@@ -345,13 +349,13 @@ def batch_by_loop(prim, args, dims, params):
             starts = [0] * len(a.shape)
             limits = list(a.shape)
             starts[d], limits[d] = i, i + 1
-            ex_args.append(squeeze(slice_p_bind(a, starts, limits), (d,)))
+            ex_args.append(_shape.squeeze(_shape.slice_p_bind(a, starts, limits), (d,)))
         out = prim.bind(*ex_args, **params)
         outs.append(out if prim.multiple_results else [out])
     stacked = []
     for k in range(len(outs[0])):
-        parts = [reshape(o[k], (1,) + tuple(o[k].shape)) for o in outs]
-        stacked.append(concatenate(parts, 0))
+        parts = [_shape.reshape(o[k], (1,) + tuple(o[k].shape)) for o in outs]
+        stacked.append(_shape.concatenate(parts, 0))
     if prim.multiple_results:
         return stacked, [0] * len(stacked)
     return stacked[0], 0
@@ -359,7 +363,6 @@ def batch_by_loop(prim, args, dims, params):
 
 def example_aval(x, dim):
     """The abstract value of one batch member of ``x`` (batch dimension ``dim``)."""
-    from ..core.core import ShapedArray
     a = get_aval(x)
     if dim is None:
         return a
@@ -371,8 +374,6 @@ def example_aval(x, dim):
 def batched_outputs(fn_jaxpr, example_avals, batched, size):
     """Which outputs of ``fn_jaxpr`` vary over the batch when the inputs flagged in
     ``batched`` do (traced abstractly: nothing is computed)."""
-    from ..ir.ir import eval_jaxpr
-    from ..ir.tracing import trace_to_jaxpr
     flags = []
 
     def probe(*a):
@@ -380,9 +381,82 @@ def batched_outputs(fn_jaxpr, example_avals, batched, size):
         flags.extend(isinstance(o, BatchTracer) for o in outs)
         return 0.0
 
-    from ..core.core import ShapedArray
     avals = [ShapedArray(((size,) if b else ()) + tuple(a.shape), a.dtype)
              for a, b in zip(example_avals, batched)]
     axes = tuple(0 if b else None for b in batched)
     trace_to_jaxpr(lambda *x: [vmap(probe, in_axes=axes, axis_size=size)(*x)], avals, "probe")
     return flags
+
+
+def batch_jaxpr(jaxpr, dims, size):
+    """The program of ``jaxpr`` vmapped over ``size`` members, its inputs' batch
+    dimensions ``dims`` (None: unmapped), every output batched along axis 0:
+    ``(jaxpr, consts)``, traced once per program, dims and size."""
+    # a batched program resolves the collectives of the named axis being batched
+    key = ("vmap", id(jaxpr), tuple(dims), size, _rule_axis_name[0])
+
+    def make():
+        avals = []
+        for a, d in zip(jaxpr.in_avals, dims):
+            shape = list(a.shape)
+            if d is not None:
+                shape.insert(d, size)
+            avals.append(ShapedArray(shape, a.dtype))
+        f = vmap(lambda *a: eval_jaxpr(jaxpr, [], *a), in_axes=tuple(dims))
+        return trace_closed(lambda *a: list(f(*a)), avals, "vmap")
+    return derived_program(key, make)
+
+
+# --------------------------------------------------------------------------- custom rules
+# Custom rules see whole batches: every operand's batch dimension moves to the front
+# (unmapped operands are broadcast), and the function and its rules are vmapped.
+
+
+def batched_custom_call(prim, fun, rules, vals, dims, size):
+    """Apply a custom_jvp call (``rules == (jvp,)``) or custom_vjp call (``rules ==
+    (fwd, bwd)``) of primitive ``prim`` to batched operands; outputs are batched along
+    axis 0.  The call continues to the next trace down with vmapped rules."""
+    args0 = [bdim_at_front(v, d, size) for v, d in zip(vals, dims)]
+
+    def bfun(*xs):
+        return list(vmap(lambda *a: list(fun(*a)))(*xs))
+
+    top = find_top_trace(args0)
+    if len(rules) == 1:
+        (jvp_rule,) = rules
+
+        def bjvp(primals, tangents):
+            outs, t_outs = vmap(lambda p, t: tuple(map(list, jvp_rule(list(p), list(t)))))(
+                tuple(primals), tuple(tangents))
+            return list(outs), list(t_outs)
+
+        if top is None:
+            return bfun(*args0)
+        return top.process_custom_jvp(prim, bfun, bjvp, args0, {})
+    fwd, bwd = rules
+
+    def bfwd(*xs):
+        outs, res = vmap(lambda *a: tuple(map(list, fwd(*a))))(*xs)
+        return list(outs), list(res)
+
+    def bbwd(res, cts):
+        return list(vmap(lambda r, c: list(bwd(list(r), list(c))))(tuple(res), tuple(cts)))
+
+    if top is None:
+        return bfun(*args0)
+    return top.process_custom_vjp(prim, bfun, bfwd, bbwd, args0, {})
+
+
+def _custom_lin_batch(args, dims, *, num_res, bwd, out_avals):
+    size = batch_size_of(args, dims)
+    args0 = [bdim_at_front(a, d, size) for a, d in zip(args, dims)]
+
+    def bbwd(res, cts):
+        return list(vmap(lambda r, c: list(bwd(list(r), list(c))))(tuple(res), tuple(cts)))
+
+    b_avals = tuple(ShapedArray((size,) + tuple(a.shape), a.dtype) for a in out_avals)
+    outs = custom_lin_p.bind(*args0, num_res=num_res, bwd=bbwd, out_avals=b_avals)
+    return outs, [0] * len(outs)
+
+
+batch_rules[custom_lin_p] = _custom_lin_batch

@@ -24,14 +24,19 @@ with zerax operations, which the cotangent's transform sees.
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
 from ..core import tree
-from .ad import Zero, backward_pass, linearize_flat, split_aux, zeros_for
+from . import ad
+from .ad import (JVPTracer, Zero, backward_pass, instantiate, linearize_flat, split_aux,
+                 zeros_for)
 from ..core.api_util import as_input
 from ..core.array import Array
-from ..core.core import (ShapedArray, Trace, Tracer, bind, find_top_trace, new_trace,
-                         rule_table, run_impl)
+from ..core.core import (ShapedArray, Trace, Tracer, _trace_stack, bind, find_top_trace,
+                         new_trace, rule_table, run_impl)
+from ..ir.ir import eval_jaxpr
 
 # The fast path can be switched off (tests compare it with the general path).
 enabled = True
@@ -262,8 +267,6 @@ def _linearize_tape(tp):
     for cotangents traced by a live transform: the recorded primitives are replayed
     under the general path's linearization (primal values are recomputed by NumPy; the
     user's function is not run again) and a fallback entry's linear program is inlined."""
-    from .ad import JVPTracer, instantiate
-    from ..ir.ir import eval_jaxpr
 
     in_nodes = [n for n in tp.in_nodes if n is not None]
     out_nodes = [n for n in tp.out_nodes if n is not None]
@@ -328,7 +331,6 @@ class Tape:
 def applies(leaves) -> bool:
     """Whether the tape may run a reverse-mode call on these flat inputs: the fast path
     is on, no transform is live and every input is a concrete Array."""
-    from ..core.core import _trace_stack
     return enabled and not _trace_stack and all(type(x) is Array for x in leaves)
 
 
@@ -414,3 +416,6 @@ def value_and_grad(fun, args, kwargs, nums, dyn, has_aux, name, check_output):
             g.append(Array(c) if c is not None else Array._wrap(np.zeros(x.shape, x.dtype)))
         grads.append(g[0] if treedef is _LEAF else tree.tree_unflatten(treedef, g))
     return ans, aux, grads
+
+
+ad.install_eager_tape(sys.modules[__name__])

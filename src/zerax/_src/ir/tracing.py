@@ -17,7 +17,7 @@ import numpy as np
 from ... import errors
 from ..core.core import (ShapedArray, Trace, Tracer, concretization_error, get_aval,
                          new_trace)
-from .ir import ClosedJaxpr, Eqn, Jaxpr, Literal, Var, dce
+from .ir import ClosedJaxpr, Eqn, Jaxpr, Literal, Var, convert_constvars, dce
 
 
 # prim -> simplify(trace, args, atoms, params) -> value | None: algebraic folding while
@@ -183,6 +183,14 @@ def trace_to_jaxpr(fun, in_avals, name: str = "", track_source: bool = False) ->
         tracers = [trace.new_arg(a) for a in in_avals]
         outs = fun(*tracers)
         return trace.to_jaxpr(outs)
+
+
+def trace_closed(fun, in_avals, name: str = "", track_source: bool = False):
+    """``fun`` traced as a program whose constants are leading inputs: ``(jaxpr,
+    consts)``, bound as ``bind(call_p, *consts, *args, jaxpr=jaxpr)`` by the call
+    primitives (jit, checkpoint) and the derived programs of `jvp_jaxpr` and friends."""
+    closed = trace_to_jaxpr(fun, in_avals, name, track_source=track_source)
+    return convert_constvars(closed.jaxpr), closed.consts
 
 
 def fun_name(fun) -> str:

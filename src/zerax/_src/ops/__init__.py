@@ -1,10 +1,16 @@
 """The primitives, grouped by kind; each module declares its primitives with all rules.
 
-Importing this package registers every primitive."""
+Importing this package registers every primitive, and installs into the batching
+interpreter (a layer below) the shape primitives its helpers bind.
+"""
 
+from ..interpreters import batching as _batching
 from . import elementwise, shape, slicing, reduce, indexing, linalg, sort, misc  # noqa: F401
 from . import cond, scan, while_loop, decompositions  # noqa: F401
 from . import fft  # noqa: F401
 from . import special_ops  # noqa: F401
 from . import bitcast  # noqa: F401
 from . import collectives  # noqa: F401
+from . import call, custom_calls  # noqa: F401
+
+_batching.install_shape_ops(shape)

@@ -26,7 +26,8 @@ import types
 
 import numpy as np
 
-from . import diskcache, native
+from ...base.config import __version__, config
+from . import diskcache, native, runtime
 from .codegen import generate
 
 # Numba's OpenMP workers otherwise spin after each parallel loop, competing with the
@@ -45,7 +46,6 @@ _memory: dict[str, object] = {}
 
 def cache_dir() -> str | None:
     """The on-disk cache directory (None: the disk cache is off or not trusted)."""
-    from ...api.jit import config
     if not config.disk_cache:
         return None
     d = os.environ.get("ZERAX_CACHE_DIR")
@@ -63,7 +63,6 @@ def _versions() -> str:
     backend's own code (vecmath's intrinsics are compiled into every kernel)."""
     import numba
 
-    from .... import __version__
     if not _backend_digest:
         h = hashlib.sha256()
         here = os.path.dirname(os.path.abspath(__file__))
@@ -105,7 +104,7 @@ def _module_text(program):
 
 def compile_jaxpr(jaxpr):
     """A callable ``f(*ndarrays) -> tuple of ndarrays`` computing ``jaxpr``."""
-    from . import runtime
+
     program = generate(jaxpr)
     runtime.HELPERS.update(program.helpers)
     text = _module_text(program)

@@ -16,8 +16,9 @@ from __future__ import annotations
 import contextlib
 import re
 
-from ...ir.ir import Var
-from .codegen import dtype_name, plan_groups
+from ...ir.ir import Jaxpr, Var
+from .fusion import dtype_name, plan_groups
+from .memory import hugepages, wants_hugepages
 from .rules import scalar_rule_of
 
 # Primitives that return their first operand with some elements replaced; their Numba
@@ -68,7 +69,6 @@ def schedule_reads(eqns) -> list:
 
 def scheduled(jaxpr):
     """``jaxpr`` in the order of `schedule_reads` (the same object when unchanged)."""
-    from ...ir.ir import Jaxpr
     eqns = schedule_reads(jaxpr.eqns)
     if eqns is jaxpr.eqns:
         return jaxpr
@@ -289,7 +289,6 @@ def output_buffer(ctx, var, prefix="p") -> str:
         ctx.emit(f"{name} = {dest}")
         ctx.dest_used.add(var)
         return name
-    from .memory import hugepages, wants_hugepages
     lines = [f"{name} = np.empty({tuple(var.aval.shape)!r}, {dtype_name(var.aval.dtype)})"]
     if wants_hugepages(var.aval.shape, var.aval.dtype):   # before its first write
         lines.append(f"{ctx.helper('_hugepages', hugepages)}({name})")

@@ -51,6 +51,7 @@ import types
 
 import numpy as np
 
+from ...base.config import __version__
 from . import diskcache, guard
 
 FORMAT = 3
@@ -89,7 +90,6 @@ def fingerprint() -> str:
         import numba
         from numba.core import config
 
-        from .... import __version__
         cpu, features = host_cpu()
         text = "\n".join([f"format {FORMAT}", f"zerax {__version__}",
                           f"numba {numba.__version__}", f"llvmlite {llvmlite.__version__}",

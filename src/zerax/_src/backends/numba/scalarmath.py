@@ -25,6 +25,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .fusion import LoweringError
+
 # Integer powers up to this exponent are written as a product (LLVM turns it into
 # squarings); larger ones call `int_pow`, a loop of squarings.
 _UNROLLED_POW = 8
@@ -89,7 +91,6 @@ def _shift(a, b, dtype, bdtype, left):
 
 def _integer_pow(x, y, dtype, ctx):
     if y < 0:
-        from .codegen import LoweringError
         raise LoweringError(None, "integers to negative integer powers are not allowed")
     if y == 0:
         return f"{_dn(dtype)}(1)"

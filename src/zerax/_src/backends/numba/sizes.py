@@ -16,6 +16,8 @@ import os
 
 import numpy as np
 
+from .... import errors
+
 _INDEX_LIMIT = 2 ** 63 - 1
 
 
@@ -46,7 +48,7 @@ def check_program(jaxpr, name: str = "jit"):
     """Raise `zerax.errors.ZeraxValueError` when a value of ``jaxpr`` (or of a
     sub-program) has more elements or bytes than int64 indexing can address, or when
     its results together need more bytes than this machine's memory."""
-    from .... import errors
+
 
     def fail(aval, eqn, why):
         raise errors.ZeraxValueError(

@@ -1,0 +1,149 @@
+"""The Numba backend's executables, and the backend object (`base.Backend`).
+
+`NumbaExecutable` is a compiled program: the generated kernels under the one
+threading model (``threads.py``), with the programs Numba cannot compile (float16,
+long double) run op by op on NumPy instead, and Numba's own errors turned into
+zerax's.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from .... import errors
+from ...base.dtypes import float0
+from ...core.core import run_impl
+from ...ir.ir import ClosedJaxpr, Jaxpr, dce, eval_jaxpr
+from ...ops.linalg import dot_general_p, product_work
+from ..base import CPU
+from . import threads
+from .codegen import LoweringError
+from .compile import compile_jaxpr, generate_source
+from .sizes import check_program
+
+
+class NumbaExecutable:
+    """A compiled program: ``run(*ndarrays) -> list of ndarrays``."""
+
+    def __init__(self, jaxpr, name):
+        self.jaxpr = jaxpr
+        self.out_avals = jaxpr.out_avals
+        # float0 outputs (tangents of integer values) hold no data: they are made here,
+        # and the kernel computes the others.
+        self.float0_outs = [a.dtype == float0 for a in self.out_avals]
+        if any(self.float0_outs):
+            jaxpr = dce(Jaxpr(jaxpr.constvars, jaxpr.invars,
+                              [v for v, z in zip(jaxpr.outvars, self.float0_outs) if not z],
+                              jaxpr.eqns))
+        check_program(jaxpr, f"jit of {name}")  # shapes int64 indexing or memory cannot hold
+        if _uses_float16(jaxpr):
+            # Numba has no float16 arithmetic on the CPU: such a program runs op by op
+            # on NumPy's float16 (the eager implementations), not compiled.
+            self.kernel = _op_by_op(jaxpr)
+            self.source = ("# float16 values: run op by op with NumPy (Numba cannot "
+                           "compile float16 arithmetic)\n")
+            return
+        try:
+            kernel, self.source = compile_jaxpr(jaxpr)
+        except LoweringError as e:
+            where = f" (at {e.source})" if getattr(e, "source", None) else ""
+            raise errors.NotSupportedError(
+                f"jit of {name}: {e}{where}. Call the function without jit (or inside "
+                "zerax.disable_jit()).") from None
+        self.kernel = _threaded(kernel, jaxpr, self.source)
+
+    def run(self, *vals):
+        try:
+            outs = self.kernel(*vals)
+        except Exception as e:  # numba typing errors must not reach the user raw
+            if isinstance(e, (numba.core.errors.NumbaError,)):
+                raise errors.ZeraxError(
+                    f"the Numba backend failed to compile this program ({type(e).__name__}); "
+                    "this is a zerax bug, please report it. First lines: "
+                    f"{str(e).splitlines()[0] if str(e) else ''}") from None
+            raise
+        if any(self.float0_outs):
+            it = iter(outs)
+            outs = [np.zeros(a.shape, a.dtype) if z else next(it)
+                    for a, z in zip(self.out_avals, self.float0_outs)]
+        return outs
+
+
+def _threaded(kernel, jaxpr, source):
+    """The kernel under the one threading model (backends/numba/threads.py): Numba's
+    thread count where it has parallel loops, BLAS's around its matrix products."""
+    work = max((product_work(e)[1] for e in _all_eqns(jaxpr)
+                if e.primitive is dot_general_p), default=0)
+    return threads.wrap_program(kernel, parallel="prange(" in source,
+                                blas="_dot_general(" in source or "np.dot(" in source,
+                                blas_work=work)
+
+
+def _all_eqns(jaxpr):
+    """The equations of ``jaxpr`` and of every sub-program, depth first."""
+    stack = [jaxpr]
+    while stack:
+        j = stack.pop()
+        for eqn in j.eqns:
+            yield eqn
+            for p in eqn.params.values():
+                for sub in (p if isinstance(p, (list, tuple)) else [p]):
+                    if isinstance(sub, ClosedJaxpr):
+                        sub = sub.jaxpr
+                    if isinstance(sub, Jaxpr):
+                        stack.append(sub)
+
+
+def _uses_float16(jaxpr) -> bool:
+    """Whether any value of ``jaxpr`` or of its sub-programs is float16."""
+    # float16, and long double (which Numba does not type either), run as eagerly.
+    f16 = (np.dtype(np.float16), np.dtype(np.longdouble), np.dtype(np.clongdouble))
+    for v in list(jaxpr.invars) + list(jaxpr.constvars) + list(jaxpr.outvars):
+        if getattr(getattr(v, "aval", None), "dtype", None) in f16:
+            return True
+    for eqn in jaxpr.eqns:
+        if any(getattr(v.aval, "dtype", None) in f16 for v in eqn.outvars):
+            return True
+        for p in eqn.params.values():
+            for sub in (p if isinstance(p, (list, tuple)) else [p]):
+                if isinstance(sub, ClosedJaxpr):
+                    sub = sub.jaxpr
+                if isinstance(sub, Jaxpr) and _uses_float16(sub):
+                    return True
+    return False
+
+
+def _op_by_op(jaxpr):
+
+    def run(*vals):
+        return tuple(np.asarray(o) for o in eval_jaxpr(jaxpr, [], *vals))
+    return run
+
+
+class NumbaBackend:
+    """The CPU backend: programs compiled by Numba; eager primitives run on NumPy."""
+
+    name = "numba"
+    platform = "cpu"
+
+    def devices(self):
+        return [CPU]
+
+    def compile(self, jaxpr, name: str) -> NumbaExecutable:
+        return NumbaExecutable(jaxpr, name)
+
+    def source(self, jaxpr) -> str:
+        return generate_source(jaxpr)
+
+    def apply(self, prim, buffers, params):
+        return run_impl(prim, buffers, params)
+
+    def num_threads(self) -> int:
+        return threads.num_threads()
+
+    def set_num_threads(self, n) -> int:
+        return threads.set_num_threads(n)
+
+
+backend = NumbaBackend()

@@ -1,0 +1,77 @@
+"""``zerax.config``: the process-wide settings, and zerax's version.
+
+Options that belong to a backend (``num_threads``) are registered by the layer that
+owns them (``register_option``), so this module, at the bottom of the layer map, knows
+none of them.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from ... import errors
+
+__version__ = "0.1.0"
+
+
+class Config:
+    """``zerax.config``: the backend (``"numba"``; ``"cupy"`` once it exists), whether
+    compiled programs are cached on disk (directory ``ZERAX_CACHE_DIR``), and
+    ``num_threads``, the threads compiled programs use (default ``ZERAX_NUM_THREADS``,
+    else the cores this process may use; see ``backends/numba/threads.py``).
+
+    JAX's own option names are understood too, so ported code runs unchanged:
+    ``jax_enable_x64`` (zerax always has NumPy's 64-bit defaults, so only True is
+    accepted), ``jax_disable_jit``, and ``jax_platforms``/``jax_platform_name`` ("cpu").
+
+    >>> import zerax as zx
+    >>> zx.config.update("jax_enable_x64", True)
+    >>> zx.config.update("disk_cache", True)
+    >>> zx.config.update("num_threads", zx.config.num_threads)
+    """
+
+    def __init__(self):
+        self.backend = "numba"
+        self.disk_cache = True
+        self.jit_disabled = False
+        # name -> (set(value), get()), registered by the layers that own the option
+        self._registered: dict[str, tuple[Callable, Callable]] = {}
+        self.available_backends: tuple[str, ...] = ("numba",)
+
+    def register_option(self, name: str, setter: Callable, getter: Callable) -> None:
+        """Let ``update(name, v)`` call ``setter(v)`` and ``config.<name>`` ``getter()``."""
+        self._registered[name] = (setter, getter)
+
+    def __getattr__(self, name):
+        registered = self.__dict__.get("_registered", {})
+        if name in registered:
+            return registered[name][1]()
+        raise AttributeError(name)
+
+    def update(self, name, value):
+        if name == "jax_enable_x64":
+            if not value:
+                raise errors.NotSupportedError(
+                    "zerax follows NumPy's dtypes: float64/int64 by default; there is no "
+                    "32-bit mode. Create float32 arrays explicitly (dtype=znp.float32).")
+            return
+        if name in self._registered:
+            self._registered[name][0](value)
+            return
+        if name == "jax_disable_jit":
+            name, value = "jit_disabled", bool(value)
+        if name in ("jax_platforms", "jax_platform_name"):
+            if str(value).split(",")[0].strip().lower() not in ("cpu", ""):
+                raise errors.NotSupportedError(
+                    f"{name}={value!r}: zerax runs on the CPU (backend 'numba') here.")
+            return
+        if name.startswith("_") or name not in self.__dict__:
+            raise errors.ZeraxValueError(f"unknown zerax config option {name!r}")
+        if name == "backend" and value not in self.available_backends:
+            raise errors.NotSupportedError(
+                f"backend {value!r} is not available (have: "
+                f"{', '.join(self.available_backends)})")
+        setattr(self, name, value)
+
+
+config = Config()
