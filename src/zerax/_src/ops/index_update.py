@@ -1,13 +1,15 @@
 """The scatter primitives (``scatter``, ``scatter_add``, ``scatter_mul``, ``scatter_min``,
-``scatter_max``) with all their rules, and ``x.at[idx]`` (`IndexUpdateHelper`), which
-lowers an update to one of them.
+``scatter_max``) with all their rules.
 
 A scatter takes the operand, the updates (already of the indexed shape and the operand's
-dtype) and the index arrays, with the same static ``indexer`` as `indexing.gather`:
+dtype) and the index arrays, with the same static ``indexer`` as `gather`:
 ``scatter(x, u, *idx)`` is ``x`` with ``x[indexer] (op)= u``, repeated indices
 accumulating (for ``set`` the last one wins).  ``mode="drop"`` skips out-of-bounds
-indices, ``"clip"`` clamps them.  Parsing, shapes and the gather primitive are in
-`indexing`; this module imports them (and `indexing` re-exports this one's names).
+indices, ``"clip"`` clamps them.  The index machinery and the gather primitive are in
+`gather`; the transpose of gather (a scatter-add) and the batching of
+``dynamic_update_slice`` (one scatter when its start indices vary over the batch) are
+declared here, beside the scatters they bind.  ``x.at[idx]`` is in `indexing`; the Numba
+lowering in ``backends/numba/lower_indexing.py``.
 """
 
 from __future__ import annotations
@@ -17,14 +19,20 @@ import numpy as np
 from ... import errors
 from ..core.ad_util import Zero, is_undefined
 from ..core.array import Array
-from ..core.core import Primitive, ShapedArray, Tracer, bind, concrete_value
+from ..core.core import Primitive, ShapedArray, Tracer, bind
 from ._factory import vjp_from_transpose
 from .elementwise import add, convert_element_type, div, eq, mul, select_n
-from .indexing import (_INTP, _apply_plan, _as_value, _check_index_avals, _expand, _batch_at, _gather_shape, _index_and_mask, _parse, _zero, batch_indexer, gather_p)
-from .shape import broadcast_in_dim, iota, reshape, rev, slice_p_bind
+from .gather import (_INTP, _batch_at, _batch_iota, _block_indices, _check_index_avals,
+                     _gather_shape, _index_and_mask, _start_zero, _zero, batch_indexer,
+                     gather_p)
+from .shape import (broadcast_in_dim, concatenate, dynamic_update_slice,
+                    dynamic_update_slice_p, iota, reshape, rev, slice_p_bind)
+from .sort import argsort
+from .values import check_arg
 from ..interpreters.ad import jvp_rules, transpose_rules
-from ..interpreters.batching import batch_rules
+from ..interpreters.batching import batch_rules, batch_size_of, bdim_at_front
 from ..interpreters.tape import vjp_rules
+
 
 # --------------------------------------------------------------------------- scatter
 
@@ -84,8 +92,9 @@ scatter_mul_p = _make_scatter("scatter_mul", "mul")
 scatter_min_p = _make_scatter("scatter_min", "min")
 scatter_max_p = _make_scatter("scatter_max", "max")
 
-_SCATTERS = {"set": scatter_p, "add": scatter_add_p, "mul": scatter_mul_p,
-             "min": scatter_min_p, "max": scatter_max_p}
+# The scatter of each op of ``x.at[idx].<op>``.
+SCATTERS = {"set": scatter_p, "add": scatter_add_p, "mul": scatter_mul_p,
+            "min": scatter_min_p, "max": scatter_max_p}
 
 
 def scatter(x, updates, idx, indexer, op="set", mode="drop"):
@@ -94,7 +103,7 @@ def scatter(x, updates, idx, indexer, op="set", mode="drop"):
     Repeated indices accumulate for add/mul/min/max; for set the last one wins.
     ``mode="drop"`` skips out-of-bounds indices, ``"clip"`` clamps them."""
     mode = "clip" if mode == "clip" else "drop"
-    return bind(_SCATTERS[op], x, updates, *idx, indexer=tuple(indexer), mode=mode)
+    return bind(SCATTERS[op], x, updates, *idx, indexer=tuple(indexer), mode=mode)
 
 
 def _inst(t):
@@ -166,6 +175,21 @@ for _p in (scatter_p, scatter_add_p):  # linear in operand and updates together
     vjp_rules[_p] = vjp_from_transpose(_p)
 
 
+# gather (declared in `gather`, below) is linear in the operand: its transpose adds the
+# cotangent into zeros at the gathered positions.
+def _gather_transpose(ct, x, *idx, indexer, mode, fill_value):
+    if type(ct) is Zero:
+        return [None] * (1 + len(idx))
+    zeros = np.zeros(x.aval.shape, x.aval.dtype)
+    smode = "drop" if mode == "fill" else "clip"
+    ct_x = bind(scatter_add_p, zeros, ct, *idx, indexer=indexer, mode=smode)
+    return [ct_x] + [None] * len(idx)
+
+
+transpose_rules[gather_p] = _gather_transpose
+vjp_rules[gather_p] = vjp_from_transpose(gather_p)  # linear in the operand (indices are integers)
+
+
 def _scatter_mul_jvp(primals, tangents, *, indexer, mode):
     x, u, *idx = primals
     tx, tu = tangents[0], tangents[1]
@@ -194,7 +218,6 @@ def _segmented_exclusive_products(v, seg):
     """For a 1-d ``v`` grouped in contiguous segments (equal ``seg`` values), the product
     of the earlier elements of each element's segment (a log-depth scan of primitives, so
     it is differentiable to any order)."""
-    from .shape import concatenate
     m = v.shape[0]
     one = np.ones((1,), v.dtype)
     sentinel = np.full((1,), -2, _INTP)
@@ -216,7 +239,6 @@ def _others_product(u, pos):
     m = int(np.prod(u.shape, dtype=np.int64))
     if m <= 1:
         return np.ones(u.shape, u.dtype)
-    from .sort import argsort
     uf, pf = reshape(u, (m,)), reshape(pos, (m,))
     perm = argsort(pf, 0)
     entry = (("a", 0),)
@@ -283,7 +305,6 @@ def _scatter_batch(prim):
     puts it (see `indexing.batch_indexer`)."""
 
     def rule(args, dims, *, indexer, mode):
-        from ..interpreters.batching import batch_size_of
         (x, u, *idx), (dx, du, *didx) = args, dims
         size = batch_size_of(args, dims)
         x, idx, indexer, x_dim, u_dim = batch_indexer(x, dx, idx, didx, indexer, size,
@@ -295,11 +316,34 @@ def _scatter_batch(prim):
     return rule
 
 
-for _p in _SCATTERS.values():
+for _p in SCATTERS.values():
     _scatter_batch(_p)
 
 
-# --------------------------------------------------------------------------- .at[]
+# --------------------------------------------------------------------------- dynamic_update_slice
+# Batching of ``dynamic_update_slice`` (declared in `slicing`): with unmapped start
+# indices the batch axis is updated whole; start indices that vary over the batch become
+# one scatter.
+
+def _dus_batch(args, dims):
+    x, update, *starts = args
+    dx, du, *dstarts = dims
+    size = batch_size_of(args, dims)
+    x, update = bdim_at_front(x, dx, size), bdim_at_front(update, du, size)
+    if all(d is None for d in dstarts):
+        return dynamic_update_slice(x, update, [_start_zero(starts)] + list(starts)), 0
+    # Batched starts: one scatter of every member's block (no loop over the batch).
+    sizes = tuple(update.shape[1:])
+    idx = [_batch_iota(size, len(sizes))] + _block_indices(
+        starts, dstarts, size, tuple(x.shape[1:]), sizes)
+    return scatter(x, update, idx, tuple(("a", i) for i in range(len(idx))),
+                   op="set", mode="clip"), 0
+
+
+batch_rules[dynamic_update_slice_p] = _dus_batch
+
+
+# --------------------------------------------------------------------------- updates
 
 
 def _updates_to(values, shape, dtype, what):
@@ -307,7 +351,6 @@ def _updates_to(values, shape, dtype, what):
     if isinstance(values, (Array, Tracer)):
         v = convert_element_type(values, dtype)
     else:
-        from ..numpy._util import check_arg
         v = check_arg(values, what)
         v = convert_element_type(v, dtype) if isinstance(v, (Array, Tracer)) else \
             Array._wrap(np.array(np.asarray(v).astype(dtype)))
@@ -329,220 +372,5 @@ def _updates_to(values, shape, dtype, what):
     return broadcast_in_dim(v, tuple(shape), tuple(lead + i for i in keep))
 
 
-def _traced_mask(idx):
-    """The traced boolean mask when ``idx`` is one (alone or as a 1-tuple)."""
-    m = idx[0] if isinstance(idx, tuple) and len(idx) == 1 else idx
-    if isinstance(m, Tracer) and np.dtype(m.dtype).kind == "b":
-        try:
-            concrete_value(m, "boolean indexing")
-        except errors.ConcretizationError:
-            return m
-    return None
-
-
-def _masked_update(x, mask, values, op):
-    """``x.at[mask].op(values)`` for a traced mask, as a ``where`` (values must broadcast
-    to the selected trailing dims)."""
-    from . import elementwise as ew
-    k = mask.ndim
-    if tuple(mask.shape) != tuple(x.shape[:k]):
-        raise IndexError(f"boolean index of shape {tuple(mask.shape)} does not match the "
-                         f"indexed array's leading dims {tuple(x.shape[:k])}")
-    v = _updates_to(values, x.shape[k:], x.dtype, f"x.at[mask].{op}")
-    v = broadcast_in_dim(v, tuple(x.shape), tuple(range(k, x.ndim)))
-    m = broadcast_in_dim(mask, tuple(x.shape), tuple(range(k)))
-    new = {"set": lambda: v, "add": lambda: ew.add(x, v), "mul": lambda: ew.mul(x, v),
-           "min": lambda: ew.minimum(x, v), "max": lambda: ew.maximum(x, v)}[op]()
-    return select_n(m, x, new)
-
-
-def _scatter_update(x, idx, values, op, mode, fname):
-    mask = _traced_mask(idx)
-    if mask is not None:
-        return _masked_update(x, mask, values, op)
-    plan = _parse(x.shape, idx, check=mode is None)
-    xe = _expand(x, plan)
-    shape, _, _ = _gather_shape(plan.shape, plan.entries, [a.shape for a in plan.arrays])
-    v = _updates_to(values, shape, x.dtype, fname)
-    smode = "clip" if mode == "clip" else "drop"
-    out = bind(_SCATTERS[op], xe, v, *plan.arrays, indexer=plan.entries, mode=smode)
-    return reshape(out, x.shape) if plan.expand else out
-
-
-_GET_MODES = {None: "clip", "clip": "clip", "promise_in_bounds": "clip", "fill": "fill",
-              "drop": "fill"}
-_SET_MODES = (None, "clip", "drop", "fill", "promise_in_bounds")
-
-
-def _check_mode(mode, modes):
-    if mode not in modes:
-        raise errors.ZeraxTypeError(
-            f"unknown indexing mode {mode!r}; expected one of "
-            f"{', '.join(repr(m) for m in modes if m is not None)}")
-
-
-_COMBINE = {"add": np.add, "mul": np.multiply, "min": np.minimum, "max": np.maximum}
-
-
-class _IndexUpdateRef:
-    """``x.at[idx]``: functional update methods (JAX's API); each returns a new array."""
-
-    __slots__ = ("array", "index")
-
-    def __init__(self, array, index):
-        self.array = array
-        self.index = index
-
-    def __repr__(self):
-        return f"_IndexUpdateRef({self.array!r}, {self.index!r})"
-
-    def get(self, *, indices_are_sorted=False, unique_indices=False, mode=None,
-            fill_value=None):
-        """``x[idx]``; ``mode="fill"`` gives ``fill_value`` at out-of-bounds indices."""
-        _check_mode(mode, tuple(_GET_MODES))
-        x = _as_value(self.array)
-        plan = _parse(x.shape, self.index, check=mode is None)
-        return _apply_plan(x, plan, _GET_MODES[mode], fill_value, checked=mode is None)
-
-    def _update(self, values, op, mode, name):
-        _check_mode(mode, _SET_MODES)
-        x, fname = _as_value(self.array), f"x.at[idx].{name}"
-        if op != "set":
-            # As JAX: combine in the promoted dtype, then cast back to x's (an int array
-            # multiplied by 2.5 at an index holds int(x * 2.5) there, not x * 2).
-            from ..numpy._util import check_arg, numpy_result_dtype
-            values = check_arg(values, fname)       # (converted once, used below too)
-            dtype = numpy_result_dtype(_COMBINE[op], x, values)
-            if dtype != np.dtype(x.dtype):
-                out = _scatter_update(convert_element_type(x, dtype), self.index, values,
-                                      op, mode, fname)
-                return convert_element_type(out, x.dtype)
-        return _scatter_update(x, self.index, values, op, mode, fname)
-
-    def set(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
-        """``x[idx] = values`` (for repeated indices the last value wins)."""
-        return self._update(values, "set", mode, "set")
-
-    def add(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
-        """``x[idx] += values``, accumulating over repeated indices (``np.add.at``)."""
-        return self._update(values, "add", mode, "add")
-
-    def subtract(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
-        """``x[idx] -= values``, accumulating over repeated indices."""
-        from ..numpy.ufuncs import negative
-        return self._update(negative(values), "add", mode, "subtract")
-
-    def multiply(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
-        """``x[idx] *= values``, accumulating over repeated indices (``np.multiply.at``)."""
-        return self._update(values, "mul", mode, "multiply")
-
-    mul = multiply
-
-    def divide(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
-        """``x[idx] /= values`` (as JAX: ``x`` divided by the scattered product)."""
-        from ..numpy.ufuncs import true_divide
-        x = _as_value(self.array)
-        ones = Array._wrap(np.ones(x.shape, x.dtype))
-        return true_divide(x, _IndexUpdateRef(ones, self.index).multiply(values, mode=mode))
-
-    def power(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
-        """``x[idx] **= values`` (as JAX: ``x`` to the scattered product)."""
-        from ..numpy.ufuncs import power
-        x = _as_value(self.array)
-        ones = Array._wrap(np.ones(x.shape, x.dtype))
-        return power(x, _IndexUpdateRef(ones, self.index).multiply(values, mode=mode))
-
-    def min(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
-        """``x[idx] = minimum(x[idx], values)``, over repeated indices too."""
-        return self._update(values, "min", mode, "min")
-
-    def max(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
-        """``x[idx] = maximum(x[idx], values)``, over repeated indices too."""
-        return self._update(values, "max", mode, "max")
-
-
-class IndexUpdateHelper:
-    """``x.at``: index it to get the update methods, e.g. ``x.at[0].set(1.0)``.
-
-    >>> import numpy as np, zerax as zx
-    >>> x = zx.Array(np.zeros(3))
-    >>> x.at[[0, 0, 2]].add(1.0)
-    Array([2., 0., 1.], dtype=float64)
-    """
-
-    __slots__ = ("array",)
-
-    def __init__(self, array):
-        self.array = array
-
-    def __getitem__(self, idx):
-        return _IndexUpdateRef(self.array, idx)
-
-    def __repr__(self):
-        return f"IndexUpdateHelper({self.array!r})"
-
-
-__all__ = ["IndexUpdateHelper", "scatter", "scatter_p", "scatter_add_p", "scatter_mul_p",
-           "scatter_min_p", "scatter_max_p"]
-
-
-# --------------------------------------------------------------------------- Numba lowering
-
-
-def _nb_complex_pick(kind, a, b) -> str:
-    """``np.maximum``/``np.minimum`` of complex scalars: lexicographic, NaN propagates."""
-    cmp, eq_cmp = (">", ">=") if kind == "max" else ("<", "<=")
-    return (f"({a} if ({a}.real != {a}.real or {a}.imag != {a}.imag or "
-            f"({a}.real {cmp} {b}.real and {a}.imag == {a}.imag and {b}.imag == {b}.imag) or "
-            f"({a}.real == {b}.real and {a}.imag {eq_cmp} {b}.imag)) else {b})")
-
-
-def _scatter_lower_numba(op):
-    """``out = x.copy()``, then one serial loop over the updates in C order (repeated
-    indices accumulate in that order, and for ``set`` the last one wins, as the impl)."""
-    kind = {"add": "sum", "mul": "prod", "min": "min", "max": "max"}.get(op)
-
-    def rule(ctx, eqn):
-        from .indexing import _nb_index_nest, _nb_index_status
-        from .reduce import _nb_combine
-        from .shape import _nb_array, _nb_ix, _nb_scalar
-        x, u, *idx = eqn.invars
-        (ov,) = eqn.outvars
-        indexer, mode = eqn.params["indexer"], eqn.params["mode"]
-        dtype = np.dtype(ov.aval.dtype)
-        ctx.emit(f"# {eqn.primitive.name} of {u.aval.str_short()} into "
-                 f"{x.aval.str_short()} (mode {mode})")
-        xn = _nb_array(ctx, x)
-        out = ctx.out(ov)
-        ctx.emit(f"{out} = np.copy({xn})")
-        checked = mode == "drop"
-        _, static_oob = _nb_index_status(x.aval.shape, indexer, checked)
-        if (int(np.prod(x.aval.shape, dtype=np.int64)) == 0 or
-                int(np.prod(u.aval.shape, dtype=np.int64)) == 0 or static_oob):
-            return
-        uval = _nb_scalar(ctx, u) if u.aval.shape == () else None
-        un = None if uval is not None else _nb_array(ctx, u)
-
-        def body(positions, oks, names):
-            dst = f"{out}[{_nb_ix(positions)}]"
-            val = uval if uval is not None else f"{un}[{_nb_ix(names)}]"
-            if op == "set":
-                new = val
-            elif dtype.kind == "c" and kind in ("min", "max"):
-                new = _nb_complex_pick(kind, dst, val)
-            else:
-                new = _nb_combine(kind, dtype, dst, val)
-            if oks:
-                ctx.emit(f"if {' and '.join(oks)}:")
-                ctx.emit(f"    {dst} = {new}")
-            else:
-                ctx.emit(f"{dst} = {new}")
-
-        _nb_index_nest(ctx, x.aval.shape, indexer, idx, checked=checked, parallel=False,
-                       body=body)
-
-    return rule
-
-
-for _op, _p in _SCATTERS.items():
-    _p.lower_numba = _scatter_lower_numba(_op)
+__all__ = ["scatter", "scatter_p", "scatter_add_p", "scatter_mul_p", "scatter_min_p",
+           "scatter_max_p", "SCATTERS"]

@@ -1,5 +1,6 @@
-"""Indexing: ``x[idx]`` and the gather primitive (the ``x.at[idx]`` updates and the
-scatter primitives live in `index_update`, re-exported here).
+"""Indexing: ``x[idx]`` and ``x.at[idx]`` with NumPy's rules, on the gather and scatter
+primitives (`gather`, `index_update`, whose names this module re-exports: it is the one
+place to import indexing from).
 
 An index expression is first *normalized* statically (`_parse`): Ellipsis expanded,
 slices resolved against the shape, static ints bound-checked, boolean masks (which
@@ -21,13 +22,6 @@ Traced index values follow JAX: negative indices wrap; out-of-bounds indices are
 clamped in gathers (``mode="clip"``) or give ``fill_value`` (``mode="fill"``) and are
 dropped in scatters (``mode="drop"``).  Concrete out-of-bounds indices raise IndexError
 like NumPy unless a ``mode`` is given explicitly.
-
-Batching (`batch_indexer`, shared with the scatters): the batch becomes one more entry of
-the indexer.  A mapped operand with unmapped indices gets a leading full slice over its
-batch axis; when an index array is mapped, every mapped index array gets its batch axis
-in front (then the broadcast advanced shape is ``(B,) + per-example shape``) and a
-mapped operand gets an ``iota`` index array over its batch axis, placed next to the
-first advanced entry so NumPy's placement of the advanced dims does not change.
 """
 
 from __future__ import annotations
@@ -35,17 +29,23 @@ from __future__ import annotations
 import numpy as np
 
 from ... import errors
-from ..core.ad_util import Zero
 from ..core.array import Array
-from ..core.core import Primitive, ShapedArray, Tracer, bind, concrete_value
-from ._factory import vjp_from_transpose
+from ..core.core import Tracer, bind, concrete_value
+from . import elementwise as ew
 from .elementwise import add, convert_element_type, lt, select_n
-from .shape import dynamic_slice, iota, reshape, rev, slice_p_bind
-from ..interpreters.ad import jvp_rules, transpose_rules
-from ..interpreters.batching import batch_rules
-from ..interpreters.tape import vjp_rules
+from .gather import (_INTP, _gather_shape, _zero, along_axis_indexer, batch_indexer,
+                     default_fill_value, gather, gather_p, take_along_axis)
+from .index_update import (SCATTERS, _updates_to, scatter, scatter_add_p, scatter_max_p,
+                           scatter_min_p, scatter_mul_p, scatter_p)
+from .shape import (broadcast_in_dim, concatenate, dynamic_slice, reshape, rev,
+                    slice_p_bind)
+from .values import as_dtype, check_arg, numpy_result_dtype
+from ..interpreters.ad import JVPTracer
+from ..interpreters.batching import BatchTracer
 
-_INTP = np.dtype(np.int64)
+__all__ = ["getitem", "IndexUpdateHelper", "gather", "scatter", "take_along_axis",
+           "along_axis_indexer", "gather_p", "scatter_p", "scatter_add_p", "scatter_mul_p",
+           "scatter_min_p", "scatter_max_p", "default_fill_value", "batch_indexer"]
 
 # --------------------------------------------------------------------------- parsing
 
@@ -85,7 +85,6 @@ def _flat_items(x):
 
 def _list_to_array(items):
     """A (nested) list that holds tracers, as one traced array."""
-    from .shape import concatenate
     if not isinstance(items, (list, tuple)):
         if isinstance(items, Tracer):
             return items
@@ -269,248 +268,12 @@ def _expand(x, plan):
     return reshape(x, plan.shape) if plan.expand else x
 
 
-# --------------------------------------------------------------------------- shapes
-
-
-def _gather_shape(shape, indexer, idx_shapes):
-    """NumPy's result shape for ``indexer`` on ``shape``: (shape, position of the
-    broadcast advanced dims, their shape)."""
-    out, adv_shapes = [], []
-    bpos, seen, gap, contiguous = 0, False, False, True
-    axis = 0
-    for e in indexer:
-        if e is None:
-            out.append(1)
-            gap = gap or seen
-            continue
-        if e[0] == "e":
-            gap = gap or seen
-            continue
-        if axis >= len(shape):
-            raise errors.ShapeError(f"gather: index {indexer} has too many entries for {shape}")
-        if e[0] == "s":
-            out.append(e[2])
-            gap = gap or seen
-        else:
-            adv_shapes.append(() if e[0] == "i" else tuple(idx_shapes[e[1]]))
-            if not seen:
-                bpos, seen = len(out), True
-            elif gap:
-                contiguous = False
-        axis += 1
-    if axis != len(shape):
-        raise errors.ShapeError(f"gather: index {indexer} does not cover every axis of {shape}")
-    try:
-        bshape = tuple(np.broadcast_shapes(*adv_shapes)) if adv_shapes else ()
-    except ValueError:
-        raise errors.ShapeError(f"gather: index shapes {adv_shapes} do not broadcast") from None
-    if not contiguous:
-        bpos = 0
-    return tuple(out[:bpos]) + bshape + tuple(out[bpos:]), bpos, bshape
-
-
-def _numpy_index(shape, indexer, idx):
-    """The NumPy index tuple with advanced indices wrapped (negative += n) and clipped,
-    and the mask (over the broadcast advanced shape) of those that were in bounds.
-    ``empty`` says an advanced index addresses an axis of size 0."""
-    tup, valid, empty = [], None, False
-    axis = 0
-    for e in indexer:
-        if e is None or e[0] == "e":
-            tup.append(None if e is None else Ellipsis)
-            continue
-        n = shape[axis]
-        if e[0] == "s":
-            _, start, size, step = e
-            stop = start + size * step
-            tup.append(slice(start, None if stop < 0 else stop, step))
-        else:
-            a = np.asarray(e[1] if e[0] == "i" else idx[e[1]]).astype(_INTP)
-            a = np.where(a < 0, a + n, a)
-            ok = (a >= 0) & (a < n)
-            valid = ok if valid is None else valid & ok
-            empty = empty or n == 0
-            tup.append(np.clip(a, 0, max(n - 1, 0)))
-        axis += 1
-    return tuple(tup), valid, empty
-
-
-def _index_and_mask(x, indexer, idx):
-    """``x[indexer]`` with clipped indices, and the in-bounds mask in the result's shape
-    (None when every index was in bounds)."""
-    shape, bpos, bshape = _gather_shape(x.shape, indexer, [np.shape(a) for a in idx])
-    tup, valid, empty = _numpy_index(x.shape, indexer, idx)
-    if empty:
-        return np.zeros(shape, x.dtype), np.zeros(shape, bool)
-    out = x[tup]
-    if valid is None or valid.all():
-        return out, None
-    valid = np.broadcast_to(valid, bshape).reshape(
-        (1,) * bpos + bshape + (1,) * (len(shape) - bpos - len(bshape)))
-    return out, np.broadcast_to(valid, shape)
-
-
-def default_fill_value(dtype):
-    """JAX's fill value for out-of-bounds gathers: NaN, the minimum signed integer,
-    the maximum unsigned integer, or True."""
-    dtype = np.dtype(dtype)
-    if dtype.kind in "fc":
-        return float("nan")
-    if dtype.kind == "i":
-        return int(np.iinfo(dtype).min)
-    if dtype.kind == "u":
-        return int(np.iinfo(dtype).max)
-    return True
-
-
-# --------------------------------------------------------------------------- gather
-
-gather_p = Primitive("gather")
-
-
-def gather(x, idx, indexer, mode="clip", fill_value=None):
-    """NumPy's ``x[indexer]`` where ``("a", k)`` entries stand for ``idx[k]``.
-
-    ``mode="clip"`` clamps out-of-bounds indices, ``"fill"`` gives ``fill_value``
-    (default: NaN / extreme integer) there; negative indices wrap first."""
-    if mode == "fill":
-        fill_value = default_fill_value(x.dtype) if fill_value is None else fill_value
-    else:
-        mode, fill_value = "clip", None
-    return bind(gather_p, x, *idx, indexer=tuple(indexer), mode=mode, fill_value=fill_value)
-
-
-def _gather_impl(x, *idx, indexer, mode, fill_value):
-    out, valid = _index_and_mask(x, indexer, idx)
-    if valid is not None and mode == "fill":
-        out = np.where(valid, out, np.asarray(fill_value).astype(x.dtype))
-    return np.asarray(out)
-
-
-def _check_index_avals(name, idx):
-    for a in idx:
-        if a.dtype.kind not in "iu":
-            raise errors.ZeraxTypeError(f"{name}: index arrays must be integers, got {a.dtype}")
-
-
-def _gather_abstract(x, *idx, indexer, mode, fill_value):
-    _check_index_avals("gather", idx)
-    shape, _, _ = _gather_shape(x.shape, indexer, [a.shape for a in idx])
-    return ShapedArray(shape, x.dtype)
-
-
-def _gather_jvp(primals, tangents, *, indexer, mode, fill_value):
-    x, *idx = primals
-    out = bind(gather_p, x, *idx, indexer=indexer, mode=mode, fill_value=fill_value)
-    t = tangents[0]
-    if type(t) is Zero or out.dtype.kind not in "fc":
-        return out, Zero(ShapedArray(out.shape, out.dtype))
-    return out, bind(gather_p, t, *idx, indexer=indexer, mode=mode,
-                     fill_value=0 if mode == "fill" else None)
-
-
-def _gather_transpose(ct, x, *idx, indexer, mode, fill_value):
-    if type(ct) is Zero:
-        return [None] * (1 + len(idx))
-    zeros = np.zeros(x.aval.shape, x.aval.dtype)
-    smode = "drop" if mode == "fill" else "clip"
-    ct_x = bind(scatter_add_p, zeros, ct, *idx, indexer=indexer, mode=smode)
-    return [ct_x] + [None] * len(idx)
-
-
-gather_p.impl = _gather_impl
-gather_p.abstract_eval = _gather_abstract
-jvp_rules[gather_p] = _gather_jvp
-transpose_rules[gather_p] = _gather_transpose
-vjp_rules[gather_p] = vjp_from_transpose(gather_p)  # linear in the operand (indices are integers)
-
-# --------------------------------------------------------------------------- batching
-
-
-def _example_shape(a, d):
-    """The shape of one batch member of ``a`` (batch dimension ``d``, None: unmapped)."""
-    s = list(np.shape(a))
-    if d is not None:
-        del s[d]
-    return tuple(s)
-
-
-def _batch_at(x, d, size, pos):
-    """``x`` with its batch dimension at ``pos``; an unmapped ``x`` is broadcast there."""
-    from ..interpreters.batching import moveaxis
-    from .shape import broadcast_in_dim
-    if d is not None:
-        return moveaxis(x, d, pos)
-    shape = list(np.shape(x))
-    nd = len(shape) + 1
-    shape.insert(pos, size)
-    return broadcast_in_dim(x, tuple(shape), tuple(i for i in range(nd) if i != pos))
-
-
-def _first_advanced(indexer):
-    return next(i for i, e in enumerate(indexer) if e is not None and e[0] in ("i", "a"))
-
-
-def batch_indexer(x, dx, idx, didx, indexer, size, batch_operand=False):
-    """Rewrite an indexing of ``x`` (batch dim ``dx``) by ``idx`` (batch dims ``didx``) as
-    one unbatched indexing (see the module docstring).
-
-    Returns ``(x, idx, indexer, x_dim, out_dim)``: the new operands and indexer, where the
-    operand's batch axis now is (None when ``x`` stays unmapped) and where the batch axis
-    is in the result of gathering with them.  With ``batch_operand`` an unmapped ``x`` is
-    broadcast (the scatters, whose result always varies over the batch)."""
-    from ..interpreters.batching import moveaxis
-    if all(d is None for d in didx):
-        x = _batch_at(x, dx, size, 0)
-        indexer = (("s", 0, size, 1),) + tuple(indexer)
-        _, bpos, bshape = _gather_shape(x.shape, indexer, [np.shape(a) for a in idx])
-        # The slice's dim comes first, unless NumPy puts non-contiguous advanced dims there.
-        return x, list(idx), indexer, 0, (0 if bpos else len(bshape))
-    ex_shapes = [_example_shape(a, d) for a, d in zip(idx, didx)]
-    x_ex = _example_shape(x, dx)
-    _, _, bshape = _gather_shape(x_ex, indexer, ex_shapes)
-    r = len(bshape)
-    new_idx = []
-    for a, d, s in zip(idx, didx, ex_shapes):
-        if d is not None:
-            a = reshape(moveaxis(a, d, 0), (size,) + (1,) * (r - len(s)) + s)
-        new_idx.append(a)
-    indexer = tuple(indexer)
-    x_dim = None
-    if dx is not None or batch_operand:
-        # An iota index over the operand's batch axis, next to the first advanced entry.
-        first = _first_advanced(indexer)
-        x_dim = sum(1 for e in indexer[:first] if e is not None and e[0] == "s")
-        x = _batch_at(x, dx, size, x_dim)
-        new_idx.append(iota(_INTP, (size,) + (1,) * r, 0))
-        indexer = indexer[:first] + (("a", len(new_idx) - 1),) + indexer[first:]
-    _, bpos, _ = _gather_shape(x.shape, indexer, [np.shape(a) for a in new_idx])
-    return x, new_idx, indexer, x_dim, bpos
-
-
-def _gather_batch(args, dims, *, indexer, mode, fill_value):
-    from ..interpreters.batching import batch_size_of
-    (x, *idx), (dx, *didx) = args, dims
-    size = batch_size_of(args, dims)
-    x, idx, indexer, _, out_dim = batch_indexer(x, dx, idx, didx, indexer, size)
-    return bind(gather_p, x, *idx, indexer=indexer, mode=mode, fill_value=fill_value), out_dim
-
-
-batch_rules[gather_p] = _gather_batch
-
-
 # --------------------------------------------------------------------------- getitem
-
-
-def _zero(dtype):
-    return np.zeros((), dtype)
 
 
 def _varies_over_vmap(t):
     """Whether the tracer ``t`` varies over a vmap batch: then a gather (batched without a
     loop) is better than a dynamic_slice."""
-    from ..interpreters.ad import JVPTracer
-    from ..interpreters.batching import BatchTracer
     while isinstance(t, JVPTracer):
         t = t.primal
     return isinstance(t, BatchTracer)
@@ -596,190 +359,202 @@ def _apply_plan(x, plan, mode, fill_value, checked):
     return gather(x, plan.arrays, plan.entries, mode=mode, fill_value=fill_value)
 
 
-# --------------------------------------------------------------------------- helpers
+
+# --------------------------------------------------------------------------- .at[]
 
 
-def along_axis_indexer(shape, indices, axis):
-    """Index arrays and entries selecting ``indices`` along ``axis`` of an array of
-    ``shape`` (the other axes broadcast): the indexer of take/put_along_axis."""
-    nd = len(shape)
-    arrays, entries = [], []
-    for d in range(nd):
-        entries.append(("a", d))
-        if d == axis:
-            arrays.append(indices)
-        else:
-            shp = [1] * nd
-            shp[d] = shape[d]
-            arrays.append(np.arange(shape[d], dtype=_INTP).reshape(shp))
-    return arrays, entries
+def _traced_mask(idx):
+    """The traced boolean mask when ``idx`` is one (alone or as a 1-tuple)."""
+    m = idx[0] if isinstance(idx, tuple) and len(idx) == 1 else idx
+    if isinstance(m, Tracer) and np.dtype(m.dtype).kind == "b":
+        try:
+            concrete_value(m, "boolean indexing")
+        except errors.ConcretizationError:
+            return m
+    return None
 
 
-def take_along_axis(x, indices, axis, mode="clip", fill_value=None):
-    """NumPy's ``take_along_axis`` as one gather (``x`` and ``indices`` of equal rank;
-    other axes broadcast)."""
-    arrays, entries = along_axis_indexer(tuple(x.shape), indices, axis)
-    return gather(x, arrays, entries, mode=mode, fill_value=fill_value)
+def _masked_update(x, mask, values, op):
+    """``x.at[mask].op(values)`` for a traced mask, as a ``where`` (values must broadcast
+    to the selected trailing dims)."""
+    k = mask.ndim
+    if tuple(mask.shape) != tuple(x.shape[:k]):
+        raise IndexError(f"boolean index of shape {tuple(mask.shape)} does not match the "
+                         f"indexed array's leading dims {tuple(x.shape[:k])}")
+    v = _updates_to(values, x.shape[k:], x.dtype, f"x.at[mask].{op}")
+    v = broadcast_in_dim(v, tuple(x.shape), tuple(range(k, x.ndim)))
+    m = broadcast_in_dim(mask, tuple(x.shape), tuple(range(k)))
+    new = {"set": lambda: v, "add": lambda: ew.add(x, v), "mul": lambda: ew.mul(x, v),
+           "min": lambda: ew.minimum(x, v), "max": lambda: ew.maximum(x, v)}[op]()
+    return select_n(m, x, new)
 
 
-# The scatter family and ``x.at[...]`` (their module imports this one, so this import comes
-# last); re-exported so that ``ops.indexing`` stays the one place to import indexing from.
-from .index_update import (IndexUpdateHelper, scatter, scatter_add_p, scatter_max_p, scatter_min_p, scatter_mul_p, scatter_p)
-
-__all__ = ["getitem", "IndexUpdateHelper", "gather", "scatter", "take_along_axis",
-           "gather_p", "scatter_p", "scatter_add_p", "scatter_mul_p", "scatter_min_p",
-           "scatter_max_p", "default_fill_value", "batch_indexer"]
-
-
-# --------------------------------------------------------------------------- Numba lowering
-# A gather (and a scatter, in `index_update`) is a loop nest over the indexed shape (the
-# gather's result shape).  The indexer is static, so each operand axis's position is
-# written out: ``start + i * step`` for a slice, a constant for a static int, and for an
-# index array its element (broadcast against the others) read as int64, wrapped when
-# negative and then clamped (``clip``) or checked (``fill``/``drop``).  An index array's
-# value is computed once, in the innermost loop it depends on.
+def _scatter_update(x, idx, values, op, mode, fname):
+    mask = _traced_mask(idx)
+    if mask is not None:
+        return _masked_update(x, mask, values, op)
+    plan = _parse(x.shape, idx, check=mode is None)
+    xe = _expand(x, plan)
+    shape, _, _ = _gather_shape(plan.shape, plan.entries, [a.shape for a in plan.arrays])
+    v = _updates_to(values, shape, x.dtype, fname)
+    smode = "clip" if mode == "clip" else "drop"
+    out = bind(SCATTERS[op], xe, v, *plan.arrays, indexer=plan.entries, mode=smode)
+    return reshape(out, x.shape) if plan.expand else out
 
 
-def _nb_static_int(v, n):
-    """A static int index: (clamped position, whether it was in bounds after wrapping)."""
-    w = v + n if v < 0 else v
-    return min(max(w, 0), max(n - 1, 0)), 0 <= w < n
+_GET_MODES = {None: "clip", "clip": "clip", "promise_in_bounds": "clip", "fill": "fill",
+              "drop": "fill"}
+_SET_MODES = (None, "clip", "drop", "fill", "promise_in_bounds")
 
 
-def _nb_index_nest(ctx, x_shape, indexer, idx_atoms, *, checked, parallel, body):
-    """Emit loops over the indexed shape of ``x_shape`` by ``indexer``, then call
-    ``body(positions, oks, out_index)``: ``positions`` the source text of the operand's
-    index per axis, ``oks`` names of booleans that are all true where every index is in
-    bounds (only with ``checked``; clamped positions otherwise), ``out_index`` the loop
-    variables (one per axis of the indexed shape)."""
-    from ..backends.numba.codegen import PARALLEL_THRESHOLD
-    from .shape import _nb_affine, _nb_ix
-    shape, bpos, bshape = _gather_shape(x_shape, indexer, [a.aval.shape for a in idx_atoms])
-    nb = len(bshape)
-    names = [ctx.fresh("i") for _ in shape]
-    positions, pending = [], {}  # pending: loop depth -> [(axis, atom, n)]
-    nonadv, axis = 0, 0
-    for e in indexer:
-        if e is None:
-            nonadv += 1
-            continue
-        if e[0] == "e":
-            continue
-        n = x_shape[axis]
-        if e[0] == "s":
-            d = nonadv if nonadv < bpos else nonadv + nb
-            positions.append(_nb_affine(names[d], e[1], e[3]))
-            nonadv += 1
-        elif e[0] == "i":
-            positions.append(str(_nb_static_int(e[1], n)[0]))
-        else:
-            atom = idx_atoms[e[1]]
-            s = atom.aval.shape
-            off = bpos + nb - len(s)
-            deps = [off + k for k, m in enumerate(s) if m != 1]
-            pending.setdefault(max(deps) + 1 if deps else 0, []).append((axis, atom, n))
-            positions.append(None)
-        axis += 1
-    oks = []
-
-    def compute(depth):
-        for ax, atom, n in pending.get(depth, ()):
-            s = atom.aval.shape
-            off = bpos + nb - len(s)
-            if s == ():
-                read = ctx.scalar(atom)
-            else:
-                ix = [names[off + k] if m != 1 else "0" for k, m in enumerate(s)]
-                read = f"{ctx.name(atom)}[{_nb_ix(ix)}]"
-            t = ctx.fresh("t")
-            ctx.emit(f"{t} = np.int64({read})")
-            ctx.emit(f"if {t} < 0:")
-            ctx.emit(f"    {t} += {n}")
-            if checked:
-                ok = ctx.fresh("ok")
-                ctx.emit(f"{ok} = {t} >= 0 and {t} < {n}")
-                oks.append(ok)
-            else:
-                ctx.emit(f"{t} = min(max({t}, 0), {n - 1})")
-            positions[ax] = t
-
-    compute(0)
-    total = int(np.prod(shape, dtype=np.int64))
-    outer = ctx.level
-    for d, n in enumerate(shape):
-        rng = "range"
-        if parallel and d == 0 and total >= PARALLEL_THRESHOLD and ctx.level == 1:
-            rng, ctx.uses_prange = "prange", True
-        ctx.emit(f"for {names[d]} in {rng}({n}):")
-        ctx.level += 1
-        compute(d + 1)
-    body(positions, oks, names)
-    ctx.level = outer
+def _check_mode(mode, modes):
+    if mode not in modes:
+        raise errors.ZeraxTypeError(
+            f"unknown indexing mode {mode!r}; expected one of "
+            f"{', '.join(repr(m) for m in modes if m is not None)}")
 
 
-def _nb_index_status(x_shape, indexer, checked):
-    """Static facts about an indexing: whether an index addresses an axis of size 0, and
-    (with ``checked``) whether a static int index is out of bounds (so every index is)."""
-    empty, static_oob, axis = False, False, 0
-    for e in indexer:
-        if e is None or e[0] == "e":
-            continue
-        n = x_shape[axis]
-        if e[0] in ("i", "a"):
-            empty = empty or n == 0
-        if e[0] == "i" and n and checked and not _nb_static_int(e[1], n)[1]:
-            static_oob = True
-        axis += 1
-    return empty, static_oob
+_COMBINE = {"add": np.add, "mul": np.multiply, "min": np.minimum, "max": np.maximum}
 
 
-def _gather_lower_numba(ctx, eqn):
-    from ..backends.numba.codegen import dtype_name, literal_text
-    from .shape import _nb_array, _nb_ix, _nb_shape
-    x, *idx = eqn.invars
-    (ov,) = eqn.outvars
-    indexer, mode = eqn.params["indexer"], eqn.params["mode"]
-    shape, dtype = ov.aval.shape, np.dtype(ov.aval.dtype)
-    dt = dtype_name(dtype)
-    ctx.emit(f"# gather {x.aval.str_short()} -> {ov.aval.str_short()} (mode {mode})")
-    fill = None
-    if mode == "fill":
-        fv = eqn.params["fill_value"]
-        fv = default_fill_value(dtype) if fv is None else fv
-        with np.errstate(all="ignore"):
-            fill = literal_text(np.asarray(fv).astype(dtype), dtype)
-    empty, static_oob = _nb_index_status(x.aval.shape, indexer, mode == "fill")
-    size = int(np.prod(shape, dtype=np.int64))
-    if size == 0 or empty or static_oob:  # nothing, or nothing but fill values / zeros
-        const = fill if (mode == "fill" and size) else literal_text(np.zeros((), dtype))
-        if shape == ():
-            ctx.bind_scalar(ov, const)
-        else:
-            out = ctx.out(ov)
-            ctx.emit(f"{out} = np.full({_nb_shape(shape)}, {const}, {dt})")
-        return
-    xn = _nb_array(ctx, x)
-    if shape == ():  # one element: held as a scalar
-        target = ctx.fresh("s")
-    else:
-        out = ctx.out(ov)
-        ctx.emit(f"{out} = np.empty({_nb_shape(shape)}, {dt})")
-
-    def body(positions, oks, names):
-        dst = target if shape == () else f"{out}[{_nb_ix(names)}]"
-        read = f"{xn}[{_nb_ix(positions)}]"
-        if oks:
-            ctx.emit(f"if {' and '.join(oks)}:")
-            ctx.emit(f"    {dst} = {read}")
-            ctx.emit("else:")
-            ctx.emit(f"    {dst} = {fill}")
-        else:
-            ctx.emit(f"{dst} = {read}")
-
-    _nb_index_nest(ctx, x.aval.shape, indexer, idx, checked=mode == "fill", parallel=True,
-                   body=body)
-    if shape == ():
-        ctx.bind_scalar(ov, target)
+# ``subtract``, ``divide`` and ``power`` combine with NumPy's functions of the same names,
+# as `zerax.numpy` computes them (its dtypes, its errors, its eager fast path), here for
+# the operands they meet: the updates alone, and two zerax values of one shape and dtype.
 
 
-gather_p.lower_numba = _gather_lower_numba
+def _result_dtype(np_fn, fname, *args):
+    try:
+        return numpy_result_dtype(np_fn, *args)
+    except TypeError:
+        kinds = ", ".join(type(a).__name__ if type(a) in (bool, int, float, complex)
+                          else np.dtype(a.dtype).name for a in args)
+        raise errors.ZeraxTypeError(
+            f"zerax.numpy.{fname} is not defined for arguments of type {kinds} "
+            "(NumPy refuses the same call).") from None
+
+
+def _negative(values):
+    """``zerax.numpy.negative(values)``."""
+    v = check_arg(values, "negative")
+    return ew.neg(as_dtype(v, _result_dtype(np.negative, "negative", v)))
+
+
+def _promoted(fname, np_fn, x, y):
+    dtype = _result_dtype(np_fn, fname, x, y)
+    return as_dtype(x, dtype), as_dtype(y, dtype)
+
+
+def _true_divide(x, y):
+    """``zerax.numpy.true_divide(x, y)`` for ``x``, ``y`` of one shape and dtype."""
+    if type(x) is Array and type(y) is Array and x._value.dtype.kind != "c":
+        try:  # concrete values: NumPy's own function, as zerax.numpy's eager path
+            return Array._wrap(np.true_divide(x._value, y._value))
+        except (ValueError, TypeError, OverflowError):
+            pass
+    elif isinstance(x, Tracer) and x.dtype.kind == "f" and x._weak_type is None and \
+            isinstance(y, Tracer) and y.dtype == x.dtype and y.shape == x.shape:
+        return ew.div(x, y)
+    return ew.div(*_promoted("true_divide", np.true_divide, x, y))
+
+
+def _power(x, y):
+    """``zerax.numpy.power(x, y)`` for ``x``, ``y`` of one shape and dtype."""
+    return ew.pow(*_promoted("power", np.power, x, y))
+
+
+class _IndexUpdateRef:
+    """``x.at[idx]``: functional update methods (JAX's API); each returns a new array."""
+
+    __slots__ = ("array", "index")
+
+    def __init__(self, array, index):
+        self.array = array
+        self.index = index
+
+    def __repr__(self):
+        return f"_IndexUpdateRef({self.array!r}, {self.index!r})"
+
+    def get(self, *, indices_are_sorted=False, unique_indices=False, mode=None,
+            fill_value=None):
+        """``x[idx]``; ``mode="fill"`` gives ``fill_value`` at out-of-bounds indices."""
+        _check_mode(mode, tuple(_GET_MODES))
+        x = _as_value(self.array)
+        plan = _parse(x.shape, self.index, check=mode is None)
+        return _apply_plan(x, plan, _GET_MODES[mode], fill_value, checked=mode is None)
+
+    def _update(self, values, op, mode, name):
+        _check_mode(mode, _SET_MODES)
+        x, fname = _as_value(self.array), f"x.at[idx].{name}"
+        if op != "set":
+            # As JAX: combine in the promoted dtype, then cast back to x's (an int array
+            # multiplied by 2.5 at an index holds int(x * 2.5) there, not x * 2).
+            values = check_arg(values, fname)       # (converted once, used below too)
+            dtype = numpy_result_dtype(_COMBINE[op], x, values)
+            if dtype != np.dtype(x.dtype):
+                out = _scatter_update(convert_element_type(x, dtype), self.index, values,
+                                      op, mode, fname)
+                return convert_element_type(out, x.dtype)
+        return _scatter_update(x, self.index, values, op, mode, fname)
+
+    def set(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
+        """``x[idx] = values`` (for repeated indices the last value wins)."""
+        return self._update(values, "set", mode, "set")
+
+    def add(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
+        """``x[idx] += values``, accumulating over repeated indices (``np.add.at``)."""
+        return self._update(values, "add", mode, "add")
+
+    def subtract(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
+        """``x[idx] -= values``, accumulating over repeated indices."""
+        return self._update(_negative(values), "add", mode, "subtract")
+
+    def multiply(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
+        """``x[idx] *= values``, accumulating over repeated indices (``np.multiply.at``)."""
+        return self._update(values, "mul", mode, "multiply")
+
+    mul = multiply
+
+    def divide(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
+        """``x[idx] /= values`` (as JAX: ``x`` divided by the scattered product)."""
+        x = _as_value(self.array)
+        ones = Array._wrap(np.ones(x.shape, x.dtype))
+        return _true_divide(x, _IndexUpdateRef(ones, self.index).multiply(values, mode=mode))
+
+    def power(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
+        """``x[idx] **= values`` (as JAX: ``x`` to the scattered product)."""
+        x = _as_value(self.array)
+        ones = Array._wrap(np.ones(x.shape, x.dtype))
+        return _power(x, _IndexUpdateRef(ones, self.index).multiply(values, mode=mode))
+
+    def min(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
+        """``x[idx] = minimum(x[idx], values)``, over repeated indices too."""
+        return self._update(values, "min", mode, "min")
+
+    def max(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
+        """``x[idx] = maximum(x[idx], values)``, over repeated indices too."""
+        return self._update(values, "max", mode, "max")
+
+
+class IndexUpdateHelper:
+    """``x.at``: index it to get the update methods, e.g. ``x.at[0].set(1.0)``.
+
+    >>> import numpy as np, zerax as zx
+    >>> x = zx.Array(np.zeros(3))
+    >>> x.at[[0, 0, 2]].add(1.0)
+    Array([2., 0., 1.], dtype=float64)
+    """
+
+    __slots__ = ("array",)
+
+    def __init__(self, array):
+        self.array = array
+
+    def __getitem__(self, idx):
+        return _IndexUpdateRef(self.array, idx)
+
+    def __repr__(self):
+        return f"IndexUpdateHelper({self.array!r})"
+
+
+__all__ = ["IndexUpdateHelper", "scatter", "scatter_p", "scatter_add_p", "scatter_mul_p",
+           "scatter_min_p", "scatter_max_p"]

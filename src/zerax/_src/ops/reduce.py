@@ -1,8 +1,11 @@
 """Reduction primitives: sum, max, min, prod, argmax, argmin over axes, and the
-cumulative sum, product, max and min along one axis.
+cumulative sum, product, max and min along one axis, with their rules.
 
 Reductions keep the operand's dtype (``zerax.numpy`` converts first where NumPy
-widens, e.g. ``sum`` of int32 gives int64).
+widens, e.g. ``sum`` of int32 gives int64).  ``reduce_sum`` and ``broadcast_in_dim``
+are each other's transpose, and the padding value's cotangent of ``pad`` is a sum: those
+two primitives (from `shape` and `slicing`, below) get their JVP and transpose here.
+The Numba lowerings are in ``backends/numba/lower_reduce.py``.
 """
 
 from __future__ import annotations
@@ -10,9 +13,13 @@ from __future__ import annotations
 import numpy as np
 
 from ... import errors
-from ..core.ad_util import Zero
+from ..core.ad_util import Zero, is_undefined
 from ..core.core import Primitive, ShapedArray, bind
 from ._factory import deflinear, not_differentiable
+from .elementwise import convert_element_type, div, eq, maximum, minimum, mul, sub
+from .shape import (_bid_summed_axes, broadcast_in_dim, broadcast_in_dim_p, concatenate, pad,
+                    pad_p, reshape, rev, slice_p_bind, transpose)
+from ..interpreters import ad
 from ..interpreters.ad import jvp_rules
 from ..interpreters.batching import batch_rules
 from ..interpreters.tape import vjp_rules
@@ -45,7 +52,6 @@ def _reduction(name, impl):
 
 def _expand_back(y, x_shape, axes):
     """Broadcast a reduced value back to the operand's shape."""
-    from .shape import broadcast_in_dim
     return broadcast_in_dim(y, x_shape, _keep_dims(x_shape, axes))
 
 
@@ -74,6 +80,49 @@ def _expand_back_np(y, x_shape, axes):
 
 vjp_rules[reduce_sum_p] = (lambda ct, ans, x, *, axes: _expand_back_np(ct, x.shape, axes),)
 
+
+# broadcast_in_dim (declared in `shape`) is linear; its transpose sums the axes it
+# created or stretched.
+def _bid_transpose(ct, x, *, shape, broadcast_dimensions):
+    in_shape = x.aval.shape
+    axes = _bid_summed_axes(in_shape, shape, broadcast_dimensions)
+    out = reduce_sum(ct, axes=axes) if axes else ct
+    if tuple(out.shape) != in_shape:
+        out = reshape(out, in_shape)
+    return [out]
+
+
+deflinear(broadcast_in_dim_p, _bid_transpose)
+
+
+# pad (declared in `slicing`) is linear in (operand, padding value); the padding value's
+# cotangent is the sum of the padded positions of the cotangent.
+def _pad_transpose(ct, x, pv, *, padding_config):
+    res = [None, None]
+    if is_undefined(x):
+        uncrop = tuple((max(-lo, 0), max(-hi, 0), 0) for lo, hi, _ in padding_config)
+        full = pad(ct, np.zeros((), ct.dtype), uncrop)
+        in_shape = x.aval.shape
+        starts = [max(lo, 0) for lo, _, _ in padding_config]
+        limits = [s + ((n - 1) * (i + 1) + 1 if n > 0 else 0)
+                  for s, n, (_, _, i) in zip(starts, in_shape, padding_config)]
+        strides = [i + 1 for _, _, i in padding_config]
+        res[0] = slice_p_bind(full, starts, limits, strides)
+    if is_undefined(pv):
+        total = reduce_sum(ct, axes=tuple(range(len(ct.shape))))
+        inner = res[0] if res[0] is not None else None
+        if inner is not None:
+            total = sub(total, reduce_sum(inner, axes=tuple(range(len(inner.shape)))))
+        else:
+            # The operand is a constant: its positions carry no padding value.
+            mask = pad(np.zeros(x.shape, ct.dtype), np.ones((), ct.dtype), padding_config)
+            total = reduce_sum(mul(ct, mask), axes=tuple(range(len(ct.shape))))
+        res[1] = total
+    return res
+
+
+deflinear(pad_p, _pad_transpose)
+
 # --------------------------------------------------------------------------- max / min
 
 
@@ -81,7 +130,6 @@ def _chooser_jvp(prim):
     """d max(x) = mean of the tangents at the positions that attain the max (JAX)."""
 
     def jvp(primals, tangents, *, axes):
-        from .elementwise import convert_element_type, div, eq, mul
         (x,), (t,) = primals, tangents
         ans = bind(prim, x, axes=axes)
         if type(t) is Zero or ans.dtype.kind not in "fc":
@@ -141,8 +189,6 @@ def reduce_prod(x, axes):
 def _prod_jvp(primals, tangents, *, axes):
     # d prod = sum_i t_i * prod_{j != i} x_j, with the "product of the others" built from
     # exclusive cumulative products, so zeros in x are handled exactly.
-    from .elementwise import mul
-    from .shape import reshape, transpose
     (x,), (t,) = primals, tangents
     ans = reduce_prod(x, axes)
     if type(t) is Zero or ans.dtype.kind not in "fc":
@@ -159,8 +205,6 @@ def _prod_jvp(primals, tangents, *, axes):
 
 def _exclusive_products(x):
     """For each position along the last axis, the product of all other elements."""
-    from .elementwise import mul
-    from .shape import concatenate, slice_p_bind
     last = x.ndim - 1
     n = x.shape[last]
     ones = np.ones(tuple(x.shape[:-1]) + (1,), x.dtype)
@@ -259,7 +303,6 @@ def _prefix_scan(op, x, axis, reverse):
 
     Its derivative is the derivative of this composition, which is exact where a
     formula like ``cumprod(x) * cumsum(t / x)`` would divide by zero."""
-    from .shape import concatenate, rev, slice_p_bind
     if reverse:
         x = rev(x, (axis,))
     n = x.shape[axis]
@@ -277,7 +320,6 @@ def _prefix_scan(op, x, axis, reverse):
 
 
 def _identity_block(op, shape, dtype):
-    from .elementwise import maximum, minimum, mul
     if op is mul:
         return np.ones(shape, dtype)
     if op is maximum:
@@ -287,11 +329,8 @@ def _identity_block(op, shape, dtype):
     raise AssertionError(op)
 
 
-def _scan_jvp(prim, op_name):
+def _scan_jvp(prim, op):
     def jvp(primals, tangents, *, axis, reverse):
-        from ..interpreters import ad
-        from . import elementwise
-        op = getattr(elementwise, op_name)
         (x,), (t,) = primals, tangents
         ans = bind(prim, x, axis=axis, reverse=reverse)
         if type(t) is Zero or ans.dtype.kind not in "fc":
@@ -301,9 +340,9 @@ def _scan_jvp(prim, op_name):
     jvp_rules[prim] = jvp
 
 
-_scan_jvp(cumprod_p, "mul")
-_scan_jvp(cummax_p, "maximum")
-_scan_jvp(cummin_p, "minimum")
+_scan_jvp(cumprod_p, mul)
+_scan_jvp(cummax_p, maximum)
+_scan_jvp(cummin_p, minimum)
 
 for _p in (reduce_max_p, reduce_min_p, reduce_prod_p, cumprod_p, cummax_p, cummin_p):
     _p.unsupported["transpose"] = f"{_p.name} is not linear"
@@ -350,318 +389,3 @@ batch_rules[argmin_p] = _arg_batch(argmin_p)
 for _p in (cumsum_p, cumprod_p, cummax_p, cummin_p):
     batch_rules[_p] = _cum_batch(_p)
 
-
-# --------------------------------------------------------------------------- Numba lowering
-# Loops over static shapes (see backends/numba/codegen.py and the helpers in shape.py).
-# Only loop nests opened with ``ctx.nest`` may run in parallel, and their iterations
-# write distinct output elements; loops carrying a dependence are serial.
-
-
-def _pairwise_block_py(a, lo, n):
-    """NumPy's ``pairwise_sum`` leaf: 8 accumulators for blocks of at most 128."""
-    b = a[lo:lo + n]  # (indices from 0 up: no negative-index checks, so it vectorizes)
-    if n < 8:
-        res = b[0]
-        for i in range(1, n):
-            res += b[i]
-        return res
-    r0, r1, r2, r3 = b[0], b[1], b[2], b[3]
-    r4, r5, r6, r7 = b[4], b[5], b[6], b[7]
-    stop = n - n % 8
-    for i in range(8, stop, 8):
-        r0 += b[i]
-        r1 += b[i + 1]
-        r2 += b[i + 2]
-        r3 += b[i + 3]
-        r4 += b[i + 4]
-        r5 += b[i + 5]
-        r6 += b[i + 6]
-        r7 += b[i + 7]
-    res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
-    for i in range(stop, n):
-        res += b[i]
-    return res
-
-
-def _pairwise_sum_py(a):
-    """NumPy's pairwise summation of the 1-d ``a`` (its add loop's ``pairwise_sum``:
-    halves rounded down to a multiple of 8 until blocks of 128), so that float sums under
-    jit round exactly as eager ones.  The recursion runs on an explicit stack (a
-    recursive njit function cannot be loaded back from Numba's on-disk cache)."""
-    n = a.shape[0]
-    if n <= 128:
-        return _pairwise_block_nb(a, 0, n)
-    los = np.empty(130, np.int64)
-    sizes = np.empty(130, np.int64)
-    split = np.zeros(130, np.bool_)
-    vals = np.empty(130, a.dtype)
-    top, nv = 0, 0
-    los[0], sizes[0] = 0, n
-    while top >= 0:
-        lo, m = los[top], sizes[top]
-        if m <= 128:
-            vals[nv] = _pairwise_block_nb(a, lo, m)
-            nv += 1
-            top -= 1
-        elif not split[top]:  # visit the left half, then the right half, then add
-            split[top] = True
-            m2 = m // 2
-            m2 -= m2 % 8
-            los[top + 1], sizes[top + 1], split[top + 1] = lo + m2, m - m2, False
-            los[top + 2], sizes[top + 2], split[top + 2] = lo, m2, False
-            top += 2
-        else:
-            vals[nv - 2] = vals[nv - 2] + vals[nv - 1]
-            nv -= 1
-            top -= 1
-    return vals[0]
-
-
-_pairwise_block_nb = None
-_pairwise_sum_nb = None
-
-
-def _pairwise_helper(ctx):
-    global _pairwise_block_nb, _pairwise_sum_nb
-    if _pairwise_sum_nb is None:
-        import numba
-        try:  # Numba's on-disk cache, as for the special functions' kernels
-            block = numba.njit(_pairwise_block_py, cache=True)
-            total = numba.njit(_pairwise_sum_py, cache=True)
-        except RuntimeError:  # pragma: no cover - no usable cache directory
-            block = numba.njit(_pairwise_block_py)
-            total = numba.njit(_pairwise_sum_py)
-        _pairwise_block_nb, _pairwise_sum_nb = block, total
-    return ctx.helper("_zx_pairwise_sum", _pairwise_sum_nb)
-
-
-def _nb_combine(kind, dtype, a, b) -> str:
-    """Source text combining accumulator ``a`` with element ``b`` as NumPy's reduction."""
-    from ..backends.numba.codegen import dtype_name
-    dtype = np.dtype(dtype)
-    t = dtype_name(dtype)
-    if dtype == np.bool_:
-        return f"({a} | {b})" if kind in ("sum", "max") else f"({a} & {b})"
-    if kind == "sum":
-        return f"{t}({a} + {b})"
-    if kind == "prod":
-        return f"{t}({a} * {b})"
-    cmp = ">" if kind == "max" else "<"
-    if dtype.kind == "f":  # NaN propagates, as np.maximum / np.minimum
-        return f"({a} if ({a} {cmp} {b} or {a} != {a}) else {b})"
-    return f"({a} if {a} {cmp} {b} else {b})"
-
-
-def _nb_identity(kind, dtype):
-    dtype = np.dtype(dtype)
-    if kind == "sum":
-        return np.zeros((), dtype)
-    if kind == "prod":
-        return np.ones((), dtype)
-    if dtype == np.bool_:
-        return np.array(kind == "min")
-    if dtype.kind == "f":
-        return np.array(-np.inf if kind == "max" else np.inf, dtype)
-    info = np.iinfo(dtype)
-    return np.array(info.min if kind == "max" else info.max, dtype)
-
-
-def _reduce_lower(kind):
-    def rule(ctx, eqn):
-        from ..backends.numba.codegen import dtype_name, literal_text
-        from .shape import _nb_array, _nb_ix, _nb_scalar, _nb_serial, _nb_shape
-        (x,), (ov,) = eqn.invars, eqn.outvars
-        shape, dtype = x.aval.shape, np.dtype(x.aval.dtype)
-        nd = len(shape)
-        axes = tuple(a for a in eqn.params["axes"] if a < nd)  # a 0-d operand's axis 0
-        out_shape = ov.aval.shape
-        t = dtype_name(dtype)
-        init = literal_text(_nb_identity(kind, dtype), dtype)
-        red = int(np.prod([shape[a] for a in axes], dtype=np.int64))
-        kept = int(np.prod(out_shape, dtype=np.int64))
-        ctx.emit(f"# reduce_{kind} over axes {axes}")
-        if out_shape == ():  # a single result: computed into a scalar local
-            acc = ctx.fresh("acc")
-            if red == 0:
-                ctx.emit(f"{acc} = {init}")
-            elif nd == 0:
-                ctx.emit(f"{acc} = {_nb_combine(kind, dtype, init, _nb_scalar(ctx, x))}")
-            else:
-                flat = ctx.fresh("r")
-                ctx.emit(f"{flat} = np.ascontiguousarray({ctx.name(x)}).reshape(({red},))")
-                if kind == "sum" and dtype.kind == "f" and red >= 8:
-                    psum = _pairwise_helper(ctx)
-                    ctx.emit(f"{acc} = {t}({init} + {psum}({flat}))")
-                else:
-                    j = ctx.fresh("j")
-                    ctx.emit(f"{acc} = {init}")
-                    with _nb_serial(ctx, j, red):
-                        b = ctx.fresh("x")
-                        ctx.emit(f"{b} = {flat}[{j}]")
-                        ctx.emit(f"{acc} = {_nb_combine(kind, dtype, acc, b)}")
-            ctx.bind_scalar(ov, acc)
-            return
-        out = ctx.out(ov)
-        if red == 0 or kept == 0:
-            ctx.emit(f"{out} = np.full({_nb_shape(out_shape)}, {init}, {t})")
-            return
-        xn = _nb_array(ctx, x)
-        if axes == tuple(range(nd - len(axes), nd)):
-            # The reduced axes are the last ones: one contiguous row per output element.
-            rows, flat = ctx.fresh("r"), ctx.fresh("o")
-            ctx.emit(f"{rows} = np.ascontiguousarray({xn}).reshape(({kept}, {red}))")
-            ctx.emit(f"{out} = np.empty({_nb_shape(out_shape)}, {t})")
-            ctx.emit(f"{flat} = {out}.reshape(({kept},))")
-            with ctx.nest((kept,)) as (k,):
-                if kind == "sum" and dtype.kind == "f" and red >= 8:
-                    psum = _pairwise_helper(ctx)
-                    ctx.emit(f"{flat}[{k}] = {t}({init} + {psum}({rows}[{k}]))")
-                    return
-                acc, j = ctx.fresh("acc"), ctx.fresh("j")
-                ctx.emit(f"{acc} = {init}")
-                with _nb_serial(ctx, j, red):
-                    b = ctx.fresh("x")
-                    ctx.emit(f"{b} = {rows}[{k}, {j}]")
-                    ctx.emit(f"{acc} = {_nb_combine(kind, dtype, acc, b)}")
-                ctx.emit(f"{flat}[{k}] = {acc}")
-            return
-        # Otherwise: visit the operand in memory order, accumulating into the output.
-        # Only the kept axes before the first reduced one may run in parallel.
-        ctx.emit(f"{out} = np.full({_nb_shape(out_shape)}, {init}, {t})")
-        lead = axes[0]
-        with ctx.nest(shape[:lead]) as idx:
-            idx = list(idx)
-            opened = []
-            for d in range(lead, nd):
-                loop = _nb_serial(ctx, ctx.fresh("j"), shape[d])
-                idx.append(loop.__enter__())
-                opened.append(loop)
-            o_ix = _nb_ix(i for d, i in enumerate(idx) if d not in axes)
-            a, b = ctx.fresh("a"), ctx.fresh("x")
-            ctx.emit(f"{a} = {out}[{o_ix}]")
-            ctx.emit(f"{b} = {xn}[{_nb_ix(idx)}]")
-            ctx.emit(f"{out}[{o_ix}] = {_nb_combine(kind, dtype, a, b)}")
-            for loop in reversed(opened):
-                loop.__exit__()
-    return rule
-
-
-reduce_sum_p.lower_numba = _reduce_lower("sum")
-reduce_prod_p.lower_numba = _reduce_lower("prod")
-reduce_max_p.lower_numba = _reduce_lower("max")
-reduce_min_p.lower_numba = _reduce_lower("min")
-
-
-def _arg_lower(kind):
-    def rule(ctx, eqn):
-        from ..backends.numba.codegen import dtype_name
-        from .shape import _nb_array, _nb_empty, _nb_ix, _nb_serial
-        (x,), (ov,) = eqn.invars, eqn.outvars
-        axis, index_dtype = eqn.params["axis"], eqn.params["index_dtype"]
-        shape, dtype = x.aval.shape, np.dtype(x.aval.dtype)
-        if shape == ():  # a 0-d operand (axis 0 names the array itself): index 0
-            ctx.bind_scalar(ov, f"{dtype_name(index_dtype)}(0)")
-            return
-        if shape[axis] == 0:
-            raise errors.ShapeError(f"attempt to get {kind} of an empty sequence")
-        ctx.emit(f"# {kind} along axis {axis} (first occurrence; the first NaN wins)")
-        cmp = ">" if kind == "argmax" else "<"
-
-        def better(v, b):  # replace the best b by v: strictly better, or the first NaN
-            if dtype.kind == "f":
-                return f"{b} == {b} and ({v} {cmp} {b} or {v} != {v})"
-            return f"{v} {cmp} {b}"
-        xn = _nb_array(ctx, x)
-        it = dtype_name(index_dtype)
-        n, pre, post = shape[axis], shape[:axis], shape[axis + 1:]
-        if not post:  # the axis is the last one: the running best lives in locals
-            scalar_out = ov.aval.shape == ()
-            out = None if scalar_out else _nb_empty(ctx, ov)
-            if int(np.prod(ov.aval.shape, dtype=np.int64)) == 0:
-                return
-            with ctx.nest(pre) as idx:
-                best, pos, v, j = ctx.fresh("b"), ctx.fresh("p"), ctx.fresh("x"), ctx.fresh("j")
-                ctx.emit(f"{best} = {xn}[{_nb_ix(list(idx) + ['0'])}]")
-                ctx.emit(f"{pos} = 0")
-                with _nb_serial(ctx, j, n, start=1):
-                    ctx.emit(f"{v} = {xn}[{_nb_ix(list(idx) + [j])}]")
-                    ctx.emit(f"if {better(v, best)}:")
-                    ctx.emit(f"    {best} = {v}")
-                    ctx.emit(f"    {pos} = {j}")
-                if scalar_out:
-                    res = ctx.fresh("s")
-                    ctx.emit(f"{res} = {it}({pos})")
-                    ctx.bind_scalar(ov, res)
-                else:
-                    ctx.emit(f"{out}[{_nb_ix(idx)}] = {it}({pos})")
-            return
-        out = _nb_empty(ctx, ov)
-        if int(np.prod(ov.aval.shape, dtype=np.int64)) == 0:
-            return
-        # Otherwise walk the operand in memory order with an array of running bests.
-        best = ctx.fresh("b")
-        ctx.emit(f"{best} = np.empty({tuple(ov.aval.shape)!r}, {dtype_name(dtype)})")
-        with ctx.nest(pre) as pidx:
-            with ctx.nest(post) as qidx:
-                o = _nb_ix(list(pidx) + list(qidx))
-                ctx.emit(f"{best}[{o}] = {xn}[{_nb_ix(list(pidx) + ['0'] + list(qidx))}]")
-                ctx.emit(f"{out}[{o}] = 0")
-            j = ctx.fresh("j")
-            with _nb_serial(ctx, j, n, start=1):
-                with ctx.nest(post) as qidx:
-                    o = _nb_ix(list(pidx) + list(qidx))
-                    v, b = ctx.fresh("x"), ctx.fresh("b")
-                    ctx.emit(f"{v} = {xn}[{_nb_ix(list(pidx) + [j] + list(qidx))}]")
-                    ctx.emit(f"{b} = {best}[{o}]")
-                    ctx.emit(f"if {better(v, b)}:")
-                    ctx.emit(f"    {best}[{o}] = {v}")
-                    ctx.emit(f"    {out}[{o}] = {j}")
-    return rule
-
-
-argmax_p.lower_numba = _arg_lower("argmax")
-argmin_p.lower_numba = _arg_lower("argmin")
-
-
-def _cum_lower(kind):
-    def rule(ctx, eqn):
-        from .shape import _nb_array, _nb_empty, _nb_ix, _nb_scalar, _nb_serial
-        (x,), (ov,) = eqn.invars, eqn.outvars
-        axis, reverse = eqn.params["axis"], eqn.params["reverse"]
-        shape, dtype = x.aval.shape, np.dtype(x.aval.dtype)
-        ctx.emit(f"# cum{kind} along axis {axis}{' (reversed)' if reverse else ''}")
-        if shape == ():  # a 0-d operand: its own running total
-            res = ctx.fresh("s")
-            ctx.emit(f"{res} = {_nb_scalar(ctx, x)}")
-            ctx.bind_scalar(ov, res)
-            return
-        xn = _nb_array(ctx, x)
-        out = _nb_empty(ctx, ov)
-        if int(np.prod(shape, dtype=np.int64)) == 0:
-            return
-        n, pre, post = shape[axis], shape[:axis], shape[axis + 1:]
-        first = str(n - 1) if reverse else "0"
-        # Memory order: the (parallel) leading axes, then the scanned axis, then the rest.
-        with ctx.nest(pre) as pidx:
-            with ctx.nest(post) as qidx:
-                ix = _nb_ix(list(pidx) + [first] + list(qidx))
-                ctx.emit(f"{out}[{ix}] = {xn}[{ix}]")
-            if n > 1:
-                j = ctx.fresh("j")
-                with _nb_serial(ctx, j, n, start=1):
-                    cur, prev = (f"{n - 1} - {j}", f"{n} - {j}") if reverse else \
-                        (j, f"{j} - 1")
-                    with ctx.nest(post) as qidx:
-                        c = _nb_ix(list(pidx) + [cur] + list(qidx))
-                        p = _nb_ix(list(pidx) + [prev] + list(qidx))
-                        a, b = ctx.fresh("a"), ctx.fresh("x")
-                        ctx.emit(f"{a} = {out}[{p}]")
-                        ctx.emit(f"{b} = {xn}[{c}]")
-                        ctx.emit(f"{out}[{c}] = {_nb_combine(kind, dtype, a, b)}")
-    return rule
-
-
-cumsum_p.lower_numba = _cum_lower("sum")
-cumprod_p.lower_numba = _cum_lower("prod")
-cummax_p.lower_numba = _cum_lower("max")
-cummin_p.lower_numba = _cum_lower("min")

@@ -1,10 +1,12 @@
 """Shape primitives: broadcast, reshape, transpose, squeeze, concatenate, reverse, iota,
-with all their rules, and the Numba-lowering helpers (``_nb_*``) other ops modules share.
+with their rules (implementation, shape rule, JVP, transpose, batching, eager VJP).
 
-All but iota are linear in their array operands, so each has a transpose rule; the
-JVP of a linear primitive applies the primitive to the tangents (`deflinear`).  The
-slicing family (slice, pad, dynamic_slice, dynamic_update_slice) lives in `slicing`
-and is re-exported here.
+All but iota are linear in their array operands; the JVP of a linear primitive applies
+the primitive to the tangents (`deflinear`).  The transpose of ``broadcast_in_dim`` is a
+sum, so it is declared with ``reduce_sum`` in `reduce` (a module above this one).  The
+slicing family (slice, pad, dynamic_slice, dynamic_update_slice) lives in `slicing`, a
+module below, and is re-exported here; pad's batching rule, which broadcasts, is
+declared here.  The Numba lowerings are in ``backends/numba/lower_shape.py``.
 """
 
 from __future__ import annotations
@@ -15,9 +17,19 @@ from ... import errors
 from ..core.ad_util import is_undefined
 from ..core.core import Primitive, ShapedArray, bind
 from ._factory import deflinear, not_differentiable
-from ..interpreters.batching import batch_rules
+from .elementwise import add, mul
+from .slicing import (_pad_impl, dynamic_slice, dynamic_slice_p, dynamic_update_slice,
+                      dynamic_update_slice_p, pad, pad_p, slice_p, slice_p_bind)
+from ..interpreters.batching import batch_rules, batch_size_of, bdim_at_front, moveaxis
 from ..interpreters.tape import vjp_rules
 from ..ir.tracing import simplify_rules
+
+__all__ = ["broadcast_in_dim", "reshape", "transpose", "squeeze", "expand_dims",
+           "concatenate", "rev", "iota", "broadcast_in_dim_p", "reshape_p", "transpose_p",
+           "squeeze_p", "concatenate_p", "rev_p", "iota_p",
+           # re-exported from `slicing`
+           "slice_p_bind", "pad", "dynamic_slice", "dynamic_update_slice", "slice_p",
+           "pad_p", "dynamic_slice_p", "dynamic_update_slice_p"]
 
 # --------------------------------------------------------------------------- broadcast
 
@@ -60,18 +72,7 @@ def _bid_summed_axes(in_shape, shape, broadcast_dimensions):
                 if in_shape[src] == 1 and shape[dst] != 1]
     return tuple(sorted(summed + expanded))
 
-
-def _bid_transpose(ct, x, *, shape, broadcast_dimensions):
-    from .reduce import reduce_sum
-    in_shape = x.aval.shape
-    axes = _bid_summed_axes(in_shape, shape, broadcast_dimensions)
-    out = reduce_sum(ct, axes=axes) if axes else ct
-    if tuple(out.shape) != in_shape:
-        out = reshape(out, in_shape)
-    return [out]
-
-
-def _bid_vjp(ct, ans, x, *, shape, broadcast_dimensions):  # _bid_transpose on NumPy values
+def _bid_vjp(ct, ans, x, *, shape, broadcast_dimensions):  # the transpose on NumPy values
     in_shape = x.shape
     axes = _bid_summed_axes(in_shape, shape, broadcast_dimensions)
     out = np.add.reduce(ct, axis=axes, dtype=ct.dtype) if axes else ct
@@ -80,8 +81,8 @@ def _bid_vjp(ct, ans, x, *, shape, broadcast_dimensions):  # _bid_transpose on N
 
 broadcast_in_dim_p.impl = _bid_impl
 broadcast_in_dim_p.abstract_eval = _bid_abstract
-deflinear(broadcast_in_dim_p, _bid_transpose)
 vjp_rules[broadcast_in_dim_p] = (_bid_vjp,)
+# Linear: its JVP and transpose (a reduce_sum) are declared in `reduce`.
 
 # --------------------------------------------------------------------------- reshape
 
@@ -264,7 +265,6 @@ iota_p.abstract_eval = lambda *, dtype, shape, dimension: ShapedArray(shape, dty
 
 
 def _bid_batch(args, dims, *, shape, broadcast_dimensions):
-    from ..interpreters.batching import moveaxis
     (x,), (d,) = args, dims
     x = moveaxis(x, d, 0)
     size = x.shape[0]
@@ -273,7 +273,6 @@ def _bid_batch(args, dims, *, shape, broadcast_dimensions):
 
 
 def _reshape_batch(args, dims, *, new_sizes):
-    from ..interpreters.batching import moveaxis
     x = moveaxis(args[0], dims[0], 0)
     return reshape(x, (x.shape[0],) + tuple(new_sizes)), 0
 
@@ -297,7 +296,6 @@ def _squeeze_batch(args, dims, *, dimensions):
 
 
 def _concat_batch(args, dims, *, dimension):
-    from ..interpreters.batching import batch_size_of, bdim_at_front
     size = batch_size_of(args, dims)
     return concatenate([bdim_at_front(a, d, size) for a, d in zip(args, dims)],
                        dimension + 1), 0
@@ -318,182 +316,28 @@ batch_rules[rev_p] = _rev_batch
 iota_p.unsupported["batch"] = "it has no operands, so it is never mapped"
 
 
-# --------------------------------------------------------------------------- Numba lowering
-# Each rule writes explicit loops over static shapes into a fresh C-contiguous array
-# (see backends/numba/codegen.py).  Loop nests opened with ``ctx.nest`` may become
-# ``prange`` loops: their bodies only write distinct output elements.  Loops that
-# carry a dependence are opened with ``_nb_serial`` and are never parallel.
+# pad is declared in `slicing` (below); its batching rule broadcasts a batched padding
+# value over the padded example, so it is declared here.
+def _pad_batch(args, dims, *, padding_config):
+    (x, pv), (dx, dpv) = args, dims
+    if dpv is None:
+        x = moveaxis(x, dx, 0)
+        return pad(x, pv, ((0, 0, 0),) + tuple(padding_config)), 0
+    # A batched padding value: pad with zeros, then add the value where padding went.
+    size = pv.shape[dpv]
+    dtype = np.dtype(x.dtype)
+    if dx is None:
+        example_shape = tuple(x.shape)
+        x = broadcast_in_dim(x, (size,) + example_shape, tuple(range(1, len(example_shape) + 1)))
+    else:
+        x = moveaxis(x, dx, 0)
+        example_shape = tuple(x.shape[1:])
+    padded = pad(x, np.zeros((), dtype), ((0, 0, 0),) + tuple(padding_config))
+    mask = _pad_impl(np.zeros(example_shape, dtype), np.ones((), dtype),
+                     padding_config=tuple(padding_config))
+    out_shape = tuple(padded.shape)
+    pv_b = broadcast_in_dim(moveaxis(pv, dpv, 0) if pv.ndim else pv, out_shape, (0,))
+    return add(padded, mul(pv_b, mask)), 0
 
 
-def _nb_array(ctx, atom) -> str:
-    """Source name of an operand as an array; a literal or a 0-d value held as a scalar
-    is wrapped once (never inside loops)."""
-    if ctx.is_scalar(atom):
-        name = ctx.fresh("c")
-        ctx.emit(f"{name} = {ctx.name(atom)}")
-        return name
-    return ctx.name(atom)
-
-
-def _nb_scalar(ctx, atom) -> str:
-    """Source text of a 0-d operand's value, read once before any loop."""
-    if ctx.is_scalar(atom):
-        return ctx.scalar(atom)
-    name = ctx.fresh("s")
-    ctx.emit(f"{name} = {ctx.scalar(atom)}")
-    return name
-
-
-class _nb_serial:
-    """``for index in range(start, stop):`` that is never turned into ``prange``."""
-
-    def __init__(self, ctx, index, stop, start=0):
-        self.ctx, self.index, self.stop, self.start = ctx, index, stop, start
-
-    def __enter__(self):
-        rng = f"{self.start}, {self.stop}" if self.start else f"{self.stop}"
-        self.ctx.emit(f"for {self.index} in range({rng}):")
-        self.ctx.level += 1
-        return self.index
-
-    def __exit__(self, *exc):
-        self.ctx.level -= 1
-
-
-def _nb_shape(shape) -> str:
-    return repr(tuple(int(d) for d in shape))
-
-
-def _nb_ix(items) -> str:
-    items = list(items)
-    return ", ".join(items) if items else "()"
-
-
-def _nb_affine(index: str, base: int, step: int = 1) -> str:
-    """Source text of ``base + index * step`` with trivial terms left out."""
-    term = index if step == 1 else f"{index} * {step}"
-    if base == 0:
-        return term
-    return f"{term} + {base}" if base > 0 else f"{term} - {-base}"
-
-
-def _nb_empty(ctx, var, shape=None) -> str:
-    from ..backends.numba.codegen import dtype_name
-    name = ctx.out(var)
-    shape = var.aval.shape if shape is None else shape
-    ctx.emit(f"{name} = np.empty({_nb_shape(shape)}, {dtype_name(var.aval.dtype)})")
-    return name
-
-
-def _nb_copy_loop(ctx, out, out_ix_fn, src, src_ix_fn, shape):
-    """``out[out_ix(i)] = src[src_ix(i)]`` for every index ``i`` of ``shape``."""
-    if int(np.prod(shape, dtype=np.int64)) == 0:
-        return
-    with ctx.nest(shape) as idx:
-        ctx.emit(f"{out}[{_nb_ix(out_ix_fn(idx))}] = {src}[{_nb_ix(src_ix_fn(idx))}]")
-
-
-def _bid_lower(ctx, eqn):
-    (x,), (ov,) = eqn.invars, eqn.outvars
-    shape, bdims = eqn.params["shape"], eqn.params["broadcast_dimensions"]
-    ctx.emit(f"# broadcast_in_dim {x.aval.shape} -> {tuple(shape)}")
-    in_shape = x.aval.shape
-    if in_shape == ():
-        s = _nb_scalar(ctx, x)
-        out = _nb_empty(ctx, ov)
-        if int(np.prod(shape, dtype=np.int64)):
-            with ctx.nest(shape) as idx:
-                ctx.emit(f"{out}[{_nb_ix(idx)}] = {s}")
-        return
-    xn = _nb_array(ctx, x)
-    out = _nb_empty(ctx, ov)
-    _nb_copy_loop(ctx, out, lambda idx: idx, xn,
-                  lambda idx: [idx[dst] if in_shape[src] == shape[dst] else "0"
-                               for src, dst in enumerate(bdims)], shape)
-
-
-def _reshape_like_lower(prim_name):
-    def rule(ctx, eqn):
-        (x,), (ov,) = eqn.invars, eqn.outvars
-        ctx.emit(f"# {prim_name} {x.aval.shape} -> {ov.aval.shape}")
-        if ov.aval.shape == ():  # a single element: held as a scalar
-            name = ctx.fresh("s")
-            ctx.emit(f"{name} = {_nb_scalar(ctx, x)}" if x.aval.shape == () else
-                     f"{name} = {ctx.name(x)}[{_nb_ix(['0'] * len(x.aval.shape))}]")
-            ctx.bind_scalar(ov, name)
-            return
-        xn = _nb_array(ctx, x)
-        out = ctx.out(ov)
-        ctx.emit(f"{out} = np.ascontiguousarray({xn}).reshape({_nb_shape(ov.aval.shape)}).copy()")
-    return rule
-
-
-def _transpose_lower(ctx, eqn):
-    (x,), (ov,) = eqn.invars, eqn.outvars
-    perm = eqn.params["permutation"]
-    ctx.emit(f"# transpose {perm}")
-    xn = _nb_array(ctx, x)
-    out = _nb_empty(ctx, ov)
-
-    def src_ix(idx):
-        src = [None] * len(perm)
-        for k, p in enumerate(perm):
-            src[p] = idx[k]
-        return src
-    _nb_copy_loop(ctx, out, lambda idx: idx, xn, src_ix, ov.aval.shape)
-
-
-def _concat_lower(ctx, eqn):
-    (ov,) = eqn.outvars
-    dim = eqn.params["dimension"]
-    ctx.emit(f"# concatenate along axis {dim}")
-    names = [_nb_array(ctx, x) for x in eqn.invars]
-    out = _nb_empty(ctx, ov)
-    offset = 0
-    for x, xn in zip(eqn.invars, names):
-        shape = x.aval.shape
-
-        def out_ix(idx, offset=offset):
-            return [_nb_affine(i, offset) if d == dim else i for d, i in enumerate(idx)]
-        _nb_copy_loop(ctx, out, out_ix, xn, lambda idx: idx, shape)
-        offset += shape[dim]
-
-
-def _rev_lower(ctx, eqn):
-    (x,), (ov,) = eqn.invars, eqn.outvars
-    dims = eqn.params["dimensions"]
-    shape = x.aval.shape
-    ctx.emit(f"# rev {tuple(dims)}")
-    xn = _nb_array(ctx, x)
-    out = _nb_empty(ctx, ov)
-    _nb_copy_loop(ctx, out, lambda idx: idx, xn,
-                  lambda idx: [f"{shape[d] - 1} - {i}" if d in dims else i
-                               for d, i in enumerate(idx)], shape)
-
-
-def _iota_lower(ctx, eqn):
-    from ..backends.numba.codegen import dtype_name
-    (ov,) = eqn.outvars
-    dim = eqn.params["dimension"]
-    shape = ov.aval.shape
-    ctx.emit(f"# iota along axis {dim}")
-    out = _nb_empty(ctx, ov)
-    if int(np.prod(shape, dtype=np.int64)) == 0:
-        return
-    dt = dtype_name(ov.aval.dtype)
-    with ctx.nest(shape) as idx:
-        ctx.emit(f"{out}[{_nb_ix(idx)}] = {dt}({idx[dim]})")
-
-
-broadcast_in_dim_p.lower_numba = _bid_lower
-reshape_p.lower_numba = _reshape_like_lower("reshape")
-squeeze_p.lower_numba = _reshape_like_lower("squeeze")
-transpose_p.lower_numba = _transpose_lower
-concatenate_p.lower_numba = _concat_lower
-rev_p.lower_numba = _rev_lower
-iota_p.lower_numba = _iota_lower
-
-
-# The slicing family lives in `slicing` (which imports this module's helpers, so this
-# import comes last); re-exported so that ``ops.shape`` keeps offering every shape op.
-from .slicing import (dynamic_slice, dynamic_slice_p, dynamic_update_slice, dynamic_update_slice_p, pad, pad_p, slice_p, slice_p_bind)
+batch_rules[pad_p] = _pad_batch

@@ -4,7 +4,8 @@ Both sort stably along one dimension with NumPy's order (NaNs last; complex numb
 lexicographically).  The derivative of ``sort`` moves the tangent the way the values
 moved: a gather of the tangent by the sorting permutation (``argsort``), which
 transposes to a scatter-add.  Batching sorts along the same dimension of the batched
-operand (the batch dimension stays where it is).
+operand (the batch dimension stays where it is).  The Numba lowering (a stable merge
+sort of each lane) is in ``backends/numba/lower_reduce.py``.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from ... import errors
 from ..core.ad_util import Zero
 from ..core.core import Primitive, ShapedArray, bind
 from ._factory import not_differentiable
-from .indexing import take_along_axis
+from .gather import take_along_axis
 from ..interpreters.ad import jvp_rules
 from ..interpreters.batching import batch_rules
 
@@ -98,127 +99,3 @@ _sort_batch(sort_p)
 _sort_batch(argsort_p)
 
 __all__ = ["sort", "argsort", "sort_p", "argsort_p"]
-
-
-# --------------------------------------------------------------------------- Numba lowering
-# Each 1-d lane along the sorted dimension is copied into a buffer and sorted by a stable
-# merge sort (insertion-sorted runs, then bottom-up merges) on an index permutation, with
-# NumPy's order: NaNs last; complex numbers lexicographically with NumPy's NaN rules.
-
-
-def _lt_real(a, b):
-    return a < b or (b != b and a == a)
-
-
-def _lt_complex(a, b):
-    ar, ai, br, bi = a.real, a.imag, b.real, b.imag
-    if ar < br:
-        return ai == ai or bi != bi
-    if ar > br:
-        return bi != bi and ai == ai
-    if ar == br or (ar != ar and br != br):
-        return ai < bi or (bi != bi and ai == ai)
-    return br != br
-
-
-def _make_argsort(lt):
-    def argsort_lane(a):
-        n = a.shape[0]
-        p = np.arange(n).astype(np.int64)
-        q = np.empty(n, np.int64)
-        run = 16
-        for s in range(0, n, run):
-            e = min(s + run, n)
-            for i in range(s + 1, e):
-                v = p[i]
-                k = i
-                while k > s and lt(a[v], a[p[k - 1]]):
-                    p[k] = p[k - 1]
-                    k -= 1
-                p[k] = v
-        w = run
-        while w < n:
-            for s in range(0, n, 2 * w):
-                m = min(s + w, n)
-                e = min(s + 2 * w, n)
-                i, j, k = s, m, s
-                while i < m and j < e:
-                    if lt(a[p[j]], a[p[i]]):  # strictly smaller: stable
-                        q[k] = p[j]
-                        j += 1
-                    else:
-                        q[k] = p[i]
-                        i += 1
-                    k += 1
-                while i < m:
-                    q[k] = p[i]
-                    i += 1
-                    k += 1
-                while j < e:
-                    q[k] = p[j]
-                    j += 1
-                    k += 1
-            p, q = q, p
-            w *= 2
-        return p
-    return argsort_lane
-
-
-_nb_argsort_cache: dict = {}
-
-
-def _nb_lane_dtype(dtype):
-    """The dtype lanes are sorted in: float64 for every real dtype it holds exactly (the
-    order, NaNs included, is unchanged), so that one compiled sort serves them all."""
-    dtype = np.dtype(dtype)
-    if dtype.kind == "c":
-        return np.dtype(np.complex128)
-    if dtype.kind in "iu" and dtype.itemsize == 8:
-        return dtype
-    return np.dtype(np.float64)
-
-
-def _argsort_helper(ctx, lane_dtype):
-    """The njit-compiled stable argsort of a 1-d lane, registered with the generated module."""
-    complex_ = np.dtype(lane_dtype).kind == "c"
-    name = "_zx_argsort_complex" if complex_ else "_zx_argsort_real"
-    fn = _nb_argsort_cache.get(name)
-    if fn is None:
-        import numba
-        lt = numba.njit(_lt_complex if complex_ else _lt_real, cache=False)
-        fn = _nb_argsort_cache[name] = numba.njit(_make_argsort(lt), cache=False)
-    return ctx.helper(name, fn)
-
-
-def _sort_lower_numba(kind):
-    def rule(ctx, eqn):
-        from ..backends.numba.codegen import dtype_name
-        from .shape import _nb_array, _nb_empty, _nb_ix, _nb_serial
-        (x,), (ov,) = eqn.invars, eqn.outvars
-        dim = eqn.params["dimension"]
-        shape = x.aval.shape
-        ctx.emit(f"# {kind} {x.aval.str_short()} along axis {dim} (stable, NaNs last)")
-        xn = _nb_array(ctx, x)
-        out = _nb_empty(ctx, ov)
-        if int(np.prod(shape, dtype=np.int64)) == 0:
-            return
-        n = shape[dim]
-        lane = _nb_lane_dtype(x.aval.dtype)
-        helper = _argsort_helper(ctx, lane)
-        with ctx.nest(shape[:dim] + shape[dim + 1:]) as idx:
-            pre, post = list(idx[:dim]), list(idx[dim:])
-            buf, perm, j = ctx.fresh("buf"), ctx.fresh("perm"), ctx.fresh("j")
-            ctx.emit(f"{buf} = np.empty({n}, {dtype_name(lane)})")
-            with _nb_serial(ctx, j, n):
-                ctx.emit(f"{buf}[{j}] = {xn}[{_nb_ix(pre + [j] + post)}]")
-            ctx.emit(f"{perm} = {helper}({buf})")
-            with _nb_serial(ctx, j, n):
-                # Sorted values are read back from the operand (its dtype, exactly).
-                val = (f"{xn}[{_nb_ix(pre + [f'{perm}[{j}]'] + post)}]" if kind == "sort"
-                       else f"{perm}[{j}]")
-                ctx.emit(f"{out}[{_nb_ix(pre + [j] + post)}] = {val}")
-    return rule
-
-
-sort_p.lower_numba = _sort_lower_numba("sort")
-argsort_p.lower_numba = _sort_lower_numba("argsort")
