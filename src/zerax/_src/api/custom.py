@@ -18,10 +18,9 @@ import numpy as np
 
 from ... import errors
 from ..core import tree
-from ..core.api_util import as_input
+from ..core.api_util import OutTree, as_input, flatten_fun
 from ..core.core import bind, find_top_trace, get_aval
-from ..ir.ir import convert_constvars
-from ..ir.tracing import fun_name, trace_to_jaxpr
+from ..ir.tracing import fun_name, trace_closed
 from ..ops.custom_calls import custom_jvp_call_p, custom_vjp_call_p, function_call_p, remat_p
 
 
@@ -96,17 +95,14 @@ class custom_jvp:
         top = find_top_trace(leaves)
         if top is None:
             return self.fun(*args)
-        out_tree = []
+        out_tree = OutTree()
 
         def rebuild(diff_vals):
             it = iter(diff_vals)
             return [args[i] if i in nondiff else next(it) for i in range(len(args))]
 
-        def flat_fun(*xs):
-            out = self.fun(*rebuild(tree.tree_unflatten(in_tree, xs)))
-            out_leaves, t = tree.tree_flatten(out)
-            out_tree.append(t)
-            return out_leaves
+        flat_fun = flatten_fun(self.fun, in_tree, out_tree,
+                               apply=lambda fun, diff: fun(*rebuild(diff)))
 
         def flat_jvp(primals, tangents):
             p = tree.tree_unflatten(in_tree, primals)
@@ -118,12 +114,12 @@ class custom_jvp:
                 raise errors.ZeraxTypeError(
                     f"the custom JVP rule of {fun_name(self.fun)} returned a primal output "
                     f"structured {ot} but a tangent output structured {tt}; they must match.")
-            out_tree.append(ot)
+            out_tree.tree = ot
             return out_leaves, [_checked_tangent(self.fun, i, o, t)
                                 for i, (o, t) in enumerate(zip(out_leaves, t_leaves))]
 
         outs = top.process_custom_jvp(custom_jvp_call_p, flat_fun, flat_jvp, leaves, {})
-        return tree.tree_unflatten(out_tree[-1], outs)
+        return tree.tree_unflatten(out_tree.tree, outs)
 
 
 def _checked_tangent(fun, i, primal, tangent):
@@ -269,20 +265,18 @@ def checkpoint(fun, *, prevent_cse: bool = True, policy=None, static_argnums=())
         leaves = [as_input(x, f"argument of {fun_name(fun)}") for x in leaves]
         if find_top_trace(leaves) is None:
             return fun(*args, **kwargs)
-        out_tree = []
-
-        def flat(*xs):
+        def call(fun, dyn_and_kw):
+            dyn, kw = dyn_and_kw
             full = list(args)
-            dyn, kw = tree.tree_unflatten(in_tree, xs)
             for i, v in zip(dyn_idx, dyn):
                 full[i] = v
-            out_leaves, t = tree.tree_flatten(fun(*full, **kw))
-            out_tree.append(t)
-            return out_leaves
+            return fun(*full, **kw)
 
-        closed = trace_to_jaxpr(flat, [get_aval(x) for x in leaves], fun_name(fun))
-        outs = bind(remat_p, *closed.consts, *leaves, jaxpr=convert_constvars(closed.jaxpr))
-        return tree.tree_unflatten(out_tree[0], outs)
+        out_tree = OutTree()
+        flat = flatten_fun(fun, in_tree, out_tree, apply=call)
+        jaxpr, consts = trace_closed(flat, [get_aval(x) for x in leaves], fun_name(fun))
+        outs = bind(remat_p, *consts, *leaves, jaxpr=jaxpr)
+        return tree.tree_unflatten(out_tree.tree, outs)
 
     return checkpointed
 

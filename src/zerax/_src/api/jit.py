@@ -19,7 +19,7 @@ from ... import errors
 from ..backends import backend_for, get_backend
 from ..base.config import config
 from ..core import tree
-from ..core.api_util import as_input
+from ..core.api_util import OutTree, as_input, flatten_fun
 from ..core.array import Array
 from ..core.core import Tracer, bind, get_aval, named_axis_env
 from ..ir.ir import Var
@@ -225,24 +225,25 @@ class JitFunction:
         return key, leaves, in_tree, dyn_pos, dict(st_kw)
 
     def _trace(self, args, kwargs, leaves, in_tree, dyn_pos, st_kw, weak):
-        out_tree = []
+        def call(fun, dyn):
+            dyn_args, dyn_kw = dyn
+            full = list(args)
+            for i, v in zip(dyn_pos, dyn_args):
+                full[i] = v
+            return fun(*full, **dyn_kw, **st_kw)
+
+        out_tree = OutTree()
+        flat_fun = flatten_fun(self.fun, in_tree, out_tree, apply=call)
 
         def flat(*xs):
             for x, w in zip(xs, weak):
                 if w is not None:
                     x._weak_type = w
-            dyn_args, dyn_kw = tree.tree_unflatten(in_tree, xs)
-            full = list(args)
-            for i, v in zip(dyn_pos, dyn_args):
-                full[i] = v
-            out = self.fun(*full, **dyn_kw, **st_kw)
-            out_leaves, t = tree.tree_flatten(out)
-            out_tree.append(t)
-            return [as_input(o, f"output of {self.name}") for o in out_leaves]
+            return [as_input(o, f"output of {self.name}") for o in flat_fun(*xs)]
 
         jaxpr, consts = trace_closed(flat, [get_aval(x) for x in leaves], self.name,
                                      track_source=True)
-        return jaxpr, consts, out_tree[0]
+        return jaxpr, consts, out_tree.tree
 
     def _entry(self, args, kwargs):
         key, leaves, in_tree, dyn_pos, st_kw = self._specialise(args, kwargs)

@@ -1,10 +1,12 @@
-"""Helpers shared by the public transforms: input conversion and argument checks."""
+"""Helpers shared by the transforms: input conversion, argument checks, and
+`flatten_fun` (a function of pytrees as a function of flat leaves)."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from ... import errors
+from . import tree
 from .array import Array
 from .core import Tracer
 
@@ -64,3 +66,39 @@ def normalize_argnums(argnums, nargs: int, fun_name: str):
             f"argnums={argnums!r} names the same argument of {fun_name} more than once; "
             "each argument may appear once.")
     return single, norm
+
+
+class OutTree:
+    """Where a function made by `flatten_fun` leaves its output's tree structure (known
+    once the function has run, typically while it is traced)."""
+
+    __slots__ = ("tree",)
+
+    def __init__(self):
+        self.tree = None
+
+
+def flatten_fun(fun, in_tree, out: OutTree, *, apply=None, has_aux: bool = False):
+    """``fun`` of pytrees as ``flat_fun(*leaves) -> output leaves``: the leaves are
+    rebuilt as ``in_tree``, ``fun`` is called on them (``fun(*rebuilt)``, or
+    ``apply(fun, rebuilt)`` when the rebuilt value is not the argument tuple), and its
+    output is flattened; the output's structure is stored in ``out``.  With ``has_aux``
+    ``fun`` returns ``(output, aux)`` and ``flat_fun`` returns ``(leaves, aux)``.
+
+    >>> from zerax._src.core import tree
+    >>> leaves, in_tree = tree.tree_flatten(((1.0, {"b": 2.0}),))
+    >>> out = OutTree()
+    >>> flat = flatten_fun(lambda p: [p[0] + p[1]["b"]], in_tree, out)
+    >>> flat(*leaves), out.tree
+    ([3.0], PyTreeDef([*]))
+    """
+    def flat_fun(*leaves):
+        args = tree.tree_unflatten(in_tree, list(leaves))
+        res = fun(*args) if apply is None else apply(fun, args)
+        if has_aux:
+            res, aux = res
+            out_leaves, out.tree = tree.tree_flatten(res)
+            return out_leaves, aux
+        out_leaves, out.tree = tree.tree_flatten(res)
+        return out_leaves
+    return flat_fun

@@ -24,7 +24,7 @@ import numpy as np
 
 from ... import errors
 from ..core import tree
-from ..core.api_util import as_input, as_output, normalize_argnums
+from ..core.api_util import OutTree, as_input, as_output, flatten_fun, normalize_argnums
 from ..core.array import Array
 from ..core.ad_util import (  # noqa: F401  (is_undefined: re-exported with the vocabulary)
     UndefinedPrimal, Zero, add_any, instantiate, is_undefined, zeros_for)
@@ -270,18 +270,13 @@ def linearize(fun, *primals, has_aux: bool = False):
     3.0
     """
     leaves, in_tree = _flatten_inputs(primals, "primal")
-    out_tree_box = []
     name = fun_name(fun)
-
-    def flat_fun(*xs):
-        out, aux = split_aux(fun(*tree.tree_unflatten(in_tree, xs)), has_aux, name)
-        out_leaves, out_tree = tree.tree_flatten(out)
-        out_tree_box.append(out_tree)
-        return out_leaves, aux
-
+    out_store = OutTree()
+    flat_fun = flatten_fun(lambda *a: split_aux(fun(*a), has_aux, name), in_tree, out_store,
+                           has_aux=True)
     # f_jvp evaluates the program at every call: prune it once.
     primals_out, lin, aux = linearize_flat(flat_fun, leaves, prune=True)
-    out_tree = out_tree_box[0]
+    out_tree = out_store.tree
 
     def f_jvp(*tangents):
         t_leaves, t_tree = _flatten_tangents(tangents, "tangent")
@@ -416,19 +411,15 @@ def vjp_with(fun, primals, has_aux, eager_tape):
     """`vjp`; ``eager_tape=False`` always linearizes, for callers that pull back under
     another transform anyway (``jacrev`` vmaps the pullback, which a tape would replay)."""
     leaves, in_tree = _flatten_inputs(primals, "primal")
-    out_tree_box = []
-
-    def flat_fun(*xs):
-        out, aux = split_aux(fun(*tree.tree_unflatten(in_tree, xs)), has_aux, fun_name(fun))
-        out_leaves, out_tree = tree.tree_flatten(out)
-        out_tree_box.append(out_tree)
-        return out_leaves, aux
+    out_store = OutTree()
+    flat_fun = flatten_fun(lambda *a: split_aux(fun(*a), has_aux, fun_name(fun)), in_tree,
+                           out_store, has_aux=True)
 
     if eager_tape and _tape.applies(leaves):  # no transform live: the tape (tape.py)
         primals_out, lin, aux = _tape.vjp_flat(flat_fun, leaves, fun_name(fun))
     else:
         primals_out, lin, aux = linearize_flat(flat_fun, leaves, fun_name(fun))
-    out_tree = out_tree_box[0]
+    out_tree = out_store.tree
 
     def f_vjp(ct):
         cts = output_cotangents(ct, out_tree, lin.out_avals,
