@@ -4,7 +4,8 @@ All branches take the same operands (the constants of every branch, then the use
 operands) and return values of the same types.  The JVP evaluates the chosen branch
 for the primal outputs, and a tangent-only version of the branches, linear in the
 tangents, for the tangent outputs; its transpose runs transposed branches.  Under
-vmap a batched index evaluates every branch and selects, as JAX does.
+vmap a batched index evaluates every branch and selects, as JAX does.  The Numba
+lowering is in ``backends/numba/lower_control_flow.py``.
 """
 
 from __future__ import annotations
@@ -16,7 +17,9 @@ from ..core.core import Primitive, bind, get_aval
 from ..ir.ir import convert_constvars, eval_jaxpr
 from ..ir.tracing import trace_to_jaxpr
 from ..interpreters.ad import jvp_rules, transpose_rules
-from ..interpreters.batching import batch_rules
+from ..interpreters.batching import batch_rules, batch_size_of, bdim_at_front, vmap
+from .elementwise import clamp, convert_element_type, ne, select_n
+from .shape import broadcast_in_dim
 
 cond_p = Primitive("cond", multiple_results=True)
 
@@ -112,9 +115,6 @@ def _cond_transpose(cts, index, *args, branches):
 
 
 def _cond_batch(args, dims, *, branches):
-    from ..interpreters.batching import batch_size_of, bdim_at_front, vmap
-    from .elementwise import convert_element_type, select_n
-    from .shape import broadcast_in_dim
     index, *ops = args
     d_index, *d_ops = dims
     size = batch_size_of(args, dims)
@@ -134,48 +134,15 @@ def _cond_batch(args, dims, *, branches):
         shape = tuple(cases[0].shape)
         pred = broadcast_in_dim(idx, shape, (0,)) if len(shape) > 1 else idx
         if len(branches) == 2:
-            from .elementwise import ne
             pred = ne(pred, np.zeros((), pred.dtype))
         selected.append(select_n(pred, *cases))
     return selected, [0] * len(selected)
 
 
 def _clamp_index(idx, n):
-    from .elementwise import clamp
     return clamp(np.zeros((), idx.dtype), idx, np.array(n - 1, idx.dtype))
 
 
 jvp_rules[cond_p] = _cond_jvp
 transpose_rules[cond_p] = _cond_transpose
 batch_rules[cond_p] = _cond_batch
-
-
-# --------------------------------------------------------------------------- Numba lowering
-
-
-def _cond_lower_numba(ctx, eqn):
-    """``if index == 0: ... elif ...``: each branch is inlined and assigns the outputs."""
-    from ..backends.numba.codegen import dtype_name, lower_jaxpr_body
-    branches = eqn.params["branches"]
-    index, *ops = eqn.invars
-    idx = ctx.fresh("b")
-    ctx.emit(f"{idx} = min(max(int({ctx.scalar(index)}), 0), {len(branches) - 1})")
-    outs = [ctx.fresh("o") for _ in eqn.outvars]
-    for k, branch in enumerate(branches):
-        head = "if" if k == 0 else "elif"
-        ctx.emit(f"{head} {idx} == {k}:" if k < len(branches) - 1 else "else:")
-        with ctx.block():
-            refs = lower_jaxpr_body(ctx, branch, [ctx.ref(o) for o in ops])
-            for name, ref, v in zip(outs, refs, eqn.outvars):
-                if v.aval.shape == ():
-                    ctx.emit(f"{name} = {dtype_name(v.aval.dtype)}({ctx.text(ref, True)})")
-                else:
-                    ctx.emit(f"{name} = np.ascontiguousarray({ctx.text(ref, False)})")
-    for v, name in zip(eqn.outvars, outs):
-        if v.aval.shape == ():
-            ctx.bind_scalar(v, name)
-        else:
-            ctx.bind_name(v, name)
-
-
-cond_p.lower_numba = _cond_lower_numba

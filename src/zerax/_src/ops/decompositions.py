@@ -28,9 +28,10 @@ with these primitives and ``dot_general`` (so they are themselves differentiable
 Derivatives are undefined where eigenvalues or singular values repeat (as in JAX).
 Batching moves the batch dimension to the front.  Under ``jit``, a decomposition at
 the top level of a program runs this NumPy implementation on the host between the
-compiled kernels (``on_host``); inside compiled loop or branch bodies, cholesky, lu and
+compiled kernels; inside compiled loop or branch bodies, cholesky, lu and
 triangular_solve are small Numba loop nests, and qr, eigh and svd raise a
-NotSupportedError naming the function (those rules are in ``decompositions_loops``).
+NotSupportedError naming the function (those rules are in
+``backends/numba/lower_decompositions.py``).
 """
 
 from __future__ import annotations
@@ -39,9 +40,15 @@ import numpy as np
 
 from ... import errors
 from ..core.ad_util import Zero, is_undefined
-from ..core.core import Primitive, ShapedArray, bind
+from ..core.api_util import as_input
+from ..core.core import Primitive, ShapedArray, bind, get_aval
+from .elementwise import add, div, mul, neg, sub
+from .indexing import take_along_axis
+from .linalg import dot_general
+from .reduce import reduce_sum
+from .shape import broadcast_in_dim, concatenate, slice_p_bind, transpose
 from ..interpreters.ad import jvp_rules, transpose_rules
-from ..interpreters.batching import batch_rules
+from ..interpreters.batching import batch_rules, bdim_at_front
 
 cholesky_p = Primitive("cholesky")
 triangular_solve_p = Primitive("triangular_solve")
@@ -74,9 +81,7 @@ def _check_matrix(name, aval, square=True):
 
 
 def _as_operand(x, name):
-    from ..core.core import get_aval
     if not hasattr(x, "shape") or not hasattr(x, "dtype"):
-        from ..core.api_util import as_input
         x = as_input(x, f"{name} operand")
     get_aval(x)
     return x
@@ -88,14 +93,12 @@ def _as_operand(x, name):
 
 
 def _mT(x):
-    from .shape import transpose
     nd = len(x.shape)
     return transpose(x, tuple(range(nd - 2)) + (nd - 1, nd - 2))
 
 
 def _mm(a, b):
     """``a @ b`` for stacks with the same leading batch dimensions."""
-    from .linalg import dot_general
     nd = len(a.shape)
     batch = tuple(range(nd - 2))
     return dot_general(a, b, (((nd - 1,), (nd - 2,)), (batch, batch)))
@@ -103,14 +106,12 @@ def _mm(a, b):
 
 def _const_like(x, value):
     """A constant broadcast to ``x``'s shape (its last two axes for a 2-d ``value``)."""
-    from .shape import broadcast_in_dim
     value = np.asarray(value, dtype=x.dtype)
     nd = len(x.shape)
     return broadcast_in_dim(value, tuple(x.shape), tuple(range(nd - value.ndim, nd)))
 
 
 def _masked(x, mask):
-    from .elementwise import mul
     return mul(x, _const_like(x, mask))
 
 
@@ -123,14 +124,12 @@ def _tri(x, k=0, lower=True):
 
 def _diag(x):
     """The diagonals of square matrices ``(..., n, n) -> (..., n)``."""
-    from .reduce import reduce_sum
     n = x.shape[-1]
     return reduce_sum(_masked(x, np.eye(n)), (len(x.shape) - 1,))
 
 
 def _row(v, n_rows):
     """``v`` of shape (..., n) repeated as the rows of (..., n_rows, n)."""
-    from .shape import broadcast_in_dim
     nd = len(v.shape)
     shape = tuple(v.shape[:-1]) + (n_rows, v.shape[-1])
     return broadcast_in_dim(v, shape, tuple(range(nd - 1)) + (nd,))
@@ -138,7 +137,6 @@ def _row(v, n_rows):
 
 def _col(v, n_cols):
     """``v`` of shape (..., n) repeated as the columns of (..., n, n_cols)."""
-    from .shape import broadcast_in_dim
     nd = len(v.shape)
     shape = tuple(v.shape) + (n_cols,)
     return broadcast_in_dim(v, shape, tuple(range(nd)))
@@ -151,7 +149,6 @@ def _diag_embed(v):
 
 def _pairwise_inverse(w):
     """``F`` with ``F_ij = 1 / (w_j - w_i)`` off the diagonal and 0 on it."""
-    from .elementwise import add, div, sub
     n = w.shape[-1]
     eye = _const_like(_row(w, n), np.eye(n))
     diff = add(sub(_row(w, n), _col(w, n)), eye)
@@ -160,13 +157,11 @@ def _pairwise_inverse(w):
 
 def _sym_from(x, lower):
     """The symmetric matrix made of the lower (or upper) triangle of ``x``."""
-    from .elementwise import add
     t = _tri(x, 0, lower)
     return add(t, _mT(_tri(x, -1 if lower else 1, lower)))
 
 
 def _slice_last2(x, rows, cols):
-    from .shape import slice_p_bind
     nd = len(x.shape)
     starts = [0] * (nd - 2) + [rows[0], cols[0]]
     limits = list(x.shape[:-2]) + [rows[1], cols[1]]
@@ -217,7 +212,6 @@ def cholesky(x, *, symmetrize_input: bool = True):
     Array([[2., 0.],
            [1., 2.]], dtype=float64)
     """
-    from .elementwise import add, mul
     x = _as_operand(x, "cholesky")
     _check_matrix("cholesky", x)
     if symmetrize_input:
@@ -274,7 +268,6 @@ def triangular_solve(a, b, *, left_side: bool = False, lower: bool = False,
     Array([[1.],
            [2.]], dtype=float64)
     """
-    from .shape import broadcast_in_dim
     a, b = _as_operand(a, "triangular_solve"), _as_operand(b, "triangular_solve")
     _check_matrix("triangular_solve", a)
     _check_matrix("triangular_solve", b, square=False)
@@ -354,7 +347,6 @@ def _triangular_solve_abstract(a, b, *, left_side, lower, transpose_a, unit_diag
 
 
 def _triangular_solve_jvp(primals, tangents, **params):
-    from .elementwise import neg, sub
     a, b = primals
     a_dot, b_dot = tangents
     x = bind(triangular_solve_p, a, b, **params)
@@ -439,16 +431,12 @@ def _lu_abstract(a):
 
 def _permute_rows(x, perm):
     """``x[..., perm, :]`` for a batched permutation ``perm`` of shape (..., m)."""
-    from .indexing import take_along_axis
-    from .shape import broadcast_in_dim
     nd = len(x.shape)
     idx = broadcast_in_dim(perm, tuple(x.shape), tuple(range(nd - 1)))
     return take_along_axis(x, idx, nd - 2)
 
 
 def _lu_jvp(primals, tangents):
-    from .elementwise import add, sub
-    from .shape import concatenate
     (a,), (a_dot,) = primals, tangents
     lu_, piv, perm = bind(lu_p, a)
     int_zeros = [_zero_of(piv), _zero_of(perm)]
@@ -527,7 +515,6 @@ def _qr_abstract(a, *, full_matrices):
 
 
 def _qr_jvp(primals, tangents, *, full_matrices):
-    from .elementwise import add, sub
     (a,), (a_dot,) = primals, tangents
     q, r = bind(qr_p, a, full_matrices=full_matrices)
     if type(a_dot) is Zero:
@@ -570,7 +557,6 @@ def eigh(x, *, lower: bool = True, symmetrize_input: bool = True,
     >>> w
     Array([1., 3.], dtype=float64)
     """
-    from .elementwise import add, mul
     if subset_by_index is not None:
         raise errors.NotSupportedError("lax.linalg.eigh: subset_by_index is not supported")
     if not sort_eigenvalues:
@@ -602,7 +588,6 @@ def _eigh_abstract(a, *, lower):
 
 
 def _eigh_jvp(primals, tangents, *, lower):
-    from .elementwise import mul
     (a,), (a_dot,) = primals, tangents
     v, w = bind(eigh_p, a, lower=lower)
     if type(a_dot) is Zero:
@@ -682,7 +667,6 @@ def _svd_abstract(a, *, full_matrices, compute_uv):
 
 
 def _svd_jvp(primals, tangents, *, full_matrices, compute_uv):
-    from .elementwise import add, div, mul, sub
     (a,), (a_dot,) = primals, tangents
     if type(a_dot) is Zero:
         outs = bind(svd_p, a, full_matrices=full_matrices, compute_uv=compute_uv)
@@ -725,7 +709,6 @@ svd_p.unsupported["transpose"] = "svd is not linear"
 def _batch_at_front(prim):
     """Every operand's batch dimension moved to the front (unmapped ones broadcast):
     each primitive takes stacks of matrices already."""
-    from ..interpreters.batching import bdim_at_front
 
     def rule(args, dims, **params):
         size = next(a.shape[d] for a, d in zip(args, dims) if d is not None)
@@ -739,12 +722,6 @@ def _batch_at_front(prim):
 for _p in (cholesky_p, triangular_solve_p, lu_p, qr_p, eigh_p, svd_p):
     _batch_at_front(_p)
 
-
-# --------------------------------------------------------------------------- jit
-# On the host at the top level of a jitted program, Numba loop nests inside compiled
-# loop and branch bodies: the rules live in decompositions_loops.
-
-from ..backends.numba import decompositions_loops  # noqa: F401  (registers on_host, lower_numba)
 
 __all__ = [
     "cholesky",

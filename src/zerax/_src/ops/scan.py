@@ -8,7 +8,8 @@ Reverse mode stores what the backward pass needs: the JVP runs a primal scan tha
 also records the carry before each step, and a tangent scan, linear in the tangents,
 that reads those carries; transposing a scan gives a scan in the other direction over
 the transposed body.  Every piece is itself a scan, so derivatives of any order, vmap
-and jit apply to them.
+and jit apply to them.  The Numba lowering is in
+``backends/numba/lower_control_flow.py``.
 """
 
 from __future__ import annotations
@@ -20,7 +21,9 @@ from ..core.core import Primitive, ShapedArray, Tracer, bind, get_aval
 from ..ir.ir import convert_constvars, eval_jaxpr
 from ..ir.tracing import trace_to_jaxpr
 from ..interpreters.ad import jvp_rules, transpose_rules
-from ..interpreters.batching import batch_rules
+from ..interpreters.batching import (batch_rules, batch_size_of, batched_outputs,
+                                     bdim_at_front, example_aval, moveaxis, vmap)
+from .elementwise import add
 
 scan_p = Primitive("scan", multiple_results=True)
 
@@ -209,7 +212,6 @@ def _scan_transpose(cts, *args, jaxpr, length, reverse, num_consts, num_carry, u
         d = list(pull(list(ct_c) + list(ct_y)))
         d_c, d_k, d_x = d[:len(lc_avals)], d[len(lc_avals):len(lc_avals) + num_carry], \
             d[len(lc_avals) + num_carry:]
-        from .elementwise import add
         new_acc = [add(a, g) for a, g in zip(acc, d_c)]
         return list(d_k) + new_acc, d_x
 
@@ -227,7 +229,6 @@ transpose_rules[scan_p] = _scan_transpose
 
 
 def _scan_batch(args, dims, *, jaxpr, length, reverse, num_consts, num_carry, unroll=1):
-    from ..interpreters.batching import batch_size_of, bdim_at_front, moveaxis, vmap
     size = batch_size_of(args, dims)
     consts, init, xs = _split(args, num_consts, num_carry)
     d_c, d_k, d_x = _split(dims, num_consts, num_carry)
@@ -260,7 +261,6 @@ def _scan_batch(args, dims, *, jaxpr, length, reverse, num_consts, num_carry, un
 
 def _batched_outs(jaxpr, consts, init, xs, d_c, d_k, d_x, carry_batched, size):
     """Which body outputs vary over the batch, for the given batched inputs."""
-    from ..interpreters.batching import batched_outputs, example_aval
     ex = ([example_aval(c, d) for c, d in zip(consts, d_c)] +
           [example_aval(c, d) for c, d in zip(init, d_k)] +
           [_slice_aval_of(example_aval(x, d)) for x, d in zip(xs, d_x)])
@@ -273,81 +273,3 @@ def _slice_aval_of(aval):
 
 
 batch_rules[scan_p] = _scan_batch
-
-
-# --------------------------------------------------------------------------- Numba lowering
-
-
-def _scan_lower_numba(ctx, eqn):
-    """A sequential loop; the body is inlined, carries are loop variables and the ys
-    are written into preallocated stacked arrays.
-
-    No step allocates what it returns: a y computed by the body's own loops is written
-    straight into its row of the stacked output, and, when the body computes its array
-    carries itself, each such carry lives in two buffers allocated before the loop
-    (the step writes the new value into the one the old value is not in, then they
-    swap; see `loops.carry_buffers`)."""
-    from ..backends.numba.codegen import dtype_name, lower_jaxpr_body
-    from ..backends.numba.loops import BufferedCarries, start_carries, step_dests, store_row
-    from ..ir.ir import Var
-    p = eqn.params
-    jaxpr, length, nc, nk = p["jaxpr"], p["length"], p["num_consts"], p["num_carry"]
-    args = eqn.invars
-    consts, init, xs = args[:nc], args[nc:nc + nk], args[nc + nk:]
-    carry_avals = jaxpr.out_avals[:nk]
-    ctx.emit(f"# scan over {length} steps{' (reversed)' if p['reverse'] else ''}")
-    carries = start_carries(ctx, carry_avals, [ctx.ref(a) for a in init])
-    ys = []
-    for v in eqn.outvars[nk:]:
-        name = ctx.fresh("ys")
-        ctx.emit(f"{name} = np.empty({tuple(v.aval.shape)!r}, {dtype_name(v.aval.dtype)})")
-        ys.append(name)
-    u = max(1, min(int(p.get("unroll", 1)), length or 1))
-    it, ix = ctx.fresh("it"), ctx.fresh("ix")
-    produced = {v for e in jaxpr.eqns for v in e.outvars}
-    carry_bufs = BufferedCarries(ctx, jaxpr, jaxpr.outvars[:nk], jaxpr.invars[nc:nc + nk],
-                                 carry_avals)
-
-    def one_step(step_index):
-        ctx.emit(f"{ix} = {length - 1} - ({step_index})" if p["reverse"]
-                 else f"{ix} = {step_index}")
-        x_refs = []
-        for x in xs:
-            if len(x.aval.shape) == 1:
-                x_refs.append(("scalar", f"{ctx.name(x)}[{ix}]"))
-            else:   # the step's slice, once (not an indexing per element read)
-                o = ctx.fresh("o")
-                ctx.emit(f"{o} = {ctx.name(x)}[{ix}]")
-                x_refs.append(("array", o))
-        dest = carry_bufs.dests()
-        carry_vars = set(dest)
-        for name, o, aval in zip(ys, jaxpr.outvars[nk:], jaxpr.out_avals[nk:]):
-            if aval.shape != () and type(o) is Var and o in produced and o not in dest:
-                dest[o] = f"{name}[{ix}]"
-        with step_dests(ctx, dest) as used:
-            outs = lower_jaxpr_body(ctx, jaxpr,
-                                    [ctx.ref(c) for c in consts] + carries + x_refs)
-        for name, o, ref, aval in zip(ys, jaxpr.outvars[nk:], outs[nk:],
-                                      jaxpr.out_avals[nk:]):
-            if not (o in used and o not in carry_vars):
-                store_row(ctx, name, ix, ref, aval)
-        carry_bufs.update(ctx, carries, outs[:nk], used)
-
-    main = length - length % u
-    if u > 1:
-        ctx.emit(f"# unrolled {u} times")
-    ctx.emit(f"for {it} in range(0, {main}, {u}):")
-    with ctx.block():
-        for j in range(u):
-            one_step(f"{it} + {j}" if j else it)
-    if main < length:
-        with ctx.serial_loop(it, f"{main}, {length}"):
-            one_step(it)
-    carry_bufs.finish(ctx)
-    for v, ref in zip(eqn.outvars[:nk], carries):
-        ctx.bind_name(v, ref)
-    for v, name in zip(eqn.outvars[nk:], ys):
-        ctx.bind_name(v, name)
-
-
-scan_p.lower_numba = _scan_lower_numba

@@ -7,7 +7,7 @@ in the tangents).  Reverse mode, which JAX refuses for while loops, transposes
 entering each iteration in a growable buffer (or every k-th carry, recomputing the
 rest: ``checkpoint_every``), then runs the transposed body backwards over them.  In
 compiled code, a primal loop whose reverse pass comes later in the same program does
-the recording itself, so the loop runs once.
+the recording itself, so the loop runs once (``backends/numba/lower_control_flow.py``).
 """
 
 from __future__ import annotations
@@ -16,27 +16,30 @@ import numpy as np
 
 from ... import errors
 from ..interpreters.ad import Zero, is_undefined, jvp as ad_jvp, vjp as ad_vjp
-from ..core.core import Primitive, ShapedArray, bind, get_aval
+from ..core.core import Primitive, ShapedArray, bind, concrete_value, get_aval
 from ..ir.ir import convert_constvars, eval_jaxpr
 from ..ir.tracing import trace_to_jaxpr
 from ..interpreters.ad import jvp_rules, transpose_rules
-from ..interpreters.batching import batch_rules
+from ..interpreters.batching import (batch_by_loop, batch_rules, batch_size_of,
+                                     batched_outputs, bdim_at_front, example_aval, vmap)
+from .elementwise import add, mul, select_n
+from .reduce import reduce_max, reduce_sum
+from .shape import broadcast_in_dim
 
 while_p = Primitive("while", multiple_results=True)
 
 
-def _split(args, cond_nconsts, body_nconsts):
+def split_operands(args, cond_nconsts, body_nconsts):
     return (list(args[:cond_nconsts]), list(args[cond_nconsts:cond_nconsts + body_nconsts]),
             list(args[cond_nconsts + body_nconsts:]))
 
 
 def _truth(x) -> bool:
-    from ..core.core import concrete_value
     return bool(concrete_value(x, "the while_loop predicate"))
 
 
 def _while_impl(*args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts, checkpoint_every):
-    cc, bc, carry = _split(args, cond_nconsts, body_nconsts)
+    cc, bc, carry = split_operands(args, cond_nconsts, body_nconsts)
     while _truth(eval_jaxpr(cond_jaxpr, [], *cc, *carry)[0]):
         carry = eval_jaxpr(body_jaxpr, [], *bc, *carry)
     return [np.asarray(c) for c in carry]
@@ -78,8 +81,8 @@ def _while_jvp(primals, tangents, *, cond_jaxpr, body_jaxpr, cond_nconsts, body_
     params = dict(cond_jaxpr=cond_jaxpr, body_jaxpr=body_jaxpr, cond_nconsts=cond_nconsts,
                   body_nconsts=body_nconsts)
     outs = bind(while_p, *primals, checkpoint_every=checkpoint_every, **params)
-    cc, bc, init = _split(primals, cond_nconsts, body_nconsts)
-    _, t_bc, t_init = _split(tangents, cond_nconsts, body_nconsts)
+    cc, bc, init = split_operands(primals, cond_nconsts, body_nconsts)
+    _, t_bc, t_init = split_operands(tangents, cond_nconsts, body_nconsts)
     nz_bc = tuple(type(t) is not Zero and _is_float(c) for t, c in zip(t_bc, bc))
     fc = tuple(_is_float(c) for c in init)
     if not any(nz_bc) and all(type(t) is Zero for t in t_init):
@@ -104,7 +107,7 @@ def _lin_parts(args, cond_nconsts, body_nconsts, nz_bc, fc, n_carry):
     return cc, bc, init, ts[:n_tbc], ts[n_tbc:]
 
 
-def _joint_tangent(args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts, nz_bc, fc):
+def joint_tangent(args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts, nz_bc, fc):
     """Primal and tangent loops run together, as one while loop; returns the tangents."""
     n_carry = len(body_jaxpr.outvars)
     cc, bc, init, t_bc, t_init = _lin_parts(args, cond_nconsts, body_nconsts, nz_bc, fc,
@@ -132,7 +135,7 @@ def _lin_abstract(*avals, body_jaxpr, fc, **params):
 
 def _lin_impl(*args, **params):
     params.pop("checkpoint_every")
-    return [np.asarray(t) for t in _joint_tangent(args, **params)]
+    return [np.asarray(t) for t in joint_tangent(args, **params)]
 
 
 def _lin_jvp(primals, tangents, **params):
@@ -140,15 +143,14 @@ def _lin_jvp(primals, tangents, **params):
     p.pop("checkpoint_every")
     outs = bind(while_lin_p, *primals, **params)
     tans = [_zeros(get_aval(x)) if type(t) is Zero else t for t, x in zip(tangents, primals)]
-    _, t_out = ad_jvp(lambda *a: _joint_tangent(a, **p), tuple(primals), tuple(tans))
+    _, t_out = ad_jvp(lambda *a: joint_tangent(a, **p), tuple(primals), tuple(tans))
     return outs, list(t_out)
 
 
 def _lin_batch(args, dims, **params):
-    from ..interpreters.batching import vmap
     p = dict(params)
     p.pop("checkpoint_every")
-    outs = vmap(lambda *a: _joint_tangent(a, **p), in_axes=tuple(dims))(*args)
+    outs = vmap(lambda *a: joint_tangent(a, **p), in_axes=tuple(dims))(*args)
     return list(outs), [0] * len(outs)
 
 
@@ -177,7 +179,7 @@ transpose_rules[while_lin_p] = _lin_transpose
 while_transpose_p = Primitive("while_transpose", multiple_results=True)
 
 
-def _bwd_program(body_jaxpr, body_nconsts, nz_bc, fc, bc_avals, carry_avals):
+def bwd_program(body_jaxpr, body_nconsts, nz_bc, fc, bc_avals, carry_avals):
     """``(body consts, carry, carry cotangent) -> (cotangents of the differentiated
     consts, cotangent of the carry before the step)``, traced once."""
     n_bc = body_nconsts
@@ -204,11 +206,10 @@ def _bwd_program(body_jaxpr, body_nconsts, nz_bc, fc, bc_avals, carry_avals):
 def _transpose_impl_fn(args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts, nz_bc, fc,
                        checkpoint_every):
     """The reverse pass, in zerax operations (so it can itself be differentiated)."""
-    from .elementwise import add
     n_carry = len(body_jaxpr.outvars)
-    cc, bc, rest = _split(args, cond_nconsts, body_nconsts)
+    cc, bc, rest = split_operands(args, cond_nconsts, body_nconsts)
     init, ct = list(rest[:n_carry]), list(rest[n_carry:])
-    bwd = _bwd_program(body_jaxpr, body_nconsts, nz_bc, fc, [get_aval(c) for c in bc],
+    bwd = bwd_program(body_jaxpr, body_nconsts, nz_bc, fc, [get_aval(c) for c in bc],
                        [get_aval(c) for c in init])
     k = max(1, int(checkpoint_every))
 
@@ -261,8 +262,6 @@ def _transpose_jvp(primals, tangents, *, cond_jaxpr, body_jaxpr, cond_nconsts, b
     With concrete operands the reverse pass is instead differentiated as it runs (its
     Python loop, `_transpose_impl_fn`): the result is then made of ordinary operations,
     which a further reverse pass can transpose (``grad(grad(f))``)."""
-    from .elementwise import add, mul
-    from .reduce import reduce_sum
     params = {"cond_jaxpr": cond_jaxpr, "body_jaxpr": body_jaxpr,
               "cond_nconsts": cond_nconsts, "body_nconsts": body_nconsts, "nz_bc": nz_bc,
               "fc": fc, "checkpoint_every": checkpoint_every}
@@ -276,7 +275,7 @@ def _transpose_jvp(primals, tangents, *, cond_jaxpr, body_jaxpr, cond_nconsts, b
     outs = bind(while_transpose_p, *primals, **params)
     n_carry = len(body_jaxpr.outvars)
     n_fixed = cond_nconsts + body_nconsts + n_carry
-    cc, bc, init = _split(primals[:n_fixed], cond_nconsts, body_nconsts)
+    cc, bc, init = split_operands(primals[:n_fixed], cond_nconsts, body_nconsts)
     ct = list(primals[n_fixed:])
     t_bc = tangents[cond_nconsts:cond_nconsts + body_nconsts]
     t_init, t_ct = tangents[cond_nconsts + body_nconsts:n_fixed], tangents[n_fixed:]
@@ -319,7 +318,6 @@ def _transpose_jvp(primals, tangents, *, cond_jaxpr, body_jaxpr, cond_nconsts, b
 
 
 def _transpose_batch(args, dims, **params):
-    from ..interpreters.batching import batch_by_loop
     # Each batch member may run a different number of iterations.
     return batch_by_loop(while_transpose_p, args, dims, params)
 
@@ -339,13 +337,9 @@ while_p.unsupported["transpose"] = "it is never linear; while_lin is transposed 
 
 def _while_batch(args, dims, *, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts,
                  checkpoint_every):
-    from ..interpreters.batching import batch_size_of, bdim_at_front, vmap
-    from .elementwise import select_n
-    from .reduce import reduce_max
-    from .shape import broadcast_in_dim
     size = batch_size_of(args, dims)
-    cc, bc, init = _split(args, cond_nconsts, body_nconsts)
-    d_cc, d_bc, d_k = _split(dims, cond_nconsts, body_nconsts)
+    cc, bc, init = split_operands(args, cond_nconsts, body_nconsts)
+    d_cc, d_bc, d_k = split_operands(dims, cond_nconsts, body_nconsts)
     n = len(init)
     batched = [d is not None for d in d_k]
     cc0 = [c if d is None else bdim_at_front(c, d, size) for c, d in zip(cc, d_cc)]
@@ -353,7 +347,6 @@ def _while_batch(args, dims, *, cond_jaxpr, body_jaxpr, cond_nconsts, body_ncons
     ax_cc = tuple(None if d is None else 0 for d in d_cc)
     ax_bc = tuple(None if d is None else 0 for d in d_bc)
 
-    from ..interpreters.batching import batched_outputs, example_aval
     ex_cc = [example_aval(c, d) for c, d in zip(cc, d_cc)]
     ex_bc = [example_aval(c, d) for c, d in zip(bc, d_bc)]
     ex_k = [example_aval(c, d) for c, d in zip(init, d_k)]
@@ -401,241 +394,3 @@ def _while_batch(args, dims, *, cond_jaxpr, body_jaxpr, cond_nconsts, body_ncons
 
 jvp_rules[while_p] = _while_jvp
 batch_rules[while_p] = _while_batch
-
-
-# --------------------------------------------------------------------------- Numba lowering
-
-
-def _start_buffers(ctx, body, n_consts, avals):
-    from ..backends.numba.loops import BufferedCarries
-    return BufferedCarries(ctx, body, body.outvars, body.invars[n_consts:], avals)
-
-
-def _record_key(eqn):
-    """What identifies a while loop's forward pass: its programs, operands and policy."""
-    from ..ir.ir import Literal
-    p = eqn.params
-    n = p["cond_nconsts"] + p["body_nconsts"] + len(p["body_jaxpr"].outvars)
-    return (id(p["cond_jaxpr"]), id(p["body_jaxpr"]), max(1, int(p["checkpoint_every"])),
-            tuple((str(a.aval), repr(a.val)) if type(a) is Literal else id(a)
-                  for a in eqn.invars[:n]))
-
-
-def _reversed_later(ctx, eqn) -> bool:
-    """Whether the program being lowered reverses this loop after it (``jit(grad(f))``
-    binds the primal while, then while_transpose of the same loop): then the primal
-    loop records the carries, and the reverse pass does not run the loop again."""
-    eqns = ctx.body.eqns if ctx.body is not None else []
-    later = eqns[next((i for i, e in enumerate(eqns) if e is eqn), len(eqns)) + 1:]
-    key = _record_key(eqn)
-    return any(e.primitive is while_transpose_p and _record_key(e) == key for e in later)
-
-
-def _while_lower_numba(ctx, eqn):
-    from ..backends.numba.codegen import lower_jaxpr_body
-    from ..backends.numba.loops import start_carries
-    p = eqn.params
-    cc, bc, init = _split(eqn.invars, p["cond_nconsts"], p["body_nconsts"])
-    body = p["body_jaxpr"]
-    avals = body.out_avals
-    if _reversed_later(ctx, eqn):
-        carries, recorded = _record_forward(ctx, eqn)
-        ctx.recorded[_record_key(eqn)] = recorded
-    else:
-        ctx.emit("# while_loop")
-        carries = start_carries(ctx, avals, [ctx.ref(a) for a in init])
-        bufs = _start_buffers(ctx, body, p["body_nconsts"], avals)
-        ctx.emit("while True:")
-        with ctx.block():
-            (pred,) = lower_jaxpr_body(ctx, p["cond_jaxpr"],
-                                       [ctx.ref(c) for c in cc] + carries)
-            ctx.emit(f"if not {ctx.text(pred, True)}:")
-            with ctx.block():
-                ctx.emit("break")
-            _step(ctx, bufs, body, [ctx.ref(c) for c in bc], carries)
-        bufs.finish(ctx)
-    for v, ref in zip(eqn.outvars, carries):
-        ctx.bind_name(v, ref)
-
-
-def _step(ctx, bufs, body, bc_refs, carries):
-    """Lower one step of a while body, its array carries written into the two buffers
-    of ``bufs`` (see `loops.BufferedCarries`): no step allocates them."""
-    from ..backends.numba.codegen import lower_jaxpr_body
-    from ..backends.numba.loops import step_dests
-    with step_dests(ctx, bufs.dests()) as used:
-        outs = lower_jaxpr_body(ctx, body, bc_refs + carries)
-    bufs.update(ctx, carries, outs, used)
-
-
-def _lin_lower_numba(ctx, eqn):
-    """Forward mode: the joint primal-and-tangent loop, traced and inlined."""
-    from ..backends.numba.codegen import inline_closed
-    params = dict(eqn.params)
-    params.pop("checkpoint_every")
-    avals = [a.aval for a in eqn.invars]
-    closed = trace_to_jaxpr(lambda *a: _joint_tangent(a, **params), avals, "while_jvp")
-    outs = inline_closed(ctx, closed, [ctx.ref(a) for a in eqn.invars])
-    for v, ref in zip(eqn.outvars, outs):
-        ctx.bind_name(v, ref)
-
-
-def _store_rows(ctx, bufs, index, refs, avals):
-    from ..backends.numba.loops import store_row
-    for b, ref, a in zip(bufs, refs, avals):
-        store_row(ctx, b, index, ref, a)
-
-
-def _alloc_rows(ctx, size, avals, prefix):
-    from ..backends.numba.codegen import dtype_name
-    names = []
-    for a in avals:
-        b = ctx.fresh(prefix)
-        ctx.emit(f"{b} = np.empty(({size},) + {tuple(a.shape)!r}, {dtype_name(a.dtype)})")
-        names.append(b)
-    return names
-
-
-def _record_forward(ctx, eqn):
-    """The loop of a while or while_transpose equation, keeping every k-th carry in a
-    growable buffer (its capacity doubles when full).  Returns the final carries and
-    (buffers, name of the step count)."""
-    from ..backends.numba.codegen import dtype_name, lower_jaxpr_body
-    from ..backends.numba.loops import copy_rows, start_carries
-    p = eqn.params
-    body = p["body_jaxpr"]
-    k = max(1, int(p["checkpoint_every"]))
-    cc, bc, rest = _split(eqn.invars, p["cond_nconsts"], p["body_nconsts"])
-    init = rest[:len(body.outvars)]
-    avals = body.out_avals
-    ctx.emit(f"# while_loop, reverse mode: forward pass keeping every {k}-th carry")
-    carries = start_carries(ctx, avals, [ctx.ref(a) for a in init])
-    cap, n = ctx.fresh("cap"), ctx.fresh("steps")
-    ctx.emit(f"{cap} = 16")
-    ctx.emit(f"{n} = 0")
-    bufs = _alloc_rows(ctx, cap, avals, "buf")
-    carry_bufs = _start_buffers(ctx, body, p["body_nconsts"], avals)
-    ctx.emit("while True:")
-    with ctx.block():
-        (pred,) = lower_jaxpr_body(ctx, p["cond_jaxpr"], [ctx.ref(c) for c in cc] + carries)
-        ctx.emit(f"if not {ctx.text(pred, True)}:")
-        with ctx.block():
-            ctx.emit("break")
-        ctx.emit(f"if {n} % {k} == 0:")
-        with ctx.block():
-            ctx.emit(f"if {n} // {k} == {cap}:")
-            with ctx.block():
-                for b, a in zip(bufs, avals):
-                    t = ctx.fresh("grown")
-                    ctx.emit(f"{t} = np.empty((2 * {cap},) + {tuple(a.shape)!r}, "
-                             f"{dtype_name(a.dtype)})")
-                    copy_rows(ctx, t, b, cap, tuple(a.shape))
-                    ctx.emit(f"{b} = {t}")
-                ctx.emit(f"{cap} = 2 * {cap}")
-            _store_rows(ctx, bufs, f"{n} // {k}", carries, avals)
-        _step(ctx, carry_bufs, body, [ctx.ref(c) for c in bc], carries)
-        ctx.emit(f"{n} += 1")
-    carry_bufs.finish(ctx)
-    return carries, (bufs, n)
-
-
-def _transpose_lower_numba(ctx, eqn):
-    """Reverse mode: the forward pass recorded every k-th carry (`_record_forward`, run
-    here unless the primal loop of this program already did), then, segment by segment
-    from the last, recompute the segment's carries and run the transposed body
-    backwards over them."""
-    from ..backends.numba.codegen import dtype_name, inline_closed, lower_jaxpr_body
-    from ..backends.numba.loops import BufferedCarries, slice_ref, start_carries, step_dests
-    from ..ir.ir import Var
-    p = eqn.params
-    body = p["body_jaxpr"]
-    k = max(1, int(p["checkpoint_every"]))
-    n_carry = len(body.outvars)
-    cc, bc, rest = _split(eqn.invars, p["cond_nconsts"], p["body_nconsts"])
-    cts = rest[n_carry:]
-    avals = body.out_avals
-    bc_refs = [ctx.ref(c) for c in bc]
-    recorded = ctx.recorded.pop(_record_key(eqn), None)
-    if recorded is None:
-        _, recorded = _record_forward(ctx, eqn)
-    bufs, n = recorded
-
-    def alloc(size, prefix):
-        return _alloc_rows(ctx, size, avals, prefix)
-
-    def store(bufs, index, refs):
-        _store_rows(ctx, bufs, index, refs, avals)
-
-    ctx.emit("# backward pass, segment by segment")
-    bwd = _bwd_program(body, p["body_nconsts"], p["nz_bc"], p["fc"],
-                       [a.aval for a in bc], list(avals))
-    acc_avals = [a.aval for a, m in zip(bc, p["nz_bc"]) if m]
-    ct_avals = [a for a, f in zip(avals, p["fc"]) if f]
-    acc = []
-    for a in acc_avals:
-        name = ctx.fresh("acc")
-        if a.shape == ():
-            ctx.emit(f"{name} = {dtype_name(a.dtype)}(0)")
-            acc.append(("scalar", name))
-        else:
-            ctx.emit(f"{name} = np.zeros({tuple(a.shape)!r}, {dtype_name(a.dtype)})")
-            acc.append(("array", name))
-    ct = start_carries(ctx, ct_avals, [ctx.ref(c) for c in cts], "ct")
-    # No step allocates: the carry cotangents live in two buffers each, and the
-    # gradient contributions are written into scratch arrays and added in place into
-    # the accumulators (arrays of this kernel's own, from np.zeros above).
-    n_acc, n_bc = len(acc), len(bc)
-    bwd_outs = bwd.jaxpr.outvars
-    ct_bufs = BufferedCarries(ctx, bwd.jaxpr, bwd_outs[n_acc:],
-                              bwd.jaxpr.invars[n_bc + n_carry:], ct_avals)
-    produced = {v for e in bwd.jaxpr.eqns for v in e.outvars}
-    scratch = {}
-    for o, a in zip(bwd_outs[:n_acc], acc_avals):
-        if a.shape != () and type(o) is Var and o in produced and o not in scratch:
-            scratch[o] = ctx.fresh("da")
-            ctx.emit(f"{scratch[o]} = np.empty({tuple(a.shape)!r}, {dtype_name(a.dtype)})")
-    seg_bufs = alloc(k, "seg")
-    seg, count, j = ctx.fresh("segment"), ctx.fresh("count"), ctx.fresh("j")
-    ctx.emit(f"for {seg} in range(({n} + {k} - 1) // {k} - 1, -1, -1):")
-    with ctx.block():
-        ctx.emit(f"{count} = min({k}, {n} - {seg} * {k})")
-        # recompute the segment's carries from its checkpoint
-        first = [slice_ref(ctx, b, seg, _stacked(a)) for b, a in zip(bufs, avals)]
-        store(seg_bufs, 0, first)
-        ctx.emit(f"for {j} in range(1, {count}):")
-        with ctx.block():
-            prev = [slice_ref(ctx, b, f"{j} - 1", _stacked(a)) for b, a in zip(seg_bufs, avals)]
-            outs = lower_jaxpr_body(ctx, body, bc_refs + prev)
-            store(seg_bufs, j, outs)
-        ctx.emit(f"for {j} in range({count} - 1, -1, -1):")
-        with ctx.block():
-            carry_refs = [slice_ref(ctx, b, j, _stacked(a)) for b, a in zip(seg_bufs, avals)]
-            dest = ct_bufs.dests()
-            for o, name in scratch.items():
-                dest.setdefault(o, name)
-            with step_dests(ctx, dest) as used:
-                d = inline_closed(ctx, bwd, bc_refs + carry_refs + ct)
-            for ref, dref, a in zip(acc, d[:n_acc], acc_avals):
-                if a.shape == ():
-                    ctx.emit(f"{ref[1]} = {dtype_name(a.dtype)}({ref[1]} + "
-                             f"{ctx.text(dref, True)})")
-                    continue
-                whole = dref[0] == "array"   # else one value for every element
-                src = ctx.text(dref, not whole)
-                with ctx.nest(a.shape, parallel=False) as idx:
-                    ix = ", ".join(idx)
-                    ctx.emit(f"{ref[1]}[{ix}] += {src}[{ix}]" if whole
-                             else f"{ref[1]}[{ix}] += {src}")
-            ct_bufs.update(ctx, ct, list(d[n_acc:]), used)
-    ct_bufs.finish(ctx)
-    for v, ref in zip(eqn.outvars, acc + ct):
-        ctx.bind_name(v, ref)
-
-
-def _stacked(aval):
-    return ShapedArray((1,) + tuple(aval.shape), aval.dtype)
-
-
-while_p.lower_numba = _while_lower_numba
-while_lin_p.lower_numba = _lin_lower_numba
-while_transpose_p.lower_numba = _transpose_lower_numba

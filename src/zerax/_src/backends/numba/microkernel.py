@@ -1,6 +1,6 @@
 """Register-tiled float64 product kernels for generated loops.
 
-A product written as Numba loops (``ops/linalg.py``, `_ProductLoops`) streams each output
+A product written as Numba loops (``lower_linalg.py``, `_ProductLoops`) streams each output
 row through memory once per few contraction steps; LLVM does not keep a tile of the
 output in vector registers across the whole contraction, which is what makes BLAS fast.
 `product_tile` emits exactly that, as a Numba intrinsic written in LLVM IR:

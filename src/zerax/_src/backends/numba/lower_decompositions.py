@@ -1,12 +1,10 @@
-"""Matrix decompositions under ``jit``: where each of them runs in a compiled program.
+"""Matrix decompositions under ``jit`` (``ops/decompositions.py``): where each runs.
 
 At the top level of a jitted program a decomposition is a call to its NumPy
-implementation (``zerax._src.ops.decompositions``) from the Python glue between the
-Numba kernels (codegen's ``on_host``).  Inside compiled loop and branch bodies,
-cholesky, lu and triangular_solve are the Numba loop nests below (helpers compiled once,
-on first use); qr, eigh and svd are not available there and raise a NotSupportedError
-naming the function.  Imported by ``decompositions`` itself, which declares the
-primitives: these are their ``on_host`` and ``lower_numba`` rules.
+implementation from the Python glue between the Numba kernels (``host_rules``).
+Inside compiled loop and branch bodies, cholesky, lu and triangular_solve are the
+Numba loop nests below (helpers compiled once, on first use); qr, eigh and svd are not
+available there and raise a NotSupportedError naming the function.
 """
 
 from __future__ import annotations
@@ -14,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...ops.decompositions import cholesky_p, eigh_p, lu_p, qr_p, svd_p, triangular_solve_p
+from .rules import host_rules, lowering_rules
 
 
 def _always(eqn) -> bool:
@@ -21,7 +20,7 @@ def _always(eqn) -> bool:
 
 
 for _p in (cholesky_p, triangular_solve_p, lu_p, qr_p, eigh_p, svd_p):
-    _p.on_host = _always
+    host_rules[_p] = _always
 
 
 def _nb_cholesky(a):
@@ -164,9 +163,9 @@ def _triangular_solve_lower_numba(ctx, eqn):
     _nb_bind(ctx, eqn.outvars[0], f"{_nb_helper(ctx, _nb_triangular_solve)}({a}, {b}, {flags})")
 
 
-cholesky_p.lower_numba = _cholesky_lower_numba
-lu_p.lower_numba = _lu_lower_numba
-triangular_solve_p.lower_numba = _triangular_solve_lower_numba
+lowering_rules[cholesky_p] = _cholesky_lower_numba
+lowering_rules[lu_p] = _lu_lower_numba
+lowering_rules[triangular_solve_p] = _triangular_solve_lower_numba
 for _p, _fn in ((qr_p, "qr"), (eigh_p, "eigh"), (svd_p, "svd")):
     _p.unsupported["lower_numba"] = (
         f"{_fn} is not available inside a compiled loop or branch body (scan, fori_loop, "
