@@ -13,3 +13,32 @@ settings.register_profile("default", deadline=None, max_examples=30)
 # CI draws the same examples every run, so its verdict is reproducible here.
 settings.register_profile("ci", deadline=None, max_examples=30, derandomize=True)
 settings.load_profile("ci" if os.environ.get("CI") else "default")
+
+
+# --------------------------------------------------------------------------- backends
+# Tests of compiled programs take the ``backend`` fixture: they run once per registered
+# backend (``zerax._src.backends``), skipped where the backend cannot load here (CuPy
+# without a GPU).  One test module per op group, never a copied file per backend.
+
+import pytest  # noqa: E402
+
+
+def _backend_names():
+    from zerax._src import backends
+    return sorted(backends._MODULES)
+
+
+@pytest.fixture(params=_backend_names())
+def backend(request):
+    import zerax as zx
+    from zerax._src import backends
+    try:
+        backends.get_backend(request.param)
+    except ImportError as e:  # an optional backend whose library or device is missing
+        pytest.skip(f"backend {request.param!r} is not available here: {e}")
+    old = zx.config.backend
+    zx.config.update("backend", request.param)
+    try:
+        yield request.param
+    finally:
+        zx.config.update("backend", old)

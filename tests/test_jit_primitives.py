@@ -1,4 +1,5 @@
-"""Every elementwise primitive under jit equals its eager (NumPy) result.
+"""Every elementwise primitive under jit equals its eager (NumPy) result, on every backend
+(the ``backend`` fixture of conftest.py).
 
 Each family is one jitted program returning many results, so the suite compiles few
 programs; the registry test checks that every primitive can be compiled (or says why
@@ -8,8 +9,7 @@ import numpy as np
 import pytest
 
 import zerax as zx
-from zerax._src.core.core import all_primitives, bind
-from zerax._src.backends.numba.rules import lowering_of, scalar_rule_of
+from zerax._src.core.core import all_primitives, bind, rule_tables
 
 PRIMS = all_primitives()
 
@@ -60,7 +60,7 @@ def _compare(got, want):
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
-def test_unary_float_primitives_under_jit(dtype):
+def test_unary_float_primitives_under_jit(dtype, backend):
     rng = np.random.default_rng(0)
     # values inside every function's domain, plus a 0-d case in the same program
     x = rng.uniform(0.15, 0.85, size=(3, 4)).astype(dtype)
@@ -68,14 +68,14 @@ def test_unary_float_primitives_under_jit(dtype):
         _compare(zx.jit(_unary_program)(x), _unary_program(x))
 
 
-def test_unary_on_scalars_and_special_values_under_jit():
+def test_unary_on_scalars_and_special_values_under_jit(backend):
     x = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0, -1.0, 2.5])
     with np.errstate(all="ignore"):
         _compare(zx.jit(_unary_program)(x), _unary_program(x))
         _compare(zx.jit(_unary_program)(np.float64(0.3)), _unary_program(np.float64(0.3)))
 
 
-def test_float_binary_primitives_under_jit():
+def test_float_binary_primitives_under_jit(backend):
     rng = np.random.default_rng(1)
     x = rng.uniform(0.1, 3.0, size=(5,))
     y = np.concatenate([rng.uniform(0.5, 2.0, size=(3,)), [np.nan, np.inf]])
@@ -85,13 +85,13 @@ def test_float_binary_primitives_under_jit():
 
 
 @pytest.mark.parametrize("dtype", [np.int32, np.int64])
-def test_int_binary_primitives_under_jit(dtype):
+def test_int_binary_primitives_under_jit(dtype, backend):
     x = np.array([-7, -1, 0, 3, 12], dtype)
     y = np.array([2, 3, 5, 1, 4], dtype)
     _compare(zx.jit(_int_binary_program)(x, y), _int_binary_program(x, y))
 
 
-def test_bool_logic_under_jit():
+def test_bool_logic_under_jit(backend):
     p = np.array([True, False, True, False])
     q = np.array([True, True, False, False])
     f = lambda a, b: (bind(PRIMS["and"], a, b), bind(PRIMS["or"], a, b),  # noqa: E731
@@ -99,14 +99,14 @@ def test_bool_logic_under_jit():
     _compare(zx.jit(f)(p, q), f(p, q))
 
 
-def test_select_clamp_convert_under_jit():
+def test_select_clamp_convert_under_jit(backend):
     rng = np.random.default_rng(2)
     x, y = rng.standard_normal(6), rng.standard_normal(6)
     p, i = x > 0, np.array([0, 1, 2, 2, 1, 0], np.int32)
     _compare(zx.jit(_select_convert_program)(p, x, y, i), _select_convert_program(p, x, y, i))
 
 
-def test_dot_general_variants_under_jit():
+def test_dot_general_variants_under_jit(backend):
     from zerax.lax import dot_general
     rng = np.random.default_rng(3)
     a, b = rng.standard_normal((2, 3, 4)), rng.standard_normal((2, 4, 5))
@@ -125,10 +125,9 @@ def test_dot_general_variants_under_jit():
     _compare(zx.jit(in_loop)(a, b), in_loop(a, b))
 
 
-def test_every_primitive_can_be_compiled_or_says_why():
-    missing = []
-    for name, prim in sorted(PRIMS.items()):
-        if lowering_of(prim) is None and scalar_rule_of(prim) is None \
-                and "lower_numba" not in prim.unsupported:
-            missing.append(name)
-    assert not missing, f"no Numba lowering (and no stated reason): {missing}"
+def test_every_primitive_can_be_compiled_or_says_why(backend):
+    kind = f"lower_{backend}"   # the backend's lowering tables (backends/<name>/rules.py)
+    _, tables = rule_tables[kind]
+    missing = [name for name, prim in sorted(PRIMS.items())
+               if not any(prim in t for t in tables) and kind not in prim.unsupported]
+    assert not missing, f"no {backend} lowering (and no stated reason): {missing}"
