@@ -19,10 +19,7 @@ from .._src.lax.windowed import (ConvDimensionNumbers, conv, conv_dimension_numb
 maximum, minimum = max, min
 from .._src.numpy.shape_ops import broadcast_shapes  # noqa: E402,F401
 
-
-def select(pred, on_true, on_false):
-    """``where(pred, on_true, on_false)`` on equal shapes (JAX's lax.select)."""
-    return select_n(pred, on_false, on_true)
+from .._src.lax.lax import select  # noqa: E402,F401
 
 
 from . import linalg  # noqa: E402,F401  (zerax.lax.linalg: the decompositions)

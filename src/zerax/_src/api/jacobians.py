@@ -15,8 +15,10 @@ from ... import errors
 from ..core import tree
 from ..interpreters.ad import jvp, split_aux, vjp_with
 from ..core.api_util import as_input, normalize_argnums
+from ..core.array import Array
 from ..interpreters.batching import vmap
 from ..ir.tracing import fun_name
+from ..numpy import reshape
 
 
 def _dyn_args(fun, args, kwargs, argnums, name, what, holomorphic=False, allow_int=False):
@@ -87,7 +89,6 @@ def _std_basis(leaves):
 
 def _split_last(mat, example_leaves, lead_shape):
     """Split the last axis of ``mat`` (size = total input size) into input-shaped blocks."""
-    from ..numpy import reshape
     blocks, start = [], 0
     for x in example_leaves:
         s = int(np.prod(np.shape(x), dtype=np.int64))
@@ -127,7 +128,6 @@ def jacfwd(fun, argnums=0, has_aux: bool = False, holomorphic: bool = False):
         blocks = []
         for yl, jl in zip(y_leaves, jac_leaves):
             if np.dtype(yl.dtype).kind not in "fc":  # an integer output: zero derivative
-                from ..core.array import Array
                 per_input = [Array(np.zeros(tuple(yl.shape) + tuple(x.shape), yl.dtype))
                              for x in leaves]
                 inner = tree.tree_unflatten(in_tree, per_input)
@@ -172,8 +172,6 @@ def jacrev(fun, argnums=0, has_aux: bool = False, holomorphic: bool = False,
         # per float input leaf: (M,) + in_leaf.shape
         rows = iter(vmap(pull)(*_std_basis(y_leaves)) if not all(is_int) else [])
         rows = [None if i else next(rows) for i in is_int]
-        from ..core.array import Array
-        from ..numpy import reshape
         blocks, start = [], 0
         for yl in y_leaves:
             m = int(np.prod(np.shape(yl), dtype=np.int64))

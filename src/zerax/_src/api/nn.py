@@ -13,6 +13,7 @@ import numpy as np
 
 from .. import numpy as jnp
 from ... import errors
+from ..numpy._util import normalize_axis
 from ..ops.misc import stop_gradient
 from .scipy_special import erf, expit, log_softmax, logsumexp, softmax
 
@@ -264,7 +265,6 @@ def glu(x, axis=-1):
     >>> nn.glu([1.0, 2.0, 0.0, 0.0])
     Array([0.5, 1. ], dtype=float64)
     """
-    from ..numpy._util import normalize_axis
     x = jnp.asarray(x)
     axis = normalize_axis(axis, x.ndim, "nn.glu")
     if x.shape[axis] % 2:

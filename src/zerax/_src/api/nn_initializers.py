@@ -16,6 +16,10 @@ import numpy as np
 
 from ... import errors
 from .. import numpy as jnp
+from ..numpy import linalg as _la
+from ..ops.elementwise import complex_
+from .random import keys as _keys
+from .random import samplers as _zr
 
 __all__ = ["constant", "delta_orthogonal", "glorot_normal", "glorot_uniform", "he_normal",
            "he_uniform", "kaiming_normal", "kaiming_uniform", "lecun_normal", "lecun_uniform",
@@ -23,12 +27,6 @@ __all__ = ["constant", "delta_orthogonal", "glorot_normal", "glorot_uniform", "h
            "xavier_normal", "xavier_uniform", "zeros", "Initializer"]
 
 Initializer = Callable[..., Any]
-
-
-def _random():
-    # zerax.random sits above this module (it imports the array layers); import it late.
-    import zerax.random
-    return zerax.random
 
 
 def _shape(shape):
@@ -96,7 +94,7 @@ def uniform(scale=1e-2, dtype=None) -> Initializer:
     """
     def init(key, shape, dtype=dtype, out_sharding=None):
         dt = _float_dtype(dtype, "uniform")
-        return _random().uniform(key, _shape(shape), dt) * _scalar(scale, dt)
+        return _zr.uniform(key, _shape(shape), dt) * _scalar(scale, dt)
     return init
 
 
@@ -109,7 +107,7 @@ def normal(stddev=1e-2, dtype=None) -> Initializer:
     """
     def init(key, shape, dtype=dtype, out_sharding=None):
         dt = _float_dtype(dtype, "normal")
-        return _random().normal(key, _shape(shape), dt) * _scalar(stddev, dt)
+        return _zr.normal(key, _shape(shape), dt) * _scalar(stddev, dt)
     return init
 
 
@@ -122,7 +120,7 @@ def truncated_normal(stddev=1e-2, dtype=None, lower=-2.0, upper=2.0) -> Initiali
     """
     def init(key, shape, dtype=dtype, out_sharding=None):
         dt = _float_dtype(dtype, "truncated_normal")
-        return (_random().truncated_normal(key, lower, upper, _shape(shape), dt)
+        return (_zr.truncated_normal(key, lower, upper, _shape(shape), dt)
                 * _scalar(stddev, dt))
     return init
 
@@ -145,26 +143,23 @@ def _compute_fans(shape, in_axis=-2, out_axis=-1, batch_axis=()):
 def _polar(r, theta, dtype):
     """``r * exp(1j * theta)`` for real ``r`` and ``theta`` (JAX's formula, in real
     arithmetic: equal values, and complex exp is not needed)."""
-    from ..ops.elementwise import complex_
     return complex_(r * jnp.cos(theta), r * jnp.sin(theta)).astype(dtype)
 
 
 def _complex_uniform(key, shape, dtype):
-    zr = _random()
-    key_r, key_theta = zr.split(key)
+    key_r, key_theta = _keys.split(key)
     real = np.dtype(np.array(0, dtype).real.dtype)
-    r = jnp.sqrt(2 * zr.uniform(key_r, shape, real))
-    theta = 2 * np.pi * zr.uniform(key_theta, shape, real)
+    r = jnp.sqrt(2 * _zr.uniform(key_r, shape, real))
+    theta = 2 * np.pi * _zr.uniform(key_theta, shape, real)
     return _polar(r, theta, dtype)
 
 
 def _complex_truncated_normal(key, upper, shape, dtype):
-    zr = _random()
-    key_r, key_theta = zr.split(key)
+    key_r, key_theta = _keys.split(key)
     real = np.dtype(np.array(0, dtype).real.dtype)
-    t = (1 - jnp.exp(_scalar(-upper ** 2, real))) * zr.uniform(key_r, shape, real)
+    t = (1 - jnp.exp(_scalar(-upper ** 2, real))) * _zr.uniform(key_r, shape, real)
     r = jnp.sqrt(-jnp.log(1 - t))
-    theta = 2 * np.pi * zr.uniform(key_theta, shape, real)
+    theta = 2 * np.pi * _zr.uniform(key_theta, shape, real)
     return _polar(r, theta, dtype)
 
 
@@ -197,17 +192,16 @@ def variance_scaling(scale, mode: str, distribution: str, in_axis: int | Sequenc
         # so it is kept real here (zerax's sqrt is real-only) and the product is the same.
         real_dt = dt if is_real else np.dtype(np.array(0, dt).real.dtype)
         variance = _scalar(scale / denominator, real_dt)
-        zr = _random()
         if distribution == "truncated_normal":
             if is_real:
                 stddev = jnp.sqrt(variance) / _scalar(0.8796256610342398, dt)
-                return zr.truncated_normal(key, -2, 2, shape, dt) * stddev
+                return _zr.truncated_normal(key, -2, 2, shape, dt) * stddev
             stddev = jnp.sqrt(variance) / _scalar(0.9531116438049121, real_dt)
             return _complex_truncated_normal(key, 2, shape, dt) * stddev
         if distribution == "normal":
-            return zr.normal(key, shape, dt) * jnp.sqrt(variance)
+            return _zr.normal(key, shape, dt) * jnp.sqrt(variance)
         if is_real:
-            return zr.uniform(key, shape, dt, -1) * jnp.sqrt(3 * variance)
+            return _zr.uniform(key, shape, dt, -1) * jnp.sqrt(3 * variance)
         return _complex_uniform(key, shape, dt) * jnp.sqrt(variance)
     return init
 
@@ -277,9 +271,8 @@ kaiming_normal = he_normal
 def _random_orthogonal(key, n, m, dtype):
     """JAX's ``random.orthogonal(key, n, (), dtype, m)``: QR of a normal matrix, columns
     signed by the diagonal of R."""
-    import zerax.numpy.linalg as la  # the public face (decompositions live above lax_numpy)
-    z = _random().normal(key, (max(n, m), min(n, m)), dtype)
-    q, r = la.qr(z)
+    z = _zr.normal(key, (max(n, m), min(n, m)), dtype)
+    q, r = _la.qr(z)
     d = jnp.diagonal(r)
     x = q * jnp.expand_dims(jnp.sign(d), -2)
     return x.T if n < m else x

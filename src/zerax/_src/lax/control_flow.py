@@ -17,13 +17,18 @@ import numpy as np
 
 from ... import errors
 from ..core import tree
-from ..api.extras import ShapeDtypeStruct
 from ..core.api_util import as_input
+from ..core.array import Array
 from ..core.core import ShapedArray, Tracer, current_level, get_aval
+from ..interpreters.batching import vmap
+from ..ir.tracing import trace_to_jaxpr
+from ..ops import shape as sh
+from ..ops.elementwise import add, convert_element_type, ne
 from ..ops.cond import cond_from_fns
 from ..ops.scan import scan_from_fn
 from ..ops.while_loop import while_from_fns
 from ..ir.tracing import fun_name
+from .abstract_eval import ShapeDtypeStruct, eval_shape, make_jaxpr
 
 
 def _eager() -> bool:
@@ -108,7 +113,6 @@ def _promote_weak_init(init, fn, carry_out, *other):
     weak = [k for k, x in enumerate(leaves) if type(x) in _WEAK_PROBE]
     if not weak:
         return init
-    from ..api.extras import eval_shape
     probe = [ShapeDtypeStruct((), _WEAK_PROBE[type(x)]) if k in weak else x
              for k, x in enumerate(leaves)]
     other_leaves, other_tree = tree.tree_flatten(other)
@@ -181,7 +185,6 @@ _branch_types: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 def _branch_type(branch, operands, op_key):
     """The output tree and avals of ``branch`` on operands of type ``op_key``, found by
     tracing it abstractly (nothing is computed), once per branch and operand type."""
-    from ..api.extras import make_jaxpr
     try:
         known = _branch_types.setdefault(branch, {})
     except TypeError:   # not weak-referenceable (a builtin): traced every time
@@ -236,13 +239,11 @@ def cond(pred, true_fun, false_fun, *operands, operand=_NO_OPERAND):
         raise errors.ZeraxTypeError(f"cond predicate must be a scalar bool, got {pred.dtype}")
     if not isinstance(pred, Tracer) and _eager():
         return _eager_branch([false_fun, true_fun], int(bool(pred)), operands, "cond")
-    from ..ops.elementwise import convert_element_type, ne
     index = convert_element_type(ne(pred, np.zeros((), pred.dtype)), np.int32)
     return _traced_cond(index, [false_fun, true_fun], operands, "cond")
 
 
 def _traced_cond(index, branches, operands, what):
-    from ..ops.elementwise import convert_element_type
     leaves, in_tree = _flatten_values(tuple(operands), f"{what} operand")
     out_trees, out_avals = [], []
 
@@ -260,7 +261,6 @@ def _traced_cond(index, branches, operands, what):
     names = [fun_name(b) for b in branches]
     fns = [wrap(b) for b in branches]
     # Trace to check types before binding (errors name both sides).
-    from ..ir.tracing import trace_to_jaxpr
     for f in fns:
         trace_to_jaxpr(f, [get_aval(x) for x in leaves], what)
     for k in range(1, len(branches)):
@@ -348,14 +348,12 @@ def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
 
         def step(carry, _):
             i, val = carry
-            from ..ops.elementwise import add
             return (add(i, np.ones((), np.int64)), checked(i, val)), None
 
         (_, val), _ = scan(step, (np.asarray(lo, np.int64), init_val), None,
                            length=max(hi - lo, 0), unroll=1 if unroll is None else unroll)
         return val
-    from ..numpy import asarray
-    lo, hi = asarray(lower), asarray(upper)
+    lo, hi = as_input(lower, "fori_loop lower"), as_input(upper, "fori_loop upper")
     dtype = np.result_type(np.dtype(lo.dtype), np.dtype(hi.dtype))
 
     def c(carry):
@@ -434,7 +432,6 @@ def _carry_and_y(out, f):
 
 
 def _eager_scan(f, init, x_leaves, x_tree, n, reverse):
-    from ..numpy import stack
     same = _SameCarry("scan", init, "scan init", "scan carry", "init",
                       f"the carry returned by {fun_name(f)}")
     carry, ys = same.value, []
@@ -450,17 +447,15 @@ def _eager_scan(f, init, x_leaves, x_tree, n, reverse):
         return carry, _empty_ys(f, init, x_leaves, x_tree)
     y_leaves = [tree.tree_leaves(y) for y in ys]
     y_tree = tree.tree_structure(ys[0])
-    stacked = [stack([as_input(yl[k], "scan output") for yl in y_leaves])
+    stacked = [_stack([as_input(yl[k], "scan output") for yl in y_leaves])
                for k in range(len(y_leaves[0]))]
     return carry, tree.tree_unflatten(y_tree, stacked)
 
 
 def _empty_ys(f, init, x_leaves, x_tree):
     """Zero-length scan: the ys have the body's output types with a leading 0."""
-    from ..api.extras import make_jaxpr
     x0 = tree.tree_unflatten(x_tree, [np.zeros(tuple(x.shape[1:]), x.dtype) for x in x_leaves])
     _, shapes = make_jaxpr(lambda c, x: f(c, x), return_shape=True)(init, x0)
-    from ..core.array import Array
     return tree.tree_map(lambda s: Array(np.zeros((0,) + tuple(s.shape), s.dtype)), shapes[1])
 
 
@@ -480,7 +475,6 @@ def map(f, xs, *, batch_size=None):  # noqa: A001 - JAX's name
     if batch_size is None:
         _, ys = scan(lambda c, x: (c, f(x)), (), xs)
         return ys
-    from ..interpreters.batching import vmap
     try:
         batch_size = operator.index(batch_size)
     except TypeError:
@@ -513,8 +507,20 @@ def map(f, xs, *, batch_size=None):  # noqa: A001 - JAX's name
                                                                for x in leaves])))
     if len(pieces) == 1:
         return pieces[0]
-    from .. import numpy as jnp
-    return tree.tree_map(lambda a, b: jnp.concatenate([a, b]), *pieces)
+    return tree.tree_map(lambda a, b: _join([a, b], 0), *pieces)
 
 
+def _join(xs, axis):
+    """``xs`` concatenated along ``axis`` in their common dtype (NumPy's promotion)."""
+    dt = np.result_type(*[np.dtype(x.dtype) for x in xs])
+    return sh.concatenate([x if np.dtype(x.dtype) == dt else convert_element_type(x, dt)
+                           for x in xs], axis)
 
+
+def _stack(xs):
+    """``xs`` (equally shaped values) stacked along a new leading axis."""
+    if any(tuple(x.shape) != tuple(xs[0].shape) for x in xs):
+        raise errors.ShapeError(
+            "zerax.numpy.stack: all input arrays must have the same shape, got "
+            f"{', '.join(str(tuple(x.shape)) for x in xs)}")
+    return _join([sh.expand_dims(x, (0,)) for x in xs], 0)

@@ -12,11 +12,20 @@ import enum
 import numpy as np
 
 from ... import errors
+from ..core import tree
 from ..core.api_util import as_input
+from ..core.array import Array
 from ..core.core import Tracer, bind
 from ..ops import elementwise as ew
 from ..ops import reduce as red
 from ..ops import shape as sh
+from ..ops import sort as _sort
+from ..ops.gather import take_along_axis as _take_along_axis
+from ..ops.linalg import dot_general
+from ..ops.misc import stop_gradient
+from . import fp as _fp
+from ._util import broadcast_shapes, broadcast_to_shape, normalize_axes, normalize_axis
+from .control_flow import scan
 
 _PY = (bool, int, float, complex)
 builtins_min = builtins.min   # max/min are lax's below
@@ -102,7 +111,6 @@ def full(shape, fill_value, dtype=None):
     if isinstance(fill_value, Tracer):
         v = fill_value if dtype is None else ew.convert_element_type(fill_value, dtype)
         return sh.broadcast_in_dim(v, shape, ())
-    from ..core.array import Array
     return Array(np.full(shape, fill_value, dtype=dtype))
 
 
@@ -221,7 +229,6 @@ class Precision(enum.Enum):
 
 def batch_matmul(lhs, rhs, precision=None):
     """Matrix products over matching leading batch dimensions."""
-    from ..ops.linalg import dot_general
     nb = len(lhs.shape) - 2
     batch = tuple(range(nb))
     return dot_general(lhs, rhs, (((nb + 1,), (nb,)), (batch, batch)))
@@ -229,12 +236,38 @@ def batch_matmul(lhs, rhs, precision=None):
 
 def sort(operand, dimension=-1, is_stable=True, num_keys=1):
     """Sort along ``dimension`` (a tuple of operands is sorted by the first)."""
-    from .. import numpy as jnp
     if isinstance(operand, (tuple, list)):
-        keys = operand[0]
-        perm = jnp.argsort(keys, axis=dimension, stable=True)
-        return tuple(jnp.take_along_axis(o, perm, axis=dimension) for o in operand)
-    return jnp.sort(operand, axis=dimension)
+        keys, axis = _sort_axis(operand[0], dimension, "argsort")
+        perm = _sort.argsort(keys, axis)
+        return tuple(_gather_along(o, perm, dimension) for o in operand)
+    operand, axis = _sort_axis(operand, dimension, "sort")
+    return _sort.sort(operand, axis)
+
+
+def _sort_operand(x, fname):
+    """``x`` as a zerax value, as ``zerax.numpy``'s sorting functions take it."""
+    if type(x) in (bool, int, float, complex):
+        return Array._wrap(np.asarray(x))
+    return as_input(x, f"zerax.numpy.{fname}: argument 0")
+
+
+def _sort_axis(x, axis, fname):
+    x = _sort_operand(x, fname)
+    if len(x.shape) == 0:
+        raise errors.ShapeError(f"zerax.numpy.{fname}: axis {axis} is out of bounds for array "
+                                "of dimension 0")
+    return x, normalize_axis(axis, len(x.shape), fname)
+
+
+def _gather_along(x, idx, axis):
+    """``x`` gathered by the permutation ``idx`` (of ``x``'s shape) along ``axis``."""
+    x = _sort_operand(x, "take_along_axis")
+    if len(x.shape) != len(idx.shape):
+        raise errors.ShapeError(
+            "zerax.numpy.take_along_axis: `indices` and `arr` must have the same number of "
+            f"dimensions, got {len(idx.shape)} and {len(x.shape)}")
+    axis = normalize_axis(axis, len(x.shape), "take_along_axis")
+    return _take_along_axis(x, idx, axis, mode="fill", fill_value=None)
 
 
 def sort_key_val(keys, values, dimension=-1, is_stable=True):
@@ -244,10 +277,12 @@ def sort_key_val(keys, values, dimension=-1, is_stable=True):
 
 def top_k(operand, k):
     """The ``k`` largest entries of the last axis and their indices, largest first."""
-    from .. import numpy as jnp
-    idx = jnp.argsort(operand, axis=-1, descending=True, stable=True)
+    operand, axis = _sort_axis(operand, -1, "argsort")
+    n = operand.shape[axis]        # stable descending: equal entries keep their order
+    perm = sh.rev(_sort.argsort(sh.rev(operand, (axis,)), axis), (axis,))
+    idx = ew.sub(np.array(n - 1, np.int64), perm)
     idx = idx[..., :int(k)]
-    return jnp.take_along_axis(operand, idx, axis=-1), idx.astype(np.int32)
+    return _gather_along(operand, idx, axis), idx.astype(np.int32)
 
 
 def reduce_and(operand, axes):
@@ -262,7 +297,6 @@ def reduce_or(operand, axes):
 
 def cumlogsumexp(operand, axis=0, reverse=False):
     """``log(cumsum(exp(operand)))`` along ``axis``, computed stably."""
-    from ..ops.misc import stop_gradient
     shift = stop_gradient(red.reduce_max(operand, tuple(range(len(operand.shape)))))
     shifted = ew.exp(ew.sub(operand, shift))
     return ew.add(ew.log(red.cumsum(shifted, axis, reverse)), shift)
@@ -271,15 +305,13 @@ def cumlogsumexp(operand, axis=0, reverse=False):
 def associative_scan(fn, elems, reverse=False, axis=0):
     """Inclusive scan of an associative ``fn`` along ``axis`` (log-depth; ``elems`` may
     be a pytree of arrays sharing the axis length)."""
-    from ..core import tree
-    from .. import numpy as jnp
     leaves, treedef = tree.tree_flatten(elems)
     leaves = [as_input(x, "associative_scan element") for x in leaves]
     if not leaves:
         raise errors.ZeraxValueError("associative_scan needs at least one array")
     n = leaves[0].shape[axis]
     if reverse:
-        leaves = [jnp.flip(x, axis) for x in leaves]
+        leaves = [_flip(x, axis) for x in leaves]
     shift = 1
     while shift < n:
         head = [slice_in_dim(x, 0, shift, axis=axis) for x in leaves]
@@ -288,10 +320,10 @@ def associative_scan(fn, elems, reverse=False, axis=0):
         cur = tree.tree_unflatten(treedef, [slice_in_dim(x, shift, n, axis=axis)
                                             for x in leaves])
         combined = tree.tree_leaves(fn(prev, cur))
-        leaves = [jnp.concatenate([h, c], axis=axis) for h, c in zip(head, combined)]
+        leaves = [_concatenate([h, c], axis) for h, c in zip(head, combined)]
         shift *= 2
     if reverse:
-        leaves = [jnp.flip(x, axis) for x in leaves]
+        leaves = [_flip(x, axis) for x in leaves]
     return tree.tree_unflatten(treedef, leaves)
 
 add = _wrap(ew.add_p, "Elementwise x + y.")
@@ -321,6 +353,11 @@ tanh = _wrap(ew.tanh_p, "Elementwise hyperbolic tangent.")
 sqrt = _wrap(ew.sqrt_p, "Elementwise square root.")
 rsqrt = _wrap(ew.rsqrt_p, "Elementwise 1 / sqrt(x).")
 digamma = _wrap(ew.digamma_p, "The digamma function.")
+
+
+def select(pred, on_true, on_false):
+    """``where(pred, on_true, on_false)`` on equal shapes (JAX's lax.select)."""
+    return ew.select_n(pred, on_false, on_true)
 
 
 def clamp(min, x, max):  # noqa: A002 - JAX's names
@@ -364,17 +401,13 @@ def reduce(operands, init_values, computation, dimensions):
     >>> reduce(znp.arange(6.0).reshape(2, 3), 0.0, add, (0,))
     Array([3., 5., 7.], dtype=float64)
     """
-    from .. import numpy as jnp
-    from ..core import tree
-    from .control_flow import scan
     leaves, treedef = tree.tree_flatten(operands)
     inits = tree.tree_leaves(init_values)
     if len(inits) != len(leaves):
         raise errors.ZeraxTypeError(
             f"lax.reduce: {len(leaves)} operands but {len(inits)} init values; give one "
             "init value per operand, in the same tree structure.")
-    from ..numpy._util import normalize_axes
-    arrays = [jnp.asarray(x) for x in leaves]
+    arrays = [as_input(x, "lax.reduce operand") for x in leaves]
     shapes = {tuple(a.shape) for a in arrays}
     if len(shapes) != 1:
         raise errors.ShapeError(f"lax.reduce: operands must have equal shapes, got "
@@ -382,20 +415,22 @@ def reduce(operands, init_values, computation, dimensions):
     if any(int(d) < 0 for d in dimensions):   # as JAX: no negative dimensions here
         raise errors.ShapeError(f"lax.reduce: dimensions {tuple(dimensions)} must be "
                                 "non-negative axes of the operands.")
-    dims = normalize_axes(tuple(dimensions), arrays[0].ndim, "lax.reduce")
+    dims = normalize_axes(tuple(dimensions), len(arrays[0].shape), "lax.reduce")
     monoid = _MONOIDS.get(computation) if len(leaves) == 1 else None
     if monoid in (reduce_and, reduce_or) and arrays[0].dtype != np.bool_:
         monoid = None                # bitwise on integers: the general path below
     if monoid is not None:
         x = arrays[0]
-        init = jnp.asarray(inits[0], dtype=x.dtype)
+        init = _as_dtype(inits[0], x.dtype)
         return computation(monoid(x, dims), init)
-    keep = [d for d in range(arrays[0].ndim) if d not in dims]
+    keep = [d for d in range(len(arrays[0].shape)) if d not in dims]
     kept_shape = tuple(arrays[0].shape[d] for d in keep)
     # reduced axes first, flattened into one axis that scan walks
-    moved = [jnp.transpose(a, dims + tuple(keep)).reshape((-1,) + kept_shape) for a in arrays]
+    m = int(np.prod([arrays[0].shape[d] for d in dims], dtype=np.int64))
+    moved = [sh.reshape(sh.transpose(a, dims + tuple(keep)), (m,) + kept_shape)
+             for a in arrays]
     carry0 = tree.tree_unflatten(
-        treedef, [jnp.broadcast_to(jnp.asarray(i, dtype=a.dtype), kept_shape)
+        treedef, [_broadcast_to(_as_dtype(i, a.dtype), kept_shape)
                   for i, a in zip(inits, arrays)])
 
     def step(carry, xs):
@@ -404,33 +439,59 @@ def reduce(operands, init_values, computation, dimensions):
     return out
 
 
-def _monoids():
-    from .. import numpy as jnp
-    out = {}
-    for fns, reduction in (((add, jnp.add), red.reduce_sum),
-                           ((mul, jnp.multiply), red.reduce_prod),
-                           ((max, jnp.maximum), red.reduce_max),
-                           ((min, jnp.minimum), red.reduce_min),
-                           ((bitwise_and, jnp.bitwise_and, jnp.logical_and), reduce_and),
-                           ((bitwise_or, jnp.bitwise_or, jnp.logical_or), reduce_or)):
-        for f in fns:
-            out[f] = reduction
-    return out
-
-
-class _LazyTable(dict):
-    """computation -> reduction, filled on first use (lax_numpy imports this module)."""
+class _MonoidTable(dict):
+    """computation -> reduction; the NumPy layer adds its ufuncs (``zerax.numpy.add``
+    and the others) with `register_monoid` when it is imported."""
 
     def get(self, key, default=None):
-        if not self:
-            self.update(_monoids())
         try:
             return super().get(key, default)
         except TypeError:            # an unhashable computation is not a known monoid
             return default
 
 
-_MONOIDS = _LazyTable()
+_MONOIDS = _MonoidTable()
+for _fns, _reduction in (((add,), red.reduce_sum), ((mul,), red.reduce_prod),
+                         ((max,), red.reduce_max), ((min,), red.reduce_min),
+                         ((bitwise_and,), reduce_and), ((bitwise_or,), reduce_or)):
+    for _f in _fns:
+        _MONOIDS[_f] = _reduction
+
+
+def register_monoid(computation, reduction):
+    """Let `reduce` (and `reduce_window`) turn ``computation`` into ``reduction``, one of
+    ``reduce_sum``/``reduce_prod``/``reduce_max``/``reduce_min``/`reduce_and`/`reduce_or`."""
+    _MONOIDS[computation] = reduction
+
+
+def _as_dtype(v, dtype):
+    """``v`` (an init value) as a zerax value of ``dtype``."""
+    dtype = np.dtype(dtype)
+    if isinstance(v, (Array, Tracer)):
+        return v if np.dtype(v.dtype) == dtype else ew.convert_element_type(v, dtype)
+    return Array._wrap(np.array(v, dtype=dtype))
+
+
+def _broadcast_to(x, shape):
+    """``x`` broadcast to ``shape`` (NumPy's rules, as ``zerax.numpy.broadcast_to``)."""
+    xs = tuple(x.shape)
+    nlead = len(shape) - len(xs)
+    if nlead < 0 or any(n not in (1, shape[nlead + i]) for i, n in enumerate(xs)):
+        raise errors.ShapeError(
+            f"zerax.numpy.broadcast_to: cannot broadcast an array of shape {xs} to "
+            f"shape {shape}")
+    return sh.broadcast_in_dim(x, shape, tuple(range(nlead, len(shape))))
+
+
+def _flip(x, axis):
+    return sh.rev(x, normalize_axes(axis, len(x.shape), "flip"))
+
+
+def _concatenate(xs, axis):
+    """``xs`` joined along ``axis`` in their common dtype."""
+    dt = np.result_type(*[np.dtype(x.dtype) for x in xs])
+    return sh.concatenate([x if np.dtype(x.dtype) == dt else ew.convert_element_type(x, dt)
+                           for x in xs], normalize_axis(axis, len(xs[0].shape), "concatenate"))
 
 
 # --------------------------------------------------------------------------- shapes
@@ -444,7 +505,6 @@ def split(operand, sizes, axis=0):
     >>> [p.shape for p in split(np.zeros((5, 2)), (2, 3))]
     [(2, 2), (3, 2)]
     """
-    from ..numpy._util import normalize_axis
     (operand,) = _coerce(operand)
     axis = normalize_axis(axis, len(operand.shape), "lax.split")
     sizes = tuple(int(s) for s in sizes)
@@ -501,7 +561,6 @@ def stack(operands, axis=0):
         raise errors.ZeraxTypeError(
             "lax.stack: operands must have equal shapes and dtypes, got "
             f"{[(tuple(x.shape), np.dtype(x.dtype).name) for x in ops]}.")
-    from ..numpy._util import normalize_axis
     axis = normalize_axis(axis, len(shape) + 1, "lax.stack")
     return sh.concatenate([sh.expand_dims(x, (axis,)) for x in ops], axis)
 
@@ -512,7 +571,6 @@ def unstack(x, axis=0):
     >>> [a.shape for a in unstack(np.zeros((2, 3)), axis=1)]
     [(2,), (2,), (2,)]
     """
-    from ..numpy._util import normalize_axis
     (x,) = _coerce(x)
     axis = normalize_axis(axis, len(x.shape), "lax.unstack")
     return tuple(index_in_dim(x, i, axis, keepdims=False) for i in range(x.shape[axis]))
@@ -607,7 +665,6 @@ def clz(x):
 
 def _tree_reduce(x, axes, op, fname):
     """Reduce ``axes`` of ``x`` with the associative elementwise ``op`` by halving."""
-    from ..numpy._util import normalize_axes
     nd = len(x.shape)
     axes = normalize_axes(tuple(axes), nd, fname)
     keep = [d for d in range(nd) if d not in axes]
@@ -645,10 +702,14 @@ def nextafter(x1, x2):
     >>> nextafter(np.float32(1.0), np.float32(2.0))
     Array(1.0000001, dtype=float32)
     """
-    from .. import numpy as jnp
     a, b = _coerce(x1, x2)
     if np.dtype(a.dtype) != np.dtype(b.dtype) or np.dtype(a.dtype).kind != "f":
         raise errors.ZeraxTypeError(
             "lax.nextafter takes float operands of one dtype, got "
             f"{np.dtype(a.dtype)} and {np.dtype(b.dtype)}.")
-    return jnp.nextafter(a, b)
+    sa, sb = tuple(a.shape), tuple(b.shape)
+    if sa != sb:                     # broadcast as zerax.numpy.nextafter does
+        shape = broadcast_shapes("nextafter", sa, sb)
+        a = broadcast_to_shape(a, shape) if sa != () else a
+        b = broadcast_to_shape(b, shape) if sb != () else b
+    return _fp.nextafter(a, b)

@@ -19,13 +19,17 @@ from typing import NamedTuple
 import numpy as np
 
 from ... import errors
+from ..core import tree
 from ..core.api_util import as_input
 from ..core.array import Array
 from ..ops import elementwise as ew
+from ..ops import reduce as red
 from ..ops import shape as sh
 from ..ops.linalg import dot_general
 from ..ops.slicing import pad as _pad
 from ..ops.slicing import slice_p_bind
+from .control_flow import scan
+from .lax import _MONOIDS, _coerce, reduce_and, reduce_or
 
 __all__ = ["ConvDimensionNumbers", "conv", "conv_dimension_numbers",
            "conv_general_dilated", "conv_general_permutations", "conv_transpose",
@@ -411,8 +415,6 @@ def reduce_window(operand, init_value, computation, window_dimensions, window_st
     Array([[ 3.,  5.,  3.],
            [ 9., 11.,  6.]], dtype=float64)
     """
-    from ..core import tree
-    from .lax import _MONOIDS, _coerce
     fname = "reduce_window"
     leaves, treedef = tree.tree_flatten(operand)
     inits, init_tree = tree.tree_flatten(init_value)
@@ -475,7 +477,6 @@ def reduce_window(operand, init_value, computation, window_dimensions, window_st
             return new, None
         return tree.tree_map(lambda a, b: ew.select_n(ok, b, a), new, carry), None
 
-    from .control_flow import scan
     out, _ = scan(step, carry0, (tuple(wins), valid))
     return out
 
@@ -483,8 +484,6 @@ def reduce_window(operand, init_value, computation, window_dimensions, window_st
 def _identity(monoid, dt):
     """The identity element of a known monoid reduction for dtype ``dt`` (None if the
     reduction is not one of them)."""
-    from .lax import reduce_and, reduce_or
-    from ..ops import reduce as red
     if monoid is red.reduce_sum:
         return np.zeros((), dt)
     if monoid is red.reduce_prod:

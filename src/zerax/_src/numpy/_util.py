@@ -15,9 +15,9 @@ from ... import errors
 from ..core.array import Array
 from ..core.core import Tracer
 from ..ops.elementwise import convert_element_type
-from ..ops.shape import broadcast_in_dim
-
-_PY_SCALARS = (bool, int, float, complex)
+from ..ops import shape as sh
+from ..lax._util import (_PY_SCALARS, _qualified, broadcast_shapes, broadcast_to_shape, normalize_axes,
+                         normalize_axis, shape_of)
 
 
 def check_arg(x, fname: str, pos: int = 0):
@@ -38,8 +38,7 @@ def check_arg(x, fname: str, pos: int = 0):
         if arr is not None and arr.dtype.kind in "biufc":
             return Array._wrap(arr)
         if any(isinstance(e, Tracer) for e in _flat(x)):
-            from .creation import array
-            return array(x)
+            return array_of_list(x)
     raise errors.ZeraxTypeError(
         f"{_qualified(fname)}: argument {pos} has type {type(x).__name__} ({x!r:.60}); expected "
         "an array, a Python number or a (nested) list of numbers.")
@@ -100,12 +99,6 @@ def numpy_result_dtype(fn, *args) -> np.dtype:
     return _numpy_dtype(fn, tuple(_promotion_key(a) for a in args))
 
 
-def _qualified(fname: str) -> str:
-    """The name errors give: ``zerax.numpy.<fname>``, or ``fname`` itself when it names
-    its namespace (``lax.reduce``)."""
-    return fname if "." in fname else f"zerax.numpy.{fname}"
-
-
 def result_type(*args) -> np.dtype:
     return np.result_type(*[a if type(a) in _PY_SCALARS else _weak_sample(a) for a in args])
 
@@ -137,33 +130,6 @@ def as_dtype(x, dtype):
     return x
 
 
-def shape_of(x):
-    return () if type(x) in _PY_SCALARS else tuple(x.shape)
-
-
-def broadcast_shapes(fname, *shapes):
-    try:
-        return tuple(np.broadcast_shapes(*shapes))
-    except ValueError:
-        raise errors.ShapeError(
-            f"{_qualified(fname)}: operands could not be broadcast together with shapes "
-            f"{' '.join(str(tuple(s)) for s in shapes)}") from None
-
-
-def broadcast_to_shape(x, shape):
-    """Broadcast ``x`` to ``shape`` (NumPy rules); a 0-d value is left 0-d because
-    elementwise primitives broadcast 0-d operands themselves."""
-    xs = tuple(x.shape)
-    if xs == shape or xs == ():
-        return x
-    nlead = len(shape) - len(xs)
-    keep = [i for i, n in enumerate(xs) if n == shape[nlead + i]]
-    if len(keep) != len(xs):
-        from ..ops.shape import reshape
-        x = reshape(x, [xs[i] for i in keep])
-    return broadcast_in_dim(x, shape, tuple(nlead + i for i in keep))
-
-
 def promote_and_broadcast(fname, args, dtype):
     """Convert every argument to ``dtype`` and a common shape."""
     shapes = [shape_of(a) for a in args]
@@ -175,40 +141,71 @@ def promote_and_broadcast(fname, args, dtype):
     return out
 
 
-def normalize_axis(axis, ndim, fname="function"):
-    if not isinstance(axis, (int, np.integer)):
-        raise errors.ZeraxTypeError(f"{_qualified(fname)}: axis must be an integer, got {axis!r}")
-    if not -ndim <= axis < max(ndim, 1):
-        raise errors.ShapeError(
-            f"{_qualified(fname)}: axis {axis} is out of bounds for an array of rank {ndim}")
-    return int(axis) % max(ndim, 1)
-
-
-def normalize_axes(axis, ndim, fname="function"):
-    """``None`` -> all axes; int or tuple -> sorted tuple of non-negative axes."""
-    if axis is None:
-        return tuple(range(ndim))
-    if isinstance(axis, (int, np.integer)):
-        axis = (axis,)
-    elif not isinstance(axis, (tuple, list)):
-        try:
-            seq = None if isinstance(axis, (str, bytes)) else tuple(axis)
-        except TypeError:  # not iterable: a float, a 0-d array, ...
-            seq = None
-        if seq is None:
-            raise errors.ZeraxTypeError(
-                f"{_qualified(fname)}: axis must be None, an integer or a tuple of integers, "
-                f"got {axis!r}")
-        axis = seq
-    axes = tuple(normalize_axis(a, ndim, fname) for a in axis)
-    if len(set(axes)) != len(axes):
-        raise errors.ShapeError(f"{_qualified(fname)}: repeated axis in {axis}")
-    return tuple(sorted(axes))
-
-
 def ensure_array(x, fname="function"):
     """A zerax value (Python scalars become 0-d Arrays of NumPy's default dtype)."""
     x = check_arg(x, fname)
     if type(x) in _PY_SCALARS:
         return Array._wrap(np.asarray(x))
     return x
+
+
+# --------------------------------------------------------------------------- arrays of lists
+
+
+def _wrap_np(fname, fn, *args, **kwargs):
+    """Run a NumPy constructor on static arguments, turning its errors into zerax's."""
+    try:
+        out = fn(*args, **kwargs)
+    except (ValueError, OverflowError, ZeroDivisionError) as e:
+        raise errors.ShapeError(f"zerax.numpy.{fname}: {e}") from None
+    except TypeError as e:
+        raise errors.ZeraxTypeError(f"zerax.numpy.{fname}: {e}") from None
+    out = np.asarray(out)
+    if out.dtype.kind not in "biufc":
+        raise errors.ZeraxTypeError(
+            f"zerax.numpy.{fname}: the result would have dtype {out.dtype}, which zerax does "
+            "not support (only bool, integer, float and complex)")
+    # Copied in native byte order: big-endian input is converted once, on entry.
+    return Array._wrap(np.array(out, dtype=out.dtype.newbyteorder("=")))
+
+
+def _has_tracer(x):
+    if isinstance(x, Tracer):
+        return True
+    if isinstance(x, (list, tuple)):
+        return any(_has_tracer(e) for e in x)
+    return False
+
+
+def _proxy(x):
+    """``x`` with traced values replaced by NumPy stand-ins of the same shape and dtype."""
+    if isinstance(x, Tracer):
+        return np.zeros(x.shape, x.dtype)
+    if isinstance(x, (list, tuple)):
+        return [_proxy(e) for e in x]
+    return x
+
+
+def _lead1(x):
+    if isinstance(x, np.ndarray):
+        return x.reshape((1,) + x.shape)
+    return sh.reshape(x, (1,) + tuple(x.shape))
+
+
+def _build(x, dtype):
+    """A nested list holding traced values, stacked with primitives."""
+    if isinstance(x, (list, tuple)):
+        if not _has_tracer(x):
+            return np.array(x, dtype=dtype)
+        return sh.concatenate([_lead1(_build(e, dtype)) for e in x], 0)
+    if isinstance(x, Tracer):
+        return as_dtype(x, dtype)
+    return np.asarray(x, dtype=dtype)
+
+
+def array_of_list(x, dtype=None):
+    """A nested list holding traced values as one array, in the dtype NumPy gives the
+    list (or ``dtype``): what ``zerax.numpy.array`` does with such a list."""
+    ref = _wrap_np("array", np.array, _proxy(x), dtype=dtype)
+    out = _build(x, np.dtype(ref.dtype))
+    return Array._wrap(out) if isinstance(out, np.ndarray) else out

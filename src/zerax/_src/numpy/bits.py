@@ -17,6 +17,7 @@ from ..ops import shape as _sh
 from ..ops.slicing import pad as _pad
 from ..ops.slicing import slice_p_bind
 from ._util import ensure_array, normalize_axis
+from ..lax.lax import _popcount_unsigned
 
 __all__ = ["bitwise_count", "packbits", "unpackbits"]
 
@@ -30,7 +31,6 @@ def bitwise_count(x, /):
     >>> znp.bitwise_count([0, 7, -1, 255])
     Array([0, 3, 1, 8], dtype=uint8)
     """
-    from ..lax.lax import _popcount_unsigned
     x = ensure_array(x, "bitwise_count")
     dt = np.dtype(x.dtype)
     if dt.kind == "b":

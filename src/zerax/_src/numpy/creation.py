@@ -18,7 +18,8 @@ from ..core.array import Array
 from ..core.core import Tracer
 from ..ops import elementwise as ew
 from ..ops import shape as sh
-from ._util import as_dtype, check_arg, ensure_array, normalize_axis, result_type
+from .ufuncs import divide, log10, multiply, power, sign
+from ._util import (_has_tracer, _wrap_np, array_of_list, as_dtype, check_arg, ensure_array, normalize_axis, result_type)
 from .shape_ops import (_canon_shape, _check_dtype, _concrete, _concrete_int, _slice_axis, broadcast_arrays, broadcast_to, diagonal, moveaxis, ravel)
 
 __all__ = [
@@ -28,23 +29,6 @@ __all__ = [
 ]
 
 
-def _wrap_np(fname, fn, *args, **kwargs):
-    """Run a NumPy constructor on static arguments, turning its errors into zerax's."""
-    try:
-        out = fn(*args, **kwargs)
-    except (ValueError, OverflowError, ZeroDivisionError) as e:
-        raise errors.ShapeError(f"zerax.numpy.{fname}: {e}") from None
-    except TypeError as e:
-        raise errors.ZeraxTypeError(f"zerax.numpy.{fname}: {e}") from None
-    out = np.asarray(out)
-    if out.dtype.kind not in "biufc":
-        raise errors.ZeraxTypeError(
-            f"zerax.numpy.{fname}: the result would have dtype {out.dtype}, which zerax does "
-            "not support (only bool, integer, float and complex)")
-    # Copied in native byte order: big-endian input is converted once, on entry.
-    return Array._wrap(np.array(out, dtype=out.dtype.newbyteorder("=")))
-
-
 def _dtype_of(x):
     """The dtype NumPy gives ``np.asarray(x)`` (Python scalars: the default dtypes)."""
     if type(x) in (bool, int, float, complex):
@@ -52,40 +36,6 @@ def _dtype_of(x):
     return np.dtype(x.dtype)
 
 # --------------------------------------------------------------------------- array
-
-
-def _has_tracer(x):
-    if isinstance(x, Tracer):
-        return True
-    if isinstance(x, (list, tuple)):
-        return any(_has_tracer(e) for e in x)
-    return False
-
-
-def _proxy(x):
-    """``x`` with traced values replaced by NumPy stand-ins of the same shape and dtype."""
-    if isinstance(x, Tracer):
-        return np.zeros(x.shape, x.dtype)
-    if isinstance(x, (list, tuple)):
-        return [_proxy(e) for e in x]
-    return x
-
-
-def _lead1(x):
-    if isinstance(x, np.ndarray):
-        return x.reshape((1,) + x.shape)
-    return sh.reshape(x, (1,) + tuple(x.shape))
-
-
-def _build(x, dtype):
-    """A nested list holding traced values, stacked with primitives."""
-    if isinstance(x, (list, tuple)):
-        if not _has_tracer(x):
-            return np.array(x, dtype=dtype)
-        return sh.concatenate([_lead1(_build(e, dtype)) for e in x], 0)
-    if isinstance(x, Tracer):
-        return as_dtype(x, dtype)
-    return np.asarray(x, dtype=dtype)
 
 
 def array(object, dtype=None, *, copy=True, order="K", subok=False, ndmin=0, like=None):
@@ -105,10 +55,7 @@ def array(object, dtype=None, *, copy=True, order="K", subok=False, ndmin=0, lik
     if isinstance(object, (Array, Tracer)):
         out = object if dtype is None else as_dtype(object, dtype)
     elif isinstance(object, (list, tuple)) and _has_tracer(object):
-        ref = _wrap_np("array", np.array, _proxy(object), dtype=dtype)
-        out = _build(object, np.dtype(ref.dtype))
-        if isinstance(out, np.ndarray):
-            out = Array._wrap(out)
+        out = array_of_list(object, dtype)
     else:
         if isinstance(object, (np.ndarray, np.generic)) and object.dtype.kind not in "biufc":
             raise errors.ZeraxTypeError(
@@ -330,7 +277,6 @@ def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
     >>> znp.logspace(0.0, 2.0, 3)
     Array([  1.,  10., 100.], dtype=float64)
     """
-    from .ufuncs import power
     dtype = _check_dtype(dtype, "logspace")
     base = check_arg(base, "logspace", 4)
     if isinstance(base, (bool, int, float, complex)):
@@ -362,7 +308,6 @@ def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
     >>> znp.geomspace(1.0, 1000.0, 4)
     Array([   1.,   10.,  100., 1000.], dtype=float64)
     """
-    from .ufuncs import divide, log10, multiply, sign
     num = _concrete_int(num, "geomspace", "num")
     start = ensure_array(start, "geomspace")
     stop = ensure_array(stop, "geomspace")

@@ -12,7 +12,6 @@ are nested `zerax.vmap`s.
 from __future__ import annotations
 
 import functools
-import math
 import re
 
 import numpy as np
@@ -20,12 +19,16 @@ import numpy as np
 from ... import errors
 from ..core.array import Array
 from ..core.core import Tracer, concrete_value
+from ..lax import fp as _fp
+from ..lax.fp import _frexp, _k, _ulp
 from ..ops import elementwise as ew
 from . import creation as _cr
 from . import reductions as _rd
 from . import shape_ops as _so
 from . import ufuncs as _uf
 from ._util import (as_dtype, broadcast_shapes, check_arg, ensure_array, normalize_axis, promote_and_broadcast, shape_of)
+from ..lax.control_flow import while_loop
+from ..interpreters.batching import vmap
 
 __all__ = [
     "allclose",
@@ -57,11 +60,6 @@ _PY = (bool, int, float, complex)
 
 def _is_zx(x):
     return isinstance(x, (Array, Tracer))
-
-
-def _k(v, dtype):
-    """A 0-d NumPy constant of ``dtype``."""
-    return np.array(v, dtype=dtype)
 
 
 # --------------------------------------------------------------------------- closeness
@@ -205,7 +203,6 @@ def _int_pair(fname, np_fn, x1, x2):
 
 def _gcd_abs(a, b):
     """Euclid's algorithm on non-negative integer arrays, all elements in one loop."""
-    from ..lax.control_flow import while_loop
     zero, one = _k(0, a.dtype), _k(1, a.dtype)
     shape = broadcast_shapes("gcd", tuple(a.shape), tuple(b.shape))
     # Both carries depend on both inputs, so under vmap they are batched alike (the
@@ -258,31 +255,6 @@ def _float_arg(fname, np_fn, *xs):
     return [ensure_array(x) for x in promote_and_broadcast(fname, xs, dtype)], dtype
 
 
-def _exp2i(e, dtype):
-    return ew.bind(ew.exp2_p, e)
-
-
-def _frexp(x):
-    """(mantissa, exponent as a float of x's dtype) with NumPy's results for 0, inf, nan."""
-    dt = np.dtype(x.dtype)
-    one, zero = _k(1, dt), _k(0, dt)
-    special = ew.bitwise_or(ew.eq(x, zero), ew.bitwise_not(ew.is_finite(x)))
-    safe = ew.select_n(special, ew.bind(ew.abs_p, x), one)
-    e = ew.add(ew.floor(ew.div(ew.log(safe), _k(math.log(2.0), dt))), one)
-    # x * 2**-e in two halves: each factor stays finite even for subnormal x
-    h1 = ew.floor(ew.mul(ew.neg(e), _k(0.5, dt)))
-    h2 = ew.sub(ew.neg(e), h1)
-    xs = ew.select_n(special, x, one)
-    m = ew.mul(ew.mul(xs, _exp2i(h1, dt)), _exp2i(h2, dt))
-    for _ in range(2):  # log's rounding can leave m just outside [0.5, 1)
-        big = ew.ge(ew.bind(ew.abs_p, m), one)
-        m = ew.select_n(big, m, ew.mul(m, _k(0.5, dt)))
-        e = ew.select_n(big, e, ew.add(e, one))
-        small = ew.lt(ew.bind(ew.abs_p, m), _k(0.5, dt))
-        m = ew.select_n(small, m, ew.mul(m, _k(2, dt)))
-        e = ew.select_n(small, e, ew.sub(e, one))
-    return ew.select_n(special, m, x), ew.select_n(special, e, zero)
-
 
 def frexp(x, /):
     """Mantissa and exponent, ``x == m * 2**e`` with ``0.5 <= |m| < 1`` (``numpy.frexp``);
@@ -295,17 +267,6 @@ def frexp(x, /):
     (x,), _ = _float_arg("frexp", lambda v: np.frexp(v)[0], x)
     m, e = _frexp(x)
     return m, ew.convert_element_type(e, np.dtype(np.int32))
-
-
-def _ulp(mag, dt, shift=0):
-    """``2**(e - 1 - nmant + shift)`` for ``mag = m * 2**e``, at least the smallest
-    subnormal."""
-    info = np.finfo(dt)
-    _, e = _frexp(mag)
-    tiny = _k(info.minexp - info.nmant, dt)
-    p = ew.maximum(ew.add(e, _k(shift - 1 - info.nmant, dt)), tiny)
-    p = ew.select_n(ew.eq(mag, _k(0, dt)), p, tiny)
-    return _exp2i(p, dt)
 
 
 def spacing(x, /):
@@ -322,22 +283,7 @@ def spacing(x, /):
 def nextafter(x1, x2, /):
     """The next representable number after ``x1`` towards ``x2`` (``numpy.nextafter``)."""
     (a, b), dt = _float_arg("nextafter", np.nextafter, x1, x2)
-    info = np.finfo(dt)
-    zero = _k(0, dt)
-    mag = ew.bind(ew.abs_p, a)
-    up = ew.eq(ew.gt(b, a), ew.gt(a, zero))          # does |x1| grow?
-    m, _ = _frexp(mag)
-    pow2 = ew.eq(m, _k(0.5, dt))
-    down = _ulp(mag, dt, -1)
-    down = ew.select_n(pow2, _ulp(mag, dt), down)
-    new = ew.select_n(up, ew.sub(mag, down), ew.add(mag, _ulp(mag, dt)))
-    new = ew.select_n(ew.is_finite(mag), _k(info.max, dt), new)   # from inf, down to max
-    out = ew.select_n(ew.lt(a, zero), new, ew.neg(new))
-    tiny = _k(info.smallest_subnormal, dt)
-    out = ew.select_n(ew.eq(a, zero), out, ew.select_n(ew.gt(b, zero), ew.neg(tiny), tiny))
-    out = ew.select_n(ew.eq(a, b), out, b)
-    nan = ew.bitwise_or(ew.isnan(a), ew.isnan(b))
-    return ew.select_n(nan, out, _k(np.nan, dt))
+    return _fp.nextafter(a, b)
 
 
 # --------------------------------------------------------------------------- Bessel i0
@@ -433,7 +379,6 @@ def rollaxis(a, axis, start=0):
 def _vmap_leading(f, nlead, in_axes_per_level):
     """``f`` vmapped over ``nlead`` leading axes; ``in_axes_per_level[d]`` says, per
     argument, whether it is mapped (axis 0) or not (None) at level ``d``."""
-    from ..interpreters.batching import vmap
     for d in reversed(range(nlead)):
         f = vmap(f, in_axes=tuple(in_axes_per_level[d]))
     return f
@@ -604,7 +549,6 @@ def apply_along_axis(func1d, axis, arr, *args, **kwargs):
     def f(v):
         return ensure_array(func1d(v, *args, **kwargs), "apply_along_axis")
 
-    from ..interpreters.batching import vmap
     for _ in range(nd - 1):
         f = vmap(f)
     res = f(x)

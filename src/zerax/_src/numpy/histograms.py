@@ -23,6 +23,8 @@ from ..ops.reduce import reduce_max, reduce_min, reduce_sum
 from ..ops.shape import reshape
 from ._util import as_dtype, ensure_array
 from .indexing_ops import _I64, _linspace_edges, _wrap, histogram, searchsorted
+from .joining import stack
+from .ufuncs import true_divide
 
 __all__ = ["histogram2d", "histogram_bin_edges", "histogramdd"]
 
@@ -147,7 +149,6 @@ def histogramdd(sample, bins=10, range=None, weights=None, density=None):  # noq
     hist = _upd.scatter(np.zeros((total,), _F64), w, [flat], [("a", 0)], "add", "drop")
     hist = reshape(hist, tuple(nb))
     if density:
-        from .ufuncs import true_divide
         total_count = reduce_sum(hist, tuple(builtins.range(d)))
         for i, e in enumerate(edges):
             de = sub(_ix.getitem(e, slice(1, None)), _ix.getitem(e, slice(None, -1)))
@@ -169,7 +170,6 @@ def histogram2d(x, y, bins=10, range=None, weights=None, density=None):  # noqa:
     Array([[1., 0.],
            [1., 1.]], dtype=float64)
     """
-    from .joining import stack
     try:
         nbins = len(bins)
     except TypeError:

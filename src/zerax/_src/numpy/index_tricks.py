@@ -25,6 +25,11 @@ from ..ops.elementwise import add, clamp, convert_element_type, mul
 from ..ops.shape import reshape
 from ._util import broadcast_shapes, ensure_array
 from .indexing_ops import (_I64, _as_zx, _bad_value, _concrete, _full_broadcast, _int_array, _mode_indices, _ravel, _unravel, _wrap)
+from .indexing_ops import nonzero
+from .creation import arange, array, linspace, meshgrid, ones
+from .joining import concatenate, stack
+from ._util import as_dtype, check_arg, result_type
+from .shape_ops import expand_dims, reshape as _np_reshape, swapaxes, transpose
 
 __all__ = [
     "diag_indices", "diag_indices_from", "fill_diagonal", "ix_", "ravel_multi_index",
@@ -206,8 +211,6 @@ def mask_indices(n, mask_func, k=0, *, size=None):
     >>> znp.mask_indices(3, znp.triu, 1)
     (Array([0, 0, 1], dtype=int64), Array([1, 2, 2], dtype=int64))
     """
-    from .indexing_ops import nonzero
-    from .creation import ones
     n = operator.index(n)
     return nonzero(mask_func(ones((n, n), np.int64), k), size=size)
 
@@ -217,7 +220,6 @@ def mask_indices(n, mask_func, k=0, *, size=None):
 
 def _slice_grid(s, op_name):
     """``s.start:s.stop:s.step`` as an arange, or a linspace for an imaginary step."""
-    from .creation import arange, linspace
     vals = []
     for v, what in ((s.start, "start"), (s.stop, "stop"), (s.step, "step")):
         if isinstance(v, (Array, Tracer)):
@@ -236,9 +238,6 @@ def _slice_grid(s, op_name):
 
 
 def _grid(key, op_name, sparse):
-    from .creation import arange, meshgrid
-    from .joining import stack
-    from ._util import as_dtype, result_type
     if isinstance(key, slice):
         return _slice_grid(key, op_name)
     axes = [_slice_grid(k, op_name) for k in key]
@@ -296,9 +295,6 @@ class _AxisConcat:
     op_name = "r_"
 
     def __getitem__(self, key):
-        from ._util import as_dtype, check_arg, result_type
-        from .joining import concatenate
-        from .shape_ops import expand_dims, reshape, swapaxes, transpose
         items = key if isinstance(key, tuple) else (key,)
         params = [self.axis, self.ndmin, self.trans1d, -1]
         if items and isinstance(items[0], str):
@@ -330,7 +326,6 @@ class _AxisConcat:
                 kinds.append("scalar" if type(item) in (bool, int, float, complex)
                              else "array")
         if not objs:
-            from .creation import array
             return array([])
         dt = result_type(*objs)      # Python scalars stay weak, as in NumPy
         out = []
@@ -340,7 +335,7 @@ class _AxisConcat:
                 a = Array._wrap(np.asarray(a))
             item_ndim = a.ndim
             if a.ndim < ndmin:
-                a = reshape(a, (1,) * (ndmin - a.ndim) + tuple(a.shape))
+                a = _np_reshape(a, (1,) * (ndmin - a.ndim) + tuple(a.shape))
             if trans1d != -1 and kind == "slice" and ndmin > 1:      # NumPy's rules
                 a = swapaxes(a, -1, trans1d)
             elif trans1d != -1 and kind == "array" and item_ndim < ndmin:

@@ -27,6 +27,8 @@ from ..ops.elementwise import (add, bitwise_and, clamp, convert_element_type, eq
 from ..ops.reduce import cumsum, reduce_max, reduce_min, reduce_sum
 from ..ops.shape import concatenate, iota, reshape, rev
 from ._util import (as_dtype, broadcast_shapes, broadcast_to_shape, check_arg, ensure_array, normalize_axis, numpy_result_dtype, shape_of)
+from ..ops.shape import broadcast_in_dim
+from .ufuncs import floor_divide, remainder, true_divide
 
 __all__ = [
     "where", "nonzero", "flatnonzero", "argwhere", "take", "take_along_axis",
@@ -45,7 +47,6 @@ def _ravel(x):
 
 def _full_broadcast(x, shape):
     """``x`` broadcast to ``shape`` (0-d values too)."""
-    from ..ops.shape import broadcast_in_dim
     x = broadcast_to_shape(x, tuple(shape))
     if tuple(x.shape) != tuple(shape):
         x = broadcast_in_dim(x, tuple(shape), ())
@@ -172,7 +173,6 @@ def _mode_indices(idx, n, mode, fname):
     if mode == "wrap":
         if n == 0:
             raise errors.ZeraxIndexError(f"zerax.numpy.{fname}: cannot wrap indices into an empty axis")
-        from .ufuncs import remainder
         return remainder(convert_element_type(idx, _I64), np.array(n, _I64)), "clip"
     if mode == "clip":
         if n == 0:
@@ -579,7 +579,6 @@ def bincount(x, weights=None, minlength=0, *, length=None):
 def _linspace_edges(lo, hi, num, dtype):
     """NumPy's ``linspace(lo, hi, num)`` for 0-d float values (same rounding)."""
     delta = sub(hi, lo)
-    from .ufuncs import true_divide
     step = true_divide(delta, np.array(num - 1, dtype))
     y = add(mul(iota(dtype, (num,)), step), lo)
     return concatenate([_ix.getitem(y, slice(0, num - 1)), reshape(hi, (1,))], 0)
@@ -651,7 +650,6 @@ def histogram(a, bins=10, range=None, density=None, weights=None):  # noqa: A002
         ntype = np.dtype(w.dtype)
     counts = _upd.scatter(np.zeros((nb,), ntype), w, [idx], [("a", 0)], "add", "drop")
     if density:
-        from .ufuncs import true_divide
         db = sub(_ix.getitem(edges, slice(1, None)), _ix.getitem(edges, slice(None, -1)))
         total = reduce_sum(counts, (0,))
         return true_divide(true_divide(counts, db), total), edges
@@ -663,7 +661,6 @@ def histogram(a, bins=10, range=None, density=None, weights=None):  # noqa: A002
 
 def _unravel(flat, shape):
     """Coordinates of flat (int64, in range or wrapped by floor division) indices."""
-    from .ufuncs import floor_divide, remainder
     out = []
     stride = 1
     strides = []

@@ -19,6 +19,7 @@ from ..core.core import Tracer
 from ..ops import shape as sh
 from ._util import as_dtype, ensure_array, normalize_axis
 from .shape_ops import (_atleast, _check_dtype, _concrete, _concrete_int, _gather_runs, _int_tuple, _no_out, _slice_axis, broadcast_to, expand_dims, moveaxis, ravel)
+from .creation import array
 
 __all__ = [
     "append", "array_split", "block", "column_stack", "concat", "concatenate", "delete",
@@ -317,7 +318,6 @@ def _fit(values, slot):
 
 def insert(arr, obj, values, axis=None):
     """``arr`` with ``values`` inserted before the static indices ``obj`` along ``axis``."""
-    from .creation import array
     arr = ensure_array(arr, "insert")
     if axis is None:
         if arr.ndim != 1:

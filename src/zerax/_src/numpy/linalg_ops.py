@@ -23,6 +23,7 @@ from ..ops.linalg import dot_general
 from ..ops.reduce import reduce_sum
 from ..ops.shape import concatenate, reshape, slice_p_bind, transpose
 from ._util import _PY_SCALARS, as_dtype, broadcast_shapes, broadcast_to_shape, check_arg
+from ._util import numpy_result_dtype
 
 __all__ = ["dot", "matmul", "vdot", "inner", "outer", "tensordot", "einsum", "kron", "cross",
            "matvec", "vecmat", "vecdot"]
@@ -463,7 +464,6 @@ def _diagonal(x, offset=0, axis1=0, axis2=1, fname="diagonal"):
 
 def _trace(x, offset=0, axis1=0, axis2=1, dtype=None, fname="trace"):
     """``numpy.trace``: sums of the diagonals (NumPy's ``sum`` dtype rules)."""
-    from ._util import numpy_result_dtype
     d = _diagonal(x, offset, axis1, axis2, fname)
     if dtype is None:
         dtype = numpy_result_dtype(np.sum, d)

@@ -18,6 +18,7 @@ from ..ops import shape as sh
 from ..ops.reduce import reduce_max, reduce_min, reduce_sum
 from ._util import as_dtype, check_arg, ensure_array, normalize_axis
 from .shape_ops import (_bcast_axis, _concrete, _gather_runs, _int_tuple, _slice_axis, broadcast_to)
+from .creation import linspace
 
 __all__ = ["pad"]
 
@@ -121,7 +122,6 @@ def _with_axis(shape, axis, n):
 
 def _ramp_pad(x, axis, before, after, ends):
     """NumPy's linear_ramp: from the end value towards the edge (edge excluded)."""
-    from .creation import linspace
     n = x.shape[axis]
     squeezed = [d for i, d in enumerate(x.shape) if i != axis]
     pieces = [None, x, None]

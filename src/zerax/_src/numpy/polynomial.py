@@ -28,6 +28,9 @@ from . import shape_ops as _so
 from . import ufuncs as _uf
 from ._util import as_dtype, ensure_array, normalize_axes, normalize_axis
 from .extras import i0
+from ._util import result_type
+from .reductions import cumprod, cumsum
+from .statistics import diff
 
 __all__ = [
     "bartlett", "blackman", "convolve", "correlate", "gradient", "hamming", "hanning",
@@ -205,7 +208,6 @@ def vander(x, N=None, increasing=False):
     x = as_dtype(x, dtype)
     cols = [_cr.ones((n, 1), dtype)]
     if N > 1:
-        from .reductions import cumprod
         cols.append(cumprod(_so.broadcast_to(_so.reshape(x, (n, 1)), (n, N - 1)), axis=1))
     v = _jn.concatenate(cols, axis=1) if len(cols) > 1 else cols[0]
     return v if increasing else _so.flip(v, axis=1)
@@ -630,9 +632,6 @@ def unwrap(p, discont=None, axis=-1, period=2 * np.pi):
     >>> znp.unwrap([0.0, 3.0, 6.0, 9.0], period=4)
     Array([ 0., -1., -2., -3.], dtype=float64)
     """
-    from ._util import result_type
-    from .reductions import cumsum
-    from .statistics import diff
     p = _arr(p, "unwrap")
     _no_complex("unwrap", p)
     nd = p.ndim

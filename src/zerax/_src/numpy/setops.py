@@ -24,6 +24,13 @@ from ..ops.elementwise import add, clamp, convert_element_type, eq, lt
 from ..ops.shape import concatenate
 from ._util import as_dtype, ensure_array, normalize_axis
 from .indexing_ops import _I64, _as_zx, _axis_entries, _concrete, _ravel, _wrap, searchsorted
+from ..ops.elementwise import bitwise_and, bitwise_not, isnan, ne, select_n, sub
+from ..ops.shape import broadcast_in_dim, iota, reshape
+from .indexing_ops import argsort, nonzero
+from .reductions import sum as _sum
+from ..ops.index_update import scatter
+from ..ops.reduce import cumsum
+from .ufuncs import logical_not
 
 __all__ = ["unique", "isin", "intersect1d", "union1d", "setdiff1d", "setxor1d",
            "unique_all", "unique_counts", "unique_inverse", "unique_values"]
@@ -95,7 +102,6 @@ def isin(element, test_elements, assume_unique=False, invert=False, *, kind=None
         pos = clamp(np.zeros((), _I64), searchsorted(t, e, "left"), np.array(n - 1, _I64))
         found = eq(_ix.gather(t, [pos], [("a", 0)]), e)
     if invert:
-        from .ufuncs import logical_not
         return logical_not(found)
     return found
 
@@ -149,10 +155,6 @@ def setdiff1d(ar1, ar2, assume_unique=False, *, size=None, fill_value=None):
 def _setdiff1d_sized(a1, a2, assume_unique, size, fill_value):
     """JAX's sized setdiff1d: unique padded to len(a1), the mask of values not in a2
     (padding excluded), compacted into ``size`` slots by ``nonzero(size=)``."""
-    from ..ops.elementwise import bitwise_and, select_n
-    from ..ops.shape import broadcast_in_dim, iota
-    from .indexing_ops import nonzero
-    from .reductions import sum as _sum
     dt = np.dtype(a1.dtype)
     fill = as_dtype(ensure_array(0 if fill_value is None else fill_value, "setdiff1d"), dt)
     if fill.ndim:
@@ -230,11 +232,6 @@ def _unique_parts(x, fname, size, fill_value):
 def _unique_sized(x, flat, size, fill_value, fname, equal_nan=False):
     """The traced path: a stable sort, run starts, their ranks by a cumulative sum, and
     scatters into ``size`` slots (extra unique values are dropped)."""
-    from ..ops.elementwise import ne, select_n, sub
-    from ..ops.index_update import scatter
-    from ..ops.reduce import cumsum
-    from ..ops.shape import iota, reshape
-    from .indexing_ops import argsort
     n = flat.shape[0]
     if size < 0:
         raise errors.ShapeError(f"zerax.numpy.{fname}: size must be non-negative, got {size}")
@@ -249,7 +246,6 @@ def _unique_sized(x, flat, size, fill_value, fname, equal_nan=False):
     later, earlier = _ix.getitem(s, slice(1, None)), _ix.getitem(s, slice(None, -1))
     differs = ne(later, earlier)
     if equal_nan and dt.kind in "fc":   # sorted NaNs are adjacent: one run
-        from ..ops.elementwise import bitwise_and, bitwise_not, isnan
         differs = bitwise_and(differs, bitwise_not(bitwise_and(isnan(later), isnan(earlier))))
     new = concatenate([_wrap(np.ones(1, bool)), differs], 0)
     rank = sub(cumsum(convert_element_type(new, _I64), 0), np.ones((), _I64))
@@ -270,7 +266,6 @@ def _unique_sized(x, flat, size, fill_value, fname, equal_nan=False):
 
 
 def _bcast(v, size):
-    from ..ops.shape import broadcast_in_dim
     return broadcast_in_dim(v, (size,), ())
 
 

@@ -22,6 +22,8 @@ from ..ops import elementwise as ew
 from ..ops import shape as sh
 from ..ops.reduce import reduce_sum
 from ._util import as_dtype, ensure_array, normalize_axes, normalize_axis
+from .indexing_ops import searchsorted, take
+from .reductions import cumsum
 
 __all__ = [
     "atleast_1d", "atleast_2d", "atleast_3d", "broadcast_arrays", "broadcast_shapes",
@@ -406,8 +408,6 @@ def repeat(a, repeats, axis=None, *, total_repeat_length=None):
 def _repeat_total(a, repeats, axis, total):
     """JAX's ``repeat(..., total_repeat_length=total)``: output position ``i`` takes the
     element whose cumulative repeat count first exceeds ``i`` (the last one past the end)."""
-    from .indexing_ops import searchsorted, take
-    from .reductions import cumsum
     total = _concrete_int(total, "repeat", "total_repeat_length")
     if total < 0:
         raise errors.ShapeError("zerax.numpy.repeat: total_repeat_length must be "
@@ -507,8 +507,9 @@ def roll(a, shift, axis=None):
     if isinstance(shift, (list, tuple)):
         shifts = list(shift)
     elif isinstance(shift, Tracer):
-        from .joining import unstack  # joining imports this module
-        shifts = [shift] if shift.ndim == 0 else list(unstack(shift))
+        shifts = [shift] if shift.ndim == 0 else [
+            sh.reshape(_slice_axis(shift, 0, i, i + 1), tuple(shift.shape[1:]))
+            for i in range(shift.shape[0])]
     else:
         shifts = list(np.atleast_1d(np.asarray(_concrete(shift, "roll", "shift"))).ravel())
     for i, s in enumerate(shifts):

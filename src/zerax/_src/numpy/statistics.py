@@ -20,6 +20,7 @@ from ..core.array import Array
 from ..core.core import Tracer, concrete_value
 from ..ops import elementwise as ew
 from ..ops import reduce as rd
+from ..ops.sort import sort as sort_primitive
 from ..ops.shape import broadcast_in_dim, concatenate, reshape, slice_p_bind, transpose
 from . import ufuncs as _uf
 from ._util import as_dtype, ensure_array, normalize_axis, result_type
@@ -99,18 +100,9 @@ def average(a, axis=None, weights=None, returned=False, *, keepdims=False):
 
 def _sort_last(x, fname):
     """``x`` sorted along its last axis (NaNs last): the ``sort`` primitive of
-    ``ops/sort.py``, else ``zerax.numpy.sort``."""
+    ``ops/sort.py``."""
     if x.shape[-1] <= 1:
         return x
-    try:
-        from ..ops.sort import sort as sort_primitive
-    except ImportError:
-        import zerax.numpy as znp
-        sort = getattr(znp, "sort", None)
-        if sort is None:
-            raise errors.NotSupportedError(
-                f"zerax.numpy.{fname} needs a sort, which zerax does not have yet") from None
-        return sort(x, axis=-1)
     return sort_primitive(x, x.ndim - 1)
 
 

@@ -14,7 +14,9 @@ import numpy as np
 from ... import errors
 from ..core.array import Array
 from ..core.core import Tracer
+from ..lax import lax as _lax
 from ..ops import elementwise as ew
+from ..ops import reduce as _red
 from ._util import as_dtype, check_arg, numpy_result_dtype, promote_and_broadcast, result_type
 
 __all__: list[str] = []
@@ -590,8 +592,14 @@ def clip(a, a_min=None, a_max=None, /, *, min=None, max=None):  # noqa: A002 - N
 
 def _bool_array(x):
     """A bool value as a zerax array (positive() refuses bool, as NumPy does)."""
-    from .creation import asarray
-    return asarray(x, np.bool_)
+    return x if isinstance(x, (Array, Tracer)) else Array._wrap(np.array(x, np.bool_))
+
+
+def _zeros_like(x):
+    """Zeros with the shape and dtype of ``x`` (as ``zerax.numpy.zeros_like``)."""
+    if type(x) in (bool, int, float, complex):
+        return Array._wrap(np.zeros(np.shape(x), np.asarray(x).dtype))
+    return Array._wrap(np.zeros(tuple(x.shape), np.dtype(x.dtype)))
 
 
 def real(x, /):
@@ -612,8 +620,7 @@ def imag(x, /):
     x = check_arg(x, "imag")
     if result_type(x).kind == "c":
         return ew.imag(as_dtype(x, result_type(x)))
-    from .creation import zeros_like
-    return zeros_like(x)
+    return _zeros_like(x)
 
 
 def conjugate(x, /):
@@ -637,9 +644,8 @@ def angle(z, deg=False):
     if result_type(z).kind == "c":
         re, im = real(z), imag(z)
     else:
-        from .creation import zeros_like
         re = as_dtype(z, dtype)
-        im = zeros_like(re)                 # +0: angle(-1.0) is +pi, as in NumPy
+        im = _zeros_like(re)                 # +0: angle(-1.0) is +pi, as in NumPy
     out = ew.bind(ew.atan2_p, im, re)
     return ew.mul(out, np.asarray(180.0 / math.pi, dtype)) if deg else out
 
@@ -677,3 +683,12 @@ def sinc(x, /):
 for _f in (clip, real, imag, conjugate, angle, nan_to_num, sinc):
     _export(_f, _f.__name__)
 _export(conjugate, "conj")
+
+# lax.reduce and lax.reduce_window turn these ufuncs, as the matching lax functions,
+# into one reduction primitive.
+for _names, _reduction in ((("add",), _red.reduce_sum), (("multiply",), _red.reduce_prod),
+                           (("maximum",), _red.reduce_max), (("minimum",), _red.reduce_min),
+                           (("bitwise_and", "logical_and"), _lax.reduce_and),
+                           (("bitwise_or", "logical_or"), _lax.reduce_or)):
+    for _n in _names:
+        _lax.register_monoid(globals()[_n], _reduction)

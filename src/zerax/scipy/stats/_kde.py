@@ -8,7 +8,7 @@ import math
 import numpy as np
 
 import zerax.numpy as jnp
-from ... import errors
+from ... import errors, random
 from .. import linalg, special
 from ...tree_util import register_pytree_node_class
 
@@ -159,7 +159,6 @@ class gaussian_kde:
     def resample(self, key, shape=()):
         """Random draws from the estimate: ``shape + (d,)`` transposed to ``(d,) + shape``
         as JAX's (a key from ``zerax.random``)."""
-        from ... import random
         k1, k2 = random.split(key)
         n = int(np.prod(shape)) if shape else 1
         ind = random.choice(k1, self.n, shape=(n,), p=self.weights)

@@ -14,7 +14,7 @@ import zerax.numpy as jnp
 from ... import errors
 from .. import linalg
 
-from ._util import promote_args_inexact
+from ..._src.api.scipy.stats._util import promote_args_inexact
 
 __all__ = ["logpdf", "pdf"]
 

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from .... import errors
 from ...core.api_util import as_input
 from ...core.core import Tracer
 from ... import numpy as jnp
+from ...ops import elementwise as ew
 from .keys import PRNGKeyArray
 
 
@@ -70,7 +73,6 @@ def const(x, value):
 
 
 def cast(x, dtype):
-    from ...ops import elementwise as ew
     if np.dtype(x.dtype) == np.dtype(dtype):
         return x
     return ew.convert_element_type(x, np.dtype(dtype))
@@ -84,7 +86,6 @@ def quiet(fn):
     """Run a sampler with NumPy's floating-point warnings off: rejection samplers compute
     both branches of a select (an infinite ratio where p = 1, say) as JAX does, and the
     eager NumPy implementation must not warn about the branch that is thrown away."""
-    import functools
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):

@@ -20,6 +20,7 @@ from ...core.api_util import as_input
 from ...core.array import Array
 from ...core.core import Tracer
 from ...core.tree import register_pytree_node
+from ... import numpy as jnp
 from . import eager
 from . import threefry as tf
 
@@ -143,14 +144,12 @@ class PRNGKeyArray:
     def __eq__(self, other):
         if not isinstance(other, PRNGKeyArray):
             return NotImplemented
-        from ... import numpy as jnp
         return jnp.all(jnp.equal(self._base, other._base), axis=-1)
 
     def __ne__(self, other):
         eq = self.__eq__(other)
         if eq is NotImplemented:
             return eq
-        from ... import numpy as jnp
         return jnp.logical_not(eq)
 
     __hash__ = None

@@ -11,6 +11,7 @@ import numpy as np
 from .... import errors
 from ...lax import lax
 from ... import numpy as jnp
+from ...numpy import linalg
 from ...lax.control_flow import scan, while_loop
 from ...ops import elementwise as ew
 from . import keys as K
@@ -450,7 +451,6 @@ def maxwell(key, shape=(), dtype=None):
 
 
 def _maxwell(data, shape, dtype):
-    from ....numpy import linalg
     return linalg.norm(S._normal(data, shape + (3,), dtype), axis=-1)
 
 
@@ -484,7 +484,6 @@ def multivariate_normal(key, mean, cov, shape=None, dtype=None, method="cholesky
     >>> zr.multivariate_normal(zr.PRNGKey(0), np.zeros(2), np.eye(2), (4,)).shape
     (4, 2)
     """
-    from ....numpy import linalg
     data, _ = K.check_key("multivariate_normal", key)
     if method not in ("svd", "eigh", "cholesky"):
         raise errors.ZeraxValueError(
@@ -535,7 +534,6 @@ def orthogonal(key, n, shape=(), dtype=None, m=None):
     >>> np.allclose(q @ q.T, np.eye(3))
     True
     """
-    from ....numpy import linalg
     data, _ = K.check_key("orthogonal", key)
     dtype = float_dtype(dtype, "orthogonal", allow_complex=True)
     shape = K.canonical_shape(shape, "orthogonal")

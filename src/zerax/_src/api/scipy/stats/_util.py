@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-import zerax.numpy as jnp
-from ... import errors
+from .... import numpy as jnp
+from ..... import errors
 
 
 def promote_args_inexact(fname: str, *args):
@@ -20,7 +20,7 @@ def promote_args_inexact(fname: str, *args):
                 f"zerax.scipy.stats.{fname}: argument {i} ({a!r:.60}) is not an array or a "
                 "number") from e
     # Python numbers stay weak (a float32 x with loc=0 stays float32), as in JAX
-    dtype = np.dtype(jnp.result_type(*[a if type(a) in (bool, int, float) else arr
+    dtype = np.dtype(np.result_type(*[a if type(a) in (bool, int, float) else arr
                                        for a, arr in zip(args, arrs)]))
     if dtype.kind == "c":
         raise errors.NotSupportedError(f"zerax.scipy.stats.{fname}: complex arguments are "
