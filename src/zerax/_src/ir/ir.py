@@ -248,7 +248,7 @@ def dce(jaxpr: Jaxpr) -> Jaxpr:
     live = {v for v in jaxpr.outvars if type(v) is Var}
     kept = []
     for eqn in reversed(jaxpr.eqns):
-        if any(v in live for v in eqn.outvars) or eqn.primitive.name in _EFFECTFUL:
+        if any(v in live for v in eqn.outvars) or eqn.primitive in effectful_primitives:
             kept.append(eqn)
             for a in eqn.invars:
                 if type(a) is Var:
@@ -257,7 +257,9 @@ def dce(jaxpr: Jaxpr) -> Jaxpr:
     return Jaxpr(jaxpr.constvars, jaxpr.invars, jaxpr.outvars, kept)
 
 
-_EFFECTFUL: set[str] = set()
+# Primitives DCE keeps though their outputs are unused (a host callback's printing):
+# their modules add them here.
+effectful_primitives: set = set()
 
 
 def jaxpr_as_fun(closed: ClosedJaxpr):

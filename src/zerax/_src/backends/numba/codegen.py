@@ -19,6 +19,8 @@ import numpy as np
 
 from ...ir import ir
 from ...ir.ir import Literal, Var, convert_constvars
+from ...ops.elementwise import add_p
+from ...ops.linalg import dot_general_p
 from .fusion import (  # noqa: F401  (dtype_name, literal_text, LoweringError: for the rules)
     _REDUCTIONS, LoweringError, _fusible, _group_shape, _is_broadcast, _operand_fits, dtype_name,
     literal_text, plan_groups)
@@ -207,7 +209,7 @@ def _uses(jaxpr):
 def lower_fused(ctx: Lowering, eqns, total_uses):
     """One loop nest computing a group (see `plan_groups`)."""
     shape = _group_shape(eqns[0])
-    reduction = eqns[-1] if eqns[-1].primitive.name in _REDUCTIONS else None
+    reduction = eqns[-1] if eqns[-1].primitive in _REDUCTIONS else None
     body = eqns[:-1] if reduction is not None else eqns
     produced = {v for e in body for v in e.outvars}
     inner_uses: dict = {}
@@ -291,7 +293,7 @@ _INIT = {"sum": "0", "prod": "1", "max": "-np.inf", "min": "np.inf"}
 
 def _scalar_accumulator(eqn) -> bool:
     """A full sum or product accumulates into a scalar (a prange reduction)."""
-    return eqn.outvars[0].aval.shape == () and _REDUCTIONS[eqn.primitive.name] in ("sum", "prod")
+    return eqn.outvars[0].aval.shape == () and _REDUCTIONS[eqn.primitive] in ("sum", "prod")
 
 
 def _parallel_ok(reduction) -> bool:
@@ -303,7 +305,7 @@ def _parallel_ok(reduction) -> bool:
 
 
 def _start_reduction(ctx, eqn, shape):
-    kind = _REDUCTIONS[eqn.primitive.name]
+    kind = _REDUCTIONS[eqn.primitive]
     out = eqn.outvars[0]
     dt = dtype_name(out.aval.dtype)
     init = _INIT[kind]
@@ -321,7 +323,7 @@ def _start_reduction(ctx, eqn, shape):
 
 
 def _accumulate(ctx, eqn, acc, idx, local):
-    kind = _REDUCTIONS[eqn.primitive.name]
+    kind = _REDUCTIONS[eqn.primitive]
     axes = eqn.params["axes"]
     keep = [i for k, i in enumerate(idx) if k not in axes]
     slot = acc if _scalar_accumulator(eqn) else f"{acc}[{index_text(keep)}]"
@@ -379,9 +381,9 @@ def _accumulations(jaxpr, groups, total_uses):
     pending: dict = {}   # product out var -> (dot eqn, vars defined before it)
     for kind, eqns in groups:
         if kind == "fused" and pending:
-            red = eqns[-1].invars[0] if eqns[-1].primitive.name in _REDUCTIONS else None
+            red = eqns[-1].invars[0] if eqns[-1].primitive in _REDUCTIONS else None
             for e in eqns:
-                if e.primitive.name != "add" or e.outvars[0] is red:
+                if e.primitive is not add_p or e.outvars[0] is red:
                     continue
                 for p, c in ((e.invars[1], e.invars[0]), (e.invars[0], e.invars[1])):
                     if type(p) is not Var or p not in pending or type(c) is not Var:
@@ -392,7 +394,7 @@ def _accumulations(jaxpr, groups, total_uses):
                             and c.aval.dtype == p.aval.dtype == out.aval.dtype:
                         folds[id(dot)] = (c, e)
                     break
-        if kind == "single" and eqns[0].primitive.name == "dot_general":
+        if kind == "single" and eqns[0].primitive is dot_general_p:
             p = eqns[0].outvars[0]
             if p.aval.shape != () and total_uses.get(p, 0) == 1:
                 pending[p] = (eqns[0], frozenset(defined))

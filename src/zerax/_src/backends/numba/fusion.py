@@ -12,6 +12,8 @@ import numpy as np
 
 from ...ir import ir
 from ...ir.ir import Var
+from ...ops.reduce import reduce_max_p, reduce_min_p, reduce_prod_p, reduce_sum_p
+from ...ops.shape import broadcast_in_dim_p
 from .rules import scalar_rule_of
 
 
@@ -57,11 +59,11 @@ def _fusible(eqn) -> bool:
 
 
 def _is_broadcast(eqn) -> bool:
-    return eqn.primitive.name == "broadcast_in_dim"
+    return eqn.primitive is broadcast_in_dim_p
 
 
-_REDUCTIONS = {"reduce_sum": "sum", "reduce_max": "max", "reduce_min": "min",
-               "reduce_prod": "prod"}
+_REDUCTIONS = {reduce_sum_p: "sum", reduce_max_p: "max", reduce_min_p: "min",
+               reduce_prod_p: "prod"}
 
 
 def _group_shape(eqn):
@@ -79,7 +81,7 @@ def _joins(eqn, shape, members) -> str | None:
         return "elementwise"
     if _is_broadcast(eqn) and _group_shape(eqn) == shape and shape != ():
         return "broadcast"
-    if eqn.primitive.name in _REDUCTIONS and members and shape != () and \
+    if eqn.primitive in _REDUCTIONS and members and shape != () and \
             eqn.invars[0].aval.shape == shape and \
             any(eqn.invars[0] in m.outvars for m in members):
         return "reduce"

@@ -17,22 +17,28 @@ import contextlib
 import re
 
 from ...ir.ir import Jaxpr, Var
+from ...ops.gather import gather_p
+from ...ops.index_update import (scatter_add_p, scatter_max_p, scatter_min_p, scatter_mul_p,
+                                 scatter_p)
+from ...ops.linalg import dot_general_p
+from ...ops.reduce import reduce_max_p, reduce_min_p, reduce_prod_p, reduce_sum_p
+from ...ops.slicing import dynamic_slice_p, dynamic_update_slice_p, slice_p
 from .fusion import dtype_name, plan_groups
 from .memory import hugepages, wants_hugepages
 from .rules import scalar_rule_of
 
 # Primitives that return their first operand with some elements replaced; their Numba
 # lowerings start with ``out = np.copy(x)`` (the copy `drop_copy` removes).
-UPDATE_PRIMITIVES = frozenset({"scatter", "scatter_add", "scatter_mul", "scatter_min",
-                               "scatter_max", "dynamic_update_slice"})
+UPDATE_PRIMITIVES = frozenset({scatter_p, scatter_add_p, scatter_mul_p, scatter_min_p,
+                               scatter_max_p, dynamic_update_slice_p})
 # Primitives whose lowerings read their operands into new arrays or scalars (never a
 # view of an operand), so an earlier read of an updated buffer is complete.
-_READERS = frozenset({"dynamic_slice", "slice", "gather", "reduce_sum", "reduce_max",
-                      "reduce_min", "reduce_prod", "dot_general"})
+_READERS = frozenset({dynamic_slice_p, slice_p, gather_p, reduce_sum_p, reduce_max_p,
+                      reduce_min_p, reduce_prod_p, dot_general_p})
 
 
 def _reads_only(eqn) -> bool:
-    return eqn.primitive.name in _READERS or \
+    return eqn.primitive in _READERS or \
         scalar_rule_of(eqn.primitive) is not None
 
 
@@ -42,12 +48,12 @@ def schedule_reads(eqns) -> list:
     ``x.at[i].set(v)`` zeroes ``ct[i]`` and then reads it: read first, then update in
     place).  Only readers move, and only past equations they do not depend on, so the
     order stays a valid one.  The same list object comes back when nothing moves."""
-    if not any(e.primitive.name in UPDATE_PRIMITIVES for e in eqns):
+    if not any(e.primitive in UPDATE_PRIMITIVES for e in eqns):
         return eqns
     out, k = list(eqns), 0
     while k < len(out):
         e = out[k]
-        x = e.invars[0] if e.primitive.name in UPDATE_PRIMITIVES else None
+        x = e.invars[0] if e.primitive in UPDATE_PRIMITIVES else None
         if type(x) is Var:
             later = set(e.outvars)      # values defined from the update on
             moved = []
@@ -94,7 +100,7 @@ def inplace_plan(jaxpr, owned=frozenset()):
     roots = {v: v for v in owned}
     plan = {}
     for k, e in enumerate(jaxpr.eqns):
-        if e.primitive.name not in UPDATE_PRIMITIVES:
+        if e.primitive not in UPDATE_PRIMITIVES:
             continue
         x, new = e.invars[0], e.outvars[0]
         if type(x) is Var and x in roots and x not in outs and x not in e.invars[1:] and \
@@ -272,7 +278,7 @@ def private_values(ctx) -> set:
         shared = {v for v in body.outvars if type(v) is Var}
         for kind, eqns in plan_groups(body):
             for e in eqns:
-                if kind != "fused" and e.primitive.name != "dot_general":
+                if kind != "fused" and e.primitive is not dot_general_p:
                     shared.update(a for a in e.invars if type(a) is Var)
         held = ctx.hoisted[key] = (body, {v for e in body.eqns for v in e.outvars} - shared)
     return held[1]
