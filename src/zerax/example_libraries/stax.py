@@ -558,7 +558,8 @@ def Dropout(rate, mode="train"):
                 "`apply_fun(params, inputs, rng=key)` where `key` is a PRNG key "
                 "(e.g. from `zerax.random.PRNGKey`).")
         if mode == "train":
-            keep = random.bernoulli(rng, rate, inputs.shape)
+            # JAX draws the uniforms in the dtype of `rate`: float32 in its default mode
+            keep = random.bernoulli(rng, np.float32(rate), inputs.shape)
             return jnp.where(keep, inputs / rate, 0)
         return inputs
 
