@@ -201,7 +201,7 @@ def odeint(func, y0, t, *args, rtol=1.4e-8, atol=1.4e-8, mxstep=np.inf, hmax=np.
     >>> import zerax.numpy as znp
     >>> ts = znp.linspace(0., 3.14159265, 3)
     >>> ys = odeint(lambda y, t: (y[1], -y[0]), (znp.array(0.0), znp.array(1.0)), ts)
-    >>> [round(float(v), 6) for v in ys[0]]
+    >>> [round(float(v), 6) + 0.0 for v in ys[0]]
     [0.0, 1.0, 0.0]
     """
     if not callable(func):
