@@ -211,3 +211,26 @@ def test_errors():
         odeint(lambda y, t: -y, 1.0, znp.array([0.0, 1.0]), rtol=-1.0)
     with pytest.raises(errors.ZeraxTypeError, match="callable"):
         odeint(None, 1.0, znp.array([0.0, 1.0]))
+
+
+def test_complex_state_matches_jax_and_closed_form():
+    ts = znp.linspace(0., 2., 4)
+    y0 = np.array([1.0 + 0.5j, -2j])
+    ys = odeint(lambda y, t, w: w * y, znp.asarray(y0), ts, -0.3 + 2j, rtol=1e-7, atol=1e-9)
+    jax_ys = [[(1 + 0.5j), -2j],   # jax.experimental.ode.odeint, x64
+              [(-0.20528147425249804 + 0.892053528892355j),
+               (1.5915108256297665 - 0.38519246430988724j)],
+              [(-0.7493928700017952 + 0.008452310206147465j),
+               (0.6130379923312722 + 1.1922667438379542j)],
+              [(-0.15105624495928735 - 0.5947055547513411j),
+               (-0.8306838916347153 + 0.7174544357359338j)]]
+    np.testing.assert_allclose(np.asarray(ys), jax_ys, rtol=1e-12)
+    ref = np.exp((-0.3 + 2j) * np.asarray(ts))[:, None] * y0
+    np.testing.assert_allclose(np.asarray(ys), ref, rtol=1e-6)
+
+
+def test_vmap_over_a_closed_over_batched_value():
+    ts = znp.linspace(0.0, 1.0, 3)
+    ks = znp.array([0.5, 1.0])
+    out = zx.vmap(lambda k: odeint(lambda y, t: -k * y, znp.array(1.0), ts))(ks)
+    np.testing.assert_allclose(np.asarray(out), np.exp(-np.outer(ks, ts)), rtol=1e-7)

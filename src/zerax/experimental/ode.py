@@ -59,19 +59,35 @@ def fit_4th_order_polynomial(y0, y1, y_mid, dy0, dy1, dt):
     return a, b, c, d, e
 
 
+def _abs(x):
+    return jnp.sqrt(_abs2(x)) if jnp.iscomplexobj(x) else jnp.abs(x)
+
+
+def _polyval(coeffs, x):
+    # Horner's rule over the five dense-output coefficients (jnp.polyval's order)
+    y = coeffs[0]
+    for c in coeffs[1:]:
+        y = y * x + c
+    return y
+
+
+def _norm(x):
+    return jnp.sqrt(jnp.sum(_abs2(x)))
+
+
 def initial_step_size(fun, t0, y0, order, rtol, atol, f0):
     """The first step (Hairer, Norsett and Wanner, Solving ODEs I, Sec. II.4)."""
     dtype = y0.dtype
-    scale = atol + jnp.abs(y0) * rtol
-    d0 = jnp.linalg.norm(y0 / scale.astype(dtype))
-    d1 = jnp.linalg.norm(f0 / scale.astype(dtype))
+    scale = atol + _abs(y0) * rtol
+    d0 = _norm(y0 / scale.astype(dtype))
+    d1 = _norm(f0 / scale.astype(dtype))
     # the unselected branches are kept finite (the same values as JAX's where; no
     # division-by-zero warnings from the eager NumPy implementations)
     small = (d0 < 1e-5) | (d1 < 1e-5)
     h0 = jnp.where(small, 1e-6, 0.01 * d0 / jnp.where(small, 1.0, d1))
     y1 = y0 + h0.astype(dtype) * f0
     f1 = fun(y1, t0 + h0)
-    d2 = jnp.linalg.norm((f1 - f0) / scale.astype(dtype)) / h0
+    d2 = _norm((f1 - f0) / scale.astype(dtype)) / h0
     flat = (d1 <= 1e-15) & (d2 <= 1e-15)
     h1 = jnp.where(flat, jnp.maximum(1e-6, h0 * 1e-3),
                    (0.01 / jnp.where(flat, 1.0, jnp.maximum(d1, d2))) ** (1. / (order + 1.)))
@@ -119,7 +135,7 @@ def _abs2(x):
 
 def mean_error_ratio(error_estimate, rtol, atol, y0, y1):
     """The RMS of the error estimate over the mixed tolerance."""
-    err_tol = atol + rtol * jnp.maximum(jnp.abs(y0), jnp.abs(y1))
+    err_tol = atol + rtol * jnp.maximum(_abs(y0), _abs(y1))
     err_ratio = error_estimate / err_tol.astype(error_estimate.dtype)
     return jnp.sqrt(jnp.mean(_abs2(err_ratio)))
 
@@ -257,7 +273,7 @@ def _odeint_impl(func, rtol, atol, mxstep, hmax, y0, ts, *args):
         _, *carry = lax.while_loop(cond_fun, body_fun, [jnp.asarray(0)] + carry)
         _, _, t, _, last_t, interp_coeff = carry
         relative_output_time = (target_t - last_t) / (t - last_t)
-        y_target = jnp.polyval(interp_coeff, relative_output_time.astype(interp_coeff.dtype))
+        y_target = _polyval(interp_coeff, relative_output_time.astype(interp_coeff.dtype))
         return carry, y_target
 
     f0 = func_(y0, ts[0])
