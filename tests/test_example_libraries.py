@@ -431,3 +431,72 @@ def test_optimizer_errors():
     i2, u2, g2 = broken()
     with pytest.raises(errors.ZeraxTypeError, match="output structure"):
         u2(0, znp.ones(2), i2(znp.ones(2)))
+
+
+# --------------------------------------------------------------------------- a JAX example
+
+def _conv_block(kernel_size, filters, strides=(2, 2)):   # JAX's examples/resnet50.py
+    ks = kernel_size
+    filters1, filters2, filters3 = filters
+    main = stax.serial(stax.Conv(filters1, (1, 1), strides), stax.BatchNorm(), stax.Relu,
+                       stax.Conv(filters2, (ks, ks), padding="SAME"), stax.BatchNorm(),
+                       stax.Relu, stax.Conv(filters3, (1, 1)), stax.BatchNorm())
+    shortcut = stax.serial(stax.Conv(filters3, (1, 1), strides), stax.BatchNorm())
+    return stax.serial(stax.FanOut(2), stax.parallel(main, shortcut), stax.FanInSum,
+                       stax.Relu)
+
+
+def _identity_block(kernel_size, filters):
+    ks = kernel_size
+    filters1, filters2 = filters
+
+    def make_main(input_shape):
+        return stax.serial(
+            stax.Conv(filters1, (1, 1)), stax.BatchNorm(), stax.Relu,
+            stax.Conv(filters2, (ks, ks), padding="SAME"), stax.BatchNorm(), stax.Relu,
+            stax.Conv(input_shape[3], (1, 1)), stax.BatchNorm())
+
+    return stax.serial(stax.FanOut(2), stax.parallel(stax.shape_dependent(make_main),
+                                                     stax.Identity),
+                       stax.FanInSum, stax.Relu)
+
+
+# Recorded from JAX 0.10.2 (float32) with the same network, keys and two momentum steps.
+RESNET_OUT = [
+    [-0.7934192419052124, -1.9303758144378662, -1.8528093099594116, -2.857476234436035,
+     -1.6691818237304688],
+    [-0.46327832341194153, -2.521435260772705, -2.1901819705963135, -3.5449066162109375,
+     -1.8993184566497803],
+    [-0.9449830055236816, -1.9828848838806152, -1.8258886337280273, -3.1886610984802246,
+     -1.3043794631958008],
+    [-0.9470663666725159, -2.296194553375244, -2.239248037338257, -2.8628945350646973,
+     -1.0560132265090942]]
+RESNET_LOSS_AFTER_2_STEPS = 5.645685195922852
+
+
+def test_resnet_example_matches_jax():
+    init_fun, predict_fun = stax.serial(
+        stax.GeneralConv(("HWCN", "OIHW", "NHWC"), 8, (3, 3), (2, 2), "SAME"),
+        stax.BatchNorm(), stax.Relu, stax.MaxPool((3, 3), strides=(2, 2)),
+        _conv_block(3, [4, 4, 8], strides=(1, 1)), _identity_block(3, [4, 4]),
+        stax.AvgPool((3, 3)), stax.Flatten, stax.Dense(5), stax.LogSoftmax)
+    out_shape, params = init_fun(zr.PRNGKey(0), (16, 16, 3, 4))
+    assert out_shape == (4, 5)
+    x = zr.normal(zr.PRNGKey(1), (16, 16, 3, 4), np.float32)
+    np.testing.assert_allclose(np.asarray(predict_fun(params, x)), RESNET_OUT, rtol=1e-5,
+                               atol=2e-6)
+    # float64 inputs (zerax's default) meet float32 params: promoted, as jnp.dot would
+    y64 = predict_fun(params, znp.asarray(np.asarray(x), np.float64))
+    assert y64.dtype == np.float64
+    np.testing.assert_allclose(np.asarray(y64), RESNET_OUT, rtol=1e-5, atol=2e-6)
+    opt_init, opt_update, get_params = optimizers.momentum(0.01, mass=0.9)
+    state = opt_init(params)
+    targets = znp.eye(5)[znp.array([0, 1, 2, 3])]
+
+    def loss(p):
+        return -znp.sum(predict_fun(p, x) * targets)
+
+    for i in range(2):
+        state = opt_update(i, zx.grad(loss)(get_params(state)), state)
+    np.testing.assert_allclose(float(loss(get_params(state))), RESNET_LOSS_AFTER_2_STEPS,
+                               rtol=1e-5)

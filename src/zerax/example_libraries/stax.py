@@ -182,6 +182,15 @@ def _conv_transpose_shape(lhs_shape, rhs_shape, strides, padding, dimension_numb
     return _unpermute([lhs[0], rhs[0], *space], out_perm)
 
 
+def _promote(inputs, W):
+    # lax convolutions take equal dtypes; zerax arrays default to float64 while the
+    # parameters are float32, so promote as jnp.dot does in Dense (JAX's default mode
+    # has float32 everywhere and never meets this)
+    inputs, W = jnp.asarray(inputs), jnp.asarray(W)
+    dtype = jnp.result_type(inputs.dtype, W.dtype)
+    return inputs.astype(dtype), W.astype(dtype)
+
+
 # --------------------------------------------------------------------------- layers
 
 def Dense(out_dim, W_init=None, b_init=None):
@@ -267,6 +276,7 @@ def GeneralConv(dimension_numbers, out_chan, filter_shape, strides=None, padding
 
     def apply_fun(params, inputs, **kwargs):
         W, b = params
+        inputs, W = _promote(inputs, W)
         return lax.conv_general_dilated(inputs, W, strides, padding, one, one,
                                         dimension_numbers=dimension_numbers) + b
 
@@ -311,6 +321,7 @@ def GeneralConvTranspose(dimension_numbers, out_chan, filter_shape, strides=None
 
     def apply_fun(params, inputs, **kwargs):
         W, b = params
+        inputs, W = _promote(inputs, W)
         return lax.conv_transpose(inputs, W, strides, padding,
                                   dimension_numbers=dimension_numbers) + b
 
