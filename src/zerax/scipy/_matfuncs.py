@@ -319,7 +319,7 @@ def expm_frechet(A, E, *, method: str | None = None, compute_expm: bool = True):
 # ----------------------------------------------------------------------------- sqrtm
 
 _MAXIT = 64          # Denman-Beavers iterations at most (scaled: ~6-12 suffice)
-_ROTATE = 0.01      # half the rotation angle of the complex fallback (see _rotated)
+_ROTATE = 0.0100     # half the rotation angle of the complex route, at most (_rotated)
 
 
 def _is_symmetric(a):
@@ -395,8 +395,13 @@ def _rotated(a, real_fn, undo):
     exact for every eigenvalue with argument in (-pi + 2d, pi], which takes the
     negative real axis off the branch cut."""
     dt = np.result_type(np.dtype(a.dtype), np.complex64)
-    c = np.exp(-2j * _ROTATE).astype(dt)
-    return undo(_primary(znp.asarray(a, dtype=dt) * c, real_fn), dt)
+    w = np.linalg.eigvals(np.asarray(a))
+    # eigenvalues just below the cut would cross it: keep 2 d under their angle to it
+    below = w[(w.imag < 0) & (w.real < 0)]
+    gap = float(np.min(np.pi + np.angle(below))) if below.size else np.inf
+    d = max(min(_ROTATE, gap / 4), 1e-8)
+    c = np.exp(-2j * d).astype(dt)
+    return undo(_primary(znp.asarray(a, dtype=dt) * c, real_fn), dt, d)
 
 
 def _symmetric_complex(a, parts):
@@ -407,33 +412,44 @@ def _symmetric_complex(a, parts):
     return lax.complex((v * re) @ _mT(v), (v * im) @ _mT(v))
 
 
-def _with_fallback(a, x, real_fn, undo, fname, why, parts):
-    """SciPy's dtype rule where values are concrete: matrices whose principal ``f`` is
-    not real (NaN from the real algorithm) are redone in complex arithmetic, the
-    others keep their values; the whole stack is then complex."""
-    xs = _concrete(x)
-    if xs is None or np.isfinite(xs).all():
-        return x
+def _on_cut(m):
+    """Whether the concrete real matrix ``m`` has an eigenvalue on the negative real
+    axis: a real negative eigenvalue of its real Schur form, SciPy's test for a
+    complex ``sqrtm`` / ``logm`` (NumPy's ``eigvals`` runs the same LAPACK QR)."""
+    w = np.linalg.eigvals(m)
+    return bool(((w.imag == 0) & (w.real < 0)).any())
+
+
+def _principal(a, real_fn, undo, parts, fname, why):
+    """A principal matrix function (square root, logarithm) with SciPy's dtype rule
+    where values are concrete: a real matrix with an eigenvalue on the negative real
+    axis (or one where the real algorithm fails) is done in complex arithmetic (the
+    whole stack is then complex); a matrix no route handles raises.  Traced: the
+    real algorithm on ``a``'s dtype, NaN outside its domain."""
     a_np = _concrete(a)
+    if a_np is None:
+        return _primary(a, real_fn)
     shape = tuple(a.shape)
-    flat_a = a_np.reshape((-1,) + shape[-2:])
-    flat_x = xs.reshape(flat_a.shape)
+    flat = a_np.reshape((-1,) + shape[-2:])
     out = []
-    for k in range(flat_a.shape[0]):
-        if np.isfinite(flat_x[k]).all() or not np.isfinite(flat_a[k]).all():
-            out.append(flat_x[k])
-            continue
-        one = znp.asarray(flat_a[k])
-        if not _is_complex(one.dtype) and bool(_is_symmetric(one)):
-            redo = np.asarray(_symmetric_complex(one, parts))
-        else:
-            redo = np.asarray(_rotated(one, real_fn, undo))
-        if not np.isfinite(redo).all():
-            where = f" (matrix {list(np.unravel_index(k, shape[:-2]))} of the stack)" \
-                if len(shape) > 2 else ""
-            raise errors.ZeraxValueError(f"zerax.scipy.linalg.{fname}: {why}{where}.")
-        out.append(redo)
-    dt = np.result_type(np.dtype(a.dtype), np.complex64)
+    for k in range(flat.shape[0]):
+        m = flat[k]
+        finite = np.isfinite(m).all()
+        x = None
+        if not finite or _is_complex(m.dtype) or not _on_cut(m):
+            x = np.asarray(_primary(znp.asarray(m), real_fn))
+        if x is None or (finite and not np.isfinite(x).all()):
+            one = znp.asarray(m)
+            if not _is_complex(one.dtype) and bool(_is_symmetric(one)):
+                x = np.asarray(_symmetric_complex(one, parts))
+            else:
+                x = np.asarray(_rotated(one, real_fn, undo))
+            if not np.isfinite(x).all():
+                where = (f" (matrix {list(np.unravel_index(k, shape[:-2]))} of the "
+                         "stack)" if len(shape) > 2 else "")
+                raise errors.ZeraxValueError(f"zerax.scipy.linalg.{fname}: {why}{where}.")
+        out.append(x)
+    dt = np.result_type(*(x.dtype for x in out))
     return znp.asarray(np.stack(out).astype(dt).reshape(shape))
 
 
@@ -463,12 +479,11 @@ def sqrtm(A, blocksize: int = 1):
     if a.shape[-1] == 0:
         return a
     with np.errstate(all="ignore"):   # eager NaN paths (singular M) stay quiet
-        x = _primary(a, _sqrtm_real)
-        return _with_fallback(
-            a, x, _sqrtm_real, lambda r, dt: r * np.exp(1j * _ROTATE).astype(dt),
+        return _principal(
+            a, _sqrtm_real, lambda r, dt, d: r * np.exp(1j * d).astype(dt),
+            lambda w: (znp.sqrt(znp.maximum(w, 0.0)), znp.sqrt(znp.maximum(-w, 0.0))),
             "sqrtm", "A has no principal square root this method can compute (it is "
-            "singular and not symmetric positive semidefinite)",
-            lambda w: (znp.sqrt(znp.maximum(w, 0.0)), znp.sqrt(znp.maximum(-w, 0.0))))
+            "singular and not symmetric positive semidefinite)")
 
 
 # ------------------------------------------------------------------------------ logm
@@ -533,16 +548,14 @@ def logm(A, disp: bool = True):
     a = _square(A, "logm")
     if a.shape[-1] == 0:
         return a if disp else (a, znp.asarray(0.0, dtype=_real_dtype(a.dtype)))
+
+    def undo(r, dt, d):
+        return r + znp.asarray(2j * d, dtype=dt) * znp.eye(a.shape[-1], dtype=dt)
+
     with np.errstate(all="ignore"):   # eager NaN paths (singular M) stay quiet
-        x = _primary(a, _logm_real)
-
-    def undo(r, dt):
-        return r + znp.asarray(2j * _ROTATE, dtype=dt) * znp.eye(a.shape[-1], dtype=dt)
-
-    with np.errstate(all="ignore"):
-        x = _with_fallback(a, x, _logm_real, undo, "logm",
-                           "A is singular, so it has no logarithm",
-                           lambda w: (znp.log(znp.abs(w)), znp.where(w < 0, np.pi, 0.0)))
+        x = _principal(a, _logm_real, undo,
+                       lambda w: (znp.log(znp.abs(w)), znp.where(w < 0, np.pi, 0.0)),
+                       "logm", "A is singular, so it has no logarithm")
     if disp:
         return x
     err = expm(x) - a
@@ -637,8 +650,9 @@ def solve_sylvester(A, B, C, *, method: str = "schur", tol: float = 1e-8):
     wa, ua = _zla.eigh(a)
     wb, ub = _zla.eigh(b)
     denom = wa[..., :, None] + wb[..., None, :]
-    y = (_mT(ua) @ c @ ub) / denom
-    x = ua @ y @ _mT(ub)
+    with np.errstate(all="ignore"):          # a zero denominator ends as NaN below
+        y = (_mT(ua) @ c @ ub) / denom
+        x = ua @ y @ _mT(ub)
     small = znp.any(znp.abs(denom) < tol, axis=(-2, -1))[..., None, None]
     return znp.where(small, znp.asarray(np.nan, dtype=x.dtype), x)
 
