@@ -500,3 +500,19 @@ def test_resnet_example_matches_jax():
         state = opt_update(i, zx.grad(loss)(get_params(state)), state)
     np.testing.assert_allclose(float(loss(get_params(state))), RESNET_LOSS_AFTER_2_STEPS,
                                rtol=1e-5)
+
+
+def test_optimizer_state_round_trips_through_zerax_io(tmp_path):
+    from zerax import io
+    init, update, get = O.sm3(0.1)   # a state with lists and shape tuples inside
+    params = tu.tree_map(znp.asarray, _P0)
+    state = update(0, zx.grad(_loss)(params), init(params))
+    path = str(tmp_path / "opt.safetensors")
+    io.save(path, state)
+    back = io.load(path, like=init(params))
+    assert isinstance(back, O.OptimizerState)
+    for p, q in zip(tu.tree_leaves(state), tu.tree_leaves(back)):
+        np.testing.assert_array_equal(np.asarray(p), np.asarray(q))
+    s1 = update(1, zx.grad(_loss)(get(state)), state)
+    s2 = update(1, zx.grad(_loss)(get(back)), back)
+    np.testing.assert_array_equal(np.asarray(get(s1)["a"]), np.asarray(get(s2)["a"]))
