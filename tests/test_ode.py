@@ -75,7 +75,8 @@ def test_linear_time_dependent_closed_form(k, t1, y0):
     ts = znp.array([0.0, t1 / 2, t1])
     ys = odeint(lambda y, t: k * t * y, znp.array(y0), ts)
     ref = y0 * np.exp(k * np.asarray(ts) ** 2 / 2)
-    np.testing.assert_allclose(np.asarray(ys), ref, rtol=1e-6, atol=1e-9)
+    # the tolerances (1.4e-8) bound each step's error; the global error is a few times that
+    np.testing.assert_allclose(np.asarray(ys), ref, rtol=1e-6, atol=1e-7)
 
 
 # --------------------------------------------------------------------------- JAX's values
