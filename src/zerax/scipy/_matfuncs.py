@@ -4,14 +4,18 @@
 
 Written on the public zerax API only (``zerax.numpy``, ``zerax.lax``,
 ``zerax.numpy.linalg``), so every function traces: it works under ``jit`` and
-``vmap``, and ``expm`` (hence ``expm_frechet``) is differentiable to any order.
+``vmap`` and is differentiable: ``expm`` (hence ``expm_frechet``), ``solve_sylvester``
+and ``solve_banded`` as compositions, ``sqrtm`` and ``logm`` by differentiating their
+iterations (``while_loop``; checked to first order).
 
 zerax has no Schur or nonsymmetric eigen decomposition, so the algorithms are the ones
 that need neither:
 
-* ``expm``: Padé scaling and squaring (Higham 2005), exactly as JAX does it: the degree
-  (3, 5, 7, 9 or 13; 3, 5 or 7 in single precision) and the number of squarings are
-  chosen from the 1-norm under ``lax.switch`` and a ``lax.scan`` of ``lax.cond``.
+* ``expm``: Padé scaling and squaring (Higham 2005, as JAX): the degree (3, 5, 7, 9 or
+  13; 3, 5 or 7 in single precision) and the number of squarings come from the 1-norm,
+  as Python choices on concrete values; traced, the Padé parts are selected by
+  ``where`` and the squarings are a ``lax.scan`` of ``lax.cond`` (Higham's ceiling for
+  the number of squarings, where JAX takes the floor).
 * ``sqrtm``: symmetric matrices by ``eigh``; others by the scaled product form of the
   Denman-Beavers iteration (Higham, *Functions of Matrices*, (6.29)), in a
   ``lax.while_loop`` that stops on convergence.
@@ -86,7 +90,7 @@ def _real_dtype(dtype):
     return np.finfo(np.dtype(dtype)).dtype
 
 
-def _common(fname, *xs):
+def _common(*xs):
     dt = np.result_type(*(np.dtype(x.dtype) for x in xs))
     return tuple(znp.asarray(x, dtype=dt) for x in xs)
 
@@ -311,7 +315,7 @@ def expm_frechet(A, E, *, method: str | None = None, compute_expm: bool = True):
         raise errors.ZeraxValueError(
             f"zerax.scipy.linalg.expm_frechet: method must be None, 'SPS' or "
             f"'blockEnlarge', got {method!r}")
-    a, e = _common("expm_frechet", a, e)
+    a, e = _common(a, e)
     value, derivative = _jvp(expm, (a,), (e,))
     return (value, derivative) if compute_expm else derivative
 
@@ -613,7 +617,7 @@ def solve_sylvester(A, B, C, *, method: str = "schur", tol: float = 1e-8):
             f"zerax.scipy.linalg.solve_sylvester: the batch dimensions of A "
             f"{tuple(a.shape)}, B {tuple(b.shape)} and C {tuple(c.shape)} do not "
             "broadcast") from None
-    a, b, c = _common("solve_sylvester", a, b, c)
+    a, b, c = _common(a, b, c)
     a = znp.broadcast_to(a, batch + (m, m))
     b = znp.broadcast_to(b, batch + (n, n))
     c = znp.broadcast_to(c, batch + (m, n))
@@ -723,7 +727,7 @@ def solve_banded(l_and_u, ab, b, overwrite_ab: bool = False, overwrite_b: bool =
         raise errors.ShapeError(
             f"zerax.scipy.linalg.solve_banded: shapes of ab {tuple(ab.shape)} and b "
             f"{tuple(b.shape)} are not compatible (b needs {size} rows)")
-    ab, b = _common("solve_banded", ab, b)
+    ab, b = _common(ab, b)
     if b.size == 0:
         return b
     i = np.arange(size)[:, None]
