@@ -489,6 +489,32 @@ def test_solve_banded():
                 modes=("fwd", "rev"))
 
 
+def test_solve_banded_scan_path(monkeypatch):
+    """The banded LU in lax.scan (used above M = 2048) on the same systems."""
+    from zerax.scipy import _matfuncs
+    monkeypatch.setattr(_matfuncs, "_DENSE_LIMIT", 0)
+    close(zsl.solve_banded((2, 1), AB21, RHS5), BAND21)
+    close(zsl.solve_banded((1, 1), AB11, RHS42), BAND11)
+    close(zsl.solve_banded((0, 3), AB03, RHS42[:, 0]), BAND03)
+    close(zsl.solve_banded((0, 0), [[4.0]], [2.0]), [0.5])
+    rng = np.random.default_rng(12)
+    for lo, up, m in [(3, 0, 6), (4, 4, 3), (1, 2, 7)]:
+        ab = rng.standard_normal((lo + up + 1, m))
+        b = rng.standard_normal((m, 2))
+        close(zsl.solve_banded((lo, up), ab, b), np.linalg.solve(dense_from_band(lo, up, ab), b),
+              rtol=1e-12)
+    abc = AB21 + 1j * np.roll(AB21, 1, axis=1)
+    close(zsl.solve_banded((2, 1), abc, RHS5),
+          np.linalg.solve(dense_from_band(2, 1, abc), RHS5), rtol=1e-12)
+    ab = rng.standard_normal((2, 3, 6))
+    b = rng.standard_normal((2, 6))
+    got = np.asarray(zsl.solve_banded((1, 1), ab, b))
+    for k in range(2):
+        close(got[k], np.linalg.solve(dense_from_band(1, 1, ab[k]), b[k]), rtol=1e-12)
+    check_grads(lambda ab_, b_: zsl.solve_banded((2, 1), ab_, b_), (AB21, RHS5), order=1,
+                modes=("fwd", "rev"))
+
+
 def test_solve_banded_errors():
     with pytest.raises(errors.ZeraxValueError, match="l\\+u\\+1"):
         zsl.solve_banded((1, 1), AB21, RHS5)

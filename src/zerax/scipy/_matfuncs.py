@@ -1,36 +1,17 @@
 """Matrix functions and structured solvers of `zerax.scipy.linalg`: ``expm``,
 ``expm_frechet``, ``sqrtm``, ``logm``, ``solve_sylvester`` and ``solve_banded``
-(JAX's signatures, SciPy's values).
+(JAX's signatures, SciPy's values; docs/scipy_linalg_matfuncs.md).
 
-Written on the public zerax API only (``zerax.numpy``, ``zerax.lax``,
-``zerax.numpy.linalg``), so every function traces: it works under ``jit`` and
-``vmap`` and is differentiable: ``expm`` (hence ``expm_frechet``), ``solve_sylvester``
-and ``solve_banded`` as compositions, ``sqrtm`` and ``logm`` by differentiating their
-iterations (``while_loop``; checked to first order).
-
-zerax has no Schur or nonsymmetric eigen decomposition, so the algorithms are the ones
-that need neither:
-
-* ``expm``: Padé scaling and squaring (Higham 2005, as JAX): the degree (3, 5, 7, 9 or
-  13; 3, 5 or 7 in single precision) and the number of squarings come from the 1-norm,
-  as Python choices on concrete values; traced, the Padé parts are selected by
-  ``where`` and the squarings are a ``lax.scan`` of ``lax.cond`` (Higham's ceiling for
-  the number of squarings, where JAX takes the floor).
-* ``sqrtm``: symmetric matrices by ``eigh``; others by the scaled product form of the
-  Denman-Beavers iteration (Higham, *Functions of Matrices*, (6.29)), in a
-  ``lax.while_loop`` that stops on convergence.
-* ``logm``: symmetric positive-definite matrices by ``eigh``; others by inverse
-  scaling and squaring (square roots until ``||A - I||_1 <= 0.3``, then the [8/8] Padé
-  approximant of ``log(I + X)`` as an 8-point Gauss-Legendre sum).
-* ``solve_sylvester``: the Kronecker-sum linear system (exact; at most 4096 unknowns),
-  or ``eigh`` of symmetric ``A`` and ``B`` (``method="eigen"``).
-* ``solve_banded``: SciPy's banded storage expanded to the dense matrix, then an LU
-  solve with partial pivoting.
-
-Complex inputs run through the same real algorithms on the real ``2n x 2n`` embedding
-``[[B, -C], [C, B]]`` of ``A = B + iC`` (an exact algebra homomorphism, so ``f`` of the
-embedding is the embedding of ``f(A)`` for ``exp``, the principal square root and the
-principal logarithm).
+Written on the public zerax API only, so every function works under ``jit`` and
+``vmap`` and is differentiable (``sqrtm`` and ``logm`` through their iterations).
+zerax has no Schur or nonsymmetric eigendecomposition, so the algorithms need neither:
+Padé scaling and squaring (``expm``, Higham 2005 as JAX); the scaled Denman-Beavers
+product iteration (``sqrtm``) and inverse scaling and squaring with a Gauss-Legendre
+[8/8] Padé approximant (``logm``), or ``eigh`` for symmetric matrices; the Kronecker-sum
+system (``solve_sylvester``); dense or banded LU with partial pivoting
+(``solve_banded``).  Complex inputs run through the same real algorithms on the real
+embedding ``[[B, -C], [C, B]]`` of ``A = B + iC`` (an algebra homomorphism: ``f`` of
+the embedding is the embedding of ``f(A)`` for exp, sqrt and log).
 """
 
 from __future__ import annotations
@@ -155,11 +136,6 @@ def _solve(a, b):
     rhs = znp.concatenate([lax.real(b), lax.imag(b)], axis=-2)
     x = _zla.solve(_embed(a), rhs)
     return lax.complex(x[..., :m, :], x[..., m:, :])
-
-
-def _finite_per_matrix(x):
-    """Which matrices of the concrete stack ``x`` (NumPy) are all finite."""
-    return np.isfinite(x).all(axis=(-2, -1))
 
 
 # ------------------------------------------------------------------------------ expm
@@ -323,7 +299,7 @@ def expm_frechet(A, E, *, method: str | None = None, compute_expm: bool = True):
 # ----------------------------------------------------------------------------- sqrtm
 
 _MAXIT = 64          # Denman-Beavers iterations at most (scaled: ~6-12 suffice)
-_ROTATE = 0.0100     # half the rotation angle of the complex route, at most (_rotated)
+_ROTATE = 0.01       # half the rotation angle of the complex route, at most (_rotated)
 
 
 def _is_symmetric(a):
@@ -350,8 +326,14 @@ def _db_sqrt(a):
 
     def body(state):
         k, m, y, err, _ = state
-        minv = _zla.inv(m)
-        mu = znp.exp(-_zla.slogdet(m)[1] / (2 * n))   # |det M|^(-1/(2n)) scaling
+        # one LU gives M^-1 and the scaling |det M|^(-1/(2n)) (the scaling changes the
+        # speed of convergence, not the limit: no derivative through it)
+        lu, _, perm = lax.linalg.lu(m)
+        y0 = lax.linalg.triangular_solve(lu, znp.take(eye, perm, axis=0), left_side=True,
+                                         lower=True, unit_diagonal=True)
+        minv = lax.linalg.triangular_solve(lu, y0, left_side=True, lower=False)
+        logdet = znp.sum(znp.log(znp.abs(znp.diagonal(lax.stop_gradient(lu)))))
+        mu = znp.exp(-logdet / (2 * n))
         mu2 = mu * mu
         y = 0.5 * mu * (y + (y @ minv) / mu2)
         m = 0.5 * eye + 0.25 * (mu2 * m + minv / mu2)
@@ -458,8 +440,8 @@ def _principal(a, real_fn, undo, parts, fname, why):
 
 
 def sqrtm(A, blocksize: int = 1):
-    """The principal square root ``X`` of ``A`` (``X @ X == A``, eigenvalues of ``X`` in
-    the open right half-plane).
+    """The principal square root ``X`` of ``A`` (``X @ X == A``, the eigenvalues of
+    ``X`` in the right half-plane).
 
     Symmetric (Hermitian) matrices use ``eigh`` (positive semidefinite ones may be
     singular); others the scaled Denman-Beavers iteration, which needs ``A``
@@ -664,6 +646,70 @@ def solve_sylvester(A, B, C, *, method: str = "schur", tol: float = 1e-8):
 # --------------------------------------------------------------------- solve_banded
 
 
+_DENSE_LIMIT = 2048   # larger banded systems: the O(M (l + u)^2) banded LU below
+
+
+def _magnitude(x):
+    """LAPACK's pivot size: ``|x|``, ``|re| + |im|`` for complex ``x``."""
+    if _is_complex(x.dtype):
+        return znp.abs(lax.real(x)) + znp.abs(lax.imag(x))
+    return znp.abs(x)
+
+
+def _banded_lu_solve(ab, b, lo, up):
+    """``A^-1 b`` for one banded ``A`` (SciPy's storage ``ab``, ``(l + u + 1, M)``) and
+    ``b`` (M, K): Gaussian elimination with partial pivoting as LAPACK's ``gbtf2``, in a
+    ``lax.scan`` over the columns that carries the ``(l + 1) x (l + u + 1)`` window of
+    candidate pivot rows (fill-in widens U to ``l + u`` superdiagonals), then a reverse
+    ``scan`` of back substitution.  O(M (l + u)^2) work and O(M (l + u)) memory."""
+    m = ab.shape[-1]
+    w = lo + up + 1
+    dt = ab.dtype
+    zero = znp.zeros((), dtype=dt)
+    # rows[i, t] = A[i, i - l + t]: each row's band, zero rows padded up to M + l + 1
+    i = np.arange(m + lo + 1)[:, None]
+    t = np.arange(w)[None, :]
+    j = i - lo + t
+    ok = (j >= 0) & (j < m) & (i < m)
+    rows = znp.where(ok, ab[np.broadcast_to(lo + up - t, ok.shape), np.clip(j, 0, m - 1)],
+                     zero)
+    bp = znp.concatenate([b, znp.zeros((lo + 1, b.shape[1]), dtype=dt)], axis=0)
+    # the first window: rows 0..l, columns 0..l+u; window[i, c] = A[i, c] = rows[i, c+l-i]
+    ii = np.arange(lo + 1)[:, None]
+    tt = np.arange(w)[None, :] + lo - ii
+    okw = (tt >= 0) & (tt < w)
+    window = znp.where(okw, rows[np.broadcast_to(ii, okw.shape), np.clip(tt, 0, w - 1)],
+                       zero)
+    index = np.arange(lo + 1)
+
+    def eliminate(carry, incoming):
+        win, bwin = carry
+        row_in, b_in = incoming
+        p = znp.argmax(_magnitude(win[:, 0]))           # the first largest, as LAPACK
+        order = znp.where(index == 0, p, znp.where(index == p, 0, index))
+        win, bwin = znp.take(win, order, axis=0), znp.take(bwin, order, axis=0)
+        mult = win[1:, :1] / win[0, 0]
+        rest = win[1:] - mult * win[0]
+        brest = bwin[1:] - mult * bwin[0]
+        shifted = znp.concatenate([rest[:, 1:], znp.zeros((lo, 1), dtype=dt)], axis=1)
+        carry = (znp.concatenate([shifted, row_in[None]], axis=0),
+                 znp.concatenate([brest, b_in[None]], axis=0))
+        return carry, (win[0], bwin[0])
+
+    _, (urows, y) = lax.scan(eliminate, (window, bp[:lo + 1]), (rows[lo + 1:], bp[lo + 1:]))
+    if w == 1:
+        return y / urows[:, :1]
+
+    def substitute(later, inputs):       # later: x[k + 1], ..., x[k + l + u]
+        u, yk = inputs
+        xk = (yk - u[1:] @ later) / u[0]
+        return znp.concatenate([xk[None], later[:-1]], axis=0), xk
+
+    _, x = lax.scan(substitute, znp.zeros((w - 1, b.shape[1]), dtype=dt), (urows, y),
+                    reverse=True)
+    return x
+
+
 def _band_count(v, what):
     try:
         v = operator.index(v)
@@ -684,11 +730,13 @@ def solve_banded(l_and_u, ab, b, overwrite_ab: bool = False, overwrite_b: bool =
     diagonal-ordered form ``ab[u + i - j, j] == a[i, j]`` (``ab`` of shape
     ``(l + u + 1, M)``, ``l`` and ``u`` the numbers of nonzero lower and upper
     diagonals).  ``b`` is ``(M,)`` or ``(M, K)``; a stack of ``ab`` (``(..., l + u + 1,
-    M)``) takes ``b`` of shape ``(..., M)`` or ``(..., M, K)``.  The band is expanded to
-    the dense matrix and solved by LU with partial pivoting (O(M^3); SciPy's ``gbsv``
-    pivots the same way, so the values agree to rounding).  A singular matrix gives inf
-    or NaN instead of SciPy's LinAlgError.  ``overwrite_*`` and ``check_finite`` are
-    accepted and ignored.
+    M)``) takes ``b`` of shape ``(..., M)`` or ``(..., M, K)``.  Up to M = 2048 the band
+    is expanded to the dense matrix and solved by LU with partial pivoting (fast
+    eagerly); larger systems run a banded LU with partial pivoting in ``lax.scan``
+    (O(M (l + u)^2): milliseconds per row eagerly, fast under ``jit``).  SciPy's
+    ``gbsv`` pivots the same way, so the values agree to rounding.  A singular matrix
+    gives inf or NaN instead of SciPy's LinAlgError.  ``overwrite_*`` and
+    ``check_finite`` are accepted and ignored.
 
     >>> import zerax.scipy.linalg as zsl
     >>> ab = [[0.0, 1.0, 1.0], [2.0, 2.0, 2.0], [1.0, 1.0, 0.0]]   # tridiagonal
@@ -730,12 +778,21 @@ def solve_banded(l_and_u, ab, b, overwrite_ab: bool = False, overwrite_b: bool =
     ab, b = _common(ab, b)
     if b.size == 0:
         return b
+    rhs = b[..., None] if vector else b
+    if size > _DENSE_LIMIT:
+        if not batch:
+            x = _banded_lu_solve(ab, rhs, lo, up)
+        else:
+            flat_ab = znp.reshape(ab, (-1,) + tuple(ab.shape[-2:]))
+            flat_b = znp.reshape(rhs, (-1,) + tuple(rhs.shape[-2:]))
+            x = _vmap(lambda a_, b_: _banded_lu_solve(a_, b_, lo, up))(flat_ab, flat_b)
+            x = znp.reshape(x, batch + tuple(rhs.shape[-2:]))
+        return x[..., 0] if vector else x
     i = np.arange(size)[:, None]
     j = np.arange(size)[None, :]
     r = up + i - j
     inside = (r >= 0) & (r <= lo + up)
     dense = ab[..., np.clip(r, 0, lo + up), np.broadcast_to(j, r.shape)]
     dense = znp.where(inside, dense, znp.zeros((), dtype=ab.dtype))
-    rhs = b[..., None] if vector else b
     x = _solve(dense, rhs)
     return x[..., 0] if vector else x
