@@ -111,11 +111,7 @@ def _over_matrices(f, a):
     batch = tuple(a.shape[:-2])
     if int(np.prod(batch)) == 0:
         return znp.zeros(a.shape, a.dtype)
-    flat = znp.reshape(a, (-1,) + tuple(a.shape[-2:]))
-    if _concrete(flat) is not None:   # eager: each matrix takes its own Python path
-        out = znp.stack([f(flat[i]) for i in range(flat.shape[0])])
-    else:
-        out = _vmap(f)(flat)
+    out = _vmap(f)(znp.reshape(a, (-1,) + tuple(a.shape[-2:])))
     return znp.reshape(out, batch + tuple(out.shape[-2:]))
 
 
