@@ -155,9 +155,12 @@ _THETA32 = (4.258730016922831e-001, 1.880152677804762e+000)
 _MAXNORM32 = 3.925724783138660
 
 
-def _pade13(a):
-    """``(U, V)``: the odd and even parts of the degree-13 Padé numerator at ``a``."""
-    b = _PADE[13]
+def _pade13(a, b=_PADE[13]):
+    """``(U, V)``: the odd and even parts of the degree-13 Padé numerator at ``a``.
+    With the coefficients ``b`` of a lower degree zero-padded to 14, the same
+    evaluation gives that degree's parts (exact zeros are added; degree 9's ``b_8 A^8``
+    is formed as ``A^6 (b_8 A^2)``, a rounding away from JAX's ``b_8 (A^6 A^2)``): one
+    program for every degree when the degree is traced."""
     eye = znp.eye(a.shape[-1], dtype=a.dtype)
     a2 = a @ a
     a4 = a2 @ a2
@@ -200,8 +203,8 @@ def _pade_low(a, degrees, which):
 
 def _expm_2d(a, upper_triangular, max_squarings):
     """``exp(a)`` of one real square matrix (JAX's algorithm).  The degree and the
-    number of squarings are Python choices where ``a`` is concrete; traced, the Padé
-    parts are selected by ``where`` (one straight-line body: a ``switch`` of five Padé
+    number of squarings are Python choices where ``a`` is concrete; traced, one Padé
+    evaluation takes the coefficient row of the chosen degree (a ``switch`` of five Padé
     branches takes Numba ~20 s to compile) and the squarings are a ``scan`` of
     ``cond``."""
     single = np.dtype(a.dtype) == np.float32
@@ -220,10 +223,12 @@ def _expm_2d(a, upper_triangular, max_squarings):
         u, v = _pade13(scaled)
     elif known is not None or 13 not in degrees:
         u, v = _pade_low(scaled, low, which)
-    else:
-        u13, v13 = _pade13(scaled)
-        u, v = _pade_low(scaled, low, znp.minimum(which, len(low) - 1))
-        u, v = znp.where(which == 4, u13, u), znp.where(which == 4, v13, v)
+    else:                                 # traced: one evaluation, coefficients picked
+        table = np.zeros((len(degrees), 14))
+        for row, m in enumerate(degrees):
+            table[row, :m + 1] = _PADE[m]
+        picked = znp.take(znp.asarray(table, dtype=norm.dtype), which, axis=0)
+        u, v = _pade13(scaled, [znp.asarray(picked[k], dtype=a.dtype) for k in range(14)])
     p, q = u + v, v - u
     if upper_triangular:
         from .linalg import solve_triangular
