@@ -407,15 +407,16 @@ def report(path) -> str:
     zs = [last[(p, "zerax")] for p in done]
     out += ["", "| zerax's first call | " + " | ".join(done) + " |",
             "|---|" + "---|" * len(done)]
+    def share(z, k):
+        v = z["pieces"].get(k)      # (a log of an older probe may lack a piece)
+        return "—" if v is None else f"{_ms(v)} ({100 * v / z['first_s']:.0f}%)"
     for k, label in PIECES:
-        out.append(f"| {label} | " + " | ".join(
-            f"{_ms(z['pieces'][k])} ({100 * z['pieces'][k] / z['first_s']:.0f}%)"
-            for z in zs) + " |")
+        out.append(f"| {label} | " + " | ".join(share(z, k) for z in zs) + " |")
     out.append("| **total** | " + " | ".join(f"**{_ms(z['first_s'])}**" for z in zs) + " |")
     for key, label in (("eqns", "top-level equations"), ("kernels", "njit kernels compiled"),
                        ("compiles", "Numba compiles in all"), ("llvm_calls", "LLVM calls"),
                        ("refreshes", "context refreshes")):
-        out.append(f"| {label} | " + " | ".join(str(z[key]) for z in zs) + " |")
+        out.append(f"| {label} | " + " | ".join(str(z.get(key, "—")) for z in zs) + " |")
     out += ["", "Slowest Numba passes (own time):", ""]
     for p, z in zip(done, zs):
         out.append(f"- {p}: " + ", ".join(f"`{k}` {_ms(v)}" for k, v in z["top_passes"]))
