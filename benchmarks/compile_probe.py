@@ -17,6 +17,20 @@ call: trace (``lower``), code generation and module load (``compile``, Numba com
 lazily), and the first call of the Numba kernels under cProfile, with the part spent in
 Numba's per-process initialisation of its typing and target contexts. PROGRAM
 ``trivial`` times the first call of a trivial ``@njit(cache=True)`` function instead.
+
+``--timeline`` (issue 20's compile-time rows, workloads_compile.py) times the same first
+call as the plain mode, split in the same process at no extra compile: ``lower`` (tracing),
+``compile`` (zerax's passes, fusion and code generation), then the first call; Numba's
+share is taken apart by its own event hooks (``numba.core.event``: every compiler pass,
+every hold of LLVM's lock) and by timing its typing and target contexts' ``refresh``,
+attributing each nested piece once (exclusive time, per thread). Without cProfile, so the
+total is the measurement (the hooks cost a few microseconds per LLVM call). PROGRAM may
+be any program of workloads_compile.py (``cnn``, ``mixer12``, ``chain5000``, ...).
+
+``--jax`` times JAX's cold compile of PROGRAM instead, in this fresh process: JAX's
+persistent compilation cache off, its CPU backend started by a trivial jitted call
+first (as zerax's jit backend is), then the first call of ``jax.jit(f)`` minus the
+second; then, after ``jax.clear_caches()``, ``lower`` and ``compile`` apart.
 """
 
 from __future__ import annotations
@@ -30,6 +44,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 
 def main() -> None:
+    if "--jax" in sys.argv:
+        print(json.dumps(jax_probe(sys.argv[1])))
+        return
     import numba  # noqa: F401  (imported before the clock starts, like zerax)
     import numpy as np
     import workloads
@@ -38,11 +55,14 @@ def main() -> None:
     if sys.argv[1] == "trivial":
         print(json.dumps(trivial()))
         return
-    fn, args = workloads.compile_program(sys.argv[1])
+    fn, args = program(sys.argv[1])
     if "--with-startup" not in sys.argv:
         backend_startup()
     if "--breakdown" in sys.argv:
         print(json.dumps(breakdown(fn, args)))
+        return
+    if "--timeline" in sys.argv:
+        print(json.dumps(timeline(fn, args)))
         return
     t = time.perf_counter()
     out = fn(*args)
@@ -54,6 +74,16 @@ def main() -> None:
     checksum = float(sum(np.abs(np.asarray(v)).sum() for v in leaves))
     print(json.dumps({"first_s": first, "second_s": second,
                       "compile_s": max(first - second, 0.0), "checksum": checksum}))
+
+
+def program(name):
+    """(jitted zerax function, args) of PROGRAM: jit_compile's (workloads.py) or issue
+    20's (workloads_compile.py)."""
+    import workloads
+    import workloads_compile
+    if name in workloads_compile.PROGRAMS:
+        return workloads_compile.zerax_program(name)
+    return workloads.compile_program(name)
 
 
 def backend_startup() -> None:
@@ -120,6 +150,186 @@ def breakdown(fn, args) -> dict:
     return {"trace_s": trace, "codegen_s": codegen, "first_call_s": first,
             "second_s": second, "numba_init_s": init,
             "kernels": source.count("\ndef kernel") + source.startswith("def kernel")}
+
+
+# ---------------------------------------------------------------------- --timeline
+
+class _Timeline:
+    """Exclusive time of nested pieces of Numba's work, from its event hooks.
+
+    Every Numba compiler pass (``numba:run_pass``), every hold of LLVM's lock
+    (``numba:llvm_lock``: parsing, optimising and emitting machine code, also for IR that
+    zerax builds with llvmlite itself), every dispatcher compile (``numba:compile``) and
+    every ``refresh`` of Numba's typing and target contexts (their first use in a process
+    builds them: Numba's per-process initialisation; later ones re-check its registries)
+    opens a frame; a frame's time minus
+    its children's is added to its name, so nested compiles (an intrinsic typed inside a
+    kernel's type inference) are counted once, where they happen.
+    """
+
+    def __init__(self):
+        import threading
+        self.tls = threading.local()
+        self.excl: dict[str, float] = {}
+        self.count: dict[str, int] = {}
+        self.outer = 0.0            # inclusive time of outermost frames (all threads)
+        self.top_compiles: list[str] = []
+
+    def _stack(self) -> list:
+        st = getattr(self.tls, "stack", None)
+        if st is None:
+            st = self.tls.stack = []
+        return st
+
+    def push(self, name: str) -> None:
+        self._stack().append([name, time.perf_counter(), 0.0])
+
+    def pop(self) -> None:
+        st = self._stack()
+        name, t0, child = st.pop()
+        dt = time.perf_counter() - t0
+        self.excl[name] = self.excl.get(name, 0.0) + dt - child
+        self.count[name] = self.count.get(name, 0) + 1
+        if st:
+            st[-1][2] += dt
+        else:
+            self.outer += dt
+
+    def listener(self):
+        from numba.core import event
+        tl = self
+
+        class Listener(event.Listener):
+            def on_start(self, ev):
+                if ev.kind == "numba:run_pass":
+                    tl.push("pass " + ev.data["name"].split(" [", 1)[0])
+                elif ev.kind == "numba:llvm_lock":
+                    tl.push("LLVM")
+                else:   # numba:compile
+                    if not tl._stack():
+                        d = ev.data["dispatcher"]
+                        tl.top_compiles.append(getattr(d, "__name__", str(d)))
+                    tl.push("dispatcher")
+
+            def on_end(self, ev):
+                tl.pop()
+        return Listener()
+
+    def install(self) -> None:
+        from numba.core import base, event
+        from numba.core.typing import context
+        listener = self.listener()
+        for kind in ("numba:run_pass", "numba:llvm_lock", "numba:compile"):
+            event.register(kind, listener)
+        for cls, kind in ((context.BaseContext, "typing"), (base.BaseContext, "target")):
+            orig, first = cls.refresh, []
+
+            def refresh(ctx, _orig=orig, _kind=kind, _first=first):
+                # the first refresh builds the context (registries, imports); later
+                # ones re-check the registries, once per function resolution or so
+                self.push(f"{_kind} context " + ("refresh" if _first else "init"))
+                _first.append(True)
+                try:
+                    return _orig(ctx)
+                finally:
+                    self.pop()
+            cls.refresh = refresh
+
+
+# Numba's pass names (numba 0.5x-0.6x) grouped into the pieces the report shows.
+_TYPING = ("nopython_type_inference", "partial_type_inference", "nopython_rewrites",
+           "annotate_types")
+_LOWERING = ("native_lowering", "native_parfor_lowering", "nopython_backend",
+             "object_mode_backend")
+
+
+def _bucket(name: str) -> str:
+    if name == "LLVM":
+        return "llvm"
+    if name.endswith("context init"):
+        return "numba_init"
+    if name.endswith("context refresh"):
+        return "numba_refresh"
+    if name == "dispatcher":
+        return "numba_dispatch"
+    p = name[5:]
+    if p in _TYPING:
+        return "numba_typing"
+    if p in _LOWERING:
+        return "numba_lowering"
+    if "parfor" in p:
+        return "numba_parfor"
+    return "numba_other_passes"
+
+
+def timeline(fn, args) -> dict:
+    """The first call taken apart (see the module docstring, ``--timeline``)."""
+    import gc
+    tl = _Timeline()
+    tl.install()
+    gc.collect()
+    marks = []
+
+    def phase(run):
+        before = tl.outer
+        t = time.perf_counter()
+        out = run()
+        marks.append((time.perf_counter() - t, tl.outer - before))
+        return out
+    lowered = phase(lambda: fn.lower(*args))
+    phase(lowered.compile)
+    phase(lambda: fn(*args))
+    t = time.perf_counter()
+    fn(*args)
+    second = time.perf_counter() - t
+    (lo, lo_nb), (co, co_nb), (fi, fi_nb) = marks
+    pieces = {"trace_s": lo - lo_nb, "zerax_codegen_s": co - co_nb}
+    for b in ("numba_init", "numba_refresh", "numba_dispatch", "numba_typing", "numba_parfor",
+              "numba_other_passes", "numba_lowering", "llvm"):
+        pieces[b + "_s"] = 0.0
+    for name, v in tl.excl.items():
+        pieces[_bucket(name) + "_s"] += v
+    pieces["other_s"] = max(fi - fi_nb - second, 0.0)
+    passes = sorted(((v, k[5:]) for k, v in tl.excl.items() if k.startswith("pass ")),
+                    reverse=True)
+    eqns = len(lowered.jaxpr.eqns)
+    return {"compile_s": max(lo + co + fi - second, 0.0), "first_s": lo + co + fi,
+            "second_s": second, "pieces": pieces, "eqns": eqns,
+            "kernels": len(tl.top_compiles),
+            "compiles": tl.count.get("dispatcher", 0),
+            "llvm_calls": tl.count.get("LLVM", 0),
+            "refreshes": sum(v for k, v in tl.count.items() if k.endswith("refresh")),
+            "top_passes": [[k, v] for v, k in passes[:6]]}
+
+
+# ---------------------------------------------------------------------- --jax
+
+def jax_probe(name) -> dict:
+    """JAX's cold compile of PROGRAM in this fresh process (module docstring, --jax)."""
+    os.environ.setdefault("JAX_PLATFORMS", "cpu")
+    import jax
+    jax.config.update("jax_enable_x64", True)
+    jax.config.update("jax_enable_compilation_cache", False)
+    import jax.numpy as jnp
+    import workloads_compile
+    fn, args = workloads_compile.jax_program(name)
+    jax.block_until_ready(jax.jit(lambda x: x + 1.0)(jnp.zeros(3)))   # backend up
+    jf = jax.jit(fn)
+    t = time.perf_counter()
+    jax.block_until_ready(jf(*args))
+    first = time.perf_counter() - t
+    t = time.perf_counter()
+    jax.block_until_ready(jf(*args))
+    second = time.perf_counter() - t
+    jax.clear_caches()
+    t = time.perf_counter()
+    lowered = jax.jit(fn).lower(*args)
+    lower = time.perf_counter() - t
+    t = time.perf_counter()
+    lowered.compile()
+    comp = time.perf_counter() - t
+    return {"compile_s": max(first - second, 0.0), "first_s": first, "second_s": second,
+            "pieces": {"lower_s": lower, "xla_compile_s": comp}}
 
 
 if __name__ == "__main__":

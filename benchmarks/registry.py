@@ -51,6 +51,11 @@ class Seconds(float):
     """The time of one call, measured by the call itself (see the module docstring)."""
 
 
+# An ``extras`` entry (seconds) that marks a self-timed call stopped by its time limit:
+# its time is a lower bound, shown as ">600 s" (and left out of the extras columns).
+TIMED_OUT = "timed_out_s"
+
+
 @dataclass(frozen=True)
 class Case:
     id: str
@@ -87,6 +92,7 @@ class Workload:
     contenders: dict[str, Callable] = field(default_factory=dict)
     labels: dict[str, str] = field(default_factory=dict)
     profile_zerax: Callable | None = None   # (case) -> text; see the module docstring
+    op_timeout_s: float | None = None       # run.py's wait for one setup or sample
 
     def contender(self, name: str, label: str | None = None):
         """Register the setup function of contender ``name`` (a decorator)."""

@@ -42,7 +42,7 @@ ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 
 import workloads  # noqa: F401  (fills the registry)
-from registry import REGISTRY, Workload
+from registry import REGISTRY, TIMED_OUT, Workload
 
 OP_TIMEOUT_S = 300.0
 SCRUBBED_ENV = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
@@ -203,6 +203,7 @@ def run_workload(wl: Workload, opts) -> dict:
                     continue
                 try:
                     info = workers[n].ask(op="setup", case=case.id, compare=case.compare,
+                                          timeout=wl.op_timeout_s or OP_TIMEOUT_S,
                                           min_sample_s=opts.min_sample,
                                           warmup_s=opts.warmup)
                 except Exception as e:  # noqa: BLE001
@@ -220,7 +221,8 @@ def run_workload(wl: Workload, opts) -> dict:
             for _ in range(rounds):
                 for n in list(active):
                     try:
-                        t = workers[n].ask(op="sample", case=case.id)["t"]
+                        t = workers[n].ask(op="sample", case=case.id,
+                                           timeout=wl.op_timeout_s or OP_TIMEOUT_S)["t"]
                         res["contenders"][n]["samples"].append(t)
                     except Exception as e:  # noqa: BLE001
                         res["contenders"][n] = {"error": _short_error(e)}
@@ -273,10 +275,13 @@ def _summarise(wl: Workload, case, res: dict) -> None:
     for n, info in cs.items():
         if n == "zerax":
             continue
-        if z.get("samples") and info.get("samples"):
+        if z.get("samples") and info.get("samples") and \
+                TIMED_OUT not in (info.get("extras") or {}):   # no ratio to a lower bound
             pairs = [a / b for a, b in zip(z["samples"], info["samples"])]
             res["ratios"][n] = statistics.median(pairs)
         for k, v in (info.get("extras") or {}).items():
+            if k == TIMED_OUT:
+                continue
             zv = (z.get("extras") or {}).get(k)
             if zv is not None and v:
                 res["extra_ratios"].setdefault(k, {})[n] = zv / v
@@ -287,6 +292,8 @@ def _summarise(wl: Workload, case, res: dict) -> None:
         ratio = (res["ratios"].get(t.anchor) if t.metric == "time"
                  else res["extra_ratios"].get(t.metric, {}).get(t.anchor))
         met = None if ratio is None else bool(ratio <= t.limit)
+        if met and TIMED_OUT in (z.get("extras") or {}):
+            met = None    # zerax's time is a lower bound: only a miss is certain
         res["targets"].append((t, ratio, met))
     # Cross-check results: every contender computed the same thing.
     sums = {n: i["checksum"] for n, i in cs.items() if i.get("checksum") is not None}
@@ -298,7 +305,7 @@ def _summarise(wl: Workload, case, res: dict) -> None:
 def _progress(wl: Workload, case, res: dict) -> None:
     parts = []
     for n, info in res["contenders"].items():
-        parts.append(f"{wl.label(n)} " + (fmt_t(info["median"]) if "median" in info
+        parts.append(f"{wl.label(n)} " + (fmt_median(info) if "median" in info
                                            else "error"))
     label = f"{wl.key}/{case.id}"
     warn = f"  [results differ: {', '.join(res['mismatch'])}]" if res.get("mismatch") else ""
@@ -319,6 +326,11 @@ def fmt_t(s: float | None) -> str:
     return str(s)
 
 
+def fmt_median(info: dict) -> str:
+    """A contender's median; ">600 s" for a call stopped by its time limit."""
+    return (">" if TIMED_OUT in (info.get("extras") or {}) else "") + fmt_t(info["median"])
+
+
 def fmt_r(r: float | None) -> str:
     if r is None:
         return "—"
@@ -335,7 +347,7 @@ def workload_table(wl: Workload, res: dict) -> list[str]:
     """case | zerax | each anchor | zerax/anchor ... | target | met?"""
     anchors = [n for n in wl.order() if n != "zerax"]
     extras = sorted({k for c in res["cases"].values() for i in c["contenders"].values()
-                     for k in (i.get("extras") or {})})
+                     for k in (i.get("extras") or {}) if k != TIMED_OUT})
     head = ["case", wl.label("zerax")] + [wl.label(a) for a in anchors]
     if not wl.pending:
         head += [f"zerax / {wl.label(a)}" for a in anchors]
@@ -353,7 +365,7 @@ def workload_table(wl: Workload, res: dict) -> list[str]:
             i = cs.get(n)
             if i is None:
                 return "—"
-            return fmt_t(i["median"]) if "median" in i else f"error: {i.get('error', '?')}"
+            return fmt_median(i) if "median" in i else f"error: {i.get('error', '?')}"
         row = [case.label or wl.title,
                f"pending: {wl.pending}" if wl.pending else cell("zerax")]
         row += [cell(a) for a in anchors]
@@ -383,7 +395,7 @@ def detail_table(wl: Workload, res: dict) -> list[str]:
                             f"{i.get('error', '?')} | | | | | |")
                 continue
             rows.append("| " + " | ".join([
-                case.label or "—", wl.label(n), fmt_t(i["median"]), fmt_t(i["min"]),
+                case.label or "—", wl.label(n), fmt_median(i), fmt_t(i["min"]),
                 fmt_t(i["max"]), fmt_t(i["first_s"]), str(i["number"]),
                 str(len(i["samples"]))]) + " |")
     return rows

@@ -1286,3 +1286,4 @@ import workloads_programs  # noqa: E402,F401
 import workloads_random  # noqa: E402,F401
 import workloads_scipy  # noqa: E402,F401
 import workloads_optim  # noqa: E402,F401
+import workloads_compile  # noqa: E402,F401

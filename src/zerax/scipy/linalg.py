@@ -20,9 +20,13 @@ from .._src import numpy as _jnp
 from .._src.ops import decompositions as _dec
 from .._src.ops.shape import reshape as _reshape
 from ..numpy import linalg as _la
+from ._matfuncs import (  # noqa: F401  (matrix functions, structured solvers)
+    expm, expm_frechet, logm, solve_banded, solve_sylvester, sqrtm,
+)
 
-__all__ = ["cho_factor", "cho_solve", "cholesky", "det", "eigh", "inv", "lu", "lu_factor",
-           "lu_solve", "qr", "solve", "solve_triangular", "svd"]
+__all__ = ["cho_factor", "cho_solve", "cholesky", "det", "eigh", "expm", "expm_frechet", "inv",
+           "logm", "lu", "lu_factor", "lu_solve", "qr", "solve", "solve_banded",
+           "solve_sylvester", "solve_triangular", "sqrtm", "svd"]
 
 
 def _trans(trans, fname):
