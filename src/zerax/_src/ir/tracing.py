@@ -15,7 +15,7 @@ import functools
 import numpy as np
 
 from ... import errors
-from ..core.core import (ShapedArray, Trace, Tracer, concretization_error, get_aval,
+from ..core.core import (ShapedArray, Trace, Tracer, _trace_stack, concretization_error, get_aval,
                          new_trace)
 from .ir import ClosedJaxpr, Eqn, Jaxpr, Literal, Var, convert_constvars, dce
 
@@ -177,7 +177,6 @@ def _atom_order(k):
 def trace_to_jaxpr(fun, in_avals, name: str = "", track_source: bool = False) -> ClosedJaxpr:
     """Trace ``fun(*tracers) -> list of outputs`` into a closed program.  Sub-programs
     traced inside a source-tracking trace track sources too."""
-    from ..core.core import _trace_stack
     track_source = track_source or any(getattr(t, "track_source", False) for t in _trace_stack)
     with new_trace(RecordingTrace, name, track_source=track_source) as trace:
         tracers = [trace.new_arg(a) for a in in_avals]

@@ -16,6 +16,7 @@ import math
 
 import numpy as np
 
+from ...backends import get_backend
 from ...core.array import Array
 from ...core.core import Tracer
 
@@ -23,10 +24,10 @@ _KERNELS: dict = {}
 
 
 def _kernels():
-    """The Numba kernels (module `_eager_kernels`, imported, so compiled or loaded from
-    Numba's disk cache, on first use)."""
+    """The Numba backend's kernels (``backends/numba/random_kernels.py``, loaded with
+    the backend, so compiled or loaded from Numba's disk cache, on first use)."""
     if not _KERNELS:
-        from . import _eager_kernels as k
+        k = get_backend("numba").random_kernels
         _KERNELS.update(hash2=k.hash2, pairs=k.pairs, uniform64=k.uniform64,
                         uniform32=k.uniform32, normal64=k.normal64, normal32=k.normal32)
     return _KERNELS

@@ -17,7 +17,7 @@ from ...core.core import run_impl
 from ...ir.ir import ClosedJaxpr, Jaxpr, dce, eval_jaxpr
 from ...ops.linalg import dot_general_p, product_work
 from ..base import CPU
-from . import threads
+from . import random_kernels, threads
 from .codegen import LoweringError
 from .compile import compile_jaxpr, generate_source
 from .sizes import check_program
@@ -126,6 +126,8 @@ class NumbaBackend:
 
     name = "numba"
     platform = "cpu"
+    # compiled eager paths of the random samplers (api/random/eager.py)
+    random_kernels = random_kernels
 
     def devices(self):
         return [CPU]

@@ -5,9 +5,9 @@ traced sampler operation for operation; tests compare them with ``jit``."""
 import numba as nb
 import numpy as np
 
-from ...backends.numba.compile import KERNEL_FASTMATH
-from ...backends.numba.vecmath import log1p
-from .samplers import _W5, _W5G, _W16, _W16G, _W625
+from ...base.erf_inv_xla import _W5, _W5G, _W16, _W16G, _W625
+from .compile import KERNEL_FASTMATH
+from .vecmath import log1p
 
 # the jit kernels' flags: LLVM contracts u * (maxval - minval) + minval into an FMA, as
 # XLA does for JAX, so uniform equals JAX's and jit's, and normal equals jit's
