@@ -20,6 +20,7 @@ from ... import errors
 from ..core.ad_util import UndefinedPrimal, Zero, add_any, is_undefined
 from ..core.core import Primitive, ShapedArray, bind
 from ..interpreters.ad import jvp_rules, transpose_rules
+from ..interpreters.batching import broadcast_batcher
 from ..interpreters.tape import vjp_rules
 
 
@@ -69,7 +70,6 @@ def elementwise(name, impl, nargs=1, *, dtype_rule=None, kinds=None):
 
     prim.abstract_eval = abstract_eval
     prim.elementwise = True
-    from ..interpreters.batching import broadcast_batcher
     broadcast_batcher(prim)
     return prim
 

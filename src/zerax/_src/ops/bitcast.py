@@ -1,16 +1,16 @@
 """The bitcast primitive: ``bitcast_convert_type_p`` reinterprets each element's bits.
 
-Declared once with every rule: the NumPy implementation (``ndarray.view``), the
-shape/dtype rule, JVP (not differentiable: a bit pattern has no derivative), batching
-(elementwise) and the Numba lowering (one LLVM ``bitcast`` per element, so it fuses
-into the surrounding elementwise loop).  ``zerax.random`` uses it to turn random bits
-into floats in [1, 2), as JAX's ``_uniform`` does.  As in JAX's
-``lax.bitcast_convert_type``, an input of a wider dtype gains a trailing axis (its
-bits split into ``itemsize_in // itemsize_out`` pieces, least significant first on a
-little-endian machine) and an input of a narrower dtype loses its trailing axis, which
-must be of length ``itemsize_out // itemsize_in``; those width-changing forms are
-compositions (reshape, then the same-width primitive on NumPy's side) so the primitive
-itself stays elementwise.
+Declared once with its semantics: the NumPy implementation (``ndarray.view``), the
+shape/dtype rule, JVP (not differentiable: a bit pattern has no derivative) and batching
+(elementwise); its compiled form (one machine ``bitcast`` per element, so it fuses into
+the surrounding elementwise loop) is in each backend's ``lower_elementwise.py``.
+``zerax.random`` uses it to turn random bits into floats in [1, 2), as JAX's
+``_uniform`` does.  As in JAX's ``lax.bitcast_convert_type``, an input of a wider dtype
+gains a trailing axis (its bits split into ``itemsize_in // itemsize_out`` pieces, least
+significant first on a little-endian machine) and an input of a narrower dtype loses
+its trailing axis, which must be of length ``itemsize_out // itemsize_in``; those
+width-changing forms are compositions (reshape, then the same-width primitive on
+NumPy's side) so the primitive itself stays elementwise.
 """
 
 from __future__ import annotations
@@ -18,8 +18,12 @@ from __future__ import annotations
 import numpy as np
 
 from ... import errors
+from ..core.api_util import as_input
 from ..core.core import Tracer, bind
 from ._factory import elementwise, not_differentiable
+from . import elementwise as ew
+from . import shape as sh
+from . import slicing
 
 _KINDS = "biuf"
 
@@ -70,8 +74,6 @@ def bitcast_convert_type(operand, new_dtype):
     >>> lax.bitcast_convert_type(np.uint64(2**32 + 3), np.uint32)
     Array([3, 1], dtype=uint32)
     """
-    from ..core.api_util import as_input
-    from . import shape as sh
     if not isinstance(operand, Tracer):
         operand = as_input(operand, "bitcast_convert_type operand")
     src, dst = _check(operand.dtype, new_dtype)
@@ -86,7 +88,6 @@ def bitcast_convert_type(operand, new_dtype):
         n = src.itemsize // dst.itemsize
         wide_u = np.dtype(f"u{src.itemsize}")
         narrow_u = np.dtype(f"u{dst.itemsize}")
-        from . import elementwise as ew
         u = bind(bitcast_convert_type_p, operand, new_dtype=wide_u) \
             if src != wide_u else operand
         pieces = []
@@ -104,7 +105,6 @@ def bitcast_convert_type(operand, new_dtype):
         raise errors.ShapeError(
             f"bitcast_convert_type: an operand of {src.name} becomes {dst.name} by "
             f"merging its last axis, which must have length {n}; got shape {shape}.")
-    from . import elementwise as ew, slicing
     narrow_u = np.dtype(f"u{src.itemsize}")
     wide_u = np.dtype(f"u{dst.itemsize}")
     u = bind(bitcast_convert_type_p, operand, new_dtype=narrow_u) \
@@ -120,37 +120,3 @@ def bitcast_convert_type(operand, new_dtype):
     if wide_u != dst:
         out = bind(bitcast_convert_type_p, out, new_dtype=dst)
     return out
-
-
-# --------------------------------------------------------------------------- Numba lowering
-
-_INTRINSICS: dict = {}
-
-
-def _bitcast_intrinsic(src, dst):
-    """An njit-callable function reinterpreting a ``src`` scalar as ``dst`` (LLVM bitcast)."""
-    key = (np.dtype(src), np.dtype(dst))
-    fn = _INTRINSICS.get(key)
-    if fn is None:
-        from numba import from_dtype
-        from numba.extending import intrinsic
-        to = from_dtype(key[1])
-
-        @intrinsic
-        def _bitcast(typingctx, x):
-            def codegen(context, builder, signature, args):
-                return builder.bitcast(args[0], context.get_value_type(to))
-            return to(x), codegen
-
-        fn = _INTRINSICS[key] = _bitcast
-    return fn
-
-
-def _bitcast_scalar(args, in_dtypes, out_dtype, ctx, *, new_dtype):
-    src, dst = np.dtype(in_dtypes[0]), np.dtype(new_dtype)
-    fn = ctx.helper(f"_bitcast_{src.name}_{dst.name}", _bitcast_intrinsic(src, dst))
-    # the cast pins the operand's Numba type (a literal or a widened sum otherwise)
-    return f"{fn}(np.{src.name}({args[0]}))"
-
-
-bitcast_convert_type_p.numba_scalar = _bitcast_scalar

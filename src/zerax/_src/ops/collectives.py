@@ -12,8 +12,9 @@ that processes it, beside the operand's own traces (``core.bind`` asks
 `named_axis_traces`).  That trace's batching rule (``batch(vals, dims, frame=...)``, told
 its axis name and size) reduces over its batch dimension; traces of other axes apply
 the collective member by member.  A collective recorded by `jit` whose operand turns out
-not to vary over the axis runs its impl on the host, which gives that unmapped meaning
-(``axis_size`` is a static parameter recorded at bind time).
+not to vary over the axis gets that unmapped meaning in compiled code: ``psum``
+multiplies by ``axis_size`` (a static parameter recorded at bind time), ``pmax``/``pmin``
+keep the operand, ``all_gather`` runs its impl on the host (each backend's ``lower_*.py``).
 """
 
 from __future__ import annotations
@@ -21,12 +22,14 @@ from __future__ import annotations
 import numpy as np
 
 from ... import errors
+from ..core import tree
 from ..core.ad_util import Zero
 from ..core.core import Primitive, ShapedArray, bind, named_axis_traces
 from .reduce import reduce_max, reduce_min, reduce_sum
 from .shape import broadcast_in_dim, iota, reshape
+from .slicing import dynamic_slice
 from ..interpreters.ad import jvp_rules, transpose_rules
-from ..interpreters.batching import batch_rules
+from ..interpreters.batching import batch_rules, moveaxis
 from ..interpreters.tape import vjp_rules
 
 
@@ -87,23 +90,11 @@ def _reduce_batch(prim):
     return rule
 
 
-def _reduce_scalar(prim):
-    """Compiled code meets a collective only when its operand does not vary over the axis
-    (a jitted function called inside the vmap with unmapped arguments): every member
-    holds the operand, so psum multiplies by the members and pmax/pmin keep it."""
-    def rule(args, in_dtypes, out_dtype, ctx, *, axis_name, axis_size):
-        if prim is psum_p:
-            return f"{args[0]} * np.{np.dtype(out_dtype).name}({int(np.prod(axis_size))})"
-        return args[0]
-    return rule
-
-
 for _p in (psum_p, pmax_p, pmin_p):
     _p.impl = _reduce_impl(_p)
     _p.abstract_eval = _same_aval
     batch_rules[_p] = _reduce_batch(_p)
     vjp_rules.pop(_p, None)
-    _p.numba_scalar = _reduce_scalar(_p)
 
 
 def _psum_jvp(primals, tangents, **params):
@@ -152,7 +143,6 @@ def _all_gather_batch(vals, dims, *, frame, axis_name, axis_size, axis, tiled):
     (x,), (d,) = vals, dims
     name, size = frame
     if name not in axis_name:  # another vmap's axis: member by member, batch axis first
-        from ..interpreters.batching import moveaxis
         return bind(all_gather_p, moveaxis(x, d, 0), axis_name=axis_name,
                     axis_size=axis_size, axis=axis + 1, tiled=tiled), 0
     if d is None:
@@ -160,7 +150,6 @@ def _all_gather_batch(vals, dims, *, frame, axis_name, axis_size, axis, tiled):
         out = broadcast_in_dim(x, _gathered_shape(x.shape, size, axis, False),
                                tuple(k if k < axis else k + 1 for k in range(nd)))
     else:
-        from ..interpreters.batching import moveaxis
         out = moveaxis(x, d, axis)
     if tiled:
         out = reshape(out, _gathered_shape(tuple(np.delete(out.shape, axis)), size, axis,
@@ -179,7 +168,6 @@ def _all_gather_jvp(primals, tangents, **params):
 def _all_gather_transpose(ct, x, *, axis_name, axis_size, axis, tiled):
     """The adjoint of gathering: each member's cotangent is its own slice of the sum of
     every member's gathered cotangent (JAX's psum_scatter)."""
-    from .slicing import dynamic_slice
     aval = x.aval
     if type(ct) is Zero:
         return [Zero(aval)]
@@ -196,10 +184,6 @@ def _all_gather_transpose(ct, x, *, axis_name, axis_size, axis, tiled):
 
 
 all_gather_p.impl = _all_gather_impl
-all_gather_p.on_host = lambda eqn: True  # compiled only with an unmapped operand: rare
-all_gather_p.unsupported["lower_numba"] = (
-    "all_gather of a value that does not vary over its axis runs on the host between "
-    "compiled kernels, not inside compiled loop or branch bodies")
 all_gather_p.abstract_eval = _all_gather_aval
 batch_rules[all_gather_p] = _all_gather_batch
 jvp_rules[all_gather_p] = _all_gather_jvp
@@ -233,8 +217,6 @@ batch_rules[axis_index_p] = _axis_index_batch
 jvp_rules[axis_index_p] = _axis_index_jvp
 vjp_rules[axis_index_p] = ()
 axis_index_p.unsupported["transpose"] = "axis_index has no operands"
-axis_index_p.unsupported["lower_numba"] = (
-    "axis_index is always resolved by its vmap before compilation")
 
 
 # --------------------------------------------------------------------------- the functions
@@ -285,7 +267,6 @@ def pmean(x, axis_name, *, axis_index_groups=None):
     >>> zx.vmap(lambda v: v - lax.pmean(v, "i"), axis_name="i")(znp.array([1., 3.]))
     Array([-1.,  1.], dtype=float64)
     """
-    from ..core import tree
     names = _names(axis_name)
     n = int(np.prod([t.axis_size for t in named_axis_traces(names)]))
     total = psum(x, axis_name, axis_index_groups=axis_index_groups)
@@ -302,7 +283,6 @@ def all_gather(x, axis_name, *, axis_index_groups=None, axis=0, tiled=False):
     Array([[1., 3.],
            [1., 3.]], dtype=float64)
     """
-    from ..core import tree
     _no_groups("all_gather", axis_index_groups)
     names = _names(axis_name)
     if len(names) != 1:
@@ -355,7 +335,6 @@ def _no_groups(name, groups):
 
 
 def _tree_collective(name, prim, x, axis_name, groups):
-    from ..core import tree
     _no_groups(name, groups)
     names = _names(axis_name)
     return tree.tree_map(lambda leaf: _bind(prim, _check_array(name, leaf), names), x)

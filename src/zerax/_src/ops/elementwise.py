@@ -4,7 +4,8 @@ Each primitive is declared once here with its NumPy implementation, its shape/dt
 rule (from the `elementwise` factory), its JVP, its transpose where it is linear, and
 its algebraic simplification where one applies.  Operands share one shape and one
 dtype, except that a 0-d operand broadcasts (as a literal does); `zerax.numpy`
-promotes and broadcasts before it binds.
+promotes and broadcasts before it binds.  Their compiled forms (one scalar expression
+per element, fused into loop nests) are in each backend's ``lower_elementwise.py``.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import math
 import numpy as np
 
 from ... import errors
+from ..base import special
 from ..core.ad_util import Zero, install_add, is_undefined
 from ..core.core import ShapedArray, Tracer, bind
 from ._factory import defjvp, elementwise, not_differentiable, same_dtype, unbroadcast
@@ -318,7 +320,6 @@ _cmp_dtype = lambda *avals, **params: (_check_same(avals), np.dtype(np.bool_))[1
 
 
 def _check_same(avals):
-    from ._factory import same_dtype
     return same_dtype("comparison", avals)
 
 
@@ -404,8 +405,6 @@ def _select_impl(pred, *cases):
 
 
 def _select_dtype(pred, *cases, **params):
-    from ... import errors
-    from ._factory import same_dtype
     if pred.dtype.kind not in "biu":
         raise errors.ZeraxTypeError(
             f"select_n: the predicate must be bool or int, got {pred.dtype}")
@@ -508,10 +507,8 @@ def _unary(name, impl, jvp_rule, kinds="fc", vjp=None):
 
 
 def _special(fname):
-    def impl(x):
-        from ..base import special
-        return getattr(special, fname)(x)
-    return impl
+    """The NumPy implementation of a special function (base/special.py)."""
+    return getattr(special, fname)
 
 
 exp_p = _unary("exp", np.exp, lambda g, ans, x: mul(g, ans),
@@ -565,7 +562,6 @@ defjvp(polygamma_p, lambda g, ans, x, *, m: mul(g, polygamma(m + 1, x)))
 
 
 def _polygamma_impl(m, x):
-    from ..base import special
     return special.polygamma(m, x)
 
 
@@ -746,168 +742,3 @@ transpose_rules[convert_element_type_p] = _convert_transpose
 
 for _p in (eq_p, ne_p, and_p, or_p, xor_p):
     _p.commutative = True
-
-
-# --------------------------------------------------------------------------- Numba lowering
-# Each elementwise primitive gives the scalar expression that computes one element;
-# the Numba backend fuses runs of them into one loop nest.  NumPy's scalar functions
-# are used inside njit code so that special values (inf, nan) behave as in eager mode.
-
-
-def _dn(dtype):
-    d = np.dtype(dtype)
-    return "np.bool_" if d == np.bool_ else f"np.{d.name}"
-
-
-def _scalar(template):
-    def rule(args, in_dtypes, out_dtype, ctx, **params):
-        return f"{_dn(out_dtype)}({template.format(*args, **params)})"
-    return rule
-
-
-def _special_helper(ctx, name):
-    from ..base import special
-    import numba
-    fn = getattr(special, f"{name}_scalar")
-    return ctx.helper(f"_{name}", numba.njit(fn, cache=False))
-
-
-_SCALAR = {
-    add_p: "{0} + {1}", sub_p: "{0} - {1}", mul_p: "{0} * {1}", div_p: "{0} / {1}",
-    neg_p: "-{0}", floor_divide_p: "{0} // {1}", rem_p: "np.remainder({0}, {1})",
-    sign_p: "np.sign({0})", floor_p: "np.floor({0})", ceil_p: "np.ceil({0})",
-    round_p: "np.rint({0})", pow_p: "np.power({0}, {1})", atan2_p: "np.arctan2({0}, {1})",
-    max_p: "({0} if ({0} > {1} or {0} != {0}) else {1})",
-    min_p: "({0} if ({0} < {1} or {0} != {0}) else {1})",
-    eq_p: "{0} == {1}", ne_p: "{0} != {1}", lt_p: "{0} < {1}", le_p: "{0} <= {1}",
-    gt_p: "{0} > {1}", ge_p: "{0} >= {1}", and_p: "{0} & {1}", or_p: "{0} | {1}",
-    xor_p: "{0} ^ {1}", shift_left_p: "{0} << {1}", shift_right_p: "{0} >> {1}",
-    is_finite_p: "np.isfinite({0})", isnan_p: "np.isnan({0})",
-    exp_p: "np.exp({0})", exp2_p: "np.exp2({0})", log_p: "np.log({0})",
-    log1p_p: "np.log1p({0})", expm1_p: "np.expm1({0})", sin_p: "np.sin({0})",
-    cos_p: "np.cos({0})", tan_p: "np.tan({0})", asin_p: "np.arcsin({0})",
-    acos_p: "np.arccos({0})", atan_p: "np.arctan({0})", sinh_p: "np.sinh({0})",
-    cosh_p: "np.cosh({0})", tanh_p: "np.tanh({0})", asinh_p: "np.arcsinh({0})",
-    acosh_p: "np.arccosh({0})", atanh_p: "np.arctanh({0})", sqrt_p: "np.sqrt({0})",
-    rsqrt_p: "1.0 / np.sqrt({0})", cbrt_p: "np.cbrt({0})", abs_p: "np.abs({0})",
-    real_p: "{0}.real", imag_p: "{0}.imag", conj_p: "np.conj({0})",
-    complex_p: "complex({0}, {1})",
-}
-for _p, _t in _SCALAR.items():
-    _p.numba_scalar = _scalar(_t)
-
-
-def _not_scalar(args, in_dtypes, out_dtype, ctx):
-    if np.dtype(out_dtype) == np.bool_:
-        return f"not {args[0]}"
-    return f"{_dn(out_dtype)}(~{args[0]})"
-
-
-def _integer_pow_scalar(args, in_dtypes, out_dtype, ctx, *, y):
-    (x,) = args
-    if y == 0:
-        return f"{_dn(out_dtype)}(1)"
-    if 1 <= y <= 4:  # repeated multiplication, as NumPy does for small powers
-        return f"{_dn(out_dtype)}({' * '.join([x] * y)})"
-    return f"{_dn(out_dtype)}(np.power({x}, {_dn(in_dtypes[0])}({y})))"
-
-
-def _select_scalar(args, in_dtypes, out_dtype, ctx):
-    pred, *cases = args
-    if len(cases) == 2:
-        return f"({cases[1]} if {pred} else {cases[0]})"
-    expr = cases[-1]
-    for k in range(len(cases) - 2, -1, -1):
-        expr = f"({cases[k]} if {pred} == {k} else {expr})"
-    return expr
-
-
-def _clamp_scalar(args, in_dtypes, out_dtype, ctx):
-    lo, x, hi = args
-    inner = f"({x} if ({x} > {lo} or {x} != {x}) else {lo})"
-    return f"({inner} if ({inner} < {hi} or {inner} != {inner}) else {hi})"
-
-
-def _convert_scalar(args, in_dtypes, out_dtype, ctx, *, new_dtype):
-    if np.dtype(new_dtype) == np.bool_:
-        return f"({args[0]} != 0)"
-    if np.dtype(in_dtypes[0]).kind == "c" and np.dtype(new_dtype).kind != "c":
-        return f"{_dn(new_dtype)}({args[0]}.real)"
-    return f"{_dn(new_dtype)}({args[0]})"
-
-
-def _special_scalar(name):
-    def rule(args, in_dtypes, out_dtype, ctx, **params):
-        fn = _special_helper(ctx, name)
-        return f"{_dn(out_dtype)}({fn}(np.float64({args[0]})))"
-    return rule
-
-
-def _vecmath_scalar(name, fallback):
-    """Float inputs use zerax's inline float64 implementation in vecmath.py (computed in
-    float64 and rounded, for float32 too); other dtypes keep NumPy's scalar function."""
-    def rule(args, in_dtypes, out_dtype, ctx, **params):
-        if np.dtype(in_dtypes[0]).kind not in "fiub" or np.dtype(out_dtype).kind != "f":
-            return fallback(args, in_dtypes, out_dtype, ctx, **params)
-        from ..backends.numba import vecmath
-        # 0-d code has its own sin/cos, tuned for a loop-carried argument (vecmath.py)
-        chosen = f"scalar_{name}" if ctx.scalar_code and hasattr(vecmath, f"scalar_{name}") else name
-        fn = ctx.helper(f"_vm_{chosen}", getattr(vecmath, chosen))
-        return f"{_dn(out_dtype)}({fn}(np.float64({args[0]})))"
-    return rule
-
-
-def _logistic_scalar(args, in_dtypes, out_dtype, ctx):
-    # 1 / (1 + exp(-x)) for x >= 0, exp(x) / (1 + exp(x)) below: no overflow either side.
-    (x,) = args
-    if np.dtype(out_dtype).kind == "f":
-        from ..backends.numba import vecmath
-        e = f"{ctx.helper('_vm_exp', vecmath.exp)}(-abs(np.float64({x})))"
-        return (f"{_dn(out_dtype)}((1.0 / (1.0 + {e})) if {x} >= 0 "
-                f"else ({e} / (1.0 + {e})))")
-    return (f"(1.0 / (1.0 + np.exp(-{x})) if {x} >= 0 "
-            f"else np.exp({x}) / (1.0 + np.exp({x})))")
-
-
-def _polygamma_scalar(args, in_dtypes, out_dtype, ctx, *, m):
-    fn = _special_helper(ctx, "polygamma")
-    return f"{_dn(out_dtype)}({fn}({int(m)}, np.float64({args[0]})))"
-
-
-not_p.numba_scalar = _not_scalar
-integer_pow_p.numba_scalar = _integer_pow_scalar
-select_n_p.numba_scalar = _select_scalar
-clamp_p.numba_scalar = _clamp_scalar
-convert_element_type_p.numba_scalar = _convert_scalar
-erf_p.numba_scalar = _special_scalar("erf")
-erfc_p.numba_scalar = _special_scalar("erfc")
-erf_inv_p.numba_scalar = _special_scalar("erf_inv")
-lgamma_p.numba_scalar = _special_scalar("lgamma")
-digamma_p.numba_scalar = _special_scalar("digamma")
-polygamma_p.numba_scalar = _polygamma_scalar
-logistic_p.numba_scalar = _logistic_scalar
-
-
-def _edge_scalar(name, fallback):
-    """NumPy's results where Numba's operators differ: integer division, remainder,
-    shifts and powers at the edges; complex division by zero and complex ordering
-    (backends/numba/scalarmath.py)."""
-    def rule(args, in_dtypes, out_dtype, ctx, **params):
-        from ..backends.numba import scalarmath
-        expr = scalarmath.lower(name, args, in_dtypes, ctx, **params)
-        if expr is None:
-            return fallback(args, in_dtypes, out_dtype, ctx, **params)
-        return f"{_dn(out_dtype)}({expr})"
-    return rule
-
-
-for _p in (floor_divide_p, rem_p, shift_left_p, shift_right_p, integer_pow_p, pow_p, div_p,
-           lt_p, le_p, gt_p, ge_p, max_p, min_p):
-    _p.numba_scalar = _edge_scalar(_p.name, _p.numba_scalar)
-# Transcendental functions that would otherwise be one libm call per element, which
-# stops LLVM from vectorising a fused loop, and sin/cos, whose libm calls are slow in
-# loop-carried chains (see backends/numba/vecmath.py).
-for _p, _name in ((exp_p, "exp"), (expm1_p, "expm1"), (log_p, "log"),
-                  (log1p_p, "log1p"), (tanh_p, "tanh"), (sin_p, "sin"), (cos_p, "cos"),
-                  (atan_p, "arctan")):
-    _p.numba_scalar = _vecmath_scalar(_name, _p.numba_scalar)

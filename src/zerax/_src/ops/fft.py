@@ -11,9 +11,9 @@ The transform is linear, so its JVP is itself.  Its transposes are JAX's: FFT an
 are symmetric matrices (their own transposes); RFFT transposes to the real part of an FFT
 of the cotangent zero-padded to full length; IRFFT to the conjugate of a weighted RFFT.
 Batching moves the batch axis to the front.  Under ``jit`` the transform is a call of
-its NumPy implementation (pocketfft) from the Python glue between compiled kernels
-(codegen's ``on_host``), as the LAPACK-backed decompositions are; inside compiled loop
-and branch bodies it is not available and says so.
+its NumPy implementation (pocketfft) from the Python glue between compiled kernels, as
+the LAPACK-backed decompositions are; inside compiled loop and branch bodies it is not
+available and says so (each backend's ``lower_misc.py``).
 
 ``fft`` here is ``zerax.lax.fft``: it converts its operand as JAX's does (RFFT to a
 floating dtype, the others to complex) and accepts ``FftType`` or its name.
@@ -172,12 +172,6 @@ fft_p.abstract_eval = _fft_abstract
 deflinear(fft_p, _fft_transpose)
 vjp_rules[fft_p] = (_fft_vjp,)
 batch_rules[fft_p] = _fft_batch
-# Under jit: a host call between the compiled kernels (pocketfft through NumPy).
-fft_p.on_host = lambda eqn: True
-fft_p.unsupported["lower_numba"] = (
-    "fft is not available inside a compiled loop or branch body (scan, fori_loop, "
-    "while_loop, cond, switch, map); at the top level of a jitted function it runs on the "
-    "host. Move the FFT out of the loop body, or compute the loop without jit")
 
 
 def _type_name(fft_type) -> str:

@@ -1,8 +1,13 @@
-"""Primitives that belong to no family: stop_gradient."""
+"""Primitives that belong to no family: stop_gradient.
+
+(Its compiled form, a copy, is in each backend's ``lower_misc.py``.)
+"""
 
 from __future__ import annotations
 
+from ..core import tree
 from ..core.ad_util import Zero
+from ..core.api_util import as_input
 from ..core.core import Primitive, ShapedArray, Tracer, bind
 from ..interpreters.ad import jvp_rules
 from ..interpreters.batching import batch_rules
@@ -30,9 +35,6 @@ def stop_gradient(x):
     >>> float(zx.grad(lambda x: x * zx.lax.stop_gradient(x))(3.0))
     3.0
     """
-    from ..core import tree
-    from ..core.api_util import as_input
-
     def one(leaf):
         if not isinstance(leaf, Tracer):
             return as_input(leaf, "stop_gradient argument")
@@ -40,17 +42,5 @@ def stop_gradient(x):
 
     return tree.tree_map(one, x)
 
+
 batch_rules[stop_gradient_p] = lambda args, dims: (bind(stop_gradient_p, args[0]), dims[0])
-
-
-def _stop_gradient_lower(ctx, eqn):
-    """The identity: a fresh copy of the operand."""
-    from .shape import _nb_array
-    (x,), (ov,) = eqn.invars, eqn.outvars
-    ctx.emit("# stop_gradient")
-    xn = _nb_array(ctx, x)
-    out = ctx.out(ov)
-    ctx.emit(f"{out} = np.copy({xn})")
-
-
-stop_gradient_p.lower_numba = _stop_gradient_lower

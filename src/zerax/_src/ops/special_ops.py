@@ -2,10 +2,11 @@
 ``igamma``, ``igammac``, ``igamma_grad_a``, ``regularized_incomplete_beta``,
 ``bessel_i0e``, ``bessel_i1e`` and ``zeta``.
 
-Their NumPy implementations and Numba scalar lowerings are the kernels of
-``special_kernels.py``; their derivatives are JAX's: ``igamma`` in ``x`` in closed form and
-in ``a`` by ``igamma_grad_a``; the incomplete beta function only in ``x`` (JAX raises for
-``a`` and ``b``, and so does zerax, with NotSupportedError); ``zeta`` only in ``q``;
+Their NumPy implementations are the kernels of ``base/special_kernels.py`` (the compiled
+code calls the same kernels: each backend's ``lower_elementwise.py``); their
+derivatives are JAX's: ``igamma`` in ``x`` in closed form and in ``a`` by
+``igamma_grad_a``; the incomplete beta function only in ``x`` (JAX raises for ``a`` and
+``b``, and so does zerax, with NotSupportedError); ``zeta`` only in ``q``;
 ``i0e``/``i1e`` through each other.  ``igamma_grad_a`` has a derivative in ``x`` only.
 Operands are float arrays of one dtype and one shape (the ``zerax.scipy.special``
 functions promote and broadcast first).  The eager tape linearizes these primitives
@@ -17,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from ... import errors
+from ..base import special_kernels
 from ..core.api_util import as_input
 from ._factory import defjvp, elementwise
 from . import elementwise as ew
@@ -30,27 +32,23 @@ __all__ = ["bessel_i0e", "bessel_i0e_p", "bessel_i1e", "bessel_i1e_p", "bessel_j
            "regularized_incomplete_beta_p", "zeta", "zeta_p"]
 
 
-def _kernels():
-    from ..base import special_kernels
-    return special_kernels
-
-
-igamma_p = elementwise("igamma", lambda a, x: _kernels().igamma(a, x), 2, kinds="f")
-igammac_p = elementwise("igammac", lambda a, x: _kernels().igammac(a, x), 2, kinds="f")
+igamma_p = elementwise("igamma", lambda a, x: special_kernels.igamma(a, x), 2, kinds="f")
+igammac_p = elementwise("igammac", lambda a, x: special_kernels.igammac(a, x), 2, kinds="f")
 igamma_grad_a_p = elementwise(
     "igamma_grad_a",
-    lambda a, x: _kernels().igamma_grad_a(a, x, ew._special("digamma")(a)), 2, kinds="f")
+    lambda a, x: special_kernels.igamma_grad_a(a, x, ew._special("digamma")(a)), 2, kinds="f")
 regularized_incomplete_beta_p = elementwise(
-    "regularized_incomplete_beta", lambda a, b, x: _kernels().betainc(a, b, x), 3, kinds="f")
-bessel_i0e_p = elementwise("bessel_i0e", lambda x: _kernels().i0e(x), 1, kinds="f")
-bessel_i1e_p = elementwise("bessel_i1e", lambda x: _kernels().i1e(x), 1, kinds="f")
-zeta_p = elementwise("zeta", lambda s, q: _kernels().zeta(s, q), 2, kinds="f")
-expn_p = elementwise("expn", lambda n, x: _kernels().expn(n, x), 2, kinds="f")
-bessel_j0_p = elementwise("bessel_j0", lambda x: _kernels().bessel_jy(x, 0.0), 1, kinds="f")
-bessel_j1_p = elementwise("bessel_j1", lambda x: _kernels().bessel_jy(x, 1.0), 1, kinds="f")
-bessel_y0_p = elementwise("bessel_y0", lambda x: _kernels().bessel_jy(x, 2.0), 1, kinds="f")
-bessel_y1_p = elementwise("bessel_y1", lambda x: _kernels().bessel_jy(x, 3.0), 1, kinds="f")
-expi_p = elementwise("expi", lambda x: _kernels().expi(x), 1, kinds="f")
+    "regularized_incomplete_beta", lambda a, b, x: special_kernels.betainc(a, b, x), 3,
+    kinds="f")
+bessel_i0e_p = elementwise("bessel_i0e", lambda x: special_kernels.i0e(x), 1, kinds="f")
+bessel_i1e_p = elementwise("bessel_i1e", lambda x: special_kernels.i1e(x), 1, kinds="f")
+zeta_p = elementwise("zeta", lambda s, q: special_kernels.zeta(s, q), 2, kinds="f")
+expn_p = elementwise("expn", lambda n, x: special_kernels.expn(n, x), 2, kinds="f")
+bessel_j0_p = elementwise("bessel_j0", lambda x: special_kernels.bessel_jy(x, 0.0), 1, kinds="f")
+bessel_j1_p = elementwise("bessel_j1", lambda x: special_kernels.bessel_jy(x, 1.0), 1, kinds="f")
+bessel_y0_p = elementwise("bessel_y0", lambda x: special_kernels.bessel_jy(x, 2.0), 1, kinds="f")
+bessel_y1_p = elementwise("bessel_y1", lambda x: special_kernels.bessel_jy(x, 3.0), 1, kinds="f")
+expi_p = elementwise("expi", lambda x: special_kernels.expi(x), 1, kinds="f")
 
 
 def _weak(*args):
@@ -227,48 +225,3 @@ for _p in (igamma_p, igammac_p, igamma_grad_a_p, regularized_incomplete_beta_p, 
            bessel_i1e_p, zeta_p, expn_p, expi_p, bessel_j0_p, bessel_j1_p, bessel_y0_p,
            bessel_y1_p):
     vjp_rules.pop(_p, None)
-
-
-# --------------------------------------------------------------------------- Numba lowering
-_NJIT: dict = {}
-
-
-def _kernel_helper(ctx, name):
-    fn = _NJIT.get(name)
-    if fn is None:
-        import numba
-        kernel = getattr(_kernels(), f"{name}_scalar")
-        try:    # cached on disk: the kernels are long and compile in seconds
-            fn = numba.njit(kernel, cache=True)
-        except RuntimeError:  # pragma: no cover - no usable cache directory
-            fn = numba.njit(kernel, cache=False)
-        _NJIT[name] = fn
-    return ctx.helper(f"_sk_{name}", fn)
-
-
-def _scalar_rule(name, extra=(), prefix=()):
-    def rule(args, in_dtypes, out_dtype, ctx, **params):
-        fn = _kernel_helper(ctx, name)
-        ops = list(prefix) + [f"np.float64({a})" for a in args] + list(extra)
-        return f"{ew._dn(out_dtype)}({fn}({', '.join(ops)}))"
-    return rule
-
-
-def _igamma_grad_a_scalar(args, in_dtypes, out_dtype, ctx):
-    fn = _kernel_helper(ctx, "igamma_grad_a")
-    psi = ew._special_helper(ctx, "digamma")
-    a, x = (f"np.float64({v})" for v in args)
-    return f"{ew._dn(out_dtype)}({fn}({a}, {x}, {psi}({a})))"
-
-
-igamma_p.numba_scalar = _scalar_rule("igamma", ("0.0",))
-igammac_p.numba_scalar = _scalar_rule("igamma", ("1.0",))
-igamma_grad_a_p.numba_scalar = _igamma_grad_a_scalar
-regularized_incomplete_beta_p.numba_scalar = _scalar_rule("betainc")
-bessel_i0e_p.numba_scalar = _scalar_rule("i0e")
-bessel_i1e_p.numba_scalar = _scalar_rule("i1e")
-zeta_p.numba_scalar = _scalar_rule("zeta")
-expn_p.numba_scalar = _scalar_rule("expint")
-expi_p.numba_scalar = _scalar_rule("expint", prefix=("-1.0",))
-for _k, _p in enumerate((bessel_j0_p, bessel_j1_p, bessel_y0_p, bessel_y1_p)):
-    _p.numba_scalar = _scalar_rule("bessel_jy", extra=(f"{float(_k)!r}",))

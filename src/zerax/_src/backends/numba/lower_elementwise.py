@@ -1,0 +1,335 @@
+"""The Numba scalar rules of the elementwise primitives (``scalar_rules``).
+
+Each rule ``rule(args, in_dtypes, out_dtype, ctx, **params)`` is the source text of one
+element of its primitive, given its operands' texts; codegen fuses runs of such
+equations into one loop nest.  The primitives come from ``ops/elementwise.py`` (arithmetic,
+comparisons, logic, math functions, complex parts, conversion), ``ops/special_ops.py``
+(iterative special functions), ``ops/bitcast.py``, ``ops/random_bits.py`` (threefry2x32)
+and ``ops/collectives.py`` (psum/pmax/pmin of an operand that does not vary over its axis).
+
+NumPy's scalar functions are used inside njit code so that special values (inf, nan)
+behave as in eager mode; where Numba's operators differ from NumPy's at the edges
+(integer division, shifts, powers, complex division and ordering) the expression is
+``scalarmath.py``'s; transcendental functions of floats are ``vecmath.py``'s inline
+float64 code, so that fused loops vectorise.  (vecmath builds Numba intrinsics when it
+is imported: this package is loaded when a program is first compiled, never by
+``import zerax``; see ``backends/__init__.py``.)
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+from numba import from_dtype
+from numba.extending import intrinsic
+
+from ...base import special, special_kernels
+from ...ops import bitcast as bc
+from ...ops import collectives as co
+from ...ops import elementwise as ew
+from ...ops import special_ops as so
+from ...ops import random_bits as rb
+from . import scalarmath, vecmath
+from .rules import scalar_rules
+
+
+def _dn(dtype):
+    d = np.dtype(dtype)
+    return "np.bool_" if d == np.bool_ else f"np.{d.name}"
+
+
+# --------------------------------------------------------------------------- elementwise.py
+
+def _scalar(template):
+    def rule(args, in_dtypes, out_dtype, ctx, **params):
+        return f"{_dn(out_dtype)}({template.format(*args, **params)})"
+    return rule
+
+
+def _special_helper(ctx, name):
+    fn = getattr(special, f"{name}_scalar")
+    return ctx.helper(f"_{name}", numba.njit(fn, cache=False))
+
+
+_SCALAR = {
+    ew.add_p: "{0} + {1}", ew.sub_p: "{0} - {1}", ew.mul_p: "{0} * {1}",
+    ew.div_p: "{0} / {1}", ew.neg_p: "-{0}", ew.floor_divide_p: "{0} // {1}",
+    ew.rem_p: "np.remainder({0}, {1})", ew.sign_p: "np.sign({0})",
+    ew.floor_p: "np.floor({0})", ew.ceil_p: "np.ceil({0})", ew.round_p: "np.rint({0})",
+    ew.pow_p: "np.power({0}, {1})", ew.atan2_p: "np.arctan2({0}, {1})",
+    ew.max_p: "({0} if ({0} > {1} or {0} != {0}) else {1})",
+    ew.min_p: "({0} if ({0} < {1} or {0} != {0}) else {1})",
+    ew.eq_p: "{0} == {1}", ew.ne_p: "{0} != {1}", ew.lt_p: "{0} < {1}",
+    ew.le_p: "{0} <= {1}", ew.gt_p: "{0} > {1}", ew.ge_p: "{0} >= {1}",
+    ew.and_p: "{0} & {1}", ew.or_p: "{0} | {1}", ew.xor_p: "{0} ^ {1}",
+    ew.shift_left_p: "{0} << {1}", ew.shift_right_p: "{0} >> {1}",
+    ew.is_finite_p: "np.isfinite({0})", ew.isnan_p: "np.isnan({0})",
+    ew.exp_p: "np.exp({0})", ew.exp2_p: "np.exp2({0})", ew.log_p: "np.log({0})",
+    ew.log1p_p: "np.log1p({0})", ew.expm1_p: "np.expm1({0})", ew.sin_p: "np.sin({0})",
+    ew.cos_p: "np.cos({0})", ew.tan_p: "np.tan({0})", ew.asin_p: "np.arcsin({0})",
+    ew.acos_p: "np.arccos({0})", ew.atan_p: "np.arctan({0})", ew.sinh_p: "np.sinh({0})",
+    ew.cosh_p: "np.cosh({0})", ew.tanh_p: "np.tanh({0})", ew.asinh_p: "np.arcsinh({0})",
+    ew.acosh_p: "np.arccosh({0})", ew.atanh_p: "np.arctanh({0})", ew.sqrt_p: "np.sqrt({0})",
+    ew.rsqrt_p: "1.0 / np.sqrt({0})", ew.cbrt_p: "np.cbrt({0})", ew.abs_p: "np.abs({0})",
+    ew.real_p: "{0}.real", ew.imag_p: "{0}.imag", ew.conj_p: "np.conj({0})",
+    ew.complex_p: "complex({0}, {1})",
+}
+for _p, _t in _SCALAR.items():
+    scalar_rules[_p] = _scalar(_t)
+
+
+def _not_scalar(args, in_dtypes, out_dtype, ctx):
+    if np.dtype(out_dtype) == np.bool_:
+        return f"not {args[0]}"
+    return f"{_dn(out_dtype)}(~{args[0]})"
+
+
+def _integer_pow_scalar(args, in_dtypes, out_dtype, ctx, *, y):
+    (x,) = args
+    if y == 0:
+        return f"{_dn(out_dtype)}(1)"
+    if 1 <= y <= 4:  # repeated multiplication, as NumPy does for small powers
+        return f"{_dn(out_dtype)}({' * '.join([x] * y)})"
+    return f"{_dn(out_dtype)}(np.power({x}, {_dn(in_dtypes[0])}({y})))"
+
+
+def _select_scalar(args, in_dtypes, out_dtype, ctx):
+    pred, *cases = args
+    if len(cases) == 2:
+        return f"({cases[1]} if {pred} else {cases[0]})"
+    expr = cases[-1]
+    for k in range(len(cases) - 2, -1, -1):
+        expr = f"({cases[k]} if {pred} == {k} else {expr})"
+    return expr
+
+
+def _clamp_scalar(args, in_dtypes, out_dtype, ctx):
+    lo, x, hi = args
+    inner = f"({x} if ({x} > {lo} or {x} != {x}) else {lo})"
+    return f"({inner} if ({inner} < {hi} or {inner} != {inner}) else {hi})"
+
+
+def _convert_scalar(args, in_dtypes, out_dtype, ctx, *, new_dtype):
+    if np.dtype(new_dtype) == np.bool_:
+        return f"({args[0]} != 0)"
+    if np.dtype(in_dtypes[0]).kind == "c" and np.dtype(new_dtype).kind != "c":
+        return f"{_dn(new_dtype)}({args[0]}.real)"
+    return f"{_dn(new_dtype)}({args[0]})"
+
+
+def _special_scalar(name):
+    def rule(args, in_dtypes, out_dtype, ctx, **params):
+        fn = _special_helper(ctx, name)
+        return f"{_dn(out_dtype)}({fn}(np.float64({args[0]})))"
+    return rule
+
+
+def _vecmath_scalar(name, fallback):
+    """Float inputs use zerax's inline float64 implementation in vecmath.py (computed in
+    float64 and rounded, for float32 too); other dtypes keep NumPy's scalar function."""
+    def rule(args, in_dtypes, out_dtype, ctx, **params):
+        if np.dtype(in_dtypes[0]).kind not in "fiub" or np.dtype(out_dtype).kind != "f":
+            return fallback(args, in_dtypes, out_dtype, ctx, **params)
+        # 0-d code has its own sin/cos, tuned for a loop-carried argument (vecmath.py)
+        chosen = f"scalar_{name}" if ctx.scalar_code and hasattr(vecmath, f"scalar_{name}") \
+            else name
+        fn = ctx.helper(f"_vm_{chosen}", getattr(vecmath, chosen))
+        return f"{_dn(out_dtype)}({fn}(np.float64({args[0]})))"
+    return rule
+
+
+def _logistic_scalar(args, in_dtypes, out_dtype, ctx):
+    # 1 / (1 + exp(-x)) for x >= 0, exp(x) / (1 + exp(x)) below: no overflow either side.
+    (x,) = args
+    if np.dtype(out_dtype).kind == "f":
+        e = f"{ctx.helper('_vm_exp', vecmath.exp)}(-abs(np.float64({x})))"
+        return (f"{_dn(out_dtype)}((1.0 / (1.0 + {e})) if {x} >= 0 "
+                f"else ({e} / (1.0 + {e})))")
+    return (f"(1.0 / (1.0 + np.exp(-{x})) if {x} >= 0 "
+            f"else np.exp({x}) / (1.0 + np.exp({x})))")
+
+
+def _polygamma_scalar(args, in_dtypes, out_dtype, ctx, *, m):
+    fn = _special_helper(ctx, "polygamma")
+    return f"{_dn(out_dtype)}({fn}({int(m)}, np.float64({args[0]})))"
+
+
+scalar_rules[ew.not_p] = _not_scalar
+scalar_rules[ew.integer_pow_p] = _integer_pow_scalar
+scalar_rules[ew.select_n_p] = _select_scalar
+scalar_rules[ew.clamp_p] = _clamp_scalar
+scalar_rules[ew.convert_element_type_p] = _convert_scalar
+scalar_rules[ew.erf_p] = _special_scalar("erf")
+scalar_rules[ew.erfc_p] = _special_scalar("erfc")
+scalar_rules[ew.erf_inv_p] = _special_scalar("erf_inv")
+scalar_rules[ew.lgamma_p] = _special_scalar("lgamma")
+scalar_rules[ew.digamma_p] = _special_scalar("digamma")
+scalar_rules[ew.polygamma_p] = _polygamma_scalar
+scalar_rules[ew.logistic_p] = _logistic_scalar
+
+
+def _edge_scalar(op, fallback):
+    """NumPy's results where Numba's operators differ: integer division, remainder,
+    shifts and powers at the edges; complex division by zero and complex ordering
+    (scalarmath.py; ``op`` is its name for the operation)."""
+    def rule(args, in_dtypes, out_dtype, ctx, **params):
+        expr = scalarmath.lower(op, args, in_dtypes, ctx, **params)
+        if expr is None:
+            return fallback(args, in_dtypes, out_dtype, ctx, **params)
+        return f"{_dn(out_dtype)}({expr})"
+    return rule
+
+
+for _p, _op in ((ew.floor_divide_p, "floor_divide"), (ew.rem_p, "rem"),
+                (ew.shift_left_p, "shift_left"), (ew.shift_right_p, "shift_right"),
+                (ew.integer_pow_p, "integer_pow"), (ew.pow_p, "pow"), (ew.div_p, "div"),
+                (ew.lt_p, "lt"), (ew.le_p, "le"), (ew.gt_p, "gt"), (ew.ge_p, "ge"),
+                (ew.max_p, "max"), (ew.min_p, "min")):
+    scalar_rules[_p] = _edge_scalar(_op, scalar_rules[_p])
+# Transcendental functions that would otherwise be one libm call per element, which
+# stops LLVM from vectorising a fused loop, and sin/cos, whose libm calls are slow in
+# loop-carried chains (see vecmath.py).
+for _p, _name in ((ew.exp_p, "exp"), (ew.expm1_p, "expm1"), (ew.log_p, "log"),
+                  (ew.log1p_p, "log1p"), (ew.tanh_p, "tanh"), (ew.sin_p, "sin"),
+                  (ew.cos_p, "cos"), (ew.atan_p, "arctan")):
+    scalar_rules[_p] = _vecmath_scalar(_name, scalar_rules[_p])
+
+
+# --------------------------------------------------------------------------- special_ops.py
+# The kernels of base/special_kernels.py, compiled once per process.
+
+_NJIT: dict = {}
+
+
+def _kernel_helper(ctx, name):
+    fn = _NJIT.get(name)
+    if fn is None:
+        kernel = getattr(special_kernels, f"{name}_scalar")
+        try:    # cached on disk: the kernels are long and compile in seconds
+            fn = numba.njit(kernel, cache=True)
+        except RuntimeError:  # pragma: no cover - no usable cache directory
+            fn = numba.njit(kernel, cache=False)
+        _NJIT[name] = fn
+    return ctx.helper(f"_sk_{name}", fn)
+
+
+def _kernel_rule(name, extra=(), prefix=()):
+    def rule(args, in_dtypes, out_dtype, ctx, **params):
+        fn = _kernel_helper(ctx, name)
+        ops = list(prefix) + [f"np.float64({a})" for a in args] + list(extra)
+        return f"{_dn(out_dtype)}({fn}({', '.join(ops)}))"
+    return rule
+
+
+def _igamma_grad_a_scalar(args, in_dtypes, out_dtype, ctx):
+    fn = _kernel_helper(ctx, "igamma_grad_a")
+    psi = _special_helper(ctx, "digamma")
+    a, x = (f"np.float64({v})" for v in args)
+    return f"{_dn(out_dtype)}({fn}({a}, {x}, {psi}({a})))"
+
+
+scalar_rules[so.igamma_p] = _kernel_rule("igamma", ("0.0",))
+scalar_rules[so.igammac_p] = _kernel_rule("igamma", ("1.0",))
+scalar_rules[so.igamma_grad_a_p] = _igamma_grad_a_scalar
+scalar_rules[so.regularized_incomplete_beta_p] = _kernel_rule("betainc")
+scalar_rules[so.bessel_i0e_p] = _kernel_rule("i0e")
+scalar_rules[so.bessel_i1e_p] = _kernel_rule("i1e")
+scalar_rules[so.zeta_p] = _kernel_rule("zeta")
+scalar_rules[so.expn_p] = _kernel_rule("expint")
+scalar_rules[so.expi_p] = _kernel_rule("expint", prefix=("-1.0",))
+for _k, _p in enumerate((so.bessel_j0_p, so.bessel_j1_p, so.bessel_y0_p, so.bessel_y1_p)):
+    scalar_rules[_p] = _kernel_rule("bessel_jy", extra=(f"{float(_k)!r}",))
+
+
+# --------------------------------------------------------------------------- bitcast.py
+# One LLVM ``bitcast`` per element, so it fuses into the surrounding elementwise loop.
+
+_INTRINSICS: dict = {}
+
+
+def _bitcast_intrinsic(src, dst):
+    """An njit-callable function reinterpreting a ``src`` scalar as ``dst`` (LLVM bitcast)."""
+    key = (np.dtype(src), np.dtype(dst))
+    fn = _INTRINSICS.get(key)
+    if fn is None:
+        to = from_dtype(key[1])
+
+        @intrinsic
+        def _bitcast(typingctx, x):
+            def codegen(context, builder, signature, args):
+                return builder.bitcast(args[0], context.get_value_type(to))
+            return to(x), codegen
+
+        fn = _INTRINSICS[key] = _bitcast
+    return fn
+
+
+def _bitcast_scalar(args, in_dtypes, out_dtype, ctx, *, new_dtype):
+    src, dst = np.dtype(in_dtypes[0]), np.dtype(new_dtype)
+    fn = ctx.helper(f"_bitcast_{src.name}_{dst.name}", _bitcast_intrinsic(src, dst))
+    # the cast pins the operand's Numba type (a literal or a widened sum otherwise)
+    return f"{fn}(np.{src.name}({args[0]}))"
+
+
+scalar_rules[bc.bitcast_convert_type_p] = _bitcast_scalar
+
+
+# --------------------------------------------------------------------------- random_bits.py
+
+def _threefry_scalar_source():
+    """Source of an njit function: threefry2x32 on one element, each sum truncated to
+    32 bits (Numba widens uint32 arithmetic to 64 bits)."""
+    lines = ["def _threefry_scalar(k0, k1, x0, x1, pair):",
+             f"    k2 = np.uint32(k0 ^ k1 ^ np.uint32({rb.PARITY}))",
+             "    x0 = np.uint32(x0 + k0)", "    x1 = np.uint32(x1 + k1)"]
+    ks = ("k0", "k1", "k2")
+    for block in range(5):
+        for r in rb.ROTATIONS[block % 2]:
+            lines += ["    x0 = np.uint32(x0 + x1)",
+                      f"    x1 = np.uint32((x1 << np.uint32({r})) | (x1 >> np.uint32({32 - r})))",
+                      "    x1 = np.uint32(x0 ^ x1)"]
+        lines += [f"    x0 = np.uint32(x0 + {ks[(block + 1) % 3]})",
+                  f"    x1 = np.uint32(x1 + {ks[(block + 2) % 3]} + np.uint32({block + 1}))"]
+    lines += ["    if pair:",
+              "        return (np.uint64(x0) << np.uint64(32)) | np.uint64(x1)",
+              "    return np.uint64(x0 ^ x1)"]
+    return "\n".join(lines)
+
+
+_THREEFRY_FN: list = []
+
+
+def _threefry_fn():
+    if not _THREEFRY_FN:
+        namespace = {"np": np}
+        exec(compile(_threefry_scalar_source(), "<threefry2x32>", "exec"), namespace)  # noqa: S102
+        _THREEFRY_FN.append(numba.njit(namespace["_threefry_scalar"], cache=False))
+    return _THREEFRY_FN[0]
+
+
+def _threefry_scalar(args, in_dtypes, out_dtype, ctx, *, out):
+    fn = ctx.helper("_threefry2x32", _threefry_fn())
+    a = ", ".join(f"np.uint32({x})" for x in args)
+    if out == "xor":
+        return f"np.uint32({fn}({a}, False))"
+    return f"np.uint64({fn}({a}, True))"
+
+
+scalar_rules[rb.threefry2x32_p] = _threefry_scalar
+
+
+# --------------------------------------------------------------------------- collectives.py
+
+def _reduce_scalar(prim):
+    """Compiled code meets a collective only when its operand does not vary over the axis
+    (a jitted function called inside the vmap with unmapped arguments): every member
+    holds the operand, so psum multiplies by the members and pmax/pmin keep it."""
+    def rule(args, in_dtypes, out_dtype, ctx, *, axis_name, axis_size):
+        if prim is co.psum_p:
+            return f"{args[0]} * np.{np.dtype(out_dtype).name}({int(np.prod(axis_size))})"
+        return args[0]
+    return rule
+
+
+for _p in (co.psum_p, co.pmax_p, co.pmin_p):
+    scalar_rules[_p] = _reduce_scalar(_p)
