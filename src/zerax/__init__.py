@@ -19,7 +19,10 @@ from ._src.base.config import __version__, config
 from ._src.api.custom import (Function, checkpoint, checkpoint_policies, custom_jvp, custom_vjp, remat)
 from ._src.ops.misc import stop_gradient
 from ._src.ir.ir import ClosedJaxpr, Jaxpr, eval_jaxpr
-from ._src.api.extras import (ShapeDtypeStruct, block_until_ready, default_backend, device_put, devices, eval_shape, linear_transpose, make_jaxpr)
+from ._src.api.extras import (
+    ShapeDtypeStruct, block_until_ready, default_backend, device_count, device_put, devices,
+    eval_shape, linear_transpose, local_device_count, make_jaxpr,
+)
 from ._src.base import dtypes  # noqa: E402  (dtypes.float0: the tangent dtype of integers)
 from . import numpy, lax, tree, tree_util, test_util, nn, scipy, random  # noqa: E402
 
@@ -33,5 +36,5 @@ __all__ = [
     "jacfwd", "jacobian",
     "jacrev", "hessian", "nn", "scipy", "jit", "disable_jit", "config", "ShapeDtypeStruct",
     "block_until_ready", "default_backend", "device_put", "devices", "eval_shape",
-    "linear_transpose", "dtypes", "checkpoint_policies",
+    "linear_transpose", "dtypes", "checkpoint_policies", "device_count", "local_device_count",
 ]

@@ -5,6 +5,8 @@ functions live in ``lax.abstract_eval`` (control flow uses them) and are re-expo
 
 from __future__ import annotations
 
+from .. import backends as _backends
+from ..base.config import config
 from ..core import tree
 from ... import errors
 from ..interpreters.ad import backward_pass, output_cotangents, zeros_for
@@ -61,24 +63,22 @@ def device_put(x, device=None):
     return tree.tree_map(lambda v: as_input(v, "device_put argument"), x)
 
 
-class CpuDevice:
-    """The one device zerax computes on."""
-
-    id = 0
-    platform = "cpu"
-    device_kind = "cpu"
-
-    def __repr__(self):
-        return "CpuDevice(id=0)"
-
-
-_CPU = CpuDevice()
-
-
 def devices(backend=None):
-    """``[CpuDevice(id=0)]``."""
-    return [_CPU]
+    """The devices of ``backend`` (JAX's platform name, or a zerax backend name;
+    default: the host CPU), e.g. ``[CpuDevice(id=0)]``."""
+    return _backends.devices(backend)
+
+
+def device_count(backend=None) -> int:
+    """The number of devices of ``backend`` (JAX's ``device_count``)."""
+    return len(devices(backend))
+
+
+def local_device_count(backend=None) -> int:
+    """The number of this process's devices (one process: all of them)."""
+    return device_count(backend)
 
 
 def default_backend():
-    return "cpu"
+    """JAX's platform name of the backend jit compiles for (``"cpu"``)."""
+    return _backends.platform_of(config.backend)

@@ -15,8 +15,9 @@ from ..base.config import config
 from ..core.array import CPU, Device
 from .base import Backend
 
-# name -> the module defining ``backend`` (a `base.Backend`)
+# name -> the module defining ``backend`` (a `base.Backend`), and JAX's platform name
 _MODULES = {"numba": "zerax._src.backends.numba"}
+_PLATFORMS = {"numba": "cpu"}
 _loaded: dict[str, Backend] = {}
 
 
@@ -48,6 +49,11 @@ def backend_for(values) -> Backend:
             f"arguments live on devices of different backends ({', '.join(sorted(names))});"
             " move them to one device first (zerax.device_put).")
     return get_backend(names.pop())
+
+
+def platform_of(name: str) -> str:
+    """JAX's platform name ("cpu", "gpu") of backend ``name``, without loading it."""
+    return _PLATFORMS[name]
 
 
 def devices(name: str | None = None) -> list[Device]:
