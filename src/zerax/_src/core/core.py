@@ -64,17 +64,13 @@ class Primitive:
     """
 
     __slots__ = ("name", "multiple_results", "impl", "abstract_eval", "elementwise",
-                 "commutative", "named_axes", "unsupported", "lower_numba", "numba_scalar",
-                 "on_host")
+                 "commutative", "named_axes", "unsupported")
 
     def __init__(self, name: str, *, multiple_results: bool = False):
         self.name = name
         self.multiple_results = multiple_results
         self.impl: Callable | None = None
         self.abstract_eval: Callable | None = None
-        self.lower_numba: Callable | None = None   # (moving to backends/numba's tables)
-        self.numba_scalar: Callable | None = None
-        self.on_host: Callable | None = None
         self.elementwise = False  # set by ops._factory.elementwise
         self.commutative = False  # operands may be swapped (used by CSE)
         # a collective over named vmap axes (ops/collectives.py): the vmap naming its

@@ -21,19 +21,16 @@ scalar_rules = rule_table("lower_numba", "jit")
 host_rules: dict = {}
 
 
-# The attributes read after the tables (``prim.lower_numba``, ...) are the places not yet
-# moved out of ops/ (issue 12): each lookup prefers the table.
-
 def lowering_of(prim):
     """The statement-level lowering of ``prim``, or None."""
-    return lowering_rules.get(prim) or prim.lower_numba
+    return lowering_rules.get(prim)
 
 
 def scalar_rule_of(prim):
     """The elementwise expression rule of ``prim``, or None."""
-    return scalar_rules.get(prim) or prim.numba_scalar
+    return scalar_rules.get(prim)
 
 
 def host_rule_of(prim):
     """Whether a top-level equation of ``prim`` runs in Python, or None (it never does)."""
-    return host_rules.get(prim) or prim.on_host
+    return host_rules.get(prim)
