@@ -191,28 +191,8 @@ def violations() -> set[str]:
 
 
 KNOWN: set[str] = {
-    'in-function import: zerax._src.api.random.eager -> zerax._src.api.random._eager_kernels',
-    'in-function import: zerax._src.api.random.threefry -> zerax._src.ops.slicing',
-    'in-function import: zerax._src.ir.tracing -> zerax._src.core.core',
-    'in-function import: zerax._src.ops._factory -> zerax._src.interpreters.batching',
     'in-function import: zerax._src.ops._factory -> zerax._src.ops.reduce',
     'in-function import: zerax._src.ops._factory -> zerax._src.ops.shape',
-    'in-function import: zerax._src.ops.bitcast -> zerax._src.core.api_util',
-    'in-function import: zerax._src.ops.bitcast -> zerax._src.ops.elementwise',
-    'in-function import: zerax._src.ops.bitcast -> zerax._src.ops.shape',
-    'in-function import: zerax._src.ops.bitcast -> zerax._src.ops.slicing',
-    'in-function import: zerax._src.ops.collectives -> zerax._src.core.tree',
-    'in-function import: zerax._src.ops.collectives -> zerax._src.interpreters.batching',
-    'in-function import: zerax._src.ops.collectives -> zerax._src.ops.slicing',
-    'in-function import: zerax._src.ops.elementwise -> zerax._src.backends.numba.scalarmath',
-    'in-function import: zerax._src.ops.elementwise -> zerax._src.backends.numba.vecmath',
-    'in-function import: zerax._src.ops.elementwise -> zerax._src.base.special',
-    'in-function import: zerax._src.ops.elementwise -> zerax._src.ops._factory',
-    'in-function import: zerax._src.ops.elementwise -> zerax.errors',
-    'in-function import: zerax._src.ops.misc -> zerax._src.core.api_util',
-    'in-function import: zerax._src.ops.misc -> zerax._src.core.tree',
-    'in-function import: zerax._src.ops.misc -> zerax._src.ops.shape',
-    'in-function import: zerax._src.ops.special_ops -> zerax._src.base.special_kernels',
     'in-function import: zerax.io -> zerax.io._tree',
     'in-function import: zerax.io._tree -> zerax.random',
     'in-function import: zerax.io.checkpoint -> zerax.io',
@@ -227,8 +207,6 @@ KNOWN: set[str] = {
     'in-function import: zerax.train.callbacks -> zerax.errors',
     'in-function import: zerax.train.loop -> zerax.data',
     'in-function import: zerax.train.loop -> zerax.random',
-    'upward import (ops -> backends): zerax._src.ops.elementwise -> zerax._src.backends.numba.scalarmath',
-    'upward import (ops -> backends): zerax._src.ops.elementwise -> zerax._src.backends.numba.vecmath',
 }
 
 
