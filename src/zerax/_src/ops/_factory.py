@@ -74,9 +74,20 @@ def elementwise(name, impl, nargs=1, *, dtype_rule=None, kinds=None):
     return prim
 
 
+# ``broadcast_in_dim`` and ``reduce_sum`` are declared in shape.py and reduce.py, which
+# build on this module: they install themselves here when imported (ops/__init__.py
+# imports every ops module), for the helpers below.
+_shape_ops: dict = {}
+
+
+def install(**fns) -> None:
+    """Called by shape.py (``broadcast_in_dim``) and reduce.py (``reduce_sum``)."""
+    _shape_ops.update(fns)
+
+
 def broadcast_to_shape(x, shape):
     """Broadcast ``x`` (same rank or 0-d) to ``shape`` with the broadcast primitive."""
-    from .shape import broadcast_in_dim
+    broadcast_in_dim = _shape_ops["broadcast_in_dim"]
     xs = tuple(x.shape)
     if xs == tuple(shape):
         return x
@@ -91,8 +102,7 @@ def unbroadcast(ct, aval):
         return ct
     if tuple(ct.shape) == aval.shape:
         return ct
-    from .reduce import reduce_sum
-    return reduce_sum(ct, axes=tuple(range(len(ct.shape))))
+    return _shape_ops["reduce_sum"](ct, axes=tuple(range(len(ct.shape))))
 
 
 def _add_tangents(a, b):

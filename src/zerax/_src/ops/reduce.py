@@ -15,6 +15,7 @@ import numpy as np
 from ... import errors
 from ..core.ad_util import Zero, is_undefined
 from ..core.core import Primitive, ShapedArray, bind
+from . import _factory
 from ._factory import deflinear, not_differentiable
 from .elementwise import convert_element_type, div, eq, maximum, minimum, mul, sub
 from .shape import (_bid_summed_axes, broadcast_in_dim, broadcast_in_dim_p, concatenate, pad,
@@ -389,3 +390,5 @@ batch_rules[argmin_p] = _arg_batch(argmin_p)
 for _p in (cumsum_p, cumprod_p, cummax_p, cummin_p):
     batch_rules[_p] = _cum_batch(_p)
 
+
+_factory.install(reduce_sum=reduce_sum)  # for the elementwise rules' broadcasting

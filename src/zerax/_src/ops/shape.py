@@ -16,6 +16,7 @@ import numpy as np
 from ... import errors
 from ..core.ad_util import is_undefined
 from ..core.core import Primitive, ShapedArray, bind
+from . import _factory
 from ._factory import deflinear, not_differentiable
 from .elementwise import add, mul
 from .slicing import (_pad_impl, dynamic_slice, dynamic_slice_p, dynamic_update_slice,
@@ -341,3 +342,6 @@ def _pad_batch(args, dims, *, padding_config):
 
 
 batch_rules[pad_p] = _pad_batch
+
+
+_factory.install(broadcast_in_dim=broadcast_in_dim)  # for the elementwise rules' broadcasting
