@@ -18,10 +18,7 @@ from .._src.lax.lax import (abs, acos, acosh, asin, asinh, associative_scan, ata
 from .._src.lax.windowed import (ConvDimensionNumbers, conv, conv_dimension_numbers, conv_general_dilated, conv_general_permutations, conv_transpose, conv_with_general_padding, padtype_to_pads, reduce_window)
 maximum, minimum = max, min
 from .._src.numpy.shape_ops import broadcast_shapes  # noqa: E402,F401
-
 from .._src.lax.lax import select  # noqa: E402,F401
-
-
 from . import linalg  # noqa: E402,F401  (zerax.lax.linalg: the decompositions)
 from .._src.ops.fft import FftType, fft  # noqa: E402,F401
 from .._src.ops.special_ops import (bessel_i0e, bessel_i1e, betainc, igamma, igamma_grad_a, igammac, random_gamma_grad, zeta)
