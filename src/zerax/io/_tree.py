@@ -21,6 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 import zerax
+import zerax.random as _random
 from .. import tree_util as tu
 from ..errors import CheckpointError
 
@@ -43,11 +44,8 @@ def path_name(path) -> str:
 
 
 def _key_module():
-    try:
-        import zerax.random as zr
-    except ImportError:
-        return None
-    return zr if hasattr(zr, "key_data") and hasattr(zr, "wrap_key_data") else None
+    """`zerax.random` when it has typed keys (key_data/wrap_key_data), else None."""
+    return _random if hasattr(_random, "key_data") and hasattr(_random, "wrap_key_data") else None
 
 
 def _is_key(x) -> bool:

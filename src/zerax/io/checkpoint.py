@@ -16,6 +16,9 @@ from typing import Any, Callable
 
 from ..errors import CheckpointError
 
+from . import _files  # save/load/load_metadata, which zerax.io re-exports
+from ._safetensors import parse_json
+
 _NAME = re.compile(r"^step_(\d{1,18})\.safetensors$")
 
 
@@ -72,7 +75,6 @@ class CheckpointManager:
         """Save ``items`` (any pytree: model, optimiser state, loader state, key...) as
         ``step``, with optional ``metrics`` (numbers, used by ``best_fn``); then delete the
         checkpoints that are no longer kept (:meth:`path` gives the file)."""
-        from .. import io  # the package imports this module at its end
         if type(step) is not int or step < 0:
             raise CheckpointError(f"step must be a non-negative int, got {step!r}")
         meta = {}
@@ -84,16 +86,14 @@ class CheckpointManager:
                 raise CheckpointError("metrics must be a dict of names to numbers, got "
                                       f"{metrics!r:.200}") from None
         path = self.path(step)
-        io.save(path, items, metadata=meta)
+        _files.save(path, items, metadata=meta)
         self._prune()
 
     def metrics(self, step: int) -> dict | None:
         """The metrics saved with ``step`` (None if none were given)."""
-        from .. import io
-        raw = io.load_metadata(self.path(step)).get("zerax.metrics")
+        raw = _files.load_metadata(self.path(step)).get("zerax.metrics")
         if raw is None:
             return None
-        from ._safetensors import parse_json
         value = parse_json(raw, f"the metrics of step {step}")
         if not isinstance(value, dict):
             raise CheckpointError(f"the metrics of step {step} are malformed")
@@ -140,7 +140,6 @@ class CheckpointManager:
     def restore(self, step: int | None = None, like: Any = None) -> Any:
         """Load ``step`` (the latest when None) into a tree like ``like`` (see
         :func:`zerax.io.load`)."""
-        from .. import io
         if step is None:
             step = self.latest_step()
             if step is None:
@@ -148,4 +147,4 @@ class CheckpointManager:
         if not os.path.exists(self.path(step)):
             raise CheckpointError(f"no checkpoint for step {step} in {self.directory!r} "
                                   f"(saved steps: {self.all_steps()})")
-        return io.load(self.path(step), like=like)
+        return _files.load(self.path(step), like=like)

@@ -14,6 +14,7 @@ import numpy as np
 
 import zerax as zx
 import zerax.numpy as znp
+import zerax.random as zr
 from .. import errors
 
 from ._module import Module, field
@@ -23,9 +24,7 @@ __all__ = ["Linear", "Identity", "MLP", "Sequential", "Lambda", "StatefulLayer"]
 
 
 def random_module():
-    """`zerax.random`, imported when a layer first draws parameters (`zerax.nn` is imported
-    by `zerax` itself, before `zerax.random`)."""
-    import zerax.random as zr
+    """`zerax.random` (the layers draw their initial parameters with it)."""
     return zr
 
 
@@ -37,7 +36,6 @@ def param_dtype(dtype) -> np.dtype:
 def default_init(key, shape: tuple, dtype, lim: float):
     """Equinox's ``default_init``: uniform on [-lim, lim) (real and imaginary parts drawn
     from two split keys for complex dtypes)."""
-    zr = random_module()
     dtype = np.dtype(dtype)
     if np.issubdtype(dtype, np.complexfloating):
         real_dtype = np.finfo(dtype).dtype

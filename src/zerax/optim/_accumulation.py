@@ -9,10 +9,12 @@ from __future__ import annotations
 from typing import Any, NamedTuple, Optional
 
 import zerax.numpy as znp
+import zerax.random as zrandom
 from .. import errors, tree_util
 
 from . import tree_utils as otu
 from ._base import (NO_PARAMS_MSG, EmptyState, GradientTransformation, abs_sq, check_same_tree, check_scalar, check_state, init_empty_state, safe_increment)
+from ._wrappers import masked
 
 
 def _none(x):
@@ -127,7 +129,6 @@ def add_decayed_weights(weight_decay: Any = 0.0, mask: Any = None) -> GradientTr
 
     tx = GradientTransformation(init_fn, update_fn)
     if mask is not None:
-        from ._wrappers import masked
         return masked(tx, mask)
     return tx
 
@@ -149,7 +150,6 @@ def add_noise(eta: Any, gamma: Any, key: Any = None, *, seed: Optional[int] = No
     >>> u.shape, int(s.count)
     ((3,), 1)
     """
-    import zerax.random as zrandom
     if seed is not None:
         if key is not None:
             raise errors.ZeraxValueError("Only one of seed or key can be specified.")

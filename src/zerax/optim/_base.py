@@ -13,7 +13,7 @@ import collections
 from typing import Any, Callable, NamedTuple, Optional
 
 import zerax.numpy as znp
-from .. import errors, tree_util
+from .. import errors, lax, tree_util
 
 PyTree = Any
 Params = Any
@@ -358,7 +358,6 @@ def periodic_update(new_tensors: Params, old_tensors: Params, steps: Any,
     >>> float(periodic_update(znp.asarray(1.0), znp.asarray(0.0), 4, 2))
     1.0
     """
-    from .. import lax
     return lax.cond(
         znp.mod(steps, update_period) == 0,
         lambda _: new_tensors,

@@ -13,7 +13,7 @@ import zerax.numpy as znp
 from .. import errors, lax, tree_util
 
 from . import tree_utils as otu
-from ._base import (GradientTransformation, GradientTransformationExtraArgs, check_state, safe_increment, with_extra_args_support)
+from ._base import (GradientTransformation, GradientTransformationExtraArgs, check_state, safe_increment, set_to_zero, with_extra_args_support)
 
 
 class MaskedState(NamedTuple):
@@ -469,7 +469,6 @@ def freeze(mask: Any) -> GradientTransformationExtraArgs:
     >>> tx.update({"a": 1.0, "b": 1.0}, tx.init({"a": 0.0, "b": 0.0}))[0]["b"]
     -1.0
     """
-    from ._base import set_to_zero
     return masked(set_to_zero(), mask)
 
 
@@ -482,8 +481,6 @@ def selective_transform(optimizer: GradientTransformation, *,
     >>> float(tx.update({"a": 1.0, "b": 1.0}, tx.init({"a": 0.0, "b": 0.0}))[0]["a"])
     0.0
     """
-    from ._base import set_to_zero
-
     def label_fn(params):
         del params
         return tree_util.tree_map(lambda m: "freeze" if m else "train", freeze_mask)

@@ -18,7 +18,7 @@ from typing import Any, Callable, Iterable, NamedTuple, Optional, Sequence, Unio
 import numpy as np
 
 import zerax.numpy as znp
-from .. import errors
+from .. import Array, errors
 
 from ._base import (GradientTransformationExtraArgs, check_scalar, check_state, safe_increment, with_extra_args_support)
 from .tree_utils import tree_dtype
@@ -382,7 +382,6 @@ def _is_stateful(value):
 
 def _convert_floats(x, dtype):
     # zerax arrays are all strong: keep a float Array's dtype, cast Python/NumPy floats.
-    from .. import Array
     if isinstance(x, Array):
         return x
     current = x.dtype if hasattr(x, "dtype") else type(x)
@@ -417,7 +416,6 @@ def inject_hyperparams(inner_factory: Callable, static_args: Union[str, Iterable
         bound = signature.bind(*args, **kwargs)
         bound.apply_defaults()
         sched_hps, numeric_hps, other_hps = {}, {}, {}
-        from .. import Array
         for name, value in bound.arguments.items():
             if name in static_args or isinstance(value, bool):
                 other_hps[name] = value

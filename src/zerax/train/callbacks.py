@@ -13,7 +13,7 @@ import math
 import os
 from typing import Any
 
-from ..errors import ZeraxValueError
+from ..errors import MissingDependencyError, ZeraxValueError
 
 __all__ = ["Callback", "History", "EarlyStopping", "Checkpoint", "Run"]
 
@@ -123,7 +123,6 @@ class History(Callback):
                 matplotlib.use("Agg")
             import matplotlib.pyplot as plt
         except ImportError:
-            from ..errors import MissingDependencyError
             raise MissingDependencyError("History.plot needs matplotlib: "
                                          "`pip install matplotlib`") from None
         bases = [k for k in self.history if not k.startswith("val_")]

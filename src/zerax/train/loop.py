@@ -23,6 +23,8 @@ import numpy as np
 
 import zerax
 import zerax.nn as nn
+import zerax.random as zr
+from .. import data as zdata
 from .. import tree_util as tu
 from ..errors import ZeraxTypeError, ZeraxValueError
 
@@ -50,11 +52,6 @@ class _Config:
                     + self.items[2:])
 
 
-def _random():
-    import zerax.random as zr
-    return zr
-
-
 def _forward(model, state, inputs, key, cfg):
     """Outputs of the model on a batch, and the new model state (None if stateless)."""
     kw = {} if key is None else {"key": key}
@@ -68,7 +65,7 @@ def _forward(model, state, inputs, key, cfg):
             return zerax.vmap(lambda x, s: model(x, s), in_axes=(0, None),
                               out_axes=(0, None), axis_name=cfg.axis_name)(inputs, state)
         return zerax.vmap(lambda x: model(x))(inputs), state
-    keys = _random().split(key, n)
+    keys = zr.split(key, n)
     if cfg.stateful:
         return zerax.vmap(lambda x, s, k: model(x, s, key=k), in_axes=(0, None, 0),
                           out_axes=(0, None), axis_name=cfg.axis_name)(inputs, state, keys)
@@ -92,7 +89,7 @@ def _split_batch(batch):
 def _train_step_fn(model, opt_state, state, batch, key, step, cfg):
     inputs, targets = _split_batch(batch)
     if key is not None:
-        key = _random().fold_in(key, step)
+        key = zr.fold_in(key, step)
 
     def loss_of(m):
         outputs, new_state = _forward(m, state, inputs, key, cfg)
@@ -149,7 +146,7 @@ def _as_loader(data, name: str):
         return None
     if isinstance(data, tuple) and len(data) == 2 and all(
             hasattr(x, "shape") for x in tu.tree_leaves(data)):
-        from .. import data as zdata  # (inputs, targets) arrays: batches of 256
+        # (inputs, targets) arrays: batches of 256
         return zdata.DataLoader(zdata.ArrayDataset(*data), batch_size=256, prefetch=0)
     if not isinstance(data, Iterable):
         raise ZeraxTypeError(f"{name} must be a DataLoader, an iterable of (inputs, targets) "
@@ -283,7 +280,7 @@ def fit(model, optimizer, loss_fn: Callable | None, train_data, *, epochs: int,
         try:
             for i, batch in enumerate(loader):
                 if user_step is not None:
-                    step_key = None if run.key is None else _random().fold_in(run.key, run.step)
+                    step_key = None if run.key is None else zr.fold_in(run.key, run.step)
                     run.model, run.opt_state, logs = user_step(run.model, run.opt_state, batch,
                                                                step_key)
                 else:

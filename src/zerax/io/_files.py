@@ -1,0 +1,281 @@
+"""`zerax.io.save`, `zerax.io.load` and `zerax.io.load_metadata`: one pytree <-> one
+safetensors file (tensors named by their path in the tree; the structure, dtypes, shapes and
+zerax's version as JSON in the file's ``__metadata__``).  Written atomically; read as
+untrusted input.  The package `zerax.io` re-exports them, and `zerax.io.checkpoint` builds
+its `CheckpointManager` on them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+import numpy as np
+
+import zerax
+from .. import tree_util as tu
+from ..errors import CheckpointError
+
+from . import _safetensors as _st
+from ._tree import (_key_module, decode_scalar, decode_structure, encode_leaf, encode_structure,
+                    path_name)
+
+__all__ = ["save", "load", "load_metadata"]
+
+_FORMAT = "zerax"
+
+
+def _unique_names(paths) -> list[str]:
+    names, seen = [], set()
+    for p in paths:
+        name = base = path_name(p)
+        i = 1
+        while name in seen:  # 'a.b' as one key and as a path: keep both, distinctly
+            name, i = f"{base}#{i}", i + 1
+        seen.add(name)
+        names.append(name)
+    return names
+
+
+def save(path: str | os.PathLike, tree, *, metadata: dict[str, str] | None = None) -> None:
+    """Save a pytree to one safetensors file at ``path``, atomically.
+
+    Array leaves (zerax or NumPy) become tensors named by their path in the tree; Python
+    bools, ints, floats and strings are kept exactly in the JSON metadata; other leaves
+    (functions inside a module) are not saved and come back from ``like`` in :func:`load`.
+    ``metadata`` adds your own str -> str entries to the file's ``__metadata__``.
+
+    >>> import os, tempfile, zerax.numpy as znp
+    >>> from zerax import io
+    >>> path = os.path.join(tempfile.mkdtemp(), "params.safetensors")
+    >>> io.save(path, {"w": znp.ones((2, 3)), "b": znp.zeros(3), "step": 7})
+    >>> io.load(path)["w"].shape, io.load(path)["step"]
+    ((2, 3), 7)
+    """
+    path = os.fspath(path)
+    with_paths, _ = tu.tree_flatten_with_path(tree)
+    names = _unique_names([p for p, _ in with_paths])
+    tensors, leaves = [], []
+    for name, (_, leaf) in zip(names, with_paths):
+        desc, arr = encode_leaf(leaf, name)
+        desc["name"] = name
+        leaves.append(desc)
+        if arr is not None:
+            tensors.append((name, arr))
+    structure = encode_structure(tree, iter(range(len(leaves))))
+    meta = {"format": _FORMAT, "zerax.version": zerax.__version__,
+            "zerax.leaves": json.dumps(leaves, separators=(",", ":")),
+            "zerax.tree": json.dumps(structure, separators=(",", ":"))}
+    for k, v in (metadata or {}).items():
+        if not isinstance(k, str) or not isinstance(v, str) or k in meta:
+            raise CheckpointError(f"metadata entries must be str -> str and not one of "
+                                  f"{sorted(meta)}; got {k!r}: {type(v).__name__}")
+        meta[k] = v
+    try:
+        _st.write_file(path, tensors, meta)
+    except OSError as e:
+        raise CheckpointError(f"cannot write checkpoint {path!r}: {e}") from None
+
+
+def load_metadata(path: str | os.PathLike) -> dict[str, str]:
+    """The ``__metadata__`` of a safetensors file (validated, without reading the tensors).
+
+    >>> import os, tempfile, zerax.numpy as znp
+    >>> from zerax import io
+    >>> path = os.path.join(tempfile.mkdtemp(), "m.safetensors")
+    >>> io.save(path, [znp.ones(2)], metadata={"note": "hello"})
+    >>> io.load_metadata(path)["note"]
+    'hello'
+    """
+    path = os.fspath(path)
+    try:
+        f = open(path, "rb")
+    except OSError as e:
+        raise CheckpointError(f"cannot open checkpoint {path!r}: {e}") from None
+    with f:
+        _, metadata, _ = _st.read_header(f, path, os.fstat(f.fileno()).st_size)
+    return metadata
+
+
+def _leaf_descriptions(metadata: dict[str, str], arrays: dict, path: str):
+    """The validated per-leaf descriptions of a zerax file."""
+    leaves = _st.parse_json(metadata.get("zerax.leaves", ""), f"the leaf list of {path!r}")
+    if not isinstance(leaves, list) or not all(
+            isinstance(d, dict) and isinstance(d.get("name"), str) for d in leaves):
+        raise CheckpointError(f"the leaf list in the metadata of {path!r} is malformed")
+    used = set()
+    for d in leaves:
+        kind, name = d.get("kind"), d["name"]
+        if kind in ("array", "key"):
+            if name not in arrays or name in used:
+                raise CheckpointError(f"the metadata of {path!r} refers to tensor {name!r}, "
+                                      "which the file does not hold (or refers to it twice)")
+            used.add(name)
+            arr = arrays[name]
+            shape = d.get("shape")
+            if kind == "array":
+                try:
+                    dt = np.dtype(d.get("dtype"))
+                except TypeError:
+                    dt = None
+                if dt is None or dt.hasobject or dt.kind not in "biufc":
+                    raise CheckpointError(f"leaf {name!r} of {path!r} has an unsupported dtype "
+                                          f"{d.get('dtype')!r:.40}")
+                want_shape = list(shape) + [2] if dt.kind == "c" and isinstance(shape, list) \
+                    else shape
+                base = dt if dt.kind != "c" else np.dtype(dt.char.lower())
+                if list(arr.shape) != want_shape or arr.dtype != base.newbyteorder("<"):
+                    raise CheckpointError(
+                        f"leaf {name!r} of {path!r} is described as {dt}{shape} in the metadata "
+                        f"but stored as {arr.dtype}{list(arr.shape)} (a header that lies)")
+            elif not isinstance(shape, list) or arr.dtype != np.dtype("<u4"):
+                raise CheckpointError(f"random key {name!r} of {path!r} is malformed")
+        elif kind not in ("scalar", "str", "static"):
+            raise CheckpointError(f"leaf {name!r} of {path!r} has an unknown kind "
+                                  f"{kind!r:.40}")
+        elif kind == "str" and not isinstance(d.get("value"), str):
+            raise CheckpointError(f"string leaf {name!r} of {path!r} is malformed")
+    if len(used) != len(arrays):
+        extra = sorted(set(arrays) - used)[:5]
+        raise CheckpointError(f"{path!r} holds tensors {extra} that its metadata does not "
+                              "place in the tree")
+    return leaves
+
+
+def _wrap(arr: np.ndarray) -> zerax.Array:
+    # The buffer was just read from the file and nobody else holds it: wrap it without the
+    # copy zerax.Array(...) makes (halves the time of loading a large checkpoint).
+    wrap = getattr(zerax.Array, "_wrap", None)
+    return wrap(arr) if wrap is not None else zerax.Array(arr)
+
+
+def _materialise(desc: dict, arrays: dict, name: str, path: str, as_numpy: bool | None):
+    kind = desc["kind"]
+    if kind == "array":
+        arr = arrays[desc["name"]]
+        dt = np.dtype(desc["dtype"])
+        if dt.kind == "c":
+            arr = arr.reshape(-1).view(dt).reshape(desc["shape"])
+        arr = arr.astype(dt.newbyteorder("="), copy=False)
+        numpy_leaf = desc.get("numpy") is True if as_numpy is None else as_numpy
+        return arr if numpy_leaf else _wrap(arr)
+    if kind == "key":
+        zr = _key_module()
+        if zr is None:
+            raise CheckpointError(f"leaf {name!r} of {path!r} is a typed random key, and this "
+                                  "zerax has no zerax.random.wrap_key_data to rebuild it")
+        return zr.wrap_key_data(_wrap(arrays[desc["name"]]), impl=desc.get("impl"))
+    if kind == "scalar":
+        return decode_scalar(desc, name)
+    if kind == "str":
+        return desc["value"]
+    return None  # static: only reachable with like (checked by the caller)
+
+
+def _check_like_leaf(desc: dict, leaf, name: str, path: str) -> None:
+    kind = desc["kind"]
+    if kind == "array":
+        if isinstance(leaf, (zerax.Array, np.ndarray, np.generic, zerax.ShapeDtypeStruct)):
+            want = (tuple(leaf.shape), np.dtype(leaf.dtype))
+            got = (tuple(desc["shape"]), np.dtype(desc["dtype"]))
+            if want != got:
+                raise CheckpointError(
+                    f"leaf {name!r}: the checkpoint {path!r} holds a {got[1]}{list(got[0])} "
+                    f"array where like= has a {want[1]}{list(want[0])} one (a different model "
+                    "size or dtype?)")
+            return
+        raise CheckpointError(f"leaf {name!r}: the checkpoint {path!r} holds an array where "
+                              f"like= has a {type(leaf).__name__}")
+    if kind == "static":
+        return
+    if kind == "key":
+        return
+    if kind in ("scalar", "str") and isinstance(leaf, (bool, int, float, str, np.generic,
+                                                       np.ndarray, zerax.Array)):
+        return
+    raise CheckpointError(f"leaf {name!r}: the checkpoint {path!r} holds a {kind} where "
+                          f"like= has a {type(leaf).__name__}")
+
+
+def load(path: str | os.PathLike, like=None):
+    """Load a pytree saved by :func:`save` (or any safetensors file).
+
+    Without ``like``, dicts, lists, tuples and None are rebuilt and arrays come back as
+    zerax Arrays (NumPy arrays stay NumPy); a file from another writer comes back as a flat
+    ``{name: Array}`` dict.  With ``like`` (a tree of the same structure: a fresh model, an
+    optimiser state, ``ShapeDtypeStruct`` leaves...) the result has ``like``'s structure
+    and types; each array must have ``like``'s shape and dtype, and leaves that were not
+    saved (functions) are taken from ``like``.  Any mismatch or damaged file raises
+    :class:`zerax.errors.CheckpointError`.
+
+    >>> import os, tempfile, zerax.numpy as znp
+    >>> from zerax import io
+    >>> path = os.path.join(tempfile.mkdtemp(), "t.safetensors")
+    >>> io.save(path, (znp.arange(3.0), [1.5, "relu"]))
+    >>> io.load(path)
+    (Array([0., 1., 2.], dtype=float64), [1.5, 'relu'])
+    >>> io.load(path, like=(znp.zeros(3), [0.0, "tanh"]))[1]
+    [1.5, 'relu']
+    """
+    path = os.fspath(path)
+    arrays, metadata = _st.read_file(path)
+    if metadata.get("format") != _FORMAT:
+        return _load_foreign(path, arrays, like)
+    leaves = _leaf_descriptions(metadata, arrays, path)
+    if like is None:
+        for d in leaves:
+            if d["kind"] == "static":
+                raise CheckpointError(
+                    f"leaf {d['name']!r} of {path!r} is a {str(d.get('type'))[:60]} that was "
+                    "not saved (only arrays and Python scalars are); pass like=<a tree of the "
+                    "same structure> to take it from there")
+        values = [_materialise(d, arrays, d["name"], path, None) for d in leaves]
+        structure = _st.parse_json(metadata.get("zerax.tree", ""), f"the tree of {path!r}")
+        return decode_structure(structure, values)
+    with_paths, treedef = tu.tree_flatten_with_path(like)
+    names = _unique_names([p for p, _ in with_paths])
+    if len(names) != len(leaves):
+        raise CheckpointError(f"the checkpoint {path!r} holds {len(leaves)} leaves but like= "
+                              f"has {len(names)}: not the same tree structure")
+    out = []
+    for name, (_, leaf), desc in zip(names, with_paths, leaves):
+        if name != desc["name"]:
+            raise CheckpointError(f"the checkpoint {path!r} has leaf {desc['name']!r} where "
+                                  f"like= has {name!r}: not the same tree structure")
+        _check_like_leaf(desc, leaf, name, path)
+        if desc["kind"] == "static":
+            out.append(leaf)
+        else:
+            as_numpy = isinstance(leaf, (np.ndarray, np.generic)) if desc["kind"] == "array" \
+                else None
+            out.append(_materialise(desc, arrays, name, path, as_numpy))
+    return tu.tree_unflatten(treedef, out)
+
+
+def _load_foreign(path: str, arrays: dict, like):
+    """A safetensors file from another writer: a flat dict, or matched by name to like."""
+    def value(a):
+        return _wrap(a.astype(a.dtype.newbyteorder("="), copy=False))
+    if like is None:
+        return {name: value(a) for name, a in arrays.items()}
+    with_paths, treedef = tu.tree_flatten_with_path(like)
+    names = _unique_names([p for p, _ in with_paths])
+    out = []
+    for name, (_, leaf) in zip(names, with_paths):
+        if not isinstance(leaf, (zerax.Array, np.ndarray, np.generic, zerax.ShapeDtypeStruct)):
+            out.append(leaf)
+            continue
+        if name not in arrays:
+            raise CheckpointError(f"like= needs a tensor named {name!r}, which {path!r} does "
+                                  f"not hold (it holds {sorted(arrays)[:8]})")
+        a = arrays.pop(name)
+        if tuple(a.shape) != tuple(leaf.shape) or a.dtype != np.dtype(leaf.dtype):
+            raise CheckpointError(f"tensor {name!r} of {path!r} is {a.dtype}{list(a.shape)}, "
+                                  f"like= wants {np.dtype(leaf.dtype)}{list(leaf.shape)}")
+        out.append(a.astype(a.dtype.newbyteorder("="), copy=False)
+                   if isinstance(leaf, (np.ndarray, np.generic)) else value(a))
+    if arrays:
+        raise CheckpointError(f"{path!r} holds tensors {sorted(arrays)[:8]} that like= has no "
+                              "place for")
+    return tu.tree_unflatten(treedef, out)
+
