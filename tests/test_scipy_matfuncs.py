@@ -1,5 +1,5 @@
 """Tests of `zerax.scipy.linalg`'s matrix functions and structured solvers
-(``src/zerax/scipy/_matfuncs.py``: expm, expm_frechet, sqrtm, logm, solve_sylvester,
+(``src/zerax/_src/api/scipy/matfuncs.py``: expm, expm_frechet, sqrtm, logm, solve_sylvester,
 solve_banded).
 
 References: values recorded from SciPy 1.17.1 (``scipy.linalg``, by a scratch script
@@ -491,7 +491,7 @@ def test_solve_banded():
 
 def test_solve_banded_scan_path(monkeypatch):
     """The banded LU in lax.scan (used above M = 2048) on the same systems."""
-    from zerax.scipy import _matfuncs
+    from zerax._src.api.scipy import matfuncs as _matfuncs
     monkeypatch.setattr(_matfuncs, "_DENSE_LIMIT", 0)
     close(zsl.solve_banded((2, 1), AB21, RHS5), BAND21)
     close(zsl.solve_banded((1, 1), AB11, RHS42), BAND11)

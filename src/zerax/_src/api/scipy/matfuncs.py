@@ -1,9 +1,10 @@
-"""Matrix functions and structured solvers of `zerax.scipy.linalg`: ``expm``,
-``expm_frechet``, ``sqrtm``, ``logm``, ``solve_sylvester`` and ``solve_banded``
-(JAX's signatures, SciPy's values; docs/scipy_linalg_matfuncs.md).
+"""Matrix functions and structured solvers of `zerax.scipy.linalg` (its face re-exports
+them): ``expm``, ``expm_frechet``, ``sqrtm``, ``logm``, ``solve_sylvester`` and
+``solve_banded`` (JAX's signatures, SciPy's values; docs/scipy_linalg_matfuncs.md).
 
-Written on the public zerax API only, so every function works under ``jit`` and
-``vmap`` and is differentiable (``sqrtm`` and ``logm`` through their iterations).
+Written with zerax operations only (``zerax._src.numpy``, the control flow of
+``zerax._src.lax``, the decomposition primitives), so every function works under ``jit``
+and ``vmap`` and is differentiable (``sqrtm`` and ``logm`` through their iterations).
 zerax has no Schur or nonsymmetric eigendecomposition, so the algorithms need neither:
 Padé scaling and squaring (``expm``, Higham 2005 as JAX); the scaled Denman-Beavers
 product iteration (``sqrtm``) and inverse scaling and squaring with a Gauss-Legendre
@@ -20,11 +21,16 @@ import operator
 
 import numpy as np
 
-from .. import errors, lax
-from .. import jvp as _jvp
-from .. import numpy as znp
-from .. import vmap as _vmap
-from ..numpy import linalg as _zla
+from .... import errors
+from ...interpreters.ad import jvp as _jvp
+from ...interpreters.batching import vmap as _vmap
+from ...lax.control_flow import cond as _cond, scan as _scan, while_loop as _while_loop
+from ...ops.decompositions import lu as _lu, triangular_solve as _triangular_solve
+from ...ops.elementwise import complex_ as _complex, imag as _imag, real as _real
+from ...ops.misc import stop_gradient as _stop_gradient
+from ... import numpy as znp
+from ...numpy import linalg as _zla
+from .linalg import solve_triangular
 
 __all__ = ["expm", "expm_frechet", "logm", "solve_banded", "solve_sylvester", "sqrtm"]
 
@@ -86,13 +92,13 @@ def _concrete(x):
 
 def _embed(a):
     """The real ``2n x 2n`` embedding ``[[re, -im], [im, re]]`` of complex ``a``."""
-    re, im = lax.real(a), lax.imag(a)
+    re, im = _real(a), _imag(a)
     return znp.concatenate([znp.concatenate([re, -im], axis=-1),
                             znp.concatenate([im, re], axis=-1)], axis=-2)
 
 
 def _unembed(r, n):
-    return lax.complex(r[..., :n, :n], r[..., n:, :n])
+    return _complex(r[..., :n, :n], r[..., n:, :n])
 
 
 def _onenorm(a):
@@ -129,9 +135,9 @@ def _solve(a, b):
     if not _is_complex(a.dtype):
         return _zla.solve(a, b)
     m = a.shape[-1]
-    rhs = znp.concatenate([lax.real(b), lax.imag(b)], axis=-2)
+    rhs = znp.concatenate([_real(b), _imag(b)], axis=-2)
     x = _zla.solve(_embed(a), rhs)
-    return lax.complex(x[..., :m, :], x[..., m:, :])
+    return _complex(x[..., :m, :], x[..., m:, :])
 
 
 # ------------------------------------------------------------------------------ expm
@@ -210,7 +216,7 @@ def _expm_2d(a, upper_triangular, max_squarings):
     single = np.dtype(a.dtype) == np.float32
     maxnorm, thetas, degrees = ((_MAXNORM32, _THETA32, (3, 5, 7)) if single else
                                 (_MAXNORM64, _THETA64, (3, 5, 7, 9, 13)))
-    norm = lax.stop_gradient(_onenorm(a))
+    norm = _stop_gradient(_onenorm(a))
     # Higham's s = ceil(log2(||A||_1 / theta_m)); JAX takes the floor, which leaves
     # norms up to 2 theta_13 unscaled (expm([[-4, 1], [0, 9]]) off by 1e-9 there)
     tiny = np.finfo(np.dtype(norm.dtype)).tiny     # log2(0) would warn
@@ -231,7 +237,6 @@ def _expm_2d(a, upper_triangular, max_squarings):
         u, v = _pade13(scaled, [znp.asarray(picked[k], dtype=a.dtype) for k in range(14)])
     p, q = u + v, v - u
     if upper_triangular:
-        from .linalg import solve_triangular
         r = solve_triangular(q, p)
     else:
         r = _zla.solve(q, p)
@@ -244,10 +249,10 @@ def _expm_2d(a, upper_triangular, max_squarings):
         return r
 
     def square(c, i):
-        return lax.cond(i < squarings, lambda x: x @ x, lambda x: x, c), None
+        return _cond(i < squarings, lambda x: x @ x, lambda x: x, c), None
 
     if max_squarings > 0:
-        r, _ = lax.scan(square, r, znp.arange(max_squarings, dtype=squarings.dtype))
+        r, _ = _scan(square, r, znp.arange(max_squarings, dtype=squarings.dtype))
     return znp.where(squarings > max_squarings, znp.asarray(np.nan, dtype=a.dtype), r)
 
 
@@ -306,8 +311,8 @@ _ROTATE = 0.01       # half the rotation angle of the complex route, at most (_r
 def _is_symmetric(a):
     """Whether real ``a`` is symmetric to rounding (traced boolean)."""
     eps = np.finfo(np.dtype(a.dtype)).eps
-    gap = lax.stop_gradient(_onenorm(a - _mT(a)))
-    return gap <= 16 * eps * lax.stop_gradient(_onenorm(a))
+    gap = _stop_gradient(_onenorm(a - _mT(a)))
+    return gap <= 16 * eps * _stop_gradient(_onenorm(a))
 
 
 def _db_sqrt(a):
@@ -329,11 +334,11 @@ def _db_sqrt(a):
         k, m, y, err, _ = state
         # one LU gives M^-1 and the scaling |det M|^(-1/(2n)) (the scaling changes the
         # speed of convergence, not the limit: no derivative through it)
-        lu, _, perm = lax.linalg.lu(m)
-        y0 = lax.linalg.triangular_solve(lu, znp.take(eye, perm, axis=0), left_side=True,
+        lu, _, perm = _lu(m)
+        y0 = _triangular_solve(lu, znp.take(eye, perm, axis=0), left_side=True,
                                          lower=True, unit_diagonal=True)
-        minv = lax.linalg.triangular_solve(lu, y0, left_side=True, lower=False)
-        logdet = znp.sum(znp.log(znp.abs(znp.diagonal(lax.stop_gradient(lu)))))
+        minv = _triangular_solve(lu, y0, left_side=True, lower=False)
+        logdet = znp.sum(znp.log(znp.abs(znp.diagonal(_stop_gradient(lu)))))
         mu = znp.exp(-logdet / (2 * n))
         mu2 = mu * mu
         y = 0.5 * mu * (y + (y @ minv) / mu2)
@@ -342,7 +347,7 @@ def _db_sqrt(a):
 
     inf = znp.asarray(np.inf, dtype=dt)
     start = (znp.asarray(0, dtype=np.int32), a, a, _onenorm(a - eye), inf)
-    _, _, y, _, _ = lax.while_loop(cond, body, start)
+    _, _, y, _, _ = _while_loop(cond, body, start)
     residual = _onenorm(y @ y - a)
     scale = znp.maximum(_onenorm(a), _onenorm(y) ** 2)
     ok = residual <= np.sqrt(eps) * scale
@@ -396,7 +401,7 @@ def _symmetric_complex(a, parts):
     ``V diag(f(w)) V^T`` with ``parts(w) = (re f(w), im f(w))``."""
     w, v = _zla.eigh(0.5 * (a + _mT(a)))
     re, im = parts(w)
-    return lax.complex((v * re) @ _mT(v), (v * im) @ _mT(v))
+    return _complex((v * re) @ _mT(v), (v * im) @ _mT(v))
 
 
 def _on_cut(m):
@@ -496,7 +501,7 @@ def _logm_general(a):
         x = _sqrtm_general(x)
         return s + 1, x, _onenorm(x - eye)
 
-    s, x, _ = lax.while_loop(cond, body, (znp.asarray(0, dtype=np.int32), a,
+    s, x, _ = _while_loop(cond, body, (znp.asarray(0, dtype=np.int32), a,
                                           _onenorm(a - eye)))
     y = x - eye
     log = sum(float(w) * _zla.solve(eye + float(t) * y, y)
@@ -547,8 +552,8 @@ def logm(A, disp: bool = True):
         return x
     err = expm(x) - a
     if _is_complex(err.dtype):
-        mag = znp.sqrt(lax.real(err) ** 2 + lax.imag(err) ** 2)
-        amag = (znp.sqrt(lax.real(a) ** 2 + lax.imag(a) ** 2) if _is_complex(a.dtype)
+        mag = znp.sqrt(_real(err) ** 2 + _imag(err) ** 2)
+        amag = (znp.sqrt(_real(a) ** 2 + _imag(a) ** 2) if _is_complex(a.dtype)
                 else znp.abs(a))
     else:
         mag, amag = znp.abs(err), znp.abs(a)
@@ -653,7 +658,7 @@ _DENSE_LIMIT = 2048   # larger banded systems: the O(M (l + u)^2) banded LU belo
 def _magnitude(x):
     """LAPACK's pivot size: ``|x|``, ``|re| + |im|`` for complex ``x``."""
     if _is_complex(x.dtype):
-        return znp.abs(lax.real(x)) + znp.abs(lax.imag(x))
+        return znp.abs(_real(x)) + znp.abs(_imag(x))
     return znp.abs(x)
 
 
@@ -697,7 +702,7 @@ def _banded_lu_solve(ab, b, lo, up):
                  znp.concatenate([brest, b_in[None]], axis=0))
         return carry, (win[0], bwin[0])
 
-    _, (urows, y) = lax.scan(eliminate, (window, bp[:lo + 1]), (rows[lo + 1:], bp[lo + 1:]))
+    _, (urows, y) = _scan(eliminate, (window, bp[:lo + 1]), (rows[lo + 1:], bp[lo + 1:]))
     if w == 1:
         return y / urows[:, :1]
 
@@ -706,7 +711,7 @@ def _banded_lu_solve(ab, b, lo, up):
         xk = (yk - u[1:] @ later) / u[0]
         return znp.concatenate([xk[None], later[:-1]], axis=0), xk
 
-    _, x = lax.scan(substitute, znp.zeros((w - 1, b.shape[1]), dtype=dt), (urows, y),
+    _, x = _scan(substitute, znp.zeros((w - 1, b.shape[1]), dtype=dt), (urows, y),
                     reverse=True)
     return x
 
