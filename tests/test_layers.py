@@ -190,24 +190,7 @@ def violations() -> set[str]:
     return found
 
 
-KNOWN: set[str] = {
-    'in-function import: zerax._src.ops._factory -> zerax._src.ops.reduce',
-    'in-function import: zerax._src.ops._factory -> zerax._src.ops.shape',
-    'in-function import: zerax.io -> zerax.io._tree',
-    'in-function import: zerax.io._tree -> zerax.random',
-    'in-function import: zerax.io.checkpoint -> zerax.io',
-    'in-function import: zerax.io.checkpoint -> zerax.io._safetensors',
-    'in-function import: zerax.nn._linear -> zerax.random',
-    'in-function import: zerax.optim._accumulation -> zerax.optim._wrappers',
-    'in-function import: zerax.optim._accumulation -> zerax.random',
-    'in-function import: zerax.optim._base -> zerax.lax',
-    'in-function import: zerax.optim._wrappers -> zerax.optim._base',
-    'in-function import: zerax.optim.schedules -> zerax',
-    'in-function import: zerax.scipy.linalg -> zerax._src.core.core',
-    'in-function import: zerax.train.callbacks -> zerax.errors',
-    'in-function import: zerax.train.loop -> zerax.data',
-    'in-function import: zerax.train.loop -> zerax.random',
-}
+KNOWN: set[str] = set()
 
 
 def test_layers_import_one_way():
