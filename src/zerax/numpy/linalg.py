@@ -25,9 +25,6 @@ from .._src.numpy.linalg import (
     multi_dot, norm, outer, qr, solve, svd, svdvals, tensordot, tensorinv, tensorsolve,
     trace, vecdot, vector_norm)
 from .._src.api.linalg import det, pinv, slogdet
-# helpers that zerax.scipy.linalg reads through this face (it should import them from
-# zerax._src.numpy.linalg instead)
-from .._src.numpy.linalg import _batch_shape, _lu_solve, _matrix_input, _mT, _solve_operands  # noqa: F401
 
 __all__ = [
     "EighResult",
