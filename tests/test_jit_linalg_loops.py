@@ -1,4 +1,4 @@
-"""Products compiled as loop nests (ops/linalg.py, `_ProductLoops`) under jit.
+"""Products compiled as loop nests (backends/numba/lower_linalg.py, `_ProductLoops`) under jit.
 
 Each operand is indexed through its own axes, so every layout of the dimension numbers
 (transposed operands from the transpose rule, batch axes anywhere, several contracting

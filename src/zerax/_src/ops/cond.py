@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..interpreters.ad import Zero, is_undefined, jvp as ad_jvp, vjp as ad_vjp
+from ..core.ad_util import Zero, is_undefined
+from ..interpreters.ad import jvp as ad_jvp, vjp as ad_vjp
 from ..core.core import Primitive, bind, get_aval
 from ..ir.ir import convert_constvars, eval_jaxpr
 from ..ir.tracing import trace_to_jaxpr

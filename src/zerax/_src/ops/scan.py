@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..interpreters.ad import Zero, is_undefined, linearize_flat, vjp as ad_vjp
+from ..core.ad_util import Zero, is_undefined
+from ..interpreters.ad import linearize_flat, vjp as ad_vjp
 from ..core.core import Primitive, ShapedArray, Tracer, bind, get_aval
 from ..ir.ir import convert_constvars, eval_jaxpr
 from ..ir.tracing import trace_to_jaxpr

@@ -27,9 +27,7 @@ def _kernels():
     """The Numba backend's kernels (``backends/numba/random_kernels.py``, loaded with
     the backend, so compiled or loaded from Numba's disk cache, on first use)."""
     if not _KERNELS:
-        k = get_backend("numba").random_kernels
-        _KERNELS.update(hash2=k.hash2, pairs=k.pairs, uniform64=k.uniform64,
-                        uniform32=k.uniform32, normal64=k.normal64, normal32=k.normal32)
+        _KERNELS.update(get_backend("numba").random_kernels())
     return _KERNELS
 
 

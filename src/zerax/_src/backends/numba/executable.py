@@ -127,7 +127,7 @@ class NumbaBackend:
     name = "numba"
     platform = "cpu"
     # compiled eager paths of the random samplers (api/random/eager.py)
-    random_kernels = random_kernels
+    random_kernels = staticmethod(random_kernels.kernels)
 
     def devices(self):
         return [CPU]

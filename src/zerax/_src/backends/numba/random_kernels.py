@@ -1,6 +1,11 @@
-"""Numba kernels of `eager.py` (a module of their own, so that Numba can cache them on
-disk and so that importing zerax.random does not compile anything).  Each follows the
+"""Numba kernels of the random samplers' eager paths (``api/random/eager.py``), reached
+through the backend object (``backend.random_kernels()``).  They are plain functions
+here, compiled (or loaded from Numba's disk cache) on first use: loading the backend
+must not start Numba's compiler, which a process whose programs all come from the native
+cache never needs.  Each follows the
 traced sampler operation for operation; tests compare them with ``jit``."""
+
+import threading
 
 import numba as nb
 import numpy as np
@@ -18,7 +23,6 @@ _F32MAX = np.float32(np.finfo(np.float32).max)
 _F64MAX = np.finfo(np.float64).max
 
 
-@nb.njit(cache=True, error_model="numpy")
 def hash2(k0, k1, x0, x1):
     """threefry2x32 of one counter pair (uint32 arithmetic truncated after each sum)."""
     k2 = np.uint32(k0 ^ k1 ^ _PARITY)
@@ -37,7 +41,6 @@ def hash2(k0, k1, x0, x1):
     return x0, x1
 
 
-@nb.njit(cache=True, error_model="numpy")
 def pairs(k0, k1, n):
     """split: the hash of counters 0..n-1 (high word, low word)."""
     out = np.empty((n, 2), np.uint32)
@@ -48,7 +51,6 @@ def pairs(k0, k1, n):
     return out
 
 
-@nb.njit(cache=True, fastmath=_FLAGS, error_model="numpy")
 def uniform64(k0, k1, n, lo, hi):
     out = np.empty(n, np.float64)
     scale = hi - lo
@@ -62,7 +64,6 @@ def uniform64(k0, k1, n, lo, hi):
     return out
 
 
-@nb.njit(cache=True, fastmath=_FLAGS, error_model="numpy")
 def uniform32(k0, k1, n, lo, hi):
     out = np.empty(n, np.float32)
     scale = np.float32(hi - lo)
@@ -75,7 +76,6 @@ def uniform32(k0, k1, n, lo, hi):
     return out
 
 
-@nb.njit(cache=True, fastmath=_FLAGS, error_model="numpy")
 def erf_inv32(x):
     # log1p in float64, rounded: as the jit lowering of log1p on float32
     w = np.float32(-np.float32(log1p(np.float64(-np.float32(x * x)))))
@@ -94,7 +94,6 @@ def erf_inv32(x):
     return np.float32(p * x)
 
 
-@nb.njit(cache=True, fastmath=_FLAGS, error_model="numpy")
 def erf_inv64(x):
     w = -log1p(-(x * x))
     lt6 = w < 6.25
@@ -119,7 +118,6 @@ def erf_inv64(x):
     return p * x
 
 
-@nb.njit(cache=True, fastmath=_FLAGS, error_model="numpy")
 def normal64(k0, k1, n, lo):
     u = uniform64(k0, k1, n, lo, 1.0)
     s = np.sqrt(2.0)
@@ -128,10 +126,37 @@ def normal64(k0, k1, n, lo):
     return u
 
 
-@nb.njit(cache=True, fastmath=_FLAGS, error_model="numpy")
 def normal32(k0, k1, n, lo):
     u = uniform32(k0, k1, n, lo, np.float32(1.0))
     s = np.float32(np.sqrt(2.0))
     for i in range(n):
         u[i] = np.float32(s * erf_inv32(u[i]))
     return u
+
+
+# name -> njit options, callees first: a kernel compiled later finds the compiled
+# callees among this module's globals
+_KERNELS = (
+    ('hash2', dict(error_model="numpy")),
+    ('pairs', dict(error_model="numpy")),
+    ('uniform64', dict(fastmath=_FLAGS, error_model="numpy")),
+    ('uniform32', dict(fastmath=_FLAGS, error_model="numpy")),
+    ('erf_inv32', dict(fastmath=_FLAGS, error_model="numpy")),
+    ('erf_inv64', dict(fastmath=_FLAGS, error_model="numpy")),
+    ('normal64', dict(fastmath=_FLAGS, error_model="numpy")),
+    ('normal32', dict(fastmath=_FLAGS, error_model="numpy")),
+)
+_compiled: dict = {}
+_lock = threading.Lock()
+
+
+def kernels() -> dict:
+    """The compiled kernels by name (compiled on the first call, in this module)."""
+    if not _compiled:
+        with _lock:
+            if not _compiled:
+                g = globals()
+                for name, options in _KERNELS:
+                    g[name] = nb.njit(g[name], cache=True, **options)
+                _compiled.update({name: g[name] for name, _ in _KERNELS})
+    return _compiled
