@@ -11,13 +11,8 @@ import numpy as np
 from ... import errors
 from ..ops.shape import broadcast_in_dim, reshape
 
-_PY_SCALARS = (bool, int, float, complex)
-
-
-def _qualified(fname: str) -> str:
-    """The name errors give: ``zerax.numpy.<fname>``, or ``fname`` itself when it names
-    its namespace (``lax.reduce``)."""
-    return fname if "." in fname else f"zerax.numpy.{fname}"
+# the Python scalar types, and the name errors give a function (shared with ops)
+from ..ops.values import PY_SCALARS as _PY_SCALARS, qualified as _qualified  # noqa: E402
 
 
 def shape_of(x):
