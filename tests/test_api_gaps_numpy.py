@@ -223,9 +223,10 @@ def test_index_objects():
 
 
 def test_dtype_aliases():
-    assert znp.single is np.float32 and znp.double is np.float64
-    assert znp.csingle is np.complex64 and znp.cdouble is np.complex128
-    assert znp.int_ is np.int64 and znp.uint is np.uint64
+    # JAX's scalar types (callable casts) that equal NumPy's (tests/test_jax_names.py)
+    assert znp.single is znp.float32 == np.float32 and znp.double is znp.float64 == np.float64
+    assert znp.csingle == np.complex64 and znp.cdouble == np.complex128
+    assert znp.int_ == np.int64 and znp.uint == np.uint64
     assert znp.zeros(2, znp.single).dtype == np.float32
     assert znp.isdtype(znp.float32, "real floating") and not znp.isdtype(znp.int_, "bool")
     assert znp.iterable([1]) and not znp.iterable(1)

@@ -15,7 +15,7 @@ from .._src.ops.linalg import dot, dot_general  # noqa: F401
 from .._src.lax.control_flow import cond, fori_loop, map, scan, switch, while_loop
 from .._src.lax.lax import Precision  # noqa: F401
 from .._src.lax.lax import (abs, acos, acosh, asin, asinh, associative_scan, atan, atan2, atanh, batch_matmul, bitwise_and, bitwise_not, bitwise_or, bitwise_xor, broadcast, broadcast_to_rank, broadcasted_iota, cbrt, ceil, collapse, cumlogsumexp, dynamic_index_in_dim, dynamic_slice_in_dim, dynamic_update_index_in_dim, dynamic_update_slice_in_dim, erf, erf_inv, erfc, exp2, expm1, full, full_like, index_in_dim, is_finite, lgamma, log1p, logistic, reciprocal, reduce_and, reduce_or, round, shift_left, shift_right_arithmetic, slice_in_dim, sort, sort_key_val, square, tan, top_k, cumsum, cumprod, cummax, cummin, reduce, add, clamp, cos, cosh, digamma, div, eq, exp, floor, ge, gt, le, log, lt, max, min, mul, ne, neg, pow, rem, rsqrt, sign, sin, sinh, sqrt, sub, tanh, split, tile, empty, stack, unstack, shift_right_logical, population_count, clz, reduce_xor, nextafter)
-from .._src.lax.windowed import (ConvDimensionNumbers, conv, conv_dimension_numbers, conv_general_dilated, conv_general_permutations, conv_transpose, conv_with_general_padding, padtype_to_pads, reduce_window)
+from .._src.lax.windowed import (ConvDimensionNumbers, conv, conv_dimension_numbers, conv_general_dilated, conv_general_permutations, conv_transpose, conv_with_general_padding, padtype_to_pads, reduce_window, conv_general_shape_tuple, conv_transpose_shape_tuple, reduce_window_shape_tuple)
 maximum, minimum = max, min
 from .._src.numpy.shape_ops import broadcast_shapes  # noqa: E402,F401
 from .._src.lax.lax import select  # noqa: E402,F401

@@ -1,29 +1,30 @@
 """`zerax.numpy`: NumPy's API on immutable zerax arrays, usable under every transform."""
 
-import numpy as _np
-
 from .._src.numpy import *  # noqa: F401,F403
 from .._src.numpy import __all__ as _all
-from .._src.core.array import Array as ndarray  # noqa: F401
+from .._src.numpy.types import ndarray  # noqa: F401
 from . import linalg  # noqa: F401
 from . import fft  # noqa: F401
 
-# dtypes and constants, NumPy's own objects
-from numpy import (  # noqa: F401
+# the scalar types, callable as casts (JAX's); dtypes and constants, NumPy's own objects
+from .._src.numpy.types import (  # noqa: F401
     bool_, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float16, float32,
-    float64, complex64, complex128, dtype, finfo, iinfo, issubdtype, promote_types,
+    float64, complex64, complex128,
+)
+from numpy import (  # noqa: F401
+    dtype, finfo, iinfo, issubdtype, promote_types,
     result_type, can_cast, pi, e, inf, nan, newaxis, euler_gamma, integer, floating,
     inexact, number, signedinteger, unsignedinteger, complexfloating, generic, isdtype,
     iterable,
 )
 
-bool = _np.bool_  # noqa: A001 - NumPy 2 exposes np.bool
-float_ = _np.float64
+bool = bool_  # noqa: A001 - NumPy 2 exposes np.bool
+float_ = float64
 
 # NumPy's aliases of the default dtypes
-single, double = _np.float32, _np.float64
-csingle, cdouble = _np.complex64, _np.complex128
-int_, uint = _np.int64, _np.uint64
+single, double = float32, float64
+csingle, cdouble = complex64, complex128
+int_, uint = int64, uint64
 
 __all__ = list(_all) + ["ndarray", "linalg", "fft", "single", "double", "csingle", "cdouble",
                         "int_", "uint", "isdtype", "iterable"]

@@ -33,7 +33,9 @@ from .lax import _MONOIDS, _coerce, reduce_and, reduce_or
 
 __all__ = ["ConvDimensionNumbers", "conv", "conv_dimension_numbers",
            "conv_general_dilated", "conv_general_permutations", "conv_transpose",
-           "conv_with_general_padding", "padtype_to_pads", "reduce_window"]
+           "conv_with_general_padding", "padtype_to_pads", "reduce_window",
+           "conv_general_shape_tuple", "conv_transpose_shape_tuple",
+           "reduce_window_shape_tuple"]
 
 
 class ConvDimensionNumbers(NamedTuple):
@@ -391,6 +393,135 @@ def conv_transpose(lhs, rhs, strides, padding, rhs_dilation=None, dimension_numb
     return conv_general_dilated(lhs, rhs, (1,) * (nd - 2), pads, strides, rhs_dilation, dn,
                                 precision=precision,
                                 preferred_element_type=preferred_element_type)
+
+
+# --------------------------------------------------------------------------- shape arithmetic
+# JAX's integer shape helpers (stax-style code calls them to size layers); plain ints, so
+# a -1 batch dimension passes through as it does in JAX.
+
+def _stride_dim(d, window, stride):
+    return max(0, (d - window) // stride + 1)
+
+
+def _dilate_dim(d, dilation):
+    return 0 if d == 0 else 1 + dilation * (d - 1)
+
+
+def _shape_ints(shape, what, fname):
+    try:
+        return tuple(int(d) for d in shape)
+    except TypeError:
+        raise errors.ZeraxTypeError(
+            f"lax.{fname}: {what} must be a sequence of integers, got {shape!r}.") from None
+
+
+def _pad_pairs(padding, n, fname):
+    try:
+        pads = [tuple(int(q) for q in p) for p in padding]
+    except TypeError:
+        pads = None
+    if pads is None or len(pads) != n or any(len(p) != 2 for p in pads):
+        raise errors.ZeraxTypeError(
+            f"lax.{fname}: padding must be one (low, high) pair of integers per spatial "
+            f"dimension ({n}), got {padding!r}.")
+    return pads
+
+
+def _unpermute(out_trans, out_perm):
+    return tuple(int(out_trans[j]) for j in np.argsort(out_perm))
+
+
+def conv_general_shape_tuple(lhs_shape, rhs_shape, window_strides, padding,
+                             dimension_numbers):
+    """The output shape of ``conv_general_dilated`` (no dilation) as a tuple of ints, as
+    JAX's ``lax.conv_general_shape_tuple``: ``dimension_numbers`` is a triple of layout
+    strings, ``padding`` ``'SAME'``, ``'SAME_LOWER'``, ``'VALID'`` or (low, high) pairs.
+
+    >>> conv_general_shape_tuple((8, 28, 28, 1), (3, 3, 1, 32), (2, 2), "SAME",
+    ...                          ("NHWC", "HWIO", "NHWC"))
+    (8, 14, 14, 32)
+    """
+    fname = "conv_general_shape_tuple"
+    lhs_shape = _shape_ints(lhs_shape, "lhs_shape", fname)
+    rhs_shape = _shape_ints(rhs_shape, "rhs_shape", fname)
+    lhs_perm, rhs_perm, out_perm = conv_general_permutations(dimension_numbers)
+    lhs = [lhs_shape[i] for i in lhs_perm]
+    rhs = [rhs_shape[i] for i in rhs_perm]
+    n = len(lhs) - 2
+    strides = _ints(window_strides, n, "window_strides", fname)
+    if isinstance(padding, str):
+        pads = padtype_to_pads(lhs[2:], rhs[2:], strides, padding)
+    else:
+        pads = _pad_pairs(padding, n, fname)
+    padded = [d + lo + hi for d, (lo, hi) in zip(lhs[2:], pads)]
+    if any(d < 0 for d in padded):
+        raise errors.ZeraxValueError(
+            f"lax.{fname}: negative padding is larger than the size of the corresponding "
+            f"dimension: got padding={padding!r} for spatial shape {tuple(lhs[2:])}.")
+    space = [_stride_dim(d, w, s) for d, w, s in zip(padded, rhs[2:], strides)]
+    return _unpermute([lhs[0], rhs[0], *space], out_perm)
+
+
+def conv_transpose_shape_tuple(lhs_shape, rhs_shape, window_strides, padding,
+                               dimension_numbers):
+    """The output shape of ``conv_transpose`` (no dilation) as a tuple of ints, as JAX's
+    ``lax.conv_transpose_shape_tuple``: ``'SAME'``/``'VALID'`` use ``conv_transpose``'s
+    padding rule; explicit (low, high) pairs add their sum to ``(i - 1) * s - k + 2``.
+
+    >>> conv_transpose_shape_tuple((8, 14, 14, 32), (3, 3, 32, 1), (2, 2), "SAME",
+    ...                            ("NHWC", "HWIO", "NHWC"))
+    (8, 28, 28, 1)
+    """
+    fname = "conv_transpose_shape_tuple"
+    lhs_shape = _shape_ints(lhs_shape, "lhs_shape", fname)
+    rhs_shape = _shape_ints(rhs_shape, "rhs_shape", fname)
+    lhs_perm, rhs_perm, out_perm = conv_general_permutations(dimension_numbers)
+    lhs = [lhs_shape[i] for i in lhs_perm]
+    rhs = [rhs_shape[i] for i in rhs_perm]
+    n = len(lhs) - 2
+    strides = _ints(window_strides, n, "window_strides", fname)
+    if isinstance(padding, str):
+        if padding not in ("SAME", "VALID"):
+            raise errors.ZeraxValueError(
+                f"lax.{fname}: padding must be 'SAME', 'VALID' or (low, high) pairs, "
+                f"got {padding!r}.")
+        pads = [_conv_transpose_padding(k, s, padding) for k, s in zip(rhs[2:], strides)]
+    else:
+        pads = _pad_pairs(padding, n, fname)
+    space = [(i - 1) * s - k + 2 + lo + hi
+             for i, k, s, (lo, hi) in zip(lhs[2:], rhs[2:], strides, pads)]
+    return _unpermute([lhs[0], rhs[0], *space], out_perm)
+
+
+def reduce_window_shape_tuple(operand_shape, window_dimensions, window_strides, padding,
+                              base_dilation=None, window_dilation=None):
+    """The output shape of ``reduce_window`` as a tuple of ints, as JAX's
+    ``lax.reduce_window_shape_tuple``: ``padding`` is explicit (low, high) pairs (turn
+    a padding string into pairs with `padtype_to_pads`).
+
+    >>> reduce_window_shape_tuple((1, 6, 6, 3), (1, 2, 2, 1), (1, 2, 2, 1),
+    ...                           [(0, 0)] * 4)
+    (1, 3, 3, 3)
+    """
+    fname = "reduce_window_shape_tuple"
+    shape = _shape_ints(operand_shape, "operand_shape", fname)
+    n = len(shape)
+    window = _ints(window_dimensions, n, "window_dimensions", fname)
+    strides = _ints(window_strides, n, "window_strides", fname)
+    if base_dilation is not None:
+        base = _ints(base_dilation, n, "base_dilation", fname)
+        shape = tuple(_dilate_dim(d, b) for d, b in zip(shape, base))
+    if window_dilation is not None:
+        wdil = _ints(window_dilation, n, "window_dilation", fname)
+        window = tuple(_dilate_dim(w, r) for w, r in zip(window, wdil))
+    if isinstance(padding, str):
+        raise errors.ZeraxTypeError(
+            f"lax.{fname}: padding must be (low, high) pairs, got the string {padding!r}; "
+            "convert it with lax.padtype_to_pads(operand_shape, window_dimensions, "
+            "window_strides, padding) first (as in JAX).")
+    pads = _pad_pairs(padding, n, fname)
+    padded = [d + lo + hi for d, (lo, hi) in zip(shape, pads)]
+    return tuple(_stride_dim(d, w, s) for d, w, s in zip(padded, window, strides))
 
 
 # --------------------------------------------------------------------------- reduce_window

@@ -50,6 +50,7 @@ __all__ = [
     "lcm",
     "nextafter",
     "piecewise",
+    "real_if_close",
     "rollaxis",
     "spacing",
     "vectorize",
@@ -182,6 +183,41 @@ def iscomplex(x):
     """Elementwise: whether the imaginary part is non-zero (all False for real dtypes)."""
     x, done = _complex_pred(x, "iscomplex", np.iscomplex)
     return done if done is not None else _cr.zeros(tuple(x.shape), np.bool_)
+
+
+def real_if_close(a, tol=100):
+    """``a``'s real part if every imaginary part is below ``tol`` (in machine epsilons of
+    ``a``'s dtype when ``tol > 1``, else absolute), else ``a`` (``numpy.real_if_close``).
+
+    Real inputs come back unchanged under every transform.  For a complex input the
+    result's dtype depends on its values, so a value traced by ``jit``/``vmap`` raises a
+    ConcretizationError (JAX has no ``real_if_close``); under ``grad``/``jvp`` the
+    decision is taken on the concrete value and the real part stays differentiable.
+
+    >>> import zerax.numpy as znp
+    >>> znp.real_if_close(znp.array([2.1 + 4e-14j, 5.2 + 3e-15j]), tol=1000).tolist()
+    [2.1, 5.2]
+    >>> znp.real_if_close(znp.array([2.1 + 4e-13j])).dtype
+    dtype('complex128')
+    """
+    a = ensure_array(a, "real_if_close")
+    dt = np.dtype(a.dtype)
+    if dt.kind != "c":
+        return a
+    tol = float(tol)
+    if tol > 1:
+        tol = float(np.finfo(dt).eps) * tol
+    try:
+        value = concrete_value(a, "zerax.numpy.real_if_close")
+    except errors.ConcretizationError:
+        raise errors.ConcretizationError(
+            f"zerax.numpy.real_if_close was called on a traced complex value at "
+            f"{errors.user_frame()}: whether the result is real (and so its dtype) depends "
+            "on the values, which are not known while tracing. Call it outside jit/vmap, "
+            "or take zerax.numpy.real(x) explicitly.") from None
+    if np.all(np.abs(np.imag(value)) < tol):
+        return _uf.real(a)
+    return a
 
 
 # --------------------------------------------------------------------------- integer math

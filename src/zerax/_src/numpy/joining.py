@@ -23,8 +23,8 @@ from .creation import array
 
 __all__ = [
     "append", "array_split", "block", "column_stack", "concat", "concatenate", "delete",
-    "dsplit", "dstack", "hsplit", "hstack", "insert", "split", "stack", "unstack", "vsplit",
-    "vstack",
+    "dsplit", "dstack", "hsplit", "hstack", "insert", "row_stack", "split", "stack", "unstack",
+    "vsplit", "vstack",
 ]
 
 
@@ -126,6 +126,17 @@ def vstack(tup, *, dtype=None, casting="same_kind"):
     """Stack arrays row-wise (along axis 0 after `atleast_2d`)."""
     xs = [_atleast(x, 2, "vstack") for x in _as_list(tup, "vstack")]
     return _concat(xs, 0, dtype, casting, "vstack")
+
+
+def row_stack(tup, *, dtype=None, casting="same_kind"):
+    """NumPy's (and JAX's) alias of `vstack`: stack arrays row-wise.
+
+    >>> import zerax.numpy as znp
+    >>> znp.row_stack([znp.array([1, 2]), znp.array([3, 4])]).tolist()
+    [[1, 2], [3, 4]]
+    """
+    xs = [_atleast(x, 2, "row_stack") for x in _as_list(tup, "row_stack")]
+    return _concat(xs, 0, dtype, casting, "row_stack")
 
 
 def hstack(tup, *, dtype=None, casting="same_kind"):
