@@ -40,16 +40,25 @@ def _result_dtype(np_fn, fname, *args):
             "(NumPy refuses the same call).") from None
 
 
+# The float-math functions whose complex forms are supported: NumPy's values (and
+# branch cuts), holomorphic derivatives.  The others still refuse complex inputs.
+_COMPLEX_OK = frozenset({"exp", "expm1", "log", "log1p", "sqrt", "sin", "cos", "tan",
+                         "sinh", "cosh", "tanh"})
+
+
 def _no_complex(fname, dtype):
-    if np.dtype(dtype).kind == "c":
-        raise errors.NotSupportedError(f"zerax.numpy.{fname}: complex inputs are not supported yet")
+    if np.dtype(dtype).kind == "c" and fname not in _COMPLEX_OK:
+        raise errors.NotSupportedError(
+            f"zerax.numpy.{fname}: complex inputs are not supported yet; complex inputs "
+            f"work for {', '.join(sorted(_COMPLEX_OK))}, power and abs")
 
 
 def _unary(fname, np_fn, prim_fn):
     """A float-math ufunc: integer inputs compute in NumPy's float dtype."""
 
     def f(x, /):
-        if type(x) is Array and x._value.dtype.kind == "f":
+        if type(x) is Array and (x._value.dtype.kind == "f" or x._value.dtype.kind == "c"
+                                 and fname in _COMPLEX_OK):
             # Eager fast path: with only concrete values the primitive's implementation
             # is NumPy's own function, so call it directly.
             return Array._wrap(np_fn(x._value))
@@ -194,12 +203,19 @@ def positive(x, /):
 
 
 def absolute(x, /):
-    """Elementwise ``|x|``."""
+    """Elementwise ``|x|``; of a complex ``z``, the real magnitude (``grad`` of it is
+    JAX's ``conj(z) / |z|``, 0 at 0).
+
+    >>> import zerax.numpy as znp
+    >>> float(znp.abs(3.0 - 4.0j))
+    5.0
+    """
     x = check_arg(x, "absolute")
     dtype = _result_dtype(np.absolute, "absolute", x)
-    _no_complex("absolute", result_type(x))   # |z| is a float: check the input
     if dtype == np.bool_:
         return as_dtype(x, dtype)
+    if result_type(x).kind == "c":     # |z| is real: the primitive takes z itself
+        return ew.bind(ew.abs_p, as_dtype(x, result_type(x)))
     return ew.bind(ew.abs_p, as_dtype(x, dtype))
 
 

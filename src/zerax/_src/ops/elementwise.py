@@ -575,21 +575,24 @@ abs_p = elementwise("abs", np.abs, 1,   # |z| of a complex z is real, as in NumP
                     dtype_rule=lambda x: np.abs(np.zeros((), x.dtype)).dtype)
 
 
-def _real_abs_only(x):
-    """|z| of a complex z is not holomorphic: its derivative needs real/imag parts,
-    which zerax's primitives do not have yet; refuse rather than drop the imaginary
-    part."""
+def _abs_jvp(g, ans, x):
+    """d|x| = g for real x >= 0 and -g below (1 at 0, as in JAX).  For a complex z,
+    d|z| = Re(g * conj(z) / |z|) (JAX's rule; 0 at z = 0), so that ``grad`` of a real
+    function of z gives JAX's ``conj(z) / |z|``."""
     if np.dtype(x.dtype).kind == "c":
-        raise errors.NotSupportedError(
-            "differentiating abs of a complex value is not supported yet; differentiate "
-            "a function of real inputs, or of complex inputs through holomorphic "
-            "operations (+, -, *, /) only.")
-    return x
+        safe = select_n(eq(ans, _c(ans, 0.0)), ans, _c(ans, 1.0))
+        return real(mul(g, div(conj(x), complex_(safe, _c(ans, 0.0)))))
+    return select_n(ge(x, _c(x, 0.0)), neg(g), g)
 
 
-# d|x| = g for x >= 0 and -g below (1 at 0, as in JAX).
-defjvp(abs_p, lambda g, ans, x: select_n(ge(_real_abs_only(x), _c(x, 0.0)), neg(g), g),
-       vjp=(lambda ct, ans, x: np.where(_real_abs_only(x) >= 0.0, ct, -ct),))
+def _abs_vjp(ct, ans, x):
+    if np.dtype(x.dtype).kind == "c":
+        safe = np.where(ans == 0, np.ones((), ans.dtype), ans)
+        return ct * (np.conjugate(x) / safe)
+    return np.where(x >= 0.0, ct, -ct)
+
+
+defjvp(abs_p, _abs_jvp, vjp=(_abs_vjp,))
 
 
 def exp(x):

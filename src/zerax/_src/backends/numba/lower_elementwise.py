@@ -11,12 +11,17 @@ NumPy's scalar functions are used inside njit code so that special values (inf, 
 behave as in eager mode; where Numba's operators differ from NumPy's at the edges
 (integer division, shifts, powers, complex division and ordering) the expression is
 ``scalarmath.py``'s; transcendental functions of floats are ``vecmath.py``'s inline
-float64 code, so that fused loops vectorise.  (vecmath builds Numba intrinsics when it
+float64 code, so that fused loops vectorise.  Complex transcendental functions are Numba's
+(cmath), which agree with NumPy's values and branch cuts, except where their formulas
+overflow to nan (``exp``, ``sin``, ``cos``, ``sinh``, ``cosh``, ``tan``, ``tanh`` of large
+parts) or lose small arguments (``expm1``): those are NumPy's algorithms, below.  (vecmath builds Numba intrinsics when it
 is imported: this package is loaded when a program is first compiled, never by
 ``import zerax``; see ``backends/__init__.py``.)
 """
 
 from __future__ import annotations
+
+import math
 
 import numba
 import numpy as np
@@ -186,6 +191,152 @@ for _p, _op in ((ew.floor_divide_p, "floor_divide"), (ew.rem_p, "rem"),
                 (ew.lt_p, "lt"), (ew.le_p, "le"), (ew.gt_p, "gt"), (ew.ge_p, "ge"),
                 (ew.max_p, "max"), (ew.min_p, "min")):
     scalar_rules[_p] = _edge_scalar(_op, scalar_rules[_p])
+
+
+# --------------------------------------------------------------------------- complex math
+# NumPy's algorithms (FreeBSD's msun, which NumPy uses) where Numba's complex functions
+# differ from them for finite inputs: ``tanh`` is Kahan's, finite for large real parts;
+# ``tan``/``sin``/``cos`` go through ``tanh``/``sinh``/``cosh`` of iz, as in NumPy;
+# ``exp``/``sinh``/``cosh`` keep a zero imaginary part on the real axis and scale large
+# arguments, with C99's special values for infinite and nan parts; ``expm1`` is NumPy's
+# nc_expm1, exact for small arguments.
+# Computed in complex128 and rounded to the output dtype; compiled on first use.
+
+@numba.njit(cache=False)
+def _ctanh(z):
+    x, y = z.real, z.imag
+    if not math.isfinite(x):
+        if math.isnan(x):
+            return complex(x, y if y == 0.0 else x * y)
+        return complex(math.copysign(1.0, x),
+                       math.copysign(0.0, y if math.isinf(y) else math.sin(y) * math.cos(y)))
+    if not math.isfinite(y):
+        return complex(x if x == 0.0 else y - y, y - y)
+    if abs(x) >= 22.0:     # tanh(x) rounds to +-1; exp(-2|x|) keeps the imaginary part
+        e = math.exp(-abs(x))
+        return complex(math.copysign(1.0, x), 4.0 * math.sin(y) * math.cos(y) * e * e)
+    t = math.tan(y)
+    beta = 1.0 + t * t
+    s = math.sinh(x)
+    rho = math.sqrt(1.0 + s * s)
+    denom = 1.0 + beta * s * s
+    return complex((beta * rho * s) / denom, t / denom)
+
+
+@numba.njit(cache=False)
+def _ctan(z):
+    w = _ctanh(complex(-z.imag, z.real))
+    return complex(w.imag, -w.real)
+
+
+@numba.njit(cache=False)
+def _cexpm1(z):
+    x, y = z.real, z.imag
+    a = math.sin(y / 2.0)
+    return complex(math.expm1(x) * math.cos(y) - 2.0 * a * a, math.exp(x) * math.sin(y))
+
+
+@numba.njit(cache=False)
+def _scaled_exp(ax, c):
+    """exp(ax) * c without overflowing early (ax up to ~1455 stays finite where the
+    product is)."""
+    if ax < 709.0:
+        return math.exp(ax) * c
+    e = math.exp(ax / 2.0)
+    return (e * c) * e
+
+
+@numba.njit(cache=False)
+def _cexp(z):
+    x, y = z.real, z.imag
+    if y == 0.0:
+        return complex(math.exp(x), y)
+    if x == 0.0:
+        return complex(math.cos(y), math.sin(y)) if math.isfinite(y) \
+            else complex(y - y, y - y)
+    if not math.isfinite(y):
+        if math.isinf(x):
+            return complex(0.0, 0.0) if x < 0 else complex(x, y - y)
+        return complex(y - y, y - y)
+    if math.isinf(x) or math.isnan(x):
+        e = math.exp(x)
+        return complex(e * math.cos(y), e * math.sin(y))
+    return complex(_scaled_exp(x, math.cos(y)), _scaled_exp(x, math.sin(y)))
+
+
+@numba.njit(cache=False)
+def _csinh(z):
+    x, y = z.real, z.imag
+    if math.isfinite(x) and math.isfinite(y):
+        if y == 0.0:
+            return complex(math.sinh(x), y)
+        if abs(x) < 22.0:
+            return complex(math.sinh(x) * math.cos(y), math.cosh(x) * math.sin(y))
+        return complex(math.copysign(1.0, x) * _scaled_exp(abs(x), 0.5 * math.cos(y)),
+                       _scaled_exp(abs(x), 0.5 * math.sin(y)))
+    if x == 0.0:
+        return complex(x, y - y)
+    if y == 0.0:
+        return complex(x, y)
+    if math.isfinite(x):
+        return complex(y - y, y - y)
+    if math.isinf(x):
+        if not math.isfinite(y):
+            return complex(x * x, x * (y - y))
+        return complex(x * math.cos(y), math.inf * math.sin(y))
+    return complex((x * x) * (y - y), (x + x) * (y - y))
+
+
+@numba.njit(cache=False)
+def _ccosh(z):
+    x, y = z.real, z.imag
+    if math.isfinite(x) and math.isfinite(y):
+        if y == 0.0:
+            return complex(math.cosh(x), x * y)
+        if abs(x) < 22.0:
+            return complex(math.cosh(x) * math.cos(y), math.sinh(x) * math.sin(y))
+        return complex(_scaled_exp(abs(x), 0.5 * math.cos(y)),
+                       math.copysign(1.0, x) * _scaled_exp(abs(x), 0.5 * math.sin(y)))
+    if x == 0.0:
+        return complex(y - y, x * math.copysign(0.0, y))
+    if y == 0.0:
+        return complex(x * x, math.copysign(0.0, x) * y)
+    if math.isfinite(x):
+        return complex(y - y, x * (y - y))
+    if math.isinf(x):
+        if not math.isfinite(y):
+            return complex(x * x, x * (y - y))
+        return complex((x * x) * math.cos(y), x * math.sin(y))
+    return complex((x * x) * (y - y), (x + x) * (y - y))
+
+
+@numba.njit(cache=False)
+def _csin(z):      # -i sinh(iz), as NumPy
+    if math.isinf(z.imag) and not math.isfinite(z.real):
+        return complex(math.nan, math.inf)      # NumPy's (glibc's) special value
+    w = _csinh(complex(-z.imag, z.real))
+    return complex(w.imag, -w.real)
+
+
+@numba.njit(cache=False)
+def _ccos(z):      # cosh(iz), as NumPy
+    return _ccosh(complex(-z.imag, z.real))
+
+
+_COMPLEX_FNS = {"tanh": _ctanh, "tan": _ctan, "expm1": _cexpm1, "exp": _cexp,
+                "sinh": _csinh, "cosh": _ccosh, "sin": _csin, "cos": _ccos}
+
+
+def _complex_scalar(name, fallback):
+    """Complex operands use ``_COMPLEX_FNS[name]``; others keep ``fallback``."""
+    def rule(args, in_dtypes, out_dtype, ctx, **params):
+        if np.dtype(in_dtypes[0]).kind != "c":
+            return fallback(args, in_dtypes, out_dtype, ctx, **params)
+        fn = ctx.helper(f"_c{name}", _COMPLEX_FNS[name])
+        return f"{_dn(out_dtype)}({fn}(np.complex128({args[0]})))"
+    return rule
+
+
 # Transcendental functions that would otherwise be one libm call per element, which
 # stops LLVM from vectorising a fused loop, and sin/cos, whose libm calls are slow in
 # loop-carried chains (see vecmath.py).
@@ -193,6 +344,10 @@ for _p, _name in ((ew.exp_p, "exp"), (ew.expm1_p, "expm1"), (ew.log_p, "log"),
                   (ew.log1p_p, "log1p"), (ew.tanh_p, "tanh"), (ew.sin_p, "sin"),
                   (ew.cos_p, "cos"), (ew.atan_p, "arctan")):
     scalar_rules[_p] = _vecmath_scalar(_name, scalar_rules[_p])
+for _p, _name in ((ew.tanh_p, "tanh"), (ew.tan_p, "tan"), (ew.expm1_p, "expm1"),
+                  (ew.exp_p, "exp"), (ew.sinh_p, "sinh"), (ew.cosh_p, "cosh"),
+                  (ew.sin_p, "sin"), (ew.cos_p, "cos")):
+    scalar_rules[_p] = _complex_scalar(_name, scalar_rules[_p])
 
 
 # --------------------------------------------------------------------------- special_ops.py
