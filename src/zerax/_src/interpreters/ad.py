@@ -19,6 +19,7 @@ zero is skipped, so derivative programs hold no multiplications by zero.
 from __future__ import annotations
 
 import functools
+import weakref
 
 import numpy as np
 
@@ -584,14 +585,20 @@ def grad(fun, argnums=0, has_aux: bool = False, holomorphic: bool = False,
 # primitives (jit, checkpoint, cond, while, scan) bind for their sub-programs.  Each is
 # traced once per program and mask, and cached.
 
-_derived: dict = {}
+# program -> {(kind, mask...): derived program}.  Keyed by the program object itself, weakly:
+# a key by ``id`` would hand a new program the derived program of a dead one that had the
+# same id.
+_derived: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
-def derived_program(key, make):
-    """``make()`` once per ``key`` (a program's id and the mask it is derived with)."""
-    fn = _derived.get(key)
+def derived_program(jaxpr, key, make):
+    """``make()`` once per program ``jaxpr`` and ``key`` (what it is derived with)."""
+    per = _derived.get(jaxpr)
+    if per is None:
+        per = _derived[jaxpr] = {}
+    fn = per.get(key)
     if fn is None:
-        fn = _derived[key] = make()
+        fn = per[key] = make()
     return fn
 
 
@@ -611,7 +618,7 @@ def jvp_jaxpr(jaxpr, nonzero):
                     for t, a in zip(t_out, jaxpr.out_avals)]
         avals = list(jaxpr.in_avals) + [a for a, m in zip(jaxpr.in_avals, nonzero) if m]
         return trace_closed(f, avals, "jvp")
-    return derived_program(("jvp", id(jaxpr), tuple(nonzero)), make)
+    return derived_program(jaxpr, ("jvp", tuple(nonzero)), make)
 
 
 def transpose_jaxpr(jaxpr, linear):
@@ -634,7 +641,7 @@ def transpose_jaxpr(jaxpr, linear):
             _, pullback = vjp(f_lin, *zeros)
             return list(pullback(list(cts)))
         return trace_closed(f, def_avals + list(jaxpr.out_avals), "transpose")
-    return derived_program(("transpose", id(jaxpr), tuple(linear)), make)
+    return derived_program(jaxpr, ("transpose", tuple(linear)), make)
 
 
 # --------------------------------------------------------------------------- custom_vjp

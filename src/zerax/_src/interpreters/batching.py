@@ -393,7 +393,7 @@ def batch_jaxpr(jaxpr, dims, size):
     dimensions ``dims`` (None: unmapped), every output batched along axis 0:
     ``(jaxpr, consts)``, traced once per program, dims and size."""
     # a batched program resolves the collectives of the named axis being batched
-    key = ("vmap", id(jaxpr), tuple(dims), size, _rule_axis_name[0])
+    key = ("vmap", tuple(dims), size, _rule_axis_name[0])
 
     def make():
         avals = []
@@ -404,7 +404,7 @@ def batch_jaxpr(jaxpr, dims, size):
             avals.append(ShapedArray(shape, a.dtype))
         f = vmap(lambda *a: eval_jaxpr(jaxpr, [], *a), in_axes=tuple(dims))
         return trace_closed(lambda *a: list(f(*a)), avals, "vmap")
-    return derived_program(key, make)
+    return derived_program(jaxpr, key, make)
 
 
 # --------------------------------------------------------------------------- custom rules

@@ -66,7 +66,7 @@ class Eqn:
 class Jaxpr:
     """A typed program: ``{ lambda constvars ; invars . let eqns in outvars }``."""
 
-    __slots__ = ("constvars", "invars", "outvars", "eqns", "_executable")
+    __slots__ = ("constvars", "invars", "outvars", "eqns", "_executable", "__weakref__")
 
     def __init__(self, constvars, invars, outvars, eqns):
         self._executable = None  # set by jit when the program is compiled
