@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import math
 
+import threading
+
 import numba
 import numpy as np
 from numba import from_dtype
@@ -202,7 +204,6 @@ for _p, _op in ((ew.floor_divide_p, "floor_divide"), (ew.rem_p, "rem"),
 # nc_expm1, exact for small arguments.
 # Computed in complex128 and rounded to the output dtype; compiled on first use.
 
-@numba.njit(cache=False)
 def _ctanh(z):
     x, y = z.real, z.imag
     if not math.isfinite(x):
@@ -223,20 +224,17 @@ def _ctanh(z):
     return complex((beta * rho * s) / denom, t / denom)
 
 
-@numba.njit(cache=False)
 def _ctan(z):
     w = _ctanh(complex(-z.imag, z.real))
     return complex(w.imag, -w.real)
 
 
-@numba.njit(cache=False)
 def _cexpm1(z):
     x, y = z.real, z.imag
     a = math.sin(y / 2.0)
     return complex(math.expm1(x) * math.cos(y) - 2.0 * a * a, math.exp(x) * math.sin(y))
 
 
-@numba.njit(cache=False)
 def _scaled_exp(ax, c):
     """exp(ax) * c without overflowing early (ax up to ~1455 stays finite where the
     product is)."""
@@ -246,7 +244,6 @@ def _scaled_exp(ax, c):
     return (e * c) * e
 
 
-@numba.njit(cache=False)
 def _cexp(z):
     x, y = z.real, z.imag
     if y == 0.0:
@@ -264,7 +261,6 @@ def _cexp(z):
     return complex(_scaled_exp(x, math.cos(y)), _scaled_exp(x, math.sin(y)))
 
 
-@numba.njit(cache=False)
 def _csinh(z):
     x, y = z.real, z.imag
     if math.isfinite(x) and math.isfinite(y):
@@ -287,7 +283,6 @@ def _csinh(z):
     return complex((x * x) * (y - y), (x + x) * (y - y))
 
 
-@numba.njit(cache=False)
 def _ccosh(z):
     x, y = z.real, z.imag
     if math.isfinite(x) and math.isfinite(y):
@@ -310,7 +305,6 @@ def _ccosh(z):
     return complex((x * x) * (y - y), (x + x) * (y - y))
 
 
-@numba.njit(cache=False)
 def _csin(z):      # -i sinh(iz), as NumPy
     if math.isinf(z.imag) and not math.isfinite(z.real):
         return complex(math.nan, math.inf)      # NumPy's (glibc's) special value
@@ -318,13 +312,30 @@ def _csin(z):      # -i sinh(iz), as NumPy
     return complex(w.imag, -w.real)
 
 
-@numba.njit(cache=False)
 def _ccos(z):      # cosh(iz), as NumPy
     return _ccosh(complex(-z.imag, z.real))
 
 
-_COMPLEX_FNS = {"tanh": _ctanh, "tan": _ctan, "expm1": _cexpm1, "exp": _cexp,
-                "sinh": _csinh, "cosh": _ccosh, "sin": _csin, "cos": _ccos}
+# The helpers above are compiled on first use (when a program with a complex operand is
+# lowered), callees first, each rebinding its name here so that later ones call the
+# compiled callee: loading the backend must not start Numba, which a process whose
+# programs all come from the native cache never needs.
+_COMPLEX_HELPERS = ("_scaled_exp", "_ctanh", "_ctan", "_cexpm1", "_cexp", "_csinh", "_ccosh",
+                    "_csin", "_ccos")
+_complex_compiled: dict = {}
+_complex_lock = threading.Lock()
+
+
+def _complex_fn(name):
+    """The compiled helper ``_c<name>`` (``name``: exp, tanh, ...)."""
+    if not _complex_compiled:
+        with _complex_lock:
+            if not _complex_compiled:
+                g = globals()
+                for helper in _COMPLEX_HELPERS:
+                    g[helper] = numba.njit(g[helper], cache=False)
+                _complex_compiled.update({h: g[h] for h in _COMPLEX_HELPERS})
+    return _complex_compiled[f"_c{name}"]
 
 
 def _complex_scalar(name, fallback):
@@ -332,7 +343,7 @@ def _complex_scalar(name, fallback):
     def rule(args, in_dtypes, out_dtype, ctx, **params):
         if np.dtype(in_dtypes[0]).kind != "c":
             return fallback(args, in_dtypes, out_dtype, ctx, **params)
-        fn = ctx.helper(f"_c{name}", _COMPLEX_FNS[name])
+        fn = ctx.helper(f"_c{name}", _complex_fn(name))
         return f"{_dn(out_dtype)}({fn}(np.complex128({args[0]})))"
     return rule
 
