@@ -144,8 +144,10 @@ def test_planted_numba_index_files_are_never_loaded(warm, tmp_path):
 
 @pytest.fixture
 def fresh(monkeypatch, tmp_path):
-    """This process's cache state forgotten, with a key of its own."""
+    """This process's cache state forgotten, with a key and a cache directory of its own
+    (entries sealed with this key must not land where the suite's other tests read)."""
     monkeypatch.setenv("ZERAX_CACHE_KEY", str(tmp_path / "k" / "zerax.key"))
+    monkeypatch.setenv("ZERAX_CACHE_DIR", str(tmp_path / "cache"))
     diskcache._reset_for_tests()
     yield tmp_path
     diskcache._reset_for_tests()
@@ -205,6 +207,7 @@ def test_one_warning_per_process(fresh):
 @given(st.data())
 def test_any_changed_byte_or_name_is_rejected(data):
     import tempfile
+    previous = os.environ.get("ZERAX_CACHE_KEY")   # the suite's own key (conftest.py)
     with tempfile.TemporaryDirectory() as t:
         os.environ["ZERAX_CACHE_KEY"] = os.path.join(t, "zerax.key")
         diskcache._reset_for_tests()
@@ -224,7 +227,12 @@ def test_any_changed_byte_or_name_is_rejected(data):
             with pytest.raises(diskcache.CacheRejected):
                 diskcache.unseal(magic, "k_b.native", blob)
         finally:
-            del os.environ["ZERAX_CACHE_KEY"]
+            # restored, not deleted: later tests of this process would otherwise seal
+            # and check entries with the default key (and write it to ~/.cache)
+            if previous is None:
+                del os.environ["ZERAX_CACHE_KEY"]
+            else:
+                os.environ["ZERAX_CACHE_KEY"] = previous
             diskcache._reset_for_tests()
 
 
