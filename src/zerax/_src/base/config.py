@@ -22,18 +22,28 @@ class Config:
 
     JAX's own option names are understood too, so ported code runs unchanged:
     ``jax_enable_x64`` (zerax always has NumPy's 64-bit defaults, so only True is
-    accepted), ``jax_disable_jit``, and ``jax_platforms``/``jax_platform_name`` ("cpu").
+    accepted), ``jax_disable_jit``, ``jax_log_compiles``, and
+    ``jax_platforms``/``jax_platform_name`` ("cpu").
+
+    ``log_compiles`` logs every compile and its time on the ``"zerax"`` logger;
+    ``compile_notice_s`` (default 2.0, None for never) is how long a compile runs before
+    a line on stderr says what is being compiled (``base/compile_log.py``).
 
     >>> import zerax as zx
     >>> zx.config.update("jax_enable_x64", True)
     >>> zx.config.update("disk_cache", True)
     >>> zx.config.update("num_threads", zx.config.num_threads)
+    >>> zx.config.update("compile_notice_s", 2.0)
     """
 
     def __init__(self):
         self.backend = "numba"
         self.disk_cache = True
         self.jit_disabled = False
+        # compiles: logged on the "zerax" logger (JAX's jax_log_compiles), and a line on
+        # stderr for one that runs longer than this many seconds (None: never)
+        self.log_compiles = False
+        self.compile_notice_s = 2.0
         # name -> (set(value), get()), registered by the layers that own the option
         self._registered: dict[str, tuple[Callable, Callable]] = {}
         self.available_backends: tuple[str, ...] = ("numba",)
@@ -60,6 +70,8 @@ class Config:
             return
         if name == "jax_disable_jit":
             name, value = "jit_disabled", bool(value)
+        if name == "jax_log_compiles":
+            name, value = "log_compiles", bool(value)
         if name in ("jax_platforms", "jax_platform_name"):
             if str(value).split(",")[0].strip().lower() not in ("cpu", ""):
                 raise errors.NotSupportedError(

@@ -26,6 +26,7 @@ from .fusion import (  # noqa: F401  (dtype_name, literal_text, LoweringError: f
     literal_text, plan_groups)
 from .loops import drop_copy, inplace_plan, output_buffer, owned_invars, scheduled
 from .rules import host_rule_of, lowering_of, scalar_rule_of
+from .scalar_types import ExactTypes, cast_free
 
 PARALLEL_THRESHOLD = 100_000  # elements: loops this large run with prange
 
@@ -57,6 +58,7 @@ class Lowering:
         # loop body with scalar carries); False in loops over array elements
         self.scalar_code = False
         self.inplace_updates = 0         # updates that write into their operand (loops.py)
+        self.exact = ExactTypes()        # scalar names of a known Numba type (scalar_types.py)
 
     # -- names
     def fresh(self, prefix="t") -> str:
@@ -235,6 +237,7 @@ def lower_fused(ctx: Lowering, eqns, total_uses):
                 else:
                     pre[a] = ctx.fresh("s")
                     ctx.emit(f"{pre[a]} = {ctx.scalar(a)}")
+                    ctx.exact.add(pre[a], a.aval.dtype)
     acc = _start_reduction(ctx, reduction, shape) if reduction is not None else None
     with ctx.nest(shape, parallel=_parallel_ok(reduction)) as idx:
         ix = index_text(idx)
@@ -254,20 +257,30 @@ def lower_fused(ctx: Lowering, eqns, total_uses):
                 else:
                     nm = ctx.fresh("x")
                     ctx.emit(f"{nm} = {ctx.name(a)}[{ix}]")
+                    ctx.exact.add(nm, a.aval.dtype)
                     local[a] = nm
                     args.append(nm)
-            out = e.outvars[0]
-            expr = scalar_rule_of(e.primitive)(args, [a.aval.dtype for a in e.invars],
-                                            out.aval.dtype, ctx, **e.params)
-            nm = ctx.fresh("y")
-            ctx.emit(f"{nm} = {expr}")
-            local[out] = nm
+            local[e.outvars[0]] = _emit_scalar(ctx, e, args)
         for v in stored:
             ctx.emit(f"{ctx.name(v)}[{ix}] = {local[v]}")
         if reduction is not None:
             _accumulate(ctx, reduction, acc, idx, local)
     if reduction is not None:
         _finish_reduction(ctx, reduction, acc)
+
+
+def _emit_scalar(ctx, eqn, args) -> str:
+    """``y = <one element of eqn>`` from its operands' texts; the name of ``y``.  Casts
+    Numba does not need are left out (they cost type-inference time, scalar_types.py)."""
+    out = eqn.outvars[0]
+    expr = scalar_rule_of(eqn.primitive)(args, [a.aval.dtype for a in eqn.invars],
+                                         out.aval.dtype, ctx, **eqn.params)
+    expr, exact = cast_free(expr, out.aval.dtype, ctx.exact)
+    nm = ctx.fresh("y")
+    ctx.emit(f"{nm} = {expr}")
+    if exact:
+        ctx.exact.add(nm, out.aval.dtype)
+    return nm
 
 
 def _broadcast_read(ctx, eqn, idx, pre, local):
@@ -285,6 +298,7 @@ def _broadcast_read(ctx, eqn, idx, pre, local):
            for j, d in enumerate(dims)]
     nm = ctx.fresh("x")
     ctx.emit(f"{nm} = {ctx.name(x)}[{', '.join(src)}]")
+    ctx.exact.add(nm, x.aval.dtype)
     return nm
 
 
@@ -357,13 +371,7 @@ def _lower_scalar_group(ctx, eqns):
     ctx.scalar_code = True
     try:
         for e in eqns:
-            args = [ctx.scalar(a) for a in e.invars]
-            out = e.outvars[0]
-            expr = scalar_rule_of(e.primitive)(args, [a.aval.dtype for a in e.invars],
-                                            out.aval.dtype, ctx, **e.params)
-            nm = ctx.fresh("y")
-            ctx.emit(f"{nm} = {expr}")
-            ctx.bind_scalar(out, nm)
+            ctx.bind_scalar(e.outvars[0], _emit_scalar(ctx, e, [ctx.scalar(a) for a in e.invars]))
     finally:
         ctx.scalar_code = False
 
@@ -582,11 +590,14 @@ def generate(jaxpr: ir.Jaxpr) -> Program:
                     live_in.append(a)
         live_out = [v for e in eqns for v in e.outvars if v in later_uses[k]]
         sub = ir.Jaxpr([], live_in, live_out, eqns)
-        name = f"kernel_{k}"
-        src, h, par = _kernel_source(sub, name)
-        helpers.update(h)
-        kernels.append((name, par))
-        sources.append(src)
+        src, h, par = _kernel_source(sub, "kernel")
+        # Named by content: segments that generate the same code (the layers of a
+        # network, a layer's forward and backward) share one kernel, compiled once.
+        name = f"kernel_{hashlib.sha1(src.encode()).hexdigest()[:12]}"
+        if (name, par) not in kernels:
+            helpers.update(h)
+            kernels.append((name, par))
+            sources.append(src.replace("def kernel(", f"def {name}(", 1))
         outs = ", ".join(pyname(v) for v in live_out)
         call = f"{name}({', '.join(pyname(v) for v in live_in)})"
         lines.append(f"    {outs}{',' if len(live_out) == 1 else ''} = {call}" if live_out

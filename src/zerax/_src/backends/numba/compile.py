@@ -42,6 +42,10 @@ _lock = threading.Lock()
 # vecmath.py is compiled under the same flag (tests/test_vecmath.py checks it so).
 KERNEL_FASTMATH = frozenset({"contract"})
 _memory: dict[str, object] = {}
+# Programs compiled from their source in this process (not found in memory), for the
+# compile log: those are the ones whose first call runs Numba's compiler, unless their
+# kernels were loaded from the native cache (native.stats["loaded"]).
+stats = {"compiled": 0}
 
 
 def cache_dir() -> str | None:
@@ -113,6 +117,7 @@ def compile_jaxpr(jaxpr):
         fn = _memory.get(key)
         if fn is not None:
             return fn, text
+        stats["compiled"] += 1
         fn = _compile_text(text, key, program)
         _memory[key] = fn
         return fn, text

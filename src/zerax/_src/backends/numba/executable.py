@@ -8,18 +8,22 @@ zerax's.
 
 from __future__ import annotations
 
+import time
+
 import numba
 import numpy as np
 
 from .... import errors
+from ...base.compile_log import compiling
 from ...base.dtypes import float0
 from ...core.core import run_impl
 from ...ir.ir import ClosedJaxpr, Jaxpr, dce, eval_jaxpr
 from ...ops.linalg import dot_general_p, product_work
 from ..base import CPU
-from . import random_kernels, threads
+from . import native, random_kernels, threads
 from .codegen import LoweringError
 from .compile import compile_jaxpr, generate_source
+from .compile import stats as compile_stats
 from .sizes import check_program
 
 
@@ -28,6 +32,8 @@ class NumbaExecutable:
 
     def __init__(self, jaxpr, name):
         self.jaxpr = jaxpr
+        self.name = name
+        self._compiled = True    # False until the first call has run Numba's compile
         self.out_avals = jaxpr.out_avals
         # float0 outputs (tangents of integer values) hold no data: they are made here,
         # and the kernel computes the others.
@@ -44,6 +50,8 @@ class NumbaExecutable:
             self.source = ("# float16 values: run op by op with NumPy (Numba cannot "
                            "compile float16 arithmetic)\n")
             return
+        start, loaded, built = time.perf_counter(), native.stats["loaded"], \
+            compile_stats["compiled"]
         try:
             kernel, self.source = compile_jaxpr(jaxpr)
         except LoweringError as e:
@@ -52,10 +60,30 @@ class NumbaExecutable:
                 f"jit of {name}: {e}{where}. Call the function without jit (or inside "
                 "zerax.disable_jit()).") from None
         self.kernel = _threaded(kernel, jaxpr, self.source)
+        # Numba compiles at the first call; a program loaded from the native cache does
+        # not compile at all
+        self._compiled = compile_stats["compiled"] == built or native.stats["loaded"] > loaded
+        self._codegen_s = time.perf_counter() - start
+        kernels = self.source.count("\ndef kernel")
+        self._detail = (f"{len(jaxpr.eqns)} equations, {kernels} "
+                        f"kernel{'s' if kernels != 1 else ''}")
 
     def run(self, *vals):
+        if not self._compiled:
+            with compiling(f"jit({self.name})", self._detail, elapsed=self._codegen_s):
+                outs = self._run(vals)
+            self._compiled = True
+        else:
+            outs = self._run(vals)
+        if any(self.float0_outs):
+            it = iter(outs)
+            outs = [np.zeros(a.shape, a.dtype) if z else next(it)
+                    for a, z in zip(self.out_avals, self.float0_outs)]
+        return outs
+
+    def _run(self, vals):
         try:
-            outs = self.kernel(*vals)
+            return self.kernel(*vals)
         except Exception as e:  # numba typing errors must not reach the user raw
             if isinstance(e, (numba.core.errors.NumbaError,)):
                 raise errors.ZeraxError(
@@ -63,11 +91,6 @@ class NumbaExecutable:
                     "this is a zerax bug, please report it. First lines: "
                     f"{str(e).splitlines()[0] if str(e) else ''}") from None
             raise
-        if any(self.float0_outs):
-            it = iter(outs)
-            outs = [np.zeros(a.shape, a.dtype) if z else next(it)
-                    for a, z in zip(self.out_avals, self.float0_outs)]
-        return outs
 
 
 def _threaded(kernel, jaxpr, source):
