@@ -32,7 +32,7 @@ from ..core.ad_util import (  # noqa: F401  (is_undefined: re-exported with the 
 from ..core.core import (Primitive, Trace, Tracer, bind, current_level, get_aval, new_trace,
                          rule_table)
 from ..base.dtypes import float0
-from ..ir.ir import Literal, Var, eval_jaxpr
+from ..ir.ir import Literal, Var, effects_suppressed, eval_jaxpr
 from ..ir.tracing import RecordingTrace, fun_name, trace_closed
 
 # --------------------------------------------------------------------------- rules
@@ -620,7 +620,8 @@ def jvp_jaxpr(jaxpr, nonzero, with_primals: bool = False):
                      for t, a in zip(t_out, jaxpr.out_avals)]
             return list(p_out) + t_out if with_primals else t_out
         avals = list(jaxpr.in_avals) + [a for a, m in zip(jaxpr.in_avals, nonzero) if m]
-        return trace_closed(f, avals, "jvp")
+        with effects_suppressed():  # it recomputes primals: their call made the effects
+            return trace_closed(f, avals, "jvp")
     return derived_program(jaxpr, ("jvp", tuple(nonzero), with_primals), make)
 
 
@@ -643,7 +644,8 @@ def transpose_jaxpr(jaxpr, linear):
             zeros = [np.zeros(a.shape, a.dtype) for a in lin_avals]
             _, pullback = vjp(f_lin, *zeros)
             return list(pullback(list(cts)))
-        return trace_closed(f, def_avals + list(jaxpr.out_avals), "transpose")
+        with effects_suppressed():
+            return trace_closed(f, def_avals + list(jaxpr.out_avals), "transpose")
     return derived_program(jaxpr, ("transpose", tuple(linear)), make)
 
 
@@ -666,7 +668,8 @@ def vjp_jaxpr(jaxpr, wrt, out_mask):
             _, pullback = vjp(f_wrt, *[v for v, m in zip(point, wrt) if m])
             return list(pullback(list(cts)))
         avals = list(jaxpr.in_avals) + [a for a, m in zip(jaxpr.out_avals, out_mask) if m]
-        return trace_closed(f, avals, "vjp")
+        with effects_suppressed():
+            return trace_closed(f, avals, "vjp")
     return derived_program(jaxpr, ("vjp", tuple(wrt), tuple(out_mask)), make)
 
 
