@@ -69,8 +69,6 @@ def test_grad_and_jvp_print_the_forward_values_once(capsys):
     assert lines(capsys) == ["h 2.0"]
 
 
-@pytest.mark.xfail(strict=False, reason="needs interpreters/ad.py's jvp_jaxpr and "
-                   "transpose_jaxpr to trace under ir.effects_suppressed (2 lines)")
 def test_grad_of_jit_prints_once(capsys):
     """The tangent and transposed programs derived from a call recompute its primal
     values but must not repeat its effects."""
