@@ -168,3 +168,56 @@ def test_errors():
         zx.debug.callback(None, 1.0)
     with pytest.raises(errors.ZeraxTypeError, match="format string"):
         zx.debug.print(3)
+
+
+# --------------------------------------------------------------------------- debug_nans
+# (NumPy's own RuntimeWarnings for log(-1) and the like are not what is tested here)
+nan_warnings = pytest.mark.filterwarnings("ignore::RuntimeWarning")
+
+@pytest.fixture
+def debug_nans():
+    zx.config.update("jax_debug_nans", True)
+    try:
+        yield
+    finally:
+        zx.config.update("jax_debug_nans", False)
+
+
+@nan_warnings
+def test_debug_nans_eager_names_the_primitive(debug_nans):
+    assert zx.config.jax_debug_nans and zx.config.debug_nans
+    with pytest.raises(FloatingPointError, match=r"invalid value \(nan\) encountered in log"):
+        znp.log(-1.0)
+    with pytest.raises(FloatingPointError, match="in sqrt"):
+        zx.grad(lambda x: znp.sqrt(x) * 0)(-1.0)
+    with pytest.raises(FloatingPointError, match="in log"):
+        zx.vmap(znp.log)(znp.array([1.0, -1.0]))
+    # no nan: unchanged values; infinities and integers are not checked
+    assert float(zx.grad(znp.sqrt)(0.0)) == np.inf
+    np.testing.assert_array_equal(znp.arange(3) // 1, [0, 1, 2])
+
+
+@nan_warnings
+def test_debug_nans_under_jit_reruns_op_by_op(debug_nans):
+    f = zx.jit(lambda x: znp.log(x) * 2)
+    assert float(f(1.0)) == 0.0
+    assert float(f(1.0)) == 0.0   # the dispatch fast path checks too
+    with pytest.raises(FloatingPointError, match=r"\(nan\) encountered in log"):
+        f(-1.0)
+    # a nan the op-by-op run does not reproduce names the jitted function
+    from zerax._src.ops.debug_nans import check_jit_outputs
+    with pytest.raises(FloatingPointError, match=r"in jit\(g\).*produced no nan"):
+        check_jit_outputs("g", [np.array([np.nan])], lambda: None)
+
+
+@nan_warnings
+def test_debug_nans_off_and_infs():
+    assert not zx.config.jax_debug_nans
+    assert np.isnan(float(znp.log(-1.0)))
+    zx.config.update("jax_debug_infs", True)
+    try:
+        with pytest.raises(FloatingPointError, match=r"\(inf\) encountered in log"):
+            znp.log(0.0)
+    finally:
+        zx.config.update("jax_debug_infs", False)
+    assert float(znp.log(0.0)) == -np.inf
