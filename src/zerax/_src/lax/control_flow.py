@@ -398,7 +398,7 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1):
 
     def body(consts, carry, x):
         out_leaves = flat_f(*carry, *x)
-        nc_tree, y_tree = out_tree.tree.children()
+        nc_tree = out_tree.tree.children()[0]
         nk = nc_tree.num_leaves
         nc_leaves = [as_input(o, "scan carry") for o in out_leaves[:nk]]
         _check_same("scan", c_tree, c_avals, "init", nc_tree, [get_aval(c) for c in nc_leaves],
