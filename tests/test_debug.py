@@ -74,6 +74,9 @@ def test_grad_of_jit_prints_once(capsys):
     values but must not repeat its effects."""
     assert float(zx.grad(zx.jit(show))(3.0)) == 6.0
     assert sorted(lines(capsys)) == ["x=3.0 y=6.0"]
+    # a print of constants only is not run while the derived programs are traced
+    assert float(zx.grad(zx.jit(lambda x: (zx.debug.print("c"), x * x)[1]))(3.0)) == 6.0
+    assert lines(capsys) == ["c"]
 
 
 def test_compiled_loops_call_back_every_iteration(capsys):

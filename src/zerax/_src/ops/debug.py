@@ -51,7 +51,8 @@ def _debug_callback_impl(*vals, callback, ordered):
     """Call ``callback`` with the operands as zerax Arrays (copies: the caller may reuse
     its buffers after the call); no outputs."""
     del ordered  # zerax runs a program's equations in order on one host thread
-    callback(*[Array._wrap(np.array(v, copy=True)) for v in vals])
+    if not effects_suppressed.active():  # (constants folded while deriving a program)
+        callback(*[Array._wrap(np.array(v, copy=True)) for v in vals])
     return []
 
 
