@@ -3,6 +3,7 @@ package, atomic writes, CheckpointManager) and a fuzz test of damaged/lying file
 
 import json
 import os
+import stat
 import struct
 from typing import NamedTuple
 
@@ -160,7 +161,8 @@ def test_interop_with_the_safetensors_package(tmp_path):
         io.load(other, like={**like, "extra": znp.zeros(1)})
 
 
-def test_atomic_write_keeps_the_old_file_on_a_crash(tmp_path, monkeypatch):
+@pytest.mark.parametrize("durable", [False, True])
+def test_atomic_write_keeps_the_old_file_on_a_crash(tmp_path, monkeypatch, durable):
     path = tmp_path / "ckpt.safetensors"
     io.save(path, {"w": znp.ones(4)})
     before = path.read_bytes()
@@ -168,14 +170,56 @@ def test_atomic_write_keeps_the_old_file_on_a_crash(tmp_path, monkeypatch):
     class Boom(Exception):
         pass
 
-    def crash(*args, **kwargs):
-        raise Boom()
-    monkeypatch.setattr(os, "fsync", crash)
+    real_write, calls = os.write, []
+
+    def crash_on_the_data(fd, data):  # the header gets through, the tensor does not
+        calls.append(len(data))
+        if len(calls) > 1:
+            raise Boom()
+        return real_write(fd, data)
+    monkeypatch.setattr(os, "write", crash_on_the_data)
     with pytest.raises(Boom):
-        io.save(path, {"w": znp.zeros(4)})
+        io.save(path, {"w": znp.zeros(4)}, durable=durable)
     monkeypatch.undo()
     assert path.read_bytes() == before
     assert sorted(os.listdir(tmp_path)) == ["ckpt.safetensors"]  # no temporary left behind
+
+
+def test_durable_fsyncs_the_file_and_directory_only_when_asked(tmp_path, monkeypatch):
+    synced = []
+    real_fsync = os.fsync
+
+    def fsync(fd):
+        synced.append(stat.S_ISDIR(os.fstat(fd).st_mode))
+        real_fsync(fd)
+    monkeypatch.setattr(os, "fsync", fsync)
+    tree = {"w": znp.arange(6.0).reshape(2, 3)}
+    io.save(tmp_path / "fast.safetensors", tree)
+    assert synced == []
+    io.save(tmp_path / "durable.safetensors", tree, durable=True)
+    assert synced == [False, True]  # the file before the rename, then its directory
+    assert (tmp_path / "fast.safetensors").read_bytes() == \
+        (tmp_path / "durable.safetensors").read_bytes()
+    synced.clear()
+    io.CheckpointManager(tmp_path / "run").save(1, tree)  # durable by default
+    assert synced == [False, True]
+    synced.clear()
+    io.CheckpointManager(tmp_path / "scratch", durable=False).save(1, tree)
+    assert synced == []
+    # Created as open(path, "w") would be: 0o666 less the umask (not mkstemp's 0o600).
+    umask = os.umask(0)
+    os.umask(umask)
+    assert stat.S_IMODE(os.stat(tmp_path / "fast.safetensors").st_mode) == 0o666 & ~umask
+
+
+def test_large_arrays_are_written_whole_through_short_writes(tmp_path, monkeypatch):
+    # os.write may write less than asked (Linux caps one call near 2 GiB): the writer loops.
+    real_write = os.write
+    monkeypatch.setattr(os, "write", lambda fd, data: real_write(fd, memoryview(data)[:1000]))
+    big = np.arange(300_000, dtype=np.float32)
+    io.save(tmp_path / "short.safetensors", {"big": big})
+    monkeypatch.undo()
+    np.testing.assert_array_equal(io.load(tmp_path / "short.safetensors")["big"], big)
 
 
 def test_unsavable_values_are_clear_errors(tmp_path):

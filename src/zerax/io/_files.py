@@ -37,13 +37,22 @@ def _unique_names(paths) -> list[str]:
     return names
 
 
-def save(path: str | os.PathLike, tree, *, metadata: dict[str, str] | None = None) -> None:
+def save(path: str | os.PathLike, tree, *, metadata: dict[str, str] | None = None,
+         durable: bool = False) -> None:
     """Save a pytree to one safetensors file at ``path``, atomically.
 
     Array leaves (zerax or NumPy) become tensors named by their path in the tree; Python
     bools, ints, floats and strings are kept exactly in the JSON metadata; other leaves
     (functions inside a module) are not saved and come back from ``like`` in :func:`load`.
     ``metadata`` adds your own str -> str entries to the file's ``__metadata__``.
+
+    The file is always written atomically: to a temporary file beside ``path``, renamed
+    over it when complete, so a crash or an error mid-save leaves the previous file (or
+    none), never a half-written one.  ``durable=True`` also fsyncs the file and its
+    directory, so the save survives a power loss or OS crash too, at the price of waiting
+    for the disk (several times the write itself for a large file).  The default, like
+    ``numpy.save``, ``torch.save`` and safetensors' ``save_file``, leaves that to the OS;
+    :class:`CheckpointManager`, which deletes older checkpoints, is durable by default.
 
     >>> import os, tempfile, zerax.numpy as znp
     >>> from zerax import io
@@ -72,7 +81,7 @@ def save(path: str | os.PathLike, tree, *, metadata: dict[str, str] | None = Non
                                   f"{sorted(meta)}; got {k!r}: {type(v).__name__}")
         meta[k] = v
     try:
-        _st.write_file(path, tensors, meta)
+        _st.write_file(path, tensors, meta, durable=bool(durable))
     except OSError as e:
         raise CheckpointError(f"cannot write checkpoint {path!r}: {e}") from None
 

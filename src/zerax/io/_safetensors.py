@@ -4,10 +4,10 @@ A safetensors file is an 8-byte little-endian unsigned header length ``N``, ``N`
 UTF-8 JSON, then the data section.  The JSON maps each tensor's name to
 ``{"dtype", "shape", "data_offsets": [begin, end]}`` (offsets relative to the data
 section) and may hold ``"__metadata__"``, a str -> str map.  This module owns the raw
-format: :func:`write_file` (atomic: temporary file, fsync, rename) and :func:`read_file`,
-which checks every number in the header against the file's size before it allocates
-anything, so a lying header can neither make it read outside the file nor allocate more
-memory than the file holds.  Nothing in the file is ever evaluated or unpickled.
+format: :func:`write_file` (atomic: temporary file, rename; fsync on request) and
+:func:`read_file`, which checks every number in the header against the file's size before
+it allocates anything, so a lying header can neither make it read outside the file nor
+allocate more memory than the file holds.  Nothing in the file is ever evaluated or unpickled.
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from __future__ import annotations
 import json
 import math
 import os
+import secrets
 import struct
-import tempfile
 
 import numpy as np
 
@@ -49,10 +49,39 @@ def dtype_name(dtype: np.dtype) -> str:
     return NAMES[key]
 
 
+def _write_all(fd: int, buf) -> None:
+    # os.write may write less than asked (Linux caps one call near 2 GiB; signals): loop.
+    view = memoryview(buf).cast("B")
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
+
+
+def _temporary(path: str) -> tuple[int, str]:
+    """A new file beside ``path`` (same directory: the rename stays atomic), created with
+    the usual permissions (0o666 less the umask, as ``open(path, "w")`` would)."""
+    directory, base = os.path.split(os.path.abspath(path))
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0) \
+        | getattr(os, "O_CLOEXEC", 0)
+    for _ in range(100):
+        tmp = os.path.join(directory, f".{base}.{secrets.token_hex(6)}.tmp")
+        try:
+            return os.open(tmp, flags, 0o666), tmp
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"could not create a temporary file beside {path!r}")
+
+
 def write_file(path: str, tensors: list[tuple[str, np.ndarray]],
-               metadata: dict[str, str]) -> None:
+               metadata: dict[str, str], *, durable: bool = False) -> None:
     """Write ``tensors`` (name, C-contiguous little-endian array) and ``metadata`` to
-    ``path`` atomically: a crash leaves either the old file or the new one, never half."""
+    ``path`` atomically: the bytes go to a temporary file in the same directory, renamed
+    over ``path`` once complete, so a crash (or an error mid-write) leaves either the old
+    file or the new one, never half of one.
+
+    ``durable=True`` also fsyncs the file before the rename and the directory after it, so
+    the new file survives a power loss or OS crash, not only a crash of this process.  The
+    array buffers are written as they are, one large write each (no copy)."""
     header: dict = {"__metadata__": metadata}
     offset = 0
     for name, arr in tensors:
@@ -61,18 +90,17 @@ def write_file(path: str, tensors: list[tuple[str, np.ndarray]],
         offset += arr.nbytes
     raw = json.dumps(header, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
     raw += b" " * (-len(raw) % 8)  # pad to 8 bytes as the reference writer does
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp",
-                               dir=directory)
+    fd, tmp = _temporary(path)
     try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(struct.pack("<Q", len(raw)))
-            f.write(raw)
+        try:
+            _write_all(fd, struct.pack("<Q", len(raw)) + raw)
             for _, arr in tensors:
                 if arr.nbytes:
-                    f.write(memoryview(arr).cast("B"))
-            f.flush()
-            os.fsync(f.fileno())
+                    _write_all(fd, arr)
+            if durable:
+                os.fsync(fd)
+        finally:
+            os.close(fd)
         os.replace(tmp, path)
     except BaseException:
         try:
@@ -80,7 +108,8 @@ def write_file(path: str, tensors: list[tuple[str, np.ndarray]],
         except OSError:
             pass
         raise
-    _fsync_dir(directory)
+    if durable:
+        _fsync_dir(os.path.dirname(os.path.abspath(path)))
 
 
 def _fsync_dir(directory: str) -> None:

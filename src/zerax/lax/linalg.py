@@ -7,5 +7,6 @@ Array([[3., 0.],
 """
 
 from .._src.ops.decompositions import cholesky, eigh, lu, qr, svd, triangular_solve
+from .._src.ops.eig import eig
 
-__all__ = ["cholesky", "eigh", "lu", "qr", "svd", "triangular_solve"]
+__all__ = ["cholesky", "eig", "eigh", "lu", "qr", "svd", "triangular_solve"]

@@ -10,7 +10,8 @@ LU decomposition and triangular solves, ``lstsq``, ``pinv``, ``matrix_rank`` and
 ``cond`` use the SVD, so every function is differentiable (where the mathematics
 allows), batched over leading dimensions, and works under ``vmap`` and ``jit``.
 Floating-point inputs keep their dtype, integers and booleans become float64; complex
-inputs raise NotSupportedError.
+inputs raise NotSupportedError, except in ``eig`` and ``eigvals`` (general matrices,
+the ``eig`` primitive of ``zerax._src.ops.eig``), whose results are always complex.
 
 >>> import zerax.numpy as znp
 >>> float(znp.linalg.norm(znp.array([3.0, 4.0])))
@@ -25,8 +26,10 @@ from .._src.numpy.linalg import (
     multi_dot, norm, outer, qr, solve, svd, svdvals, tensordot, tensorinv, tensorsolve,
     trace, vecdot, vector_norm)
 from .._src.api.linalg import det, pinv, slogdet
+from .._src.numpy.linalg_eig import EigResult, eig, eigvals
 
 __all__ = [
+    "EigResult",
     "EighResult",
     "QRResult",
     "SVDResult",
@@ -36,7 +39,9 @@ __all__ = [
     "cross",
     "det",
     "diagonal",
+    "eig",
     "eigh",
+    "eigvals",
     "eigvalsh",
     "inv",
     "lstsq",

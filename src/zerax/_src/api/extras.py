@@ -10,8 +10,9 @@ from ..base.config import config
 from ..core import tree
 from ... import errors
 from ..interpreters.ad import backward_pass, output_cotangents, zeros_for
-from ..core.api_util import as_input, as_output
-from ..core.core import get_aval
+from ..core.api_util import OutTree, as_input, as_output, flatten_fun
+from ..core.array import Array, Device
+from ..core.core import Tracer
 from ..ir.tracing import fun_name, trace_to_jaxpr
 from ..lax.abstract_eval import ShapeDtypeStruct, _aval, eval_shape, make_jaxpr  # noqa: F401
 
@@ -29,16 +30,10 @@ def linear_transpose(fun, *primals):
     name = fun_name(fun)
     leaves, in_tree = tree.tree_flatten(primals)
     avals = [_aval(p, f"primal of {name}") for p in leaves]
-    out_box = []
-
-    def flat(*xs):
-        out_leaves, out_tree = tree.tree_flatten(fun(*tree.tree_unflatten(in_tree, list(xs))))
-        out_box.append((out_tree, [get_aval(as_input(o, f"output of {name}"))
-                                   for o in out_leaves]))
-        return out_leaves
-
-    closed = trace_to_jaxpr(flat, avals, name)
-    out_tree, out_avals = out_box[-1]
+    out_store = OutTree()
+    closed = trace_to_jaxpr(flatten_fun(fun, in_tree, out_store, out_what=f"output of {name}"),
+                            avals, name)
+    out_tree, out_avals = out_store.tree, closed.out_avals
 
     def transposed(ct):
         cts = output_cotangents(ct, out_tree, out_avals, f"the transpose of {name}")
@@ -58,9 +53,20 @@ def block_until_ready(x):
 
 
 def device_put(x, device=None):
-    """``x`` with every leaf as a zerax Array (there is one device: the CPU); traced
-    values pass through, as under JAX."""
-    return tree.tree_map(lambda v: as_input(v, "device_put argument"), x)
+    """``x`` with every leaf as a zerax Array, on ``device`` (default: where it is; a
+    NumPy value: the host CPU); traced values pass through, as under JAX.  A ``device``
+    that is not a zerax Device (a JAX sharding in ported code) is ignored.
+
+    >>> import zerax as zx, numpy as np
+    >>> zx.device_put(np.ones(2), zx.devices()[0]).device
+    CpuDevice(id=0)
+    """
+    def put(v):
+        v = as_input(v, "device_put argument")
+        if not isinstance(device, Device) or isinstance(v, Tracer):
+            return v
+        return Array._wrap(_backends.device_put(v._value, device))
+    return tree.tree_map(put, x)
 
 
 def devices(backend=None):

@@ -14,7 +14,7 @@ import numpy as np
 from ... import errors
 from ..core import tree
 from ..interpreters.ad import jvp, split_aux, vjp_with
-from ..core.api_util import as_input, normalize_argnums
+from ..core.api_util import OutTree, as_input, flatten_fun, normalize_argnums
 from ..core.array import Array
 from ..interpreters.batching import vmap
 from ..ir.tracing import fun_name
@@ -113,18 +113,17 @@ def jacfwd(fun, argnums=0, has_aux: bool = False, holomorphic: bool = False):
         single, nums, leaves, in_tree, partial_fun = _dyn_args(fun, args, kwargs, argnums,
                                                                name, "jacfwd", holomorphic)
 
-        def flat_fun(*xs):
-            return split_aux(partial_fun(*tree.tree_unflatten(in_tree, xs)), has_aux, name)
+        out_store = OutTree()
+        flat_fun = flatten_fun(lambda *a: split_aux(partial_fun(*a), has_aux, name), in_tree,
+                               out_store, has_aux=True)
 
         def pushfwd(*tangents):
-            y, t, aux = jvp(lambda *xs: flat_fun(*xs), tuple(leaves), tuple(tangents),
-                            has_aux=True)
-            return y, t, aux
+            return jvp(flat_fun, tuple(leaves), tuple(tangents), has_aux=True)
 
-        y, jac, aux = vmap(pushfwd, out_axes=(None, -1, None))(*_std_basis(leaves))
-        y_leaves, out_tree = tree.tree_flatten(y)
+        y_leaves, jac_leaves, aux = vmap(pushfwd, out_axes=(None, -1, None))(
+            *_std_basis(leaves))
+        out_tree = out_store.tree
         _check_outputs(y_leaves, name, "jacfwd", holomorphic)
-        jac_leaves = tree.tree_leaves(jac)
         blocks = []
         for yl, jl in zip(y_leaves, jac_leaves):
             if np.dtype(yl.dtype).kind not in "fc":  # an integer output: zero derivative
@@ -157,8 +156,8 @@ def jacrev(fun, argnums=0, has_aux: bool = False, holomorphic: bool = False,
     def jacfun(*args, **kwargs):
         single, nums, leaves, in_tree, partial_fun = _dyn_args(
             fun, args, kwargs, argnums, name, "jacrev", holomorphic, allow_int)
-        res = vjp_with(lambda *xs: partial_fun(*tree.tree_unflatten(in_tree, xs)), leaves,
-                       has_aux, eager_tape=False)
+        res = vjp_with(partial_fun, tuple(tree.tree_unflatten(in_tree, leaves)), has_aux,
+                       eager_tape=False)
         y, pullback = res[0], res[1]
         y_leaves, out_tree = tree.tree_flatten(y)
         y_leaves = [as_input(v, f"output of {name}") for v in y_leaves]

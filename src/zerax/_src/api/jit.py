@@ -25,6 +25,7 @@ from ..core.core import Tracer, bind, get_aval, named_axis_env
 from ..ir.ir import Var
 from ..ir.tracing import fun_name, trace_closed
 from ..ops.call import jit_p
+from ..ops.debug_nans import check_jit_outputs, nan_checks
 from .extras import ShapeDtypeStruct
 
 
@@ -303,6 +304,8 @@ class JitFunction:
         if hit is not None:
             run, const_vals, single, out_tree, alias = hit
             outs = run(*const_vals, *vals)
+            if nan_checks[0]:   # jax_debug_nans: name the operation (ops/debug_nans.py)
+                check_jit_outputs(self.name, outs, lambda: self._deoptimized(args, kwargs))
             if alias:   # an input returned as it is: never hand back the caller's buffer
                 outs = [np.array(o) if k in alias else o for k, o in enumerate(outs)]
             if single:
@@ -318,9 +321,16 @@ class JitFunction:
             n_consts = len(vals)
             vals += [_contiguous(x._value if type(x) is Array else np.asarray(x)) for x in leaves]
             outs = [Array._wrap(o) for o in exe.run(*vals)]
+            if nan_checks[0]:
+                check_jit_outputs(self.name, [o._value for o in outs],
+                                  lambda: self._deoptimized(args, kwargs))
             if sig is not None and not named_axis_env():
                 self._remember(sig, args, kwargs, exe, vals, n_consts, out_tree)
         return tree.tree_unflatten(out_tree, outs)
+
+    def _deoptimized(self, args, kwargs):
+        with disable_jit():
+            self.fun(*args, **kwargs)
 
     def _remember(self, sig, args, kwargs, exe, vals, n_consts, out_tree):
         """Keep the compiled call for the fast path, when the fast reading of the

@@ -23,12 +23,28 @@ class Executable(Protocol):
 
 
 class Backend(Protocol):
-    """What ``jit`` and the eager path ask of a backend."""
+    """What ``jit``, ``device_put`` and the eager path ask of a backend.
+
+    Its arrays' buffers are NumPy's (the host's, as the CPU backend's) or of its own
+    ``buffer_types`` (a GPU's): the registry routes those to it, so an `Array` holding
+    one reports its device, and an eager primitive on one runs by ``apply`` (NumPy
+    buffers run their NumPy implementation directly, as the CPU backend's ``apply``
+    would)."""
 
     name: str                     # "numba", "cupy"
     platform: str                 # JAX's platform name: "cpu", "gpu"
+    buffer_types: tuple           # buffer classes of its own (empty: NumPy's)
 
     def devices(self) -> Sequence[Device]: ...
+
+    def device_of(self, buffer) -> Device:
+        """The device holding ``buffer`` (one of ``buffer_types``)."""
+
+    def put(self, value, device: Device):
+        """``value`` (a NumPy array) copied to ``device``: a buffer of this backend."""
+
+    def to_host(self, buffer):
+        """``buffer`` copied to the host, as a NumPy array."""
 
     def compile(self, jaxpr, name: str) -> Executable:
         """Compile ``jaxpr`` (constants as leading inputs); ``name`` is for errors."""
@@ -37,4 +53,6 @@ class Backend(Protocol):
         """The generated program text, for ``jit(f).lower(...).as_text()``."""
 
     def apply(self, prim, buffers, params):
-        """Run ``prim`` eagerly on this backend's buffers."""
+        """Run ``prim`` eagerly on this backend's buffers (host NumPy values may be
+        among them: constants, Python scalars, which it moves to its device); returns
+        its buffer (a list of them for a primitive with several results)."""

@@ -78,12 +78,15 @@ class OutTree:
         self.tree = None
 
 
-def flatten_fun(fun, in_tree, out: OutTree, *, apply=None, has_aux: bool = False):
+def flatten_fun(fun, in_tree, out: OutTree, *, apply=None, has_aux: bool = False,
+                out_what: str | None = None):
     """``fun`` of pytrees as ``flat_fun(*leaves) -> output leaves``: the leaves are
     rebuilt as ``in_tree``, ``fun`` is called on them (``fun(*rebuilt)``, or
     ``apply(fun, rebuilt)`` when the rebuilt value is not the argument tuple), and its
     output is flattened; the output's structure is stored in ``out``.  With ``has_aux``
-    ``fun`` returns ``(output, aux)`` and ``flat_fun`` returns ``(leaves, aux)``.
+    ``fun`` returns ``(output, aux)`` and ``flat_fun`` returns ``(leaves, aux)``.  With
+    ``out_what`` every output leaf is made a zerax value (`as_input`), and one that
+    cannot be is an error naming it ``out_what``.
 
     >>> from zerax._src.core import tree
     >>> leaves, in_tree = tree.tree_flatten(((1.0, {"b": 2.0}),))
@@ -95,10 +98,11 @@ def flatten_fun(fun, in_tree, out: OutTree, *, apply=None, has_aux: bool = False
     def flat_fun(*leaves):
         args = tree.tree_unflatten(in_tree, list(leaves))
         res = fun(*args) if apply is None else apply(fun, args)
+        aux = None
         if has_aux:
             res, aux = res
-            out_leaves, out.tree = tree.tree_flatten(res)
-            return out_leaves, aux
         out_leaves, out.tree = tree.tree_flatten(res)
-        return out_leaves
+        if out_what is not None:
+            out_leaves = [as_input(o, out_what) for o in out_leaves]
+        return (out_leaves, aux) if has_aux else out_leaves
     return flat_fun

@@ -30,6 +30,32 @@ class Device:
 # The device of every NumPy buffer: the host CPU (where the Numba backend computes).
 CPU = Device("numba", "cpu")
 
+# Buffers that are not NumPy arrays (a GPU backend's arrays) belong to the backend that
+# made them: buffer type -> that backend (a `backends.base.Backend`).  The backends
+# layer, above this one, fills the table when it loads such a backend
+# (`register_buffer_type`); this layer only asks it, so that an Array knows its device
+# and eager primitives on its buffers run on its backend (`core.eval_primitive`).  Empty
+# while every buffer is NumPy's, which the fast paths check first.
+device_buffers: dict[type, object] = {}
+
+
+def register_buffer_type(cls: type, backend) -> None:
+    """Route buffers of type ``cls`` to ``backend`` (its ``device_of``, ``to_host`` and
+    ``apply``)."""
+    device_buffers[cls] = backend
+
+
+def unregister_buffer_type(cls: type) -> None:
+    device_buffers.pop(cls, None)
+
+
+def host_value(v) -> np.ndarray:
+    """The NumPy array of buffer ``v`` (a device buffer is copied to the host)."""
+    if type(v) is np.ndarray:
+        return v
+    owner = device_buffers.get(type(v))
+    return np.asarray(v) if owner is None else owner.to_host(v)
+
 
 class ArrayMethods:
     """The base of `Array` and every `Tracer`: the conversions that need only a concrete
@@ -105,8 +131,15 @@ class Array(ArrayMethods):
 
         The buffer stays private: it is only handed out as a read-only view
         (``__array__``), so it is never mutated and need not be flagged read-only here."""
-        a = object.__new__(Array)
-        a._value = value if type(value) is np.ndarray else np.asarray(value)
+        if type(value) is np.ndarray:
+            a = object.__new__(Array)
+            a._value = value
+        elif type(value) in device_buffers:
+            a = object.__new__(DeviceArray)
+            a._value = value
+        else:
+            a = object.__new__(Array)
+            a._value = np.asarray(value)
         return a
 
     shape = property(lambda self: self._value.shape)
@@ -140,11 +173,11 @@ class Array(ArrayMethods):
             "returns an updated copy.")
 
     def __repr__(self):
-        body = np.array2string(self._value, separator=", ", prefix="Array(")
+        body = np.array2string(np.asarray(self), separator=", ", prefix="Array(")
         return f"Array({body}, dtype={self._value.dtype.name})"
 
     def __str__(self):
-        return str(self._value)
+        return str(np.asarray(self))
 
     def __format__(self, spec):
         if self._value.ndim == 0:
@@ -170,7 +203,7 @@ class Array(ArrayMethods):
         return self._value.tolist()
 
     def __reduce__(self):
-        return (Array, (np.array(self._value),))
+        return (Array, (np.array(self),))
 
     __hash__ = None
 
@@ -186,3 +219,46 @@ class Array(ArrayMethods):
     def block_until_ready(self):
         """Arrays are computed eagerly; present for JAX compatibility."""
         return self
+
+
+class DeviceArray(Array):
+    """An `Array` whose buffer is a device's (one of `device_buffers`' types), made by
+    `Array._wrap`.  Its own class keeps it off the NumPy layer's eager fast paths (they
+    test ``type(x) is Array`` and call NumPy directly): it takes the general path,
+    ``bind``, whose eager step runs on its backend.  Conversions to Python and NumPy
+    values copy the buffer to the host."""
+
+    __slots__ = ()
+
+    @property
+    def device(self) -> Device:
+        v = self._value
+        return device_buffers[type(v)].device_of(v)
+
+    def __array__(self, dtype=None, copy=None):
+        v = host_value(self._value)
+        return v if dtype is None or np.dtype(dtype) == v.dtype else v.astype(dtype)
+
+    def __len__(self):
+        return self.shape[0] if self.shape else len(np.asarray(self))
+
+    def __bool__(self):
+        return bool(np.asarray(self))
+
+    def __float__(self):
+        return float(np.asarray(self))
+
+    def __int__(self):
+        return int(np.asarray(self))
+
+    def __index__(self):
+        return np.asarray(self).__index__()
+
+    def __format__(self, spec):
+        return format(np.asarray(self).item() if self.ndim == 0 else str(self), spec)
+
+    def item(self, *args):
+        return np.asarray(self).item(*args)
+
+    def tolist(self):
+        return np.asarray(self).tolist()

@@ -18,7 +18,7 @@ from typing import Callable
 import numpy as np
 
 from ... import errors
-from .array import Array, ArrayMethods
+from .array import Array, ArrayMethods, device_buffers
 from .avals import ShapedArray, short_dtype
 
 def get_aval(x) -> ShapedArray:
@@ -284,10 +284,41 @@ def named_axis_traces(names) -> list:
 
 
 def eval_primitive(prim: Primitive, args, params):
-    """The eager path: NumPy implementation on concrete values, wrapped as Arrays."""
+    """The eager path: the primitive applied to concrete values, wrapped as Arrays.
+
+    NumPy buffers (the host's) run the NumPy implementation here, which is what the CPU
+    backend's ``apply`` does; buffers of another backend's device run on that backend
+    (`apply_on_device`)."""
+    if device_buffers:   # some loaded backend holds buffers of its own
+        return apply_on_device(prim, args, params)
     vals = [a._value if type(a) is Array else a if type(a) is np.ndarray else np.asarray(a)
             for a in args]
     out = run_impl(prim, vals, params)
+    if prim.multiple_results:
+        return [Array._wrap(o) for o in out]
+    return Array._wrap(out)
+
+
+def apply_on_device(prim: Primitive, args, params):
+    """The eager path when device buffers may be present: the backend owning the
+    operands' device buffers applies the primitive (``Backend.apply``), given every
+    operand (host values among them, which it moves to its device); with none, the
+    NumPy implementation runs.  Operands on two backends' devices are an error."""
+    vals, backend = [], None
+    for a in args:
+        v = a._value if isinstance(a, Array) else a
+        owner = device_buffers.get(type(v))
+        if owner is None:
+            v = v if type(v) is np.ndarray else np.asarray(v)
+        elif backend is None:
+            backend = owner
+        elif owner is not backend:
+            raise errors.ZeraxValueError(
+                f"{prim.name} at {errors.user_frame()}: its operands live on devices of "
+                f"different backends ({backend.name} and {owner.name}); move them to one "
+                "device first (zerax.device_put).")
+        vals.append(v)
+    out = run_impl(prim, vals, params) if backend is None else backend.apply(prim, vals, params)
     if prim.multiple_results:
         return [Array._wrap(o) for o in out]
     return Array._wrap(out)

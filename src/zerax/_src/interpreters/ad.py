@@ -32,7 +32,7 @@ from ..core.ad_util import (  # noqa: F401  (is_undefined: re-exported with the 
 from ..core.core import (Primitive, Trace, Tracer, bind, current_level, get_aval, new_trace,
                          rule_table)
 from ..base.dtypes import float0
-from ..ir.ir import Literal, Var, eval_jaxpr
+from ..ir.ir import Literal, Var, effects_suppressed, eval_jaxpr
 from ..ir.tracing import RecordingTrace, fun_name, trace_closed
 
 # --------------------------------------------------------------------------- rules
@@ -602,9 +602,11 @@ def derived_program(jaxpr, key, make):
     return fn
 
 
-def jvp_jaxpr(jaxpr, nonzero):
+def jvp_jaxpr(jaxpr, nonzero, with_primals: bool = False):
     """The program ``(primals, tangents of the inputs flagged in nonzero) -> tangent
-    outputs`` of ``jaxpr`` (constants first), with integer outputs' tangents zero."""
+    outputs`` of ``jaxpr`` (constants first), with integer outputs' tangents zero.
+    ``with_primals``: the primal outputs come first, then the tangents (one pass, as a
+    loop body that carries both needs)."""
     def make():
         n = len(jaxpr.invars)
 
@@ -612,13 +614,15 @@ def jvp_jaxpr(jaxpr, nonzero):
             primals, ts = args[:n], iter(args[n:])
             tangents = [next(ts) if m else np.zeros(a.shape, a.dtype)
                         for m, a in zip(nonzero, jaxpr.in_avals)]
-            _, t_out = jvp(lambda *p: eval_jaxpr(jaxpr, [], *p), tuple(primals),
-                           tuple(tangents))
-            return [t if a.dtype.kind in "fc" else np.zeros(a.shape, a.dtype)
-                    for t, a in zip(t_out, jaxpr.out_avals)]
+            p_out, t_out = jvp(lambda *p: eval_jaxpr(jaxpr, [], *p), tuple(primals),
+                               tuple(tangents))
+            t_out = [t if a.dtype.kind in "fc" else np.zeros(a.shape, a.dtype)
+                     for t, a in zip(t_out, jaxpr.out_avals)]
+            return list(p_out) + t_out if with_primals else t_out
         avals = list(jaxpr.in_avals) + [a for a, m in zip(jaxpr.in_avals, nonzero) if m]
-        return trace_closed(f, avals, "jvp")
-    return derived_program(jaxpr, ("jvp", tuple(nonzero)), make)
+        with effects_suppressed():  # it recomputes primals: their call made the effects
+            return trace_closed(f, avals, "jvp")
+    return derived_program(jaxpr, ("jvp", tuple(nonzero), with_primals), make)
 
 
 def transpose_jaxpr(jaxpr, linear):
@@ -640,8 +644,33 @@ def transpose_jaxpr(jaxpr, linear):
             zeros = [np.zeros(a.shape, a.dtype) for a in lin_avals]
             _, pullback = vjp(f_lin, *zeros)
             return list(pullback(list(cts)))
-        return trace_closed(f, def_avals + list(jaxpr.out_avals), "transpose")
+        with effects_suppressed():
+            return trace_closed(f, def_avals + list(jaxpr.out_avals), "transpose")
     return derived_program(jaxpr, ("transpose", tuple(linear)), make)
+
+
+def vjp_jaxpr(jaxpr, wrt, out_mask):
+    """The program ``(all inputs, cotangents of the outputs flagged in out_mask) ->
+    cotangents of the inputs flagged in wrt`` of ``jaxpr`` (constants first): its
+    reverse-mode derivative at the point given, for a program that need not be linear
+    (a loop body run backwards; `transpose_jaxpr` is for linear ones)."""
+    def make():
+        n = len(jaxpr.invars)
+
+        def f(*args):
+            point, cts = args[:n], args[n:]
+
+            def f_wrt(*xs):
+                it = iter(xs)
+                full = [next(it) if m else v for v, m in zip(point, wrt)]
+                return [o for o, m in zip(eval_jaxpr(jaxpr, [], *full), out_mask) if m]
+
+            _, pullback = vjp(f_wrt, *[v for v, m in zip(point, wrt) if m])
+            return list(pullback(list(cts)))
+        avals = list(jaxpr.in_avals) + [a for a, m in zip(jaxpr.out_avals, out_mask) if m]
+        with effects_suppressed():
+            return trace_closed(f, avals, "vjp")
+    return derived_program(jaxpr, ("vjp", tuple(wrt), tuple(out_mask)), make)
 
 
 # --------------------------------------------------------------------------- custom_vjp

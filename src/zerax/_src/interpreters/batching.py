@@ -388,12 +388,32 @@ def batched_outputs(fn_jaxpr, example_avals, batched, size):
     return flags
 
 
-def batch_jaxpr(jaxpr, dims, size):
+def batched_carries(jaxpr, example_avals, batched, carry_at, num_carry, size):
+    """The fixpoint of a loop body under vmap: which carries vary over the batch.
+
+    ``jaxpr`` is a loop body whose inputs ``carry_at:carry_at + num_carry`` are the carry
+    and whose first ``num_carry`` outputs are the new carry; ``batched`` flags its
+    batched inputs (``example_avals``: one batch member's).  A carry becomes batched when
+    the body makes it depend on batched values, which can make others batched in turn.
+    Returns the carries' flags and the body's output flags for them."""
+    batched = list(batched)
+    while True:
+        outs = batched_outputs(jaxpr, example_avals, batched, size)
+        carry = batched[carry_at:carry_at + num_carry]
+        new = [a or b for a, b in zip(carry, outs[:num_carry])]
+        if new == carry:
+            return carry, outs
+        batched[carry_at:carry_at + num_carry] = new
+
+
+def batch_jaxpr(jaxpr, dims, size, out_axes=None):
     """The program of ``jaxpr`` vmapped over ``size`` members, its inputs' batch
-    dimensions ``dims`` (None: unmapped), every output batched along axis 0:
-    ``(jaxpr, consts)``, traced once per program, dims and size."""
+    dimensions ``dims`` (None: unmapped), its outputs batched along ``out_axes`` (one
+    axis or None per output, as vmap's; default: every output along axis 0):
+    ``(jaxpr, consts)``, traced once per program, dims, size and out_axes."""
+    out_axes = None if out_axes is None else tuple(out_axes)
     # a batched program resolves the collectives of the named axis being batched
-    key = ("vmap", tuple(dims), size, _rule_axis_name[0])
+    key = ("vmap", tuple(dims), size, out_axes, _rule_axis_name[0])
 
     def make():
         avals = []
@@ -402,7 +422,8 @@ def batch_jaxpr(jaxpr, dims, size):
             if d is not None:
                 shape.insert(d, size)
             avals.append(ShapedArray(shape, a.dtype))
-        f = vmap(lambda *a: eval_jaxpr(jaxpr, [], *a), in_axes=tuple(dims))
+        f = vmap(lambda *a: tuple(eval_jaxpr(jaxpr, [], *a)), in_axes=tuple(dims),
+                 out_axes=0 if out_axes is None else out_axes, axis_size=size)
         return trace_closed(lambda *a: list(f(*a)), avals, "vmap")
     return derived_program(jaxpr, key, make)
 

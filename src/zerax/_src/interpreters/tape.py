@@ -33,7 +33,7 @@ from . import ad
 from .ad import (JVPTracer, Zero, backward_pass, instantiate, linearize_flat, split_aux,
                  zeros_for)
 from ..core.api_util import as_input
-from ..core.array import Array
+from ..core.array import Array, DeviceArray, device_buffers
 from ..core.core import (ShapedArray, Trace, Tracer, _trace_stack, bind, find_top_trace,
                          new_trace, rule_table, run_impl)
 from ..ir.ir import eval_jaxpr
@@ -113,6 +113,12 @@ def _summed(rule):
     return summed
 
 
+def _on_device(args) -> bool:
+    """Whether a primitive's operands hold a device buffer (see core.array)."""
+    return any(type(a) is DeviceArray or type(a) is TapeTracer and type(a.val) in device_buffers
+               for a in args)
+
+
 class TapeTrace(Trace):
     """Runs primitives at once on concrete values and notes how to go back.
 
@@ -136,7 +142,10 @@ class TapeTrace(Trace):
 
     def process_primitive(self, prim, args, params):
         rules = vjp_rules.get(prim)
-        if rules is None or prim.multiple_results and rules != ():
+        if rules is None or prim.multiple_results and rules != () or \
+                device_buffers and _on_device(args):
+            # (operands holding a device buffer, which the NumPy rules here cannot take,
+            # also take the general path: its eager steps run on the buffer's backend)
             return self._linearized(prim, lambda full: bind(prim, *full, **params), args,
                                     prim.multiple_results)
         vals, tracked = [], []

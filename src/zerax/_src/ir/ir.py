@@ -8,6 +8,8 @@ any particular primitive or transform.
 
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 from ..core.core import ShapedArray, bind, get_aval, short_dtype
@@ -244,11 +246,12 @@ def typecheck(jaxpr: Jaxpr) -> None:
 
 
 def dce(jaxpr: Jaxpr) -> Jaxpr:
-    """Dead-code elimination: drop equations none of whose outputs are used."""
+    """Dead-code elimination: drop equations none of whose outputs are used, unless
+    they have an effect (`has_effects`)."""
     live = {v for v in jaxpr.outvars if type(v) is Var}
     kept = []
     for eqn in reversed(jaxpr.eqns):
-        if any(v in live for v in eqn.outvars) or eqn.primitive in effectful_primitives:
+        if any(v in live for v in eqn.outvars) or eqn_has_effects(eqn):
             kept.append(eqn)
             for a in eqn.invars:
                 if type(a) is Var:
@@ -257,9 +260,61 @@ def dce(jaxpr: Jaxpr) -> Jaxpr:
     return Jaxpr(jaxpr.constvars, jaxpr.invars, jaxpr.outvars, kept)
 
 
-# Primitives DCE keeps though their outputs are unused (a host callback's printing):
-# their modules add them here.
+# --------------------------------------------------------------------------- effects
+# An *effect* is what a primitive does besides computing its outputs (a host callback
+# prints).  Its module adds it to ``effectful_primitives``; DCE then keeps its
+# equations, and every call, loop or branch whose sub-program holds one (an effect
+# inside ``jit``, ``scan`` or ``cond`` whose outputs are unused still happens).
+
 effectful_primitives: set = set()
+_effects_of: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # Jaxpr -> bool
+
+
+def has_effects(jaxpr) -> bool:
+    """Whether running ``jaxpr`` (a Jaxpr or ClosedJaxpr) has an effect, in any of its
+    equations or sub-programs (memoised per program: programs are immutable)."""
+    if type(jaxpr) is ClosedJaxpr:
+        jaxpr = jaxpr.jaxpr
+    if not effectful_primitives:
+        return False
+    known = _effects_of.get(jaxpr)
+    if known is None:
+        known = _effects_of[jaxpr] = any(eqn_has_effects(e) for e in jaxpr.eqns)
+    return known
+
+
+def eqn_has_effects(eqn) -> bool:
+    if eqn.primitive in effectful_primitives:
+        return True
+    for p in eqn.params.values():
+        if type(p) in (Jaxpr, ClosedJaxpr):
+            if has_effects(p):
+                return True
+        elif type(p) in (tuple, list) and any(  # cond's branches
+                type(q) in (Jaxpr, ClosedJaxpr) and has_effects(q) for q in p):
+            return True
+    return False
+
+
+class effects_suppressed:
+    """``with effects_suppressed():`` effectful primitives bound meanwhile do nothing
+    and are not recorded.  For the programs a transform derives from one that has
+    already run: the tangent program of ``jvp_jaxpr`` and the transposed program of
+    ``transpose_jaxpr`` recompute the primal values, but the primal call made the
+    effects (a print under ``grad(jit(f))`` prints once, as JAX's does)."""
+
+    _depth = 0
+
+    def __enter__(self):
+        effects_suppressed._depth += 1
+
+    def __exit__(self, *exc):
+        effects_suppressed._depth -= 1
+        return False
+
+    @staticmethod
+    def active() -> bool:
+        return effects_suppressed._depth > 0
 
 
 def jaxpr_as_fun(closed: ClosedJaxpr):
@@ -275,4 +330,5 @@ def convert_constvars(jaxpr: Jaxpr) -> Jaxpr:
 
 
 __all__ = ["Var", "Literal", "Eqn", "Jaxpr", "ClosedJaxpr", "eval_jaxpr", "pp_jaxpr",
-           "typecheck", "dce", "jaxpr_as_fun", "convert_constvars", "get_aval"]
+           "typecheck", "dce", "jaxpr_as_fun", "convert_constvars", "get_aval",
+           "effectful_primitives", "has_effects", "effects_suppressed"]

@@ -17,14 +17,14 @@ import numpy as np
 
 from ... import errors
 from ..core import tree
-from ..core.api_util import as_input
+from ..core.api_util import OutTree, as_input, flatten_fun
 from ..core.array import Array
 from ..core.core import ShapedArray, Tracer, current_level, get_aval
 from ..interpreters.batching import vmap
-from ..ir.tracing import trace_to_jaxpr
+from ..ir.tracing import trace_closed
 from ..ops import shape as sh
 from ..ops.elementwise import add, convert_element_type, ne
-from ..ops.cond import cond_from_fns
+from ..ops.cond import cond_from_programs
 from ..ops.scan import scan_from_fn
 from ..ops.while_loop import while_from_fns
 from ..ir.tracing import fun_name
@@ -245,29 +245,19 @@ def cond(pred, true_fun, false_fun, *operands, operand=_NO_OPERAND):
 
 def _traced_cond(index, branches, operands, what):
     leaves, in_tree = _flatten_values(tuple(operands), f"{what} operand")
-    out_trees, out_avals = [], []
-
-    def wrap(fn):
-        def flat(*xs):
-            out = fn(*tree.tree_unflatten(in_tree, list(xs)))
-            o_leaves, o_tree = tree.tree_flatten(out)
-            o_leaves = [as_input(o, f"output of {fun_name(fn)}") for o in o_leaves]
-            out_trees.append(o_tree)
-            out_avals.append([get_aval(o) for o in o_leaves])
-            return o_leaves
-        return flat
-
+    avals = [get_aval(x) for x in leaves]
     index = convert_element_type(index, np.int32)
     names = [fun_name(b) for b in branches]
-    fns = [wrap(b) for b in branches]
-    # Trace to check types before binding (errors name both sides).
-    for f in fns:
-        trace_to_jaxpr(f, [get_aval(x) for x in leaves], what)
+    # Each branch traced once; their types are checked before binding (errors name
+    # both sides).
+    stores = [OutTree() for _ in branches]
+    programs = [trace_closed(flatten_fun(b, in_tree, o, out_what=f"output of {n}"), avals, what)
+                for b, o, n in zip(branches, stores, names)]
     for k in range(1, len(branches)):
-        _check_same(what, out_trees[0], out_avals[0], f"branch {names[0]}",
-                    out_trees[k], out_avals[k], f"branch {names[k]}")
-    outs = cond_from_fns(index, fns, leaves, what)
-    return tree.tree_unflatten(out_trees[0], outs)
+        _check_same(what, stores[0].tree, programs[0][0].out_avals, f"branch {names[0]}",
+                    stores[k].tree, programs[k][0].out_avals, f"branch {names[k]}")
+    outs = cond_from_programs(index, programs, leaves, what)
+    return tree.tree_unflatten(stores[0].tree, outs)
 
 
 # --------------------------------------------------------------------------- while_loop
@@ -299,10 +289,13 @@ def while_loop(cond_fun, body_fun, init_val, *, checkpoint_every: int = 1):
         return _check_bool_scalar(cond_fun(tree.tree_unflatten(in_tree, carry)),
                                   f"while_loop cond_fun {fun_name(cond_fun)}")
 
+    out_tree = OutTree()
+    flat_body = flatten_fun(body_fun, in_tree, out_tree, apply=_apply1,
+                            out_what="body_fun output")
+
     def b(carry):
-        out = body_fun(tree.tree_unflatten(in_tree, carry))
-        o_leaves, o_tree = _flatten_values(out, "body_fun output")
-        _check_same("while_loop", in_tree, in_avals, "init_val", o_tree,
+        o_leaves = flat_body(*carry)
+        _check_same("while_loop", in_tree, in_avals, "init_val", out_tree.tree,
                     [get_aval(o) for o in o_leaves], f"body_fun {fun_name(body_fun)}")
         return o_leaves
 
@@ -398,22 +391,30 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1):
         return _eager_scan(f, init, x_leaves, x_tree, n, reverse)
     c_leaves, c_tree = _flatten_values(init, "scan init")
     c_avals = [get_aval(c) for c in c_leaves]
-    y_tree_box = []
+    # f on (carry, x) leaves; its output (new carry, y) flattened: carry leaves first
+    out_tree = OutTree()
+    flat_f = flatten_fun(lambda c, x: _carry_and_y(f(c, x), f), tree.tree_structure(
+        (tree.tree_unflatten(c_tree, c_leaves), x_slice)), out_tree)
 
     def body(consts, carry, x):
-        x_val = tree.tree_unflatten(x_tree, x)
-        new_carry, y = _carry_and_y(f(tree.tree_unflatten(c_tree, carry), x_val), f)
-        nc_leaves, nc_tree = _flatten_values(new_carry, "scan carry")
+        out_leaves = flat_f(*carry, *x)
+        nc_tree = out_tree.tree.children()[0]
+        nk = nc_tree.num_leaves
+        nc_leaves = [as_input(o, "scan carry") for o in out_leaves[:nk]]
         _check_same("scan", c_tree, c_avals, "init", nc_tree, [get_aval(c) for c in nc_leaves],
                     f"the carry returned by {fun_name(f)}")
-        y_leaves, y_tree = _flatten_values(y, "scan output")
-        y_tree_box.append(y_tree)
-        return nc_leaves, y_leaves
+        return nc_leaves, [as_input(o, "scan output") for o in out_leaves[nk:]]
 
     final, ys = scan_from_fn(body, [], c_leaves, x_leaves, n, reverse, fun_name(f),
                              unroll=1 if unroll in (None, False) else
                              (n if unroll is True else int(unroll)))
-    return tree.tree_unflatten(c_tree, final), tree.tree_unflatten(y_tree_box[-1], ys)
+    return (tree.tree_unflatten(c_tree, final),
+            tree.tree_unflatten(out_tree.tree.children()[1], ys))
+
+
+def _apply1(fun, value):
+    """How `flatten_fun` calls a loop body: on the one rebuilt carry."""
+    return fun(value)
 
 
 def _carry_and_y(out, f):

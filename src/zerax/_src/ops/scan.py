@@ -17,13 +17,13 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.ad_util import Zero, is_undefined
-from ..interpreters.ad import linearize_flat, vjp as ad_vjp
+from ..interpreters.ad import linearize_flat, transpose_jaxpr
 from ..core.core import Primitive, ShapedArray, Tracer, bind, get_aval
 from ..ir.ir import convert_constvars, eval_jaxpr
 from ..ir.tracing import trace_to_jaxpr
 from ..interpreters.ad import jvp_rules, transpose_rules
-from ..interpreters.batching import (batch_rules, batch_size_of, batched_outputs,
-                                     bdim_at_front, example_aval, moveaxis, vmap)
+from ..interpreters.batching import (batch_jaxpr, batch_rules, batch_size_of,
+                                     batched_carries, bdim_at_front, example_aval, moveaxis)
 from .elementwise import add
 
 scan_p = Primitive("scan", multiple_results=True)
@@ -190,29 +190,17 @@ def _scan_transpose(cts, *args, jaxpr, length, reverse, num_consts, num_carry, u
              for c in cts[num_carry:]]
     d_consts = [c for c, m in zip(consts, lin_c) if not m]
     d_xs = [x for x, m in zip(xs, lin_x) if not m]
-    lc_avals = [c.aval for c, m in zip(consts, lin_c) if m]
-    lk_avals = [get_aval(c) if d else c.aval for c, d in zip(init, carry_defined)]
-    lx_avals = [ShapedArray(x.aval.shape[1:], x.aval.dtype) for x, m in zip(xs, lin_x) if m]
-    acc0 = [np.zeros(a.shape, a.dtype) for a in lc_avals]
+    n_lc = sum(lin_c)
+    acc0 = [np.zeros(c.aval.shape, c.aval.dtype) for c, m in zip(consts, lin_c) if m]
+    # the transposed body: (defined consts, defined xs, carry and y cotangents) ->
+    # cotangents of the linear consts, the carry and the linear xs
+    tj, t_consts = transpose_jaxpr(jaxpr, lin_c + [True] * num_carry + lin_x)
 
     def body_t(cs, carry, x):
         ct_c, acc = carry[:num_carry], carry[num_carry:]
         dx, ct_y = x[:len(d_xs)], x[len(d_xs):]
-
-        def f_lin(*lin):
-            lc, lk, lx = lin[:len(lc_avals)], lin[len(lc_avals):len(lc_avals) + num_carry], \
-                lin[len(lc_avals) + num_carry:]
-            ci, di = iter(lc), iter(cs)
-            xi, dxi = iter(lx), iter(dx)
-            full_c = [next(ci) if m else next(di) for m in lin_c]
-            full_x = [next(xi) if m else next(dxi) for m in lin_x]
-            return eval_jaxpr(jaxpr, [], *full_c, *lk, *full_x)
-
-        zeros = [np.zeros(a.shape, a.dtype) for a in lc_avals + lk_avals + lx_avals]
-        _, pull = ad_vjp(f_lin, *zeros)
-        d = list(pull(list(ct_c) + list(ct_y)))
-        d_c, d_k, d_x = d[:len(lc_avals)], d[len(lc_avals):len(lc_avals) + num_carry], \
-            d[len(lc_avals) + num_carry:]
+        d = eval_jaxpr(tj, [], *t_consts, *cs, *dx, *ct_c, *ct_y)
+        d_c, d_k, d_x = d[:n_lc], d[n_lc:n_lc + num_carry], d[n_lc + num_carry:]
         new_acc = [add(a, g) for a, g in zip(acc, d_c)]
         return list(d_k) + new_acc, d_x
 
@@ -233,40 +221,28 @@ def _scan_batch(args, dims, *, jaxpr, length, reverse, num_consts, num_carry, un
     size = batch_size_of(args, dims)
     consts, init, xs = _split(args, num_consts, num_carry)
     d_c, d_k, d_x = _split(dims, num_consts, num_carry)
-    carry_batched = [d is not None for d in d_k]
-    # Fixpoint: a carry becomes batched if the body makes it depend on batched values.
-    while True:
-        in_axes = tuple([d if d is None else 0 for d in d_c] +
-                        [0 if b else None for b in carry_batched] +
-                        [None if d is None else 0 for d in d_x])
-        probe = _batched_outs(jaxpr, consts, init, xs, d_c, d_k, d_x, carry_batched, size)
-        new = [a or p for a, p in zip(carry_batched, probe[:num_carry])]
-        if new == carry_batched:
-            break
-        carry_batched = new
+    # Which carries vary over the batch (a fixpoint over the body).
+    example = ([example_aval(c, d) for c, d in zip(consts, d_c)] +
+               [example_aval(c, d) for c, d in zip(init, d_k)] +
+               [_slice_aval_of(example_aval(x, d)) for x, d in zip(xs, d_x)])
+    carry_batched, _ = batched_carries(
+        jaxpr, example, [d is not None for d in dims], num_consts, num_carry, size)
     consts0 = [c if d is None else bdim_at_front(c, d, size) for c, d in zip(consts, d_c)]
     init0 = [bdim_at_front(c, d, size) if b else c
              for c, d, b in zip(init, d_k, carry_batched)]
     xs1 = [x if d is None else moveaxis(x, d, 1) for x, d in zip(xs, d_x)]
+    # the batched body: batched operands along axis 0, unbatched carries left unbatched
+    bj, b_consts = batch_jaxpr(
+        jaxpr, [d if d is None else 0 for d in d_c] + [0 if b else None for b in carry_batched]
+        + [None if d is None else 0 for d in d_x], size,
+        [0 if b else None for b in carry_batched] + [0] * (len(jaxpr.outvars) - num_carry))
 
     def body(cs, carry, x):
-        f = vmap(lambda *a: tuple(eval_jaxpr(jaxpr, [], *a)), in_axes=in_axes,
-                 out_axes=tuple([0 if b else None for b in carry_batched] +
-                                [0] * (len(jaxpr.outvars) - num_carry)), axis_size=size)
-        outs = list(f(*cs, *carry, *x))
+        outs = eval_jaxpr(bj, [], *b_consts, *cs, *carry, *x)
         return outs[:num_carry], outs[num_carry:]
 
     final, ys = scan_from_fn(body, consts0, init0, xs1, length, reverse, "vmap_scan")
     return list(final) + list(ys), [0 if b else None for b in carry_batched] + [1] * len(ys)
-
-
-def _batched_outs(jaxpr, consts, init, xs, d_c, d_k, d_x, carry_batched, size):
-    """Which body outputs vary over the batch, for the given batched inputs."""
-    ex = ([example_aval(c, d) for c, d in zip(consts, d_c)] +
-          [example_aval(c, d) for c, d in zip(init, d_k)] +
-          [_slice_aval_of(example_aval(x, d)) for x, d in zip(xs, d_x)])
-    flags = [d is not None for d in d_c] + list(carry_batched) + [d is not None for d in d_x]
-    return batched_outputs(jaxpr, ex, flags, size)
 
 
 def _slice_aval_of(aval):

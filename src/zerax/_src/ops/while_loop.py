@@ -16,13 +16,15 @@ import numpy as np
 
 from ... import errors
 from ..core.ad_util import Zero, is_undefined
-from ..interpreters.ad import jvp as ad_jvp, vjp as ad_vjp
+from ..interpreters.ad import (derived_program, jvp as ad_jvp, jvp_jaxpr, vjp as ad_vjp,
+                               vjp_jaxpr)
 from ..core.core import Primitive, ShapedArray, bind, concrete_value, get_aval
-from ..ir.ir import convert_constvars, eval_jaxpr
+from ..ir.ir import ClosedJaxpr, Jaxpr, convert_constvars, eval_jaxpr
 from ..ir.tracing import trace_to_jaxpr
 from ..interpreters.ad import jvp_rules, transpose_rules
-from ..interpreters.batching import (batch_by_loop, batch_rules, batch_size_of,
-                                     batched_outputs, bdim_at_front, example_aval, vmap)
+from ..interpreters.batching import (batch_by_loop, batch_jaxpr, batch_rules,
+                                     batch_size_of, batched_carries, batched_outputs,
+                                     bdim_at_front, example_aval, vmap)
 from .elementwise import add, mul, select_n
 from .reduce import reduce_max, reduce_sum
 from .shape import broadcast_in_dim
@@ -113,17 +115,16 @@ def joint_tangent(args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts, nz_b
     n_carry = len(body_jaxpr.outvars)
     cc, bc, init, t_bc, t_init = _lin_parts(args, cond_nconsts, body_nconsts, nz_bc, fc,
                                             n_carry)
+    # the body's JVP program: (consts, carry, nonzero tangents) -> (carry, tangents)
+    jj, j_consts = jvp_jaxpr(body_jaxpr, list(nz_bc) + list(fc), with_primals=True)
 
     def cond(carry):
         return eval_jaxpr(cond_jaxpr, [], *cc, *carry[:n_carry])[0]
 
     def body(carry):
-        p, t = carry[:n_carry], iter(carry[n_carry:])
-        tb = iter(t_bc)
-        tans = [next(tb) if m else _zeros(c) for m, c in zip(nz_bc, bc)] + \
-            [next(t) if f else _zeros(c) for f, c in zip(fc, p)]
-        new_p, new_t = ad_jvp(lambda *a: eval_jaxpr(body_jaxpr, [], *a),
-                              tuple(bc) + tuple(p), tuple(tans))
+        p, t = carry[:n_carry], carry[n_carry:]
+        outs = eval_jaxpr(jj, [], *j_consts, *bc, *p, *t_bc, *t)
+        new_p, new_t = outs[:n_carry], outs[n_carry:]
         return list(new_p) + [nt for nt, f in zip(new_t, fc) if f]
 
     outs = while_from_fns(cond, body, list(init) + list(t_init), "while_jvp")
@@ -180,28 +181,19 @@ transpose_rules[while_lin_p] = _lin_transpose
 while_transpose_p = Primitive("while_transpose", multiple_results=True)
 
 
-def bwd_program(body_jaxpr, body_nconsts, nz_bc, fc, bc_avals, carry_avals):
-    """``(body consts, carry, carry cotangent) -> (cotangents of the differentiated
-    consts, cotangent of the carry before the step)``, traced once."""
-    n_bc = body_nconsts
+def bwd_program(body_jaxpr, body_nconsts, nz_bc, fc, bc_avals=None, carry_avals=None):
+    """One backward step of the loop: ``(body consts, carry, carry cotangent) ->
+    (cotangents of the differentiated consts, cotangent of the carry before the step)``,
+    the body's `vjp_jaxpr` as a closed program (traced once per body and masks; the
+    avals are the body's own, accepted for the Numba lowering's call)."""
+    del body_nconsts, bc_avals, carry_avals
 
-    def bwd(*a):
-        bc, carry, ct = a[:n_bc], a[n_bc:n_bc + len(carry_avals)], a[n_bc + len(carry_avals):]
-        lin_bc = [c for c, m in zip(bc, nz_bc) if m]
-        lin_k = [c for c, f in zip(carry, fc) if f]
-
-        def f(*lin):
-            lb, lk = iter(lin[:len(lin_bc)]), iter(lin[len(lin_bc):])
-            full_bc = [next(lb) if m else c for m, c in zip(nz_bc, bc)]
-            full_k = [next(lk) if f else c for f, c in zip(fc, carry)]
-            outs = eval_jaxpr(body_jaxpr, [], *full_bc, *full_k)
-            return [o for o, f in zip(outs, fc) if f]
-        _, pull = ad_vjp(f, *lin_bc, *lin_k)
-        return list(pull(list(ct)))
-
-    ct_avals = [a for a, f in zip(carry_avals, fc) if f]
-    closed = trace_to_jaxpr(bwd, list(bc_avals) + list(carry_avals) + ct_avals, "while_bwd")
-    return closed
+    def make():
+        bj, consts = vjp_jaxpr(body_jaxpr, list(nz_bc) + list(fc), fc)
+        k = len(consts)
+        # its constants become constant variables again (the lowering inlines it)
+        return ClosedJaxpr(Jaxpr(bj.invars[:k], bj.invars[k:], bj.outvars, bj.eqns), consts)
+    return derived_program(body_jaxpr, ("while_bwd", tuple(nz_bc), tuple(fc)), make)
 
 
 def _transpose_impl_fn(args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts, nz_bc, fc,
@@ -210,8 +202,7 @@ def _transpose_impl_fn(args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts,
     n_carry = len(body_jaxpr.outvars)
     cc, bc, rest = split_operands(args, cond_nconsts, body_nconsts)
     init, ct = list(rest[:n_carry]), list(rest[n_carry:])
-    bwd = bwd_program(body_jaxpr, body_nconsts, nz_bc, fc, [get_aval(c) for c in bc],
-                       [get_aval(c) for c in init])
+    bwd = bwd_program(body_jaxpr, body_nconsts, nz_bc, fc)
     k = max(1, int(checkpoint_every))
 
     def step(c):
@@ -351,25 +342,24 @@ def _while_batch(args, dims, *, cond_jaxpr, body_jaxpr, cond_nconsts, body_ncons
     ex_cc = [example_aval(c, d) for c, d in zip(cc, d_cc)]
     ex_bc = [example_aval(c, d) for c, d in zip(bc, d_bc)]
     ex_k = [example_aval(c, d) for c, d in zip(init, d_k)]
-
-    def probe_batched(fn_jaxpr, ex_consts, ax_consts, carry_batched):
-        return batched_outputs(fn_jaxpr, ex_consts + ex_k,
-                               [a is not None for a in ax_consts] + list(carry_batched), size)
-
-    while True:  # fixpoint: which carries vary over the batch
-        new = [a or b for a, b in zip(batched, probe_batched(body_jaxpr, ex_bc, ax_bc, batched))]
-        if new == batched:
-            break
-        batched = new
-    pred_batched = probe_batched(cond_jaxpr, ex_cc, ax_cc, batched)[0]
+    # which carries vary over the batch (a fixpoint over the body); then the predicate
+    batched, _ = batched_carries(body_jaxpr, ex_bc + ex_k,
+                                 [a is not None for a in ax_bc] + batched, len(bc), n, size)
+    pred_batched = batched_outputs(cond_jaxpr, ex_cc + ex_k,
+                                   [a is not None for a in ax_cc] + batched, size)[0]
     if pred_batched:
         batched = [True] * n
     carry0 = [bdim_at_front(c, d, size) if b else c for c, d, b in zip(init, d_k, batched)]
     ax_k = tuple(0 if b else None for b in batched)
-    v_cond = vmap(lambda *a: eval_jaxpr(cond_jaxpr, [], *a)[0], in_axes=ax_cc + ax_k,
-                  out_axes=0 if pred_batched else None, axis_size=size)
-    v_body = vmap(lambda *a: tuple(eval_jaxpr(body_jaxpr, [], *a)), in_axes=ax_bc + ax_k,
-                  out_axes=ax_k, axis_size=size)
+    cj, c_consts = batch_jaxpr(cond_jaxpr, ax_cc + ax_k, size, [0 if pred_batched else None])
+    bj, b_consts = batch_jaxpr(body_jaxpr, ax_bc + ax_k, size, ax_k)
+
+    def v_cond(*a):
+        return eval_jaxpr(cj, [], *c_consts, *a)[0]
+
+    def v_body(*a):
+        return eval_jaxpr(bj, [], *b_consts, *a)
+
     if not pred_batched:
         outs = while_from_fns(lambda c: v_cond(*cc0, *c), lambda c: list(v_body(*bc0, *c)),
                               carry0, "vmap_while", checkpoint_every)

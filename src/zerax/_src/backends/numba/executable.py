@@ -152,8 +152,19 @@ class NumbaBackend:
     # compiled eager paths of the random samplers (api/random/eager.py)
     random_kernels = staticmethod(random_kernels.kernels)
 
+    buffer_types = ()    # its buffers are NumPy's, the host's
+
     def devices(self):
         return [CPU]
+
+    def device_of(self, buffer):
+        return CPU
+
+    def put(self, value, device):
+        return value
+
+    def to_host(self, buffer):
+        return buffer
 
     def compile(self, jaxpr, name: str) -> NumbaExecutable:
         return NumbaExecutable(jaxpr, name)
@@ -162,6 +173,8 @@ class NumbaBackend:
         return generate_source(jaxpr)
 
     def apply(self, prim, buffers, params):
+        # What the eager path (core.eval_primitive) does itself for NumPy buffers,
+        # without asking: this backend's buffers are NumPy's.
         return run_impl(prim, buffers, params)
 
     def num_threads(self) -> int:

@@ -14,6 +14,7 @@ and then updated in place, so a step costs the size of its update, not of the ca
 from __future__ import annotations
 
 import contextlib
+import math
 import re
 
 from ...ir.ir import Jaxpr, Var
@@ -22,6 +23,8 @@ from ...ops.index_update import (scatter_add_p, scatter_max_p, scatter_min_p, sc
                                  scatter_p)
 from ...ops.linalg import dot_general_p
 from ...ops.reduce import reduce_max_p, reduce_min_p, reduce_prod_p, reduce_sum_p
+from ...ops.shape import (broadcast_in_dim_p, concatenate_p, reshape_p, rev_p, squeeze_p,
+                          transpose_p)
 from ...ops.slicing import dynamic_slice_p, dynamic_update_slice_p, slice_p
 from .fusion import dtype_name, plan_groups
 from .memory import hugepages, wants_hugepages
@@ -35,6 +38,17 @@ UPDATE_PRIMITIVES = frozenset({scatter_p, scatter_add_p, scatter_mul_p, scatter_
 # view of an operand), so an earlier read of an updated buffer is complete.
 _READERS = frozenset({dynamic_slice_p, slice_p, gather_p, reduce_sum_p, reduce_max_p,
                       reduce_min_p, reduce_prod_p, dot_general_p})
+
+
+# Primitives whose lowerings copy their operands' elements into arrays of their own
+# (lower_shape.py, lower_indexing.py): an operand read only by these, by fused
+# elementwise code and by the readers above is never kept past its last read.
+_COPIERS = _READERS | frozenset({concatenate_p, reshape_p, squeeze_p, transpose_p, rev_p,
+                                 broadcast_in_dim_p})
+
+
+# Rules that accept a one-element operand held as a scalar (`one_element_values`).
+_SCALAR_READERS = frozenset({reshape_p, squeeze_p, concatenate_p, broadcast_in_dim_p})
 
 
 def _reads_only(eqn) -> bool:
@@ -136,11 +150,29 @@ def drop_copy(ctx, eqn, lines, start) -> bool:
     return False
 
 
-def start_carries(ctx, avals, init_refs, prefix="c"):
-    """Declare carry variables initialised from ``init_refs``; returns their refs."""
+def takes_buffer(ctx, var, text) -> bool:
+    """Whether ``var`` (an array named ``text``) is an array of the program being
+    lowered that nothing else holds, so a loop may take it as a carry buffer and
+    update it in place without copying it first: ``text`` was assigned a new array
+    (``np.empty``/``np.copy``, in this block: not a buffer reused by loop steps) and
+    ``var`` has no other use, in the program or as its output."""
+    body = ctx.body
+    if body is None or type(var) is not Var:
+        return False
+    uses = sum(a is var for e in body.eqns for a in e.invars)
+    if uses != 1 or any(a is var for a in body.outvars):
+        return False
+    fresh = re.compile(rf"^\s*{re.escape(text)} = np\.(empty|copy)\(.*\)$")
+    return any(fresh.match(line) for line in ctx.lines)
+
+
+def start_carries(ctx, avals, init_refs, prefix="c", init_vars=None):
+    """Declare carry variables initialised from ``init_refs`` (the values of
+    ``init_vars`` where given); returns their refs."""
     refs = []
     starts = []
-    for aval, ref in zip(avals, init_refs):
+    init_vars = [None] * len(avals) if init_vars is None else list(init_vars)
+    for aval, ref, var in zip(avals, init_refs, init_vars):
         name = ctx.fresh(prefix)
         if aval.shape == ():
             ctx.emit(f"{name} = {dtype_name(aval.dtype)}({ctx.text(ref, True)})")
@@ -150,7 +182,9 @@ def start_carries(ctx, avals, init_refs, prefix="c"):
             ctx.emit(f"{name} = {ctx.text(ref, False)}")
             refs.append(("array", name))
             # where the carry starts (`BufferedCarries` may make it a copy)
-            starts.append((ctx.lines, len(ctx.lines) - 1, name, ctx.text(ref, False)))
+            text = ctx.text(ref, False)
+            starts.append((ctx.lines, len(ctx.lines) - 1, name, text,
+                           ref[0] == "array" and takes_buffer(ctx, var, text)))
     ctx.hoisted["carry_starts"] = starts
     return refs
 
@@ -266,21 +300,44 @@ def is_invariant(ctx, text) -> bool:
 
 def private_values(ctx) -> set:
     """Values of the program being lowered (``ctx.body``) whose arrays nothing keeps
-    past the program's end: not its outputs, and read only by fused elementwise loops
-    and by products, which read their operands and write new arrays.  Inside a loop
-    body such a value can live in one buffer reused by every iteration."""
+    past the program's end: not its outputs, and read only by fused elementwise loops,
+    by products and by the copying rules (`_COPIERS`; the updates and values of a
+    scatter), which read their operands and write new arrays.  Inside a loop body such
+    a value can live in one buffer reused by every iteration.  Any other use (a call,
+    a loop's initial carry, a cond's operand, an update's operand, which may be updated
+    in place) may keep the array, so the value is not private."""
+    return _body_facts(ctx)[0]
+
+
+def one_element_values(ctx) -> set:
+    """Values of ``ctx.body`` with exactly one element (of any shape) that are not its
+    outputs and that only reshapes, squeezes, concatenations and broadcasts (lowered
+    one by one, not fused) read: their producers may hold them as plain scalars, which
+    those rules accept (``jnp.array([a, b, c])`` of scalars, ``y[1]`` of a small vector:
+    no array at all)."""
+    return _body_facts(ctx)[1]
+
+
+def _body_facts(ctx):
     body = ctx.body
     if body is None:
-        return set()
+        return set(), set()
     key = ("private", id(body))
     held = ctx.hoisted.get(key)
     if held is None or held[0] is not body:   # (the program is kept: ids are reused)
         shared = {v for v in body.outvars if type(v) is Var}
+        other = set(shared)   # values read by anything but the scalar readers
         for kind, eqns in plan_groups(body):
             for e in eqns:
-                if kind != "fused" and e.primitive is not dot_general_p:
-                    shared.update(a for a in e.invars if type(a) is Var)
-        held = ctx.hoisted[key] = (body, {v for e in body.eqns for v in e.outvars} - shared)
+                ins = [a for a in e.invars if type(a) is Var]
+                if kind == "fused" or e.primitive not in _SCALAR_READERS:
+                    other.update(ins)
+                if kind == "fused" or e.primitive in _COPIERS:
+                    continue
+                shared.update(e.invars[:1] if e.primitive in UPDATE_PRIMITIVES else ins)
+        produced = {v for e in body.eqns for v in e.outvars}
+        single = {v for v in produced - other if math.prod(v.aval.shape) == 1}
+        held = ctx.hoisted[key] = (body, (produced - shared, single))
     return held[1]
 
 
@@ -350,9 +407,12 @@ class BufferedCarries:
         if not cand:
             return []
         for k in sorted(cand):   # the carry's own buffer: a copy of its initial value, once
-            lines, at, name, init = starts[k]
+            lines, at, name, init, take = starts[k]
             if at >= len(lines) or lines[at].strip() != f"{name} = {init}":
                 cand.discard(k)   # (never expected) not the line it was: no in-place
+                continue
+            if take:   # a new array nothing else holds: the carry takes it, no copy
+                lines[at] += "  # taken"
                 continue
             lines[at] = lines[at].replace(f"{name} = {init}", f"{name} = np.copy({init})", 1)
         if not cand:

@@ -75,7 +75,7 @@ def _scan_lower_numba(ctx, eqn):
     consts, init, xs = args[:nc], args[nc:nc + nk], args[nc + nk:]
     carry_avals = jaxpr.out_avals[:nk]
     ctx.emit(f"# scan over {length} steps{' (reversed)' if p['reverse'] else ''}")
-    carries = start_carries(ctx, carry_avals, [ctx.ref(a) for a in init])
+    carries = start_carries(ctx, carry_avals, [ctx.ref(a) for a in init], init_vars=init)
     ys = []
     for v in eqn.outvars[nk:]:
         name = ctx.fresh("ys")
@@ -168,7 +168,7 @@ def _while_lower_numba(ctx, eqn):
         ctx.recorded[_record_key(eqn)] = recorded
     else:
         ctx.emit("# while_loop")
-        carries = start_carries(ctx, avals, [ctx.ref(a) for a in init])
+        carries = start_carries(ctx, avals, [ctx.ref(a) for a in init], init_vars=init)
         bufs = _start_buffers(ctx, body, p["body_nconsts"], avals)
         ctx.emit("while True:")
         with ctx.block():
@@ -227,7 +227,7 @@ def _record_forward(ctx, eqn):
     init = rest[:len(body.outvars)]
     avals = body.out_avals
     ctx.emit(f"# while_loop, reverse mode: forward pass keeping every {k}-th carry")
-    carries = start_carries(ctx, avals, [ctx.ref(a) for a in init])
+    carries = start_carries(ctx, avals, [ctx.ref(a) for a in init], init_vars=init)
     cap, n = ctx.fresh("cap"), ctx.fresh("steps")
     ctx.emit(f"{cap} = 16")
     ctx.emit(f"{n} = 0")

@@ -3,8 +3,8 @@
 At the top level of a jitted program a decomposition is a call to its NumPy
 implementation from the Python glue between the Numba kernels (``host_rules``).
 Inside compiled loop and branch bodies, cholesky, lu and triangular_solve are the
-Numba loop nests below (helpers compiled once, on first use); qr, eigh and svd are not
-available there and raise a NotSupportedError naming the function.
+Numba loop nests below (helpers compiled once, on first use); qr, eigh, svd and eig
+(ops/eig.py) are not available there and raise a NotSupportedError naming the function.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...ops.decompositions import cholesky_p, eigh_p, lu_p, qr_p, svd_p, triangular_solve_p
+from ...ops.eig import eig_p
 from .rules import host_rules, lowering_rules
 
 
@@ -19,7 +20,7 @@ def _always(eqn) -> bool:
     return True
 
 
-for _p in (cholesky_p, triangular_solve_p, lu_p, qr_p, eigh_p, svd_p):
+for _p in (cholesky_p, triangular_solve_p, lu_p, qr_p, eigh_p, svd_p, eig_p):
     host_rules[_p] = _always
 
 
@@ -166,7 +167,7 @@ def _triangular_solve_lower_numba(ctx, eqn):
 lowering_rules[cholesky_p] = _cholesky_lower_numba
 lowering_rules[lu_p] = _lu_lower_numba
 lowering_rules[triangular_solve_p] = _triangular_solve_lower_numba
-for _p, _fn in ((qr_p, "qr"), (eigh_p, "eigh"), (svd_p, "svd")):
+for _p, _fn in ((qr_p, "qr"), (eigh_p, "eigh"), (svd_p, "svd"), (eig_p, "eig")):
     _p.unsupported["lower_numba"] = (
         f"{_fn} is not available inside a compiled loop or branch body (scan, fori_loop, "
         "while_loop, cond, switch, map); at the top level of a jitted function it runs on "

@@ -17,6 +17,7 @@ from ...ops.gather import _gather_shape, default_fill_value, gather_p
 from ...ops.index_update import SCATTERS
 from .codegen import PARALLEL_THRESHOLD, dtype_name, literal_text
 from .lower_reduce import combine
+from .loops import output_buffer
 from .lower_util import affine, array_of, index_text, scalar_of, shape_text
 from .rules import lowering_rules
 
@@ -141,9 +142,9 @@ def _gather_lower_numba(ctx, eqn):
     xn = array_of(ctx, x)
     if shape == ():  # one element: held as a scalar
         target = ctx.fresh("s")
-    else:
-        out = ctx.out(ov)
-        ctx.emit(f"{out} = np.empty({shape_text(shape)}, {dt})")
+    else:   # every element is written: a buffer reused by loop steps (output_buffer)
+        out = output_buffer(ctx, ov, "v")
+        ctx.bind_name(ov, out)
 
     def body(positions, oks, names):
         dst = target if shape == () else f"{out}[{index_text(names)}]"

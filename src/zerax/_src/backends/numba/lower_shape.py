@@ -2,6 +2,11 @@
 ``ops/slicing.py``): broadcast, reshape, squeeze, transpose, concatenate, rev, iota,
 slice, pad, dynamic_slice and dynamic_update_slice, each a loop nest that copies into a
 fresh array (see lower_util.py).
+
+Outputs come from `loops.output_buffer`: inside a loop body, a value that nothing keeps
+past its step is written into one buffer allocated before the loop (small vectors built
+from slices, reshapes and concatenations allocate nothing per step), and a loop's carry
+or stacked output is written where it goes.
 """
 
 from __future__ import annotations
@@ -12,8 +17,35 @@ from ...ops.shape import (broadcast_in_dim_p, concatenate_p, iota_p, reshape_p, 
                           squeeze_p, transpose_p)
 from ...ops.slicing import dynamic_slice_p, dynamic_update_slice_p, pad_p, slice_p
 from .codegen import dtype_name
-from .lower_util import affine, array_of, copy_loop, empty_out, index_text, scalar_of, shape_text
+from .loops import one_element_values, output_buffer
+from .lower_util import affine, array_of, copy_loop, index_text, scalar_of, shape_text
 from .rules import lowering_rules
+
+
+def empty_out(ctx, var) -> str:
+    """Name ``var``'s output: an array the caller overwrites entirely (allocated once
+    per kernel inside loop bodies where the value is private; see `output_buffer`)."""
+    name = output_buffer(ctx, var, "v")
+    ctx.bind_name(var, name)
+    return name
+
+
+def _element(ctx, atom) -> str:
+    """Source text of the only element of a one-element operand (array or scalar)."""
+    if ctx.is_scalar(atom):
+        return ctx.scalar(atom)
+    return f"{ctx.name(atom)}[{index_text(['0'] * len(atom.aval.shape))}]"
+
+
+def held_as_scalar(ctx, var, text) -> bool:
+    """Hold a one-element output as the scalar ``text`` (read now) when every reader
+    of it takes scalars (`loops.one_element_values`): no array, no memory traffic."""
+    if var.aval.shape != () and var not in one_element_values(ctx):
+        return False
+    name = ctx.fresh("s")
+    ctx.emit(f"{name} = {text}")
+    ctx.bind_scalar(var, name)
+    return True
 
 
 # --------------------------------------------------------------------------- shape
@@ -24,8 +56,10 @@ def _bid_lower(ctx, eqn):
     shape, bdims = eqn.params["shape"], eqn.params["broadcast_dimensions"]
     ctx.emit(f"# broadcast_in_dim {x.aval.shape} -> {tuple(shape)}")
     in_shape = x.aval.shape
-    if in_shape == ():
-        s = scalar_of(ctx, x)
+    if in_shape == () or ctx.is_scalar(x):   # (one element: every output element)
+        s = scalar_of(ctx, x) if in_shape == () else ctx.scalar(x)
+        if int(np.prod(shape, dtype=np.int64)) == 1 and held_as_scalar(ctx, ov, s):
+            return
         out = empty_out(ctx, ov)
         if int(np.prod(shape, dtype=np.int64)):
             with ctx.nest(shape) as idx:
@@ -42,15 +76,36 @@ def _reshape_like_lower(prim_name):
     def rule(ctx, eqn):
         (x,), (ov,) = eqn.invars, eqn.outvars
         ctx.emit(f"# {prim_name} {x.aval.shape} -> {ov.aval.shape}")
-        if ov.aval.shape == ():  # a single element: held as a scalar
-            name = ctx.fresh("s")
-            ctx.emit(f"{name} = {scalar_of(ctx, x)}" if x.aval.shape == () else
-                     f"{name} = {ctx.name(x)}[{index_text(['0'] * len(x.aval.shape))}]")
-            ctx.bind_scalar(ov, name)
+        shape = ov.aval.shape
+        size = int(np.prod(shape, dtype=np.int64))
+        # A single element: held as a scalar (always when 0-d)
+        if size == 1 and held_as_scalar(ctx, ov, _element(ctx, x)):
             return
-        xn = array_of(ctx, x)
-        out = ctx.out(ov)
-        ctx.emit(f"{out} = np.ascontiguousarray({xn}).reshape({shape_text(ov.aval.shape)}).copy()")
+        out = empty_out(ctx, ov)
+        if size == 0:
+            return
+        if ctx.is_scalar(x):   # one element, held as a scalar: no array to read
+            ctx.emit(f"{out}[{index_text(['0'] * len(shape))}] = {ctx.scalar(x)}")
+            return
+        src_dims = [n for n in x.aval.shape if n != 1]
+        if src_dims == [n for n in shape if n != 1]:   # only unit axes added or removed
+            xn = ctx.name(x)
+            with ctx.nest(shape) as idx:
+                moving = iter([i for i, n in zip(idx, shape) if n != 1])
+                src = [next(moving) if n != 1 else "0" for n in x.aval.shape]
+                ctx.emit(f"{out}[{index_text(idx)}] = {xn}[{index_text(src)}]")
+            return
+        # Elements in C order: output index (i, j, ...) reads flat element i*n + j...
+        flat = ctx.fresh("r")
+        ctx.emit(f"{flat} = np.ascontiguousarray({ctx.name(x)}).reshape(({size},))")
+        with ctx.nest(shape) as idx:
+            terms, stride = [], 1
+            for i, n in reversed(list(zip(idx, shape))):
+                if n != 1:
+                    terms.append(i if stride == 1 else f"{i} * {stride}")
+                stride *= n
+            pos = " + ".join(reversed(terms)) or "0"
+            ctx.emit(f"{out}[{index_text(idx)}] = {flat}[{pos}]")
     return rule
 
 
@@ -73,11 +128,17 @@ def _concat_lower(ctx, eqn):
     (ov,) = eqn.outvars
     dim = eqn.params["dimension"]
     ctx.emit(f"# concatenate along axis {dim}")
-    names = [array_of(ctx, x) for x in eqn.invars]
+    names = [None if ctx.is_scalar(x) else ctx.name(x) for x in eqn.invars]
     out = empty_out(ctx, ov)
     offset = 0
     for x, xn in zip(eqn.invars, names):
         shape = x.aval.shape
+        if xn is None:   # one element held as a scalar (`held_as_scalar`)
+            ix = ["0"] * len(shape)
+            ix[dim] = str(offset)
+            ctx.emit(f"{out}[{index_text(ix)}] = {ctx.scalar(x)}")
+            offset += 1
+            continue
 
         def out_ix(idx, offset=offset):
             return [affine(i, offset) if d == dim else i for d, i in enumerate(idx)]
@@ -128,6 +189,9 @@ def _slice_lower(ctx, eqn):
     strides = eqn.params["strides"] or (1,) * len(starts)
     ctx.emit(f"# slice {starts}:{limits}:{strides}")
     xn = array_of(ctx, x)
+    if int(np.prod(ov.aval.shape, dtype=np.int64)) == 1 and \
+            held_as_scalar(ctx, ov, f"{xn}[{index_text([str(a) for a in starts])}]"):
+        return
     out = empty_out(ctx, ov)
     copy_loop(ctx, out, lambda idx: idx, xn,
               lambda idx: [affine(i, a, s) for i, a, s in zip(idx, starts, strides)],
@@ -193,6 +257,9 @@ def _ds_lower(ctx, eqn):
     ctx.emit(f"# dynamic_slice sizes {tuple(sizes)}")
     xn = array_of(ctx, x)
     st = _clamped_starts(ctx, starts, x.aval.shape, sizes)
+    if int(np.prod(sizes, dtype=np.int64)) == 1 and \
+            held_as_scalar(ctx, ov, f"{xn}[{index_text(st)}]"):
+        return
     out = empty_out(ctx, ov)
     copy_loop(ctx, out, lambda idx: idx, xn,
               lambda idx: [f"{i} + {s}" for i, s in zip(idx, st)], sizes)
