@@ -11,6 +11,9 @@ import zerax as zx
 import zerax.numpy as znp
 from zerax import lax
 
+# every test runs once per backend (the backend fixture, tests/conftest.py)
+pytestmark = pytest.mark.usefixtures("backend")
+
 
 def _loop_body(src: str) -> list[str]:
     """The lines of the first ``for`` loop over steps of a kernel (its indented body)."""

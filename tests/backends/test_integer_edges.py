@@ -22,6 +22,9 @@ import zerax as zx
 import zerax.numpy as znp
 from zerax import errors
 
+# every test runs once per backend (the backend fixture, tests/conftest.py)
+pytestmark = pytest.mark.usefixtures("backend")
+
 INT_DTYPES = [np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64]
 N = 16
 

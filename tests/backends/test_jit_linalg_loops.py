@@ -13,6 +13,7 @@ import itertools
 import string
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -21,6 +22,9 @@ from np_helpers import rand  # noqa: E402 - shared test helpers
 import zerax.numpy as znp
 from zerax.lax import dot_general
 from zerax.scipy.special import logsumexp
+
+# every test runs once per backend (the backend fixture, tests/conftest.py)
+pytestmark = pytest.mark.usefixtures("backend")
 
 
 def assert_close(got, want):

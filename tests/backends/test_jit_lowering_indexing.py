@@ -23,7 +23,9 @@ import zerax.numpy as znp
 from zerax import lax
 from zerax._src.ir.ir import eval_jaxpr
 
-pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
+# every test runs once per backend (the backend fixture, tests/conftest.py)
+pytestmark = [pytest.mark.filterwarnings("ignore::RuntimeWarning"),
+              pytest.mark.usefixtures("backend")]
 
 SETTINGS = settings(max_examples=10, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
