@@ -28,6 +28,12 @@ def _sums(a, b, c):
     return (a + b) - c + a, a - b - b
 
 
+def _quotients(a, b, c):
+    if znp.issubdtype(a.dtype, znp.floating):
+        return (a / b) / c, znp.sqrt(znp.abs(a)) + znp.floor(b) - znp.ceil(c) + znp.sign(a)
+    return a, b
+
+
 def _compares(a, b, c):
     m = znp.where(a < b, a, c) if not znp.iscomplexobj(a) else znp.where(a == b, a, c)
     return m, a != c, (a * b) == c
@@ -35,7 +41,7 @@ def _compares(a, b, c):
 
 @pytest.fixture(scope="module")
 def compiled():
-    return {f.__name__: zx.jit(f) for f in (_products, _sums, _compares)}
+    return {f.__name__: zx.jit(f) for f in (_products, _sums, _quotients, _compares)}
 
 
 def _values(dtype, data):
@@ -62,9 +68,13 @@ def test_compiled_chains_match_numpy_bit_for_bit(compiled, dtype, data):
     a, b, c = _values(dtype, data)
     with np.errstate(all="ignore"):
         for name, fn in compiled.items():
-            ref = [np.asarray(r) for r in globals()[name](a, b, c)] if name != "_compares" \
-                else [np.where(a < b, a, c) if a.dtype.kind != "c" else np.where(a == b, a, c),
-                      a != c, (a * b) == c]
+            if name == "_compares":
+                ref = [np.where(a < b, a, c) if a.dtype.kind != "c" else np.where(a == b, a, c),
+                       a != c, (a * b) == c]
+            elif name == "_quotients" and a.dtype.kind == "f":
+                ref = [(a / b) / c, np.sqrt(np.abs(a)) + np.floor(b) - np.ceil(c) + np.sign(a)]
+            else:
+                ref = [np.asarray(r) for r in globals()[name](a, b, c)]
             got = fn(znp.asarray(a), znp.asarray(b), znp.asarray(c))
             for g, r in zip(got, ref):
                 g = np.asarray(g)
@@ -101,4 +111,9 @@ def test_casts_are_dropped_only_when_proved():
     assert cast_free("np.bool_(d1 > np.float64(0.0))", np.bool_, t) == \
         ("d1 > np.float64(0.0)", True)
     assert cast_free("(x1 if b else x2)", np.float32, t) == ("(x1 if b else x2)", True)
+    assert cast_free("np.float32(x1 / x2)", np.float32, t) == ("x1 / x2", True)
+    assert cast_free("np.float32(np.sqrt(x1))", np.float32, t) == ("np.sqrt(x1)", True)
+    t.add("k1", np.int64)
+    # int64 / int64 is float64: the cast to the output dtype stays
+    assert cast_free("np.int64(k1 / k1)", np.int64, t) == ("np.int64(k1 / k1)", True)
     assert cast_free("(x1 if b else d1)", np.float32, t) == ("(x1 if b else d1)", False)

@@ -29,7 +29,10 @@ _ORDERED = "fiub"  # kinds whose comparisons are Numba's plain ones (complex: sc
 
 _OPERAND = r"(\w+|np\.\w+\([-\w.+]*\))"
 _ARITH = re.compile(rf"^{_OPERAND} ([-+*]) {_OPERAND}$")
+_DIV = re.compile(rf"^{_OPERAND} / {_OPERAND}$")
 _NEG = re.compile(rf"^-{_OPERAND}$")
+# NumPy ufuncs of one float whose Numba loop keeps the dtype (float32 -> float32)
+_UNARY = re.compile(rf"^np\.(sqrt|abs|floor|ceil|rint|sign)\({_OPERAND}\)$")
 _COMPARE = re.compile(rf"^{_OPERAND} (==|!=|<|<=|>|>=) {_OPERAND}$")
 _SELECT = re.compile(rf"^\({_OPERAND} if (\S+) else {_OPERAND}\)$")
 _VECMATH = re.compile(r"^_vm_\w+(?=\()")
@@ -98,6 +101,12 @@ def cast_free(expr: str, out_dtype, types: ExactTypes):
         return expr, exact
     m = _ARITH.match(inner)
     if m is not None and od in _CLOSED and types.of(m.group(1)) == od == types.of(m.group(3)):
+        return inner, True
+    m = _DIV.match(inner)   # float / float of one dtype (integer / is float64 in Numba)
+    if m is not None and od.kind == "f" and types.of(m.group(1)) == od == types.of(m.group(2)):
+        return inner, True
+    m = _UNARY.match(inner)
+    if m is not None and od.kind == "f" and types.of(m.group(2)) == od:
         return inner, True
     m = _NEG.match(inner)
     if m is not None and od in _CLOSED and types.of(m.group(1)) == od:
