@@ -212,6 +212,14 @@ def test_taken_carry_leaves_inputs_and_other_uses_alone():
     np.testing.assert_array_equal(np.asarray(out), [2.0, 3.0, 4.0, 5.0])
     np.testing.assert_array_equal(np.asarray(ys), [2.0, 0.0, 0.0, 0.0])
 
+    def chained(x):   # the second loop starts from the first one's result
+        ys = znp.zeros(4).at[0].set(x)
+        a = lax.fori_loop(1, 4, lambda i, c: c.at[i].set(c[i - 1] * 2.0), ys)
+        return lax.fori_loop(0, 3, lambda i, c: c.at[i + 1].add(c[i]), a), a[0]
+    out, first = zx.jit(chained)(1.5)
+    np.testing.assert_array_equal(np.asarray(out), [1.5, 4.5, 10.5, 22.5])
+    assert float(first) == 1.5
+
 
 def test_vmap_of_the_rk4_step():
     def step(y):

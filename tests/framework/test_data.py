@@ -101,6 +101,120 @@ def test_state_restore_resumes_at_the_exact_next_batch():
         end.restore({"epoch": 0})
 
 
+def _noisy(seed=5, batched=True):
+    def add_noise(xy, rng):
+        x, y = xy
+        return x + rng.integers(1, 1000, size=np.shape(x)).astype(x.dtype), y
+    return data.map(_ds(9), add_noise, batched=batched, seed=seed)
+
+
+def _values(loader):
+    return [np.asarray(x).tolist() for x, _ in loader]
+
+
+@pytest.mark.parametrize("batched", [True, False])
+def test_seeded_map_draws_from_seed_epoch_and_examples(batched):
+    # The draws are a pure function of (seed, epoch, example indices): the same for two
+    # loaders, with or without the prefetch thread, new each epoch, and exact on resume.
+    a = data.DataLoader(_noisy(batched=batched), 4, shuffle=True, seed=1)
+    b = data.DataLoader(_noisy(batched=batched), 4, shuffle=True, seed=1, prefetch=0)
+    epochs_a = [_values(a) for _ in range(3)]
+    assert epochs_a == [_values(b) for _ in range(3)]
+    assert epochs_a[0] != epochs_a[1] != epochs_a[2]
+    b.set_epoch(1)
+    assert _values(b) == epochs_a[1]
+    run = data.DataLoader(_noisy(batched=batched), 4, shuffle=True, seed=1)
+    _values(run)
+    it = iter(run)
+    first = np.asarray(next(it)[0]).tolist()
+    state = run.state()
+    it.close()
+    fresh = data.DataLoader(_noisy(batched=batched), 4, shuffle=True, seed=1)
+    fresh.restore(state)
+    assert [first] + _values(fresh) == epochs_a[1]
+    # Another seed, other draws; the same example read alone gets its own draw, stably.
+    c = data.DataLoader(_noisy(seed=6, batched=batched), 4, shuffle=True, seed=1)
+    assert _values(c) != epochs_a[0]
+    ds = _noisy(batched=batched)
+    ds.set_epoch(2)
+    np.testing.assert_array_equal(ds[3][0], ds[3][0])
+    assert not np.array_equal(ds[3][0], ds[4][0] - 2)   # rows 3 and 4 differ by 2 unnoised
+    # set_epoch reaches a seeded map under another map.
+    outer = data.map(_noisy(batched=batched), lambda xy: xy, batched=True)
+    loader = data.DataLoader(outer, 4, shuffle=True, seed=1)
+    loader.set_epoch(2)
+    assert _values(loader) == epochs_a[2]
+    with pytest.raises(DatasetError, match="seed"):
+        data.map(_ds(3), lambda x, r: x, seed=-1)
+
+
+def _affine_reference(img, rot, zoom, shear, ty, tx, fill=0.0):
+    """One image through the documented map, pixel by pixel (bilinear, `fill` outside)."""
+    h, w = img.shape
+    cy, cx = (h - 1) / 2, (w - 1) / 2
+    th, sh = np.deg2rad(rot), np.deg2rad(shear)
+    m = zoom * np.array([[np.cos(th), -np.sin(th)], [np.sin(th), np.cos(th)]]) \
+        @ np.array([[1.0, np.tan(sh)], [0.0, 1.0]])
+    inv = np.linalg.inv(m)
+    out = np.empty_like(img)
+    for r in range(h):
+        for c in range(w):
+            sx, sy = inv @ [c - cx - tx, cy - r + ty]
+            fr, fc = cy - sy, sx + cx
+            r0, c0 = int(np.floor(fr)), int(np.floor(fc))
+            total = 0.0
+            for rr, wr in ((r0, 1 - (fr - r0)), (r0 + 1, fr - r0)):
+                for cc, wc in ((c0, 1 - (fc - c0)), (c0 + 1, fc - c0)):
+                    v = img[rr, cc] if 0 <= rr < h and 0 <= cc < w else fill
+                    total += wr * wc * v
+            out[r, c] = total
+    return out
+
+
+def test_random_affine():
+    from zerax.data import transforms
+    rng = np.random.default_rng(0)
+    imgs = rng.random((3, 6, 6))
+    same = transforms.random_affine(imgs, 0)
+    np.testing.assert_array_equal(same, imgs)
+    # Exact geometry: whole-pixel shifts are slices with a zero border; quarter and half
+    # turns about the centre are np.rot90.
+    moved = transforms.random_affine(imgs, 0, shift=(-2, -2))
+    np.testing.assert_allclose(moved[:, :-2, :-2], imgs[:, 2:, 2:], atol=1e-12)
+    assert not moved[:, -2:, :].any() and not moved[:, :, -2:].any()
+    for angle, k in ((90, 1), (180, 2), (-90, -1)):
+        np.testing.assert_allclose(
+            transforms.random_affine(imgs, 0, rotation=(angle, angle)),
+            np.rot90(imgs, k, axes=(1, 2)), atol=1e-12)
+    # Fractional everything against the pixel-by-pixel reference.
+    kw = dict(rotation=(17.0, 17.0), scale=(0.9, 0.9), shear=(8.0, 8.0), shift=(0.4, 0.4))
+    got = transforms.random_affine(imgs, 0, fill=0.25, **kw)
+    for i in range(3):
+        np.testing.assert_allclose(got[i], _affine_reference(imgs[i], 17.0, 0.9, 8.0, 0.4,
+                                                             0.4, fill=0.25), atol=1e-12)
+    # Random amounts: one map per image, shared by its channels; flattened rows with
+    # shape= give the same images; float32 stays float32; the rng makes it reproducible.
+    chans = np.stack([imgs, 2 * imgs], axis=1).astype(np.float32)
+    kw = dict(rotation=15, scale=0.1, shear=10, shift=1.0)
+    out = transforms.random_affine(chans, 7, **kw)
+    assert out.dtype == np.float32 and out.shape == chans.shape
+    np.testing.assert_allclose(out[:, 1], 2 * out[:, 0], rtol=1e-6)
+    flat = transforms.random_affine(chans[:, 0].reshape(3, 36), 7, shape=(6, 6), **kw)
+    np.testing.assert_allclose(flat.reshape(3, 6, 6), out[:, 0], rtol=1e-6)
+    assert not np.allclose(out[0, 0], out[1, 0])
+    np.testing.assert_array_equal(out, transforms.random_affine(chans, 7, **kw))
+    nearest = transforms.random_affine(imgs, 3, interpolation="nearest", **kw)
+    assert np.isin(nearest, np.append(imgs.ravel(), 0.0)).all()  # only input values
+    for bad, match in (({"shape": (5, 5)}, "flattened"), ({"interpolation": "cubic"}, "cubic"),
+                       ({"rotation": -1}, ">= 0"), ({"scale": (0.0, 1.0)}, "above 0")):
+        with pytest.raises(DatasetError, match=match):
+            transforms.random_affine(imgs.reshape(3, 36) if "shape" in bad else imgs, 0, **bad)
+    with pytest.raises(DatasetError, match="floating-point"):
+        transforms.random_affine(np.zeros((1, 4, 4), np.uint8), 0)
+    with pytest.raises(DatasetError, match="batch of images"):
+        transforms.random_affine(imgs[0, 0], 0)
+
+
 @settings(max_examples=25, deadline=None)
 @given(n=st.integers(1, 23), batch=st.integers(1, 6), count=st.integers(1, 4),
        shuffle=st.booleans(), drop_last=st.booleans(), seed=st.integers(0, 2**31))

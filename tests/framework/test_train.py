@@ -52,6 +52,28 @@ def test_losses_against_numpy():
         train.losses.cross_entropy(logits, labels[:3])
 
 
+def test_cross_entropy_label_smoothing():
+    rng = np.random.default_rng(1)
+    logits, labels, a = rng.standard_normal((5, 7)), rng.integers(0, 7, 5), 0.1
+    smooth = (1 - a) * np.eye(7)[labels] + a / 7
+    ref = -(smooth * _log_softmax(logits)).sum(-1).mean()
+    for targets in (labels, np.eye(7)[labels]):  # integer labels and one-hot alike
+        np.testing.assert_allclose(
+            float(train.losses.cross_entropy(logits, targets, label_smoothing=a)), ref,
+            rtol=1e-12)
+    # optax.softmax_cross_entropy(L, optax.smooth_labels(one_hot(y, 5), 0.1)).mean() in
+    # float32, recorded from optax 0.2.8.
+    L = np.array([[0.126, -0.132, 0.64, 0.105, -0.536], [0.362, 1.304, 0.947, -0.704, -1.265],
+                  [-0.623, 0.041, -2.325, -0.219, -1.246], [-0.732, -0.544, -0.316, 0.412,
+                                                            1.043]], np.float32)
+    got = train.losses.cross_entropy(L, np.array([0, 3, 4, 1]), label_smoothing=0.1)
+    np.testing.assert_allclose(float(got), 2.224271059036255, rtol=2e-6)
+    check_grads(lambda z: train.losses.cross_entropy(z, labels, label_smoothing=a),
+                (logits,), order=1, modes=("rev",))
+    with pytest.raises(ZeraxValueError, match="label_smoothing"):
+        train.losses.cross_entropy(logits, labels, label_smoothing=1.5)
+
+
 def test_metrics_against_numpy():
     rng = np.random.default_rng(1)
     out = rng.standard_normal((50, 7))

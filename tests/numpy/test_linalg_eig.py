@@ -132,3 +132,22 @@ def test_special_inputs_and_errors():
     with pytest.raises(errors.NotSupportedError, match="eig"):
         zx.jit(lambda a: lax.fori_loop(0, 2, lambda i, m: m + znp.real(
             znp.linalg.eigvals(m)).sum(), a))(A)
+
+
+def test_left_eigenvectors_of_a_matrix_without_a_basis(monkeypatch):
+    """Where vr cannot be inverted (a defective matrix), the left eigenvectors are NaN
+    and the eigenvalues and right eigenvectors are still LAPACK's."""
+    real_inv = np.linalg.inv
+
+    def inv(x):  # singular for the first matrix, as an exactly defective vr would be
+        if (np.abs(x[..., 0, 1] + 1) < 1e-9).any():
+            raise np.linalg.LinAlgError("Singular matrix")
+        return real_inv(x)
+
+    monkeypatch.setattr(np.linalg, "inv", inv)
+    a = np.stack([np.array([[1.0, 1.0], [0.0, 1.0]]), np.diag([2.0, 3.0])])
+    w, vl, vr = lax.linalg.eig(a)
+    np.testing.assert_allclose(w, [[1, 1], [2, 3]])
+    assert np.isnan(np.asarray(vl[0])).all()
+    np.testing.assert_allclose(vl[1], np.eye(2))
+    np.testing.assert_allclose(vr, np.linalg.eig(a)[1])

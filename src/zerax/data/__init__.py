@@ -6,7 +6,9 @@ of arrays (:class:`Dataset`); :class:`ArrayDataset` holds in-memory arrays and
 zerax Arrays, in an order that is a pure function of ``(seed, epoch)``, with
 ``state()``/``restore()`` for exact mid-epoch resume, ``shard(index, count)`` for
 data-parallel processes and a background prefetch thread.  :mod:`zerax.data.datasets`
-holds spiral, digits, MNIST, Fashion-MNIST and CIFAR-10 readers (no downloads).
+holds spiral, digits, MNIST, Fashion-MNIST and CIFAR-10 readers (no downloads);
+:mod:`zerax.data.transforms` holds batch augmentations (``random_affine``) for a seeded
+``data.map``.
 
 >>> import numpy as np
 >>> from zerax import data
@@ -15,9 +17,9 @@ holds spiral, digits, MNIST, Fashion-MNIST and CIFAR-10 readers (no downloads).
 [(2, 2), (2, 2), (1, 2)]
 """
 
-from . import datasets
+from . import datasets, transforms
 from .dataset import ArrayDataset, Dataset, MapDataset, map  # noqa: A004
 from .loader import DataLoader, default_collate
 
 __all__ = ["ArrayDataset", "DataLoader", "Dataset", "MapDataset", "datasets",
-           "default_collate", "map"]
+           "default_collate", "map", "transforms"]

@@ -87,9 +87,10 @@ class ArrayDataset:
         indices = np.asarray(indices, dtype=np.intp)
         return tu.tree_unflatten(self._treedef, [x[indices] for x in self._leaves])
 
-    def map(self, fn: Callable) -> "MapDataset":
+    def map(self, fn: Callable, *, batched: bool = False,
+            seed: int | None = None) -> "MapDataset":
         """A dataset of ``fn(example)`` (see :func:`zerax.data.map`)."""
-        return MapDataset(self, fn)
+        return MapDataset(self, fn, batched=batched, seed=seed)
 
     def __repr__(self) -> str:
         shapes = ", ".join(f"{x.dtype}{list(x.shape)}" for x in self._leaves)
@@ -103,39 +104,82 @@ class MapDataset:
     transform, much faster than one call per example); the loader then calls it once per
     batch.
 
+    ``seed`` (an int) makes it a random transform (augmentation): ``fn`` is then called as
+    ``fn(example, rng)`` (or ``fn(batch, rng)``) with ``rng`` a NumPy ``Generator`` seeded
+    from ``(seed, epoch, the example indices read)``.  The epoch is the one a
+    :class:`zerax.data.DataLoader` is iterating (it calls :meth:`set_epoch`), so each epoch
+    sees fresh random draws, and a run, its rerun and its resumed copy see the same ones.
+    A batched transform gets one generator per batch (seeded from all its indices); a
+    per-example one, one per example.
+
     >>> import numpy as np
     >>> from zerax import data
     >>> ds = data.map(data.ArrayDataset(np.arange(4.0)), lambda x: x * 10)
     >>> ds[3]
     np.float64(30.0)
+    >>> noisy = data.map(data.ArrayDataset(np.zeros(4)), lambda x, rng: x + rng.normal(),
+    ...                  seed=0)
+    >>> bool(noisy[1] == noisy[1]), bool(noisy[1] != noisy[2])
+    (True, True)
     """
 
-    def __init__(self, dataset, fn: Callable, *, batched: bool = False):
+    def __init__(self, dataset, fn: Callable, *, batched: bool = False,
+                 seed: int | None = None):
         if not callable(fn):
             raise DatasetError(f"map needs a callable, got {type(fn).__name__}")
+        if seed is not None and (not isinstance(seed, (int, np.integer))
+                                 or isinstance(seed, bool) or seed < 0):
+            raise DatasetError(f"map's seed must be None or a non-negative int, got {seed!r}")
         self.dataset, self.fn, self.batched = dataset, fn, batched
+        self.seed = None if seed is None else int(seed)
+        self.epoch = 0
 
     def __len__(self) -> int:
         return len(self.dataset)
 
+    def set_epoch(self, epoch: int) -> None:
+        """The epoch the random draws of a seeded map come from (passed on to the wrapped
+        dataset when it has ``set_epoch`` too); :class:`DataLoader` calls it."""
+        self.epoch = int(epoch)
+        inner = getattr(self.dataset, "set_epoch", None)
+        if callable(inner):
+            inner(epoch)
+
+    def _rng(self, indices) -> np.random.Generator:
+        n = len(self.dataset)
+        # SeedSequence mixes every word: the draws depend on the seed, the epoch and exactly
+        # which examples are read (not on thread timing or on what was read before).
+        words = [self.seed, self.epoch] + [int(i) % n for i in indices]
+        return np.random.default_rng(words)
+
+    def _call(self, value, indices):
+        if self.seed is None:
+            return self.fn(value)
+        return self.fn(value, self._rng(indices))
+
     def __getitem__(self, index):
         if self.batched:
             batch = _gather(self.dataset, np.asarray([index]))
-            return tu.tree_map(lambda x: x[0], self.fn(batch))
-        return self.fn(self.dataset[index])
+            return tu.tree_map(lambda x: x[0], self._call(batch, [index]))
+        return self._call(self.dataset[index], [index])
 
     def __getitems__(self, indices):
         if self.batched:
-            return self.fn(_gather(self.dataset, indices))
-        return stack([self.fn(self.dataset[int(i)]) for i in indices])
+            return self._call(_gather(self.dataset, indices), indices)
+        return stack([self._call(self.dataset[int(i)], [i]) for i in indices])
 
-    def map(self, fn: Callable, *, batched: bool = False) -> "MapDataset":
-        return MapDataset(self, fn, batched=batched)
+    def map(self, fn: Callable, *, batched: bool = False,
+            seed: int | None = None) -> "MapDataset":
+        return MapDataset(self, fn, batched=batched, seed=seed)
 
 
-def map(dataset, fn: Callable, *, batched: bool = False) -> MapDataset:  # noqa: A001
+def map(dataset, fn: Callable, *, batched: bool = False,  # noqa: A001
+        seed: int | None = None) -> MapDataset:
     """A dataset whose examples are ``fn(example)`` (or, with ``batched=True``, whose
     batches are ``fn(batch)``), computed when read: augmentation, normalisation, casts.
+    With ``seed``, ``fn`` also receives a NumPy ``Generator`` (``fn(example, rng)``) drawn
+    from ``(seed, epoch, example indices)``: reproducible random augmentation (see
+    :class:`MapDataset` and :mod:`zerax.data.transforms`).
 
     >>> import numpy as np
     >>> from zerax import data
@@ -144,7 +188,7 @@ def map(dataset, fn: Callable, *, batched: bool = False) -> MapDataset:  # noqa:
     >>> ds[2]
     (array([2., 2.]), np.int64(2))
     """
-    return MapDataset(dataset, fn, batched=batched)
+    return MapDataset(dataset, fn, batched=batched, seed=seed)
 
 
 def _to_host(x):

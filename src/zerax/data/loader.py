@@ -54,7 +54,9 @@ class DataLoader:
     Each ``for batch in loader`` is one epoch; the next one is the next epoch (set it
     with :meth:`set_epoch`).  With ``shuffle=True`` the order of epoch ``e`` depends only on
     ``(seed, e)``.  ``collate(list_of_examples)`` replaces the default stacking;
-    ``prefetch`` is how many batches a background thread prepares ahead (0: none).
+    ``prefetch`` is how many batches a background thread prepares ahead (0: none).  A
+    dataset with a ``set_epoch(epoch)`` method (a seeded :func:`zerax.data.map`) is told
+    the epoch before each iteration reads it.
 
     >>> import numpy as np
     >>> from zerax import data
@@ -201,6 +203,11 @@ class DataLoader:
             self._epoch, self._batch = self._epoch + 1, 0
         self._resume = False
         epoch, start = self._epoch, self._batch
+        # A dataset with set_epoch (a seeded data.map: random augmentation) draws from the
+        # epoch being read; told before the worker thread starts reading it.
+        hook = getattr(self.dataset, "set_epoch", None)
+        if callable(hook):
+            hook(epoch)
         order = self.indices(epoch)
         nb = len(self)
         bounds = [(b * self.batch_size, min((b + 1) * self.batch_size, len(order)))

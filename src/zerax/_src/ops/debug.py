@@ -81,7 +81,10 @@ def _index_in_dim(x, i, dim):
 
 def _debug_callback_batch(args, dims, **params):
     """JAX's rule: unroll the batch axis, one call per element, in order."""
-    size = next(a.shape[d] for a, d in zip(args, dims) if d is not None)
+    size = next((a.shape[d] for a, d in zip(args, dims) if d is not None), None)
+    if size is None:  # nothing varies along the axis: one call
+        bind(debug_callback_p, *args, **params)
+        return [], []
     for i in range(size):
         bind(debug_callback_p, *[a if d is None else _index_in_dim(a, i, d)
                                  for a, d in zip(args, dims)], **params)

@@ -106,7 +106,13 @@ def _eig_one(m, left, right):
     w, vr = np.linalg.eig(m)
     outs = [w]
     if left:
-        outs.append(_unit_largest_real(np.conj(np.linalg.inv(vr)).swapaxes(-1, -2)))
+        try:
+            inv = np.linalg.inv(vr)
+        except np.linalg.LinAlgError:
+            if vr.ndim > 2:
+                raise  # _eig_impl goes matrix by matrix
+            inv = np.full_like(vr, np.nan)  # defective: no basis of left eigenvectors
+        outs.append(_unit_largest_real(np.conj(inv).swapaxes(-1, -2)))
     if right:
         outs.append(vr)
     return tuple(outs)

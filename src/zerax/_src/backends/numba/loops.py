@@ -155,9 +155,11 @@ def takes_buffer(ctx, var, text) -> bool:
     lowered that nothing else holds, so a loop may take it as a carry buffer and
     update it in place without copying it first: ``text`` was assigned a new array
     (``np.empty``/``np.copy``, in this block: not a buffer reused by loop steps) and
-    ``var`` has no other use, in the program or as its output."""
+    ``var`` has no other use, in the program or as its output.  (Only values the
+    program computes: its inputs are the caller's, or an enclosing loop's.)"""
     body = ctx.body
-    if body is None or type(var) is not Var:
+    if body is None or type(var) is not Var or \
+            not any(var in e.outvars for e in body.eqns):
         return False
     uses = sum(a is var for e in body.eqns for a in e.invars)
     if uses != 1 or any(a is var for a in body.outvars):
