@@ -53,9 +53,17 @@ def _scalar(template):
     return rule
 
 
+_SPECIAL_NJIT: dict = {}
+
+
 def _special_helper(ctx, name):
-    fn = getattr(special, f"{name}_scalar")
-    return ctx.helper(f"_{name}", numba.njit(fn, cache=False))
+    # one dispatcher per function and process: each program that uses erf does not
+    # compile its own copy
+    fn = _SPECIAL_NJIT.get(name)
+    if fn is None:
+        fn = _SPECIAL_NJIT.setdefault(name, numba.njit(getattr(special, f"{name}_scalar"),
+                                                       cache=False))
+    return ctx.helper(f"_{name}", fn)
 
 
 _SCALAR = {

@@ -53,9 +53,14 @@ def int_pow(x, n, one):
     return acc
 
 
+_INT_POW: list = []
+
+
 def _int_pow_helper(ctx):
     import numba
-    return ctx.helper("_zx_int_pow", numba.njit(int_pow, cache=False))
+    if not _INT_POW:    # one dispatcher per process, shared by every program
+        _INT_POW.append(numba.njit(int_pow, cache=False))
+    return ctx.helper("_zx_int_pow", _INT_POW[0])
 
 
 # Constants are written in the operands' dtype: Numba unifies an int64 literal with a
