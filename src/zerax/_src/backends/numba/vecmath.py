@@ -2,15 +2,15 @@
 
 Numba lowers ``np.tanh``/``np.log1p``/... to one scalar libm call per element, and a
 loop that calls a function cannot be vectorised, so a fused elementwise chain spends
-almost all its time in those calls.  The functions here are Numba intrinsics: each call
+almost all its time in those calls.  The functions here are inline functions: each call
 emits, inline in the caller, LLVM arithmetic on float64 values and their int64 bit
 patterns.  exp, expm1, log, log1p, tanh and arctan are branch-free (range reduction, a
 polynomial, selects for special values), so LLVM vectorises them with the rest of the
 loop.  sin and cos are written for latency instead (a loop-carried chain such as a
 scalar ``fori_loop``): predicted branches pick the quadrant (see their section below),
 and in 0-d code (``scalar_sin``/``scalar_cos``) first a cell of width 1/16.
-Intrinsics cost almost nothing to compile, unlike ``njit(inline="always")`` functions,
-which Numba re-types at every use.
+Such functions cost almost nothing to compile, unlike ``njit(inline="always")``
+functions, which Numba re-types at every use.
 
 The algorithms are written once, below, as ordinary arithmetic on ``_F`` values whose
 operators emit the instructions.  Accuracy: within 1-3 ulp of NumPy on the whole
@@ -29,7 +29,8 @@ import math
 
 from llvmlite import ir
 from numba import types
-from numba.extending import intrinsic
+from numba.core.imputils import lower_builtin
+from numba.extending import type_callable
 
 _F64 = ir.DoubleType()
 _I64 = ir.IntType(64)
@@ -544,17 +545,27 @@ def _emit_sin_cos(builder, xv, want_sin, cells):
 # ------------------------------------------------------------------ the intrinsics
 
 def _float64_intrinsic(emit, name, doc):
-    """A Numba intrinsic ``name(float64) -> float64`` whose code is ``emit(builder,
-    x)``."""
-    @intrinsic
-    def fn(typingctx, x):
-        if x != types.float64:
-            return None
+    """A function ``name(float64) -> float64`` for njit code whose code is
+    ``emit(builder, x)``, emitted inline at each call.
 
-        def codegen(context, builder, sig, args):
-            return emit(builder, args[0])
-        return types.float64(types.float64), codegen
+    Declared with Numba's low-level extension API (a typing template and a lowering
+    registered for float64), not ``@intrinsic``: Numba refreshes its target context every
+    time it types a call of an ``@intrinsic`` (about a millisecond each), which made
+    these calls a large part of the compile of a long chain of sin and cos."""
+    def fn(x):
+        raise TypeError(f"vecmath.{name} is callable only inside Numba-compiled code")
+    fn.__name__ = fn.__qualname__ = f"vecmath_{name}"
     fn.__doc__ = f"{name}(x) of a float64 inside njit code, {doc}."
+
+    @type_callable(fn)
+    def _typer(context):
+        def typer(x):
+            return types.float64 if x == types.float64 else None
+        return typer
+
+    @lower_builtin(fn, types.float64)
+    def _lower(context, builder, sig, args):
+        return emit(builder, args[0])
     return fn
 
 
