@@ -21,9 +21,10 @@ from ...ir import ir
 from ...ir.ir import Literal, Var, convert_constvars
 from ...ops.elementwise import add_p
 from ...ops.linalg import dot_general_p
+from ...ops.shape import concatenate_p
 from .fusion import (  # noqa: F401  (dtype_name, literal_text, LoweringError: for the rules)
     _REDUCTIONS, LoweringError, _fusible, _group_shape, _is_broadcast, _operand_fits, dtype_name,
-    literal_text, plan_groups)
+    IndexReads, concat_sources, index_reads, literal_text, plan_groups)
 from .loops import drop_copy, inplace_plan, output_buffer, owned_invars, scheduled
 from .rules import host_rule_of, lowering_of, scalar_rule_of
 from .scalar_types import ExactTypes, cast_free
@@ -59,6 +60,7 @@ class Lowering:
         self.scalar_code = False
         self.inplace_updates = 0         # updates that write into their operand (loops.py)
         self.exact = ExactTypes()        # scalar names of a known Numba type (scalar_types.py)
+        self.index_reads = IndexReads()  # the body's concatenations read in place (fusion.py)
 
     # -- names
     def fresh(self, prefix="t") -> str:
@@ -246,6 +248,9 @@ def lower_fused(ctx: Lowering, eqns, total_uses):
             if _is_broadcast(e):
                 local[e.outvars[0]] = _broadcast_read(ctx, e, idx, pre, local)
                 continue
+            if e.primitive is concatenate_p:
+                local[e.outvars[0]] = _concat_read(ctx, e, idx)
+                continue
             args = []
             for a in e.invars:
                 if type(a) is Literal:
@@ -280,6 +285,41 @@ def _emit_scalar(ctx, eqn, args) -> str:
     ctx.emit(f"{nm} = {expr}")
     if exact:
         ctx.exact.add(nm, out.aval.dtype)
+    return nm
+
+
+def _affine_text(index: str, base: int, step: int) -> str:
+    term = index if step == 1 else f"{index} * {step}"
+    return term if base == 0 else f"{term} + {base}" if base > 0 else f"{term} - {-base}"
+
+
+def _concat_read(ctx, eqn, idx):
+    """Read a concatenation in place: the element of the piece the index falls in (a
+    deferred slice read at its shifted index in its operand); see fusion.index_reads."""
+    axis = eqn.params["dimension"]
+    nm = ctx.fresh("x")
+    pieces, offset = [], 0
+    for a, src in zip(eqn.invars, concat_sources(eqn, ctx.index_reads)):
+        n = a.aval.shape[axis]
+        if n:
+            sl = ctx.index_reads.slices.get(a)
+            starts = sl.params["start_indices"] if sl is not None else (0,) * len(idx)
+            strides = (sl.params["strides"] if sl is not None else None) or (1,) * len(idx)
+            at = [_affine_text(f"({i} - {offset})" if d == axis and offset else i, s0, st)
+                  for d, (i, s0, st) in enumerate(zip(idx, starts, strides))]
+            # a one-element value may be held as a plain scalar (loops.one_element_values)
+            pieces.append((offset + n, ctx.scalar(src) if ctx.is_scalar(src)
+                           else f"{ctx.name(src)}[{', '.join(at)}]"))
+        offset += n
+    for k, (end, read) in enumerate(pieces):
+        if len(pieces) == 1:
+            ctx.emit(f"{nm} = {read}")
+            break
+        ctx.emit("else:" if k == len(pieces) - 1 else
+                 f"{'if' if k == 0 else 'elif'} {idx[axis]} < {end}:")
+        with ctx.block():
+            ctx.emit(f"{nm} = {read}")
+    ctx.exact.add(nm, eqn.outvars[0].aval.dtype)
     return nm
 
 
@@ -419,9 +459,12 @@ def lower_jaxpr_body(ctx: Lowering, jaxpr, in_names):
     owned = owned_invars(ctx, jaxpr, in_names)
     jaxpr = scheduled(jaxpr)   # reads of an updated buffer first (loops.schedule_reads)
     outer, ctx.body = ctx.body, jaxpr
-    inplace = inplace_plan(jaxpr, owned)[0]
+    inplace, roots = inplace_plan(jaxpr, owned)
+    written = set(inplace.values())   # buffers an update overwrites in this body
+    outer_reads = ctx.index_reads
+    ctx.index_reads = index_reads(jaxpr, lambda v: roots.get(v, v) not in written)
     total_uses = _uses(jaxpr)
-    groups = plan_groups(jaxpr)
+    groups = plan_groups(jaxpr, ctx.index_reads)
     folds = _accumulations(jaxpr, groups, total_uses)
     dropped = set()   # ids of the additions their product computed
     for kind, eqns in groups:
@@ -457,6 +500,7 @@ def lower_jaxpr_body(ctx: Lowering, jaxpr, in_names):
         if id(eqn) in inplace:   # the operand's buffer is free: no copy of it
             drop_copy(ctx, eqn, lines, start)
     ctx.body = outer
+    ctx.index_reads = outer_reads
     return [ctx.ref(a) for a in jaxpr.outvars]
 
 
