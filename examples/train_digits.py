@@ -17,7 +17,8 @@ the test digits come from other writers, which makes this split harder than a ra
 
 The settings were compared on a validation split: ``--holdout N`` trains on all but the
 last N training digits and reports the accuracy on those N each epoch (``--holdout 287``,
-20%).  The default run trains on all 1,437 with the settings fixed in advance and keeps the
+20%; a random shear of up to 8 degrees made no difference there, 98.8% against 98.6%, and
+is left out).  The default run trains on all 1,437 with the settings fixed in advance and keeps the
 model of the last epoch (no early stopping, no checkpoint picked by a score); the test
 digits are used once, at the end.  Test accuracy over seeds 0-4: 96.7-97.2%, mean 97.0%
 (60 epochs, about a minute on 2 cores once the training step is compiled; compiling it
