@@ -1,77 +1,118 @@
-"""Train an MLP on scikit-learn's 8x8 digits with zerax.train, end to end: data loader,
-training with validation, early stopping, checkpoints, curves, saving and reloading.
+"""Train an MLP on scikit-learn's 8x8 digits with zerax.train, end to end: data loader with
+augmentation, training, checkpoints, curves, saving and reloading.
 
-    python examples/train_digits.py [--epochs 40] [--out train_digits_out] [--no-progress]
+    python examples/train_digits.py [--epochs 60] [--seed 0] [--holdout N]
+                                    [--out train_digits_out] [--no-progress]
 
 The split is fixed (scikit-learn's order: the first 1,437 digits train, the last 360 test);
-the test digits come from other writers, which makes this split harder than a random one.
-The training set is augmented with the eight one-pixel shifts of each image.  Needs
-scikit-learn (``pip install zerax[datasets]``) and matplotlib for the curves.
+the test digits come from other writers, which makes this split harder than a random one
+(a plain MLP gets about 91%).  The recipe is the standard one for a small image set:
+
+* augmentation: each training image gets its own random small rotation, zoom and shift
+  every epoch (`data.transforms.random_affine` in a seeded `data.map`, so the draws
+  are a function of (seed, epoch, example) and the run is reproducible);
+* an MLP (Linear + ReLU layers, nothing convolutional): 2 hidden layers of 1,024 units
+  with dropout 0.3;
+* AdamW with a linear warm-up and cosine decay of the learning rate, label smoothing.
+
+The settings were compared on a validation split: ``--holdout N`` trains on all but the
+last N training digits and reports the accuracy on those N each epoch (``--holdout 287``,
+20%; a random shear of up to 8 degrees made no difference there, 98.8% against 98.6%, and
+is left out).  The default run trains on all 1,437 with the settings fixed in advance and keeps the
+model of the last epoch (no early stopping, no checkpoint picked by a score); the test
+digits are used once, at the end.  Test accuracy over seeds 0-4: 96.7-97.2%, mean 97.0%
+(60 epochs, about a minute on 2 cores once the training step is compiled; compiling it
+the first time takes a minute or more).  Needs scikit-learn (``pip install
+zerax[datasets]``) and matplotlib for the curves.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import time
-
-import numpy as np
 
 import zerax.nn as nn
 import zerax.optim as optim
 import zerax.random as zr
 from zerax import data, io, train
 
+BATCH = 64
+WIDTH, DEPTH, DROPOUT = 1024, 2, 0.3
 
-def shifted(x: np.ndarray) -> np.ndarray:
-    """The images (n, 64) and their 8 one-pixel shifts, stacked: (9n, 64)."""
-    imgs = x.reshape(-1, 8, 8)
-    out = []
-    for dy in (-1, 0, 1):
-        for dx in (-1, 0, 1):
-            s = np.zeros_like(imgs)
-            s[:, max(dy, 0):8 + min(dy, 0), max(dx, 0):8 + min(dx, 0)] = \
-                imgs[:, max(-dy, 0):8 + min(-dy, 0), max(-dx, 0):8 + min(-dx, 0)]
-            out.append(s.reshape(-1, 64))
-    return np.concatenate(out)
+
+def augment(batch, rng):
+    """A batch of (flattened 8x8 images, labels), each image moved by its own random map."""
+    x, y = batch
+    x = data.transforms.random_affine(x, rng, shape=(8, 8), rotation=12, scale=0.1,
+                                      shift=1.0)
+    return x, y
+
+
+def mlp(key) -> nn.Sequential:
+    """64 -> WIDTH x DEPTH (ReLU, dropout) -> 10 logits."""
+    keys = zr.split(key, DEPTH + 1)
+    layers, size = [], 64
+    for k in keys[:-1]:
+        layers += [nn.Linear(size, WIDTH, key=k), nn.Lambda(nn.relu), nn.Dropout(DROPOUT)]
+        size = WIDTH
+    layers.append(nn.Linear(size, 10, key=keys[-1]))
+    return nn.Sequential(layers)
 
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--epochs", type=int, default=40)
+    p.add_argument("--epochs", type=int, default=60)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--holdout", type=int, default=0,
+                   help="hold out the last N training digits as a validation split")
     p.add_argument("--out", default="train_digits_out")
     p.add_argument("--no-progress", action="store_true")
     args = p.parse_args()
     os.makedirs(args.out, exist_ok=True)
 
     (x_tr, y_tr), (x_te, y_te) = data.datasets.digits()
-    x_aug, y_aug = shifted(x_tr), np.tile(y_tr, 9)
+    n_fit = len(x_tr) - args.holdout
+    train_set = data.map(data.ArrayDataset(x_tr[:n_fit], y_tr[:n_fit]), augment,
+                         batched=True, seed=args.seed)
     # drop_last: every step has the same shape, so the step is compiled once (the shuffled
     # order differs per epoch, so no example is left out for good).
-    loader = data.DataLoader(data.ArrayDataset(x_aug, y_aug), batch_size=64, shuffle=True,
-                             seed=0, drop_last=True)
-    val = data.DataLoader(data.ArrayDataset(x_te, y_te), batch_size=360)
-    model = nn.MLP(64, 10, width_size=128, depth=2, key=zr.key(0))
+    loader = data.DataLoader(train_set, batch_size=BATCH, shuffle=True, seed=args.seed,
+                             drop_last=True)
+    val = None
+    if args.holdout:
+        val = data.DataLoader(data.ArrayDataset(x_tr[n_fit:], y_tr[n_fit:]),
+                              batch_size=args.holdout)
+
+    steps = args.epochs * len(loader)
+    schedule = optim.warmup_cosine_decay_schedule(0.0, 1e-3, warmup_steps=steps // 20,
+                                                  decay_steps=steps)
+    model_key, dropout_key = zr.split(zr.key(args.seed))
+    model = mlp(model_key)
+    # Scratch checkpoints of this run (resume it with train.fit(..., resume=manager)).
     manager = io.CheckpointManager(os.path.join(args.out, "ckpt"), max_to_keep=2,
-                                   best_fn=lambda m: m["val_accuracy"])
+                                   durable=False)
     start = time.perf_counter()
     model, opt_state, history = train.fit(
-        model, optim.adam(1e-3), train.losses.cross_entropy, loader, epochs=args.epochs,
-        val_data=val, metrics=["accuracy"],
-        callbacks=[train.EarlyStopping(monitor="val_loss", patience=5),
-                   train.Checkpoint(manager)],
-        progress=not args.no_progress)
+        model, optim.adamw(schedule, weight_decay=1e-4),
+        functools.partial(train.losses.cross_entropy, label_smoothing=0.1), loader,
+        epochs=args.epochs, val_data=val, metrics=["accuracy"], key=dropout_key,
+        callbacks=[train.Checkpoint(manager)], progress=not args.no_progress)
     seconds = time.perf_counter() - start
     print(f"{len(history.epoch)} epochs in {seconds:.1f} s (the first includes compiling)")
+    if val is not None:
+        print(f"validation accuracy (last {args.holdout} training digits): "
+              f"{history.history['val_accuracy'][-1]:.4f}")
 
     history.plot(os.path.join(args.out, "curves.png"))
     history.to_csv(os.path.join(args.out, "history.csv"))
     path = os.path.join(args.out, "model.safetensors")
     io.save(path, model)
     model = io.load(path, like=model)
-    result = train.evaluate(model, train.losses.cross_entropy, val, ["accuracy"])
-    print(f"test accuracy {result['accuracy']:.4f} (loss {result['loss']:.4f}); "
-          f"checkpoints kept: steps {manager.all_steps()}, best {manager.best_step()}")
+    test = data.DataLoader(data.ArrayDataset(x_te, y_te), batch_size=len(x_te))
+    result = train.evaluate(model, train.losses.cross_entropy, test, ["accuracy"])
+    print(f"test accuracy {result['accuracy']:.4f} (loss {result['loss']:.4f})")
 
 
 if __name__ == "__main__":

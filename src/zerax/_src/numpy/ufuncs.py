@@ -42,15 +42,16 @@ def _result_dtype(np_fn, fname, *args):
 
 # The float-math functions whose complex forms are supported: NumPy's values (and
 # branch cuts), holomorphic derivatives.  The others still refuse complex inputs.
-_COMPLEX_OK = frozenset({"exp", "expm1", "log", "log1p", "sqrt", "sin", "cos", "tan",
-                         "sinh", "cosh", "tanh"})
+_COMPLEX_OK = frozenset({"exp", "exp2", "expm1", "log", "log1p", "log2", "log10", "sqrt",
+                         "sin", "cos", "tan", "arcsin", "arccos", "arctan", "sinh", "cosh",
+                         "tanh", "arcsinh", "arccosh", "arctanh"})
 
 
 def _no_complex(fname, dtype):
     if np.dtype(dtype).kind == "c" and fname not in _COMPLEX_OK:
         raise errors.NotSupportedError(
             f"zerax.numpy.{fname}: complex inputs are not supported yet; complex inputs "
-            f"work for {', '.join(sorted(_COMPLEX_OK))}, power and abs")
+            f"work for {', '.join(sorted(_COMPLEX_OK))}, power, abs and sign")
 
 
 def _unary(fname, np_fn, prim_fn):
@@ -304,10 +305,18 @@ def _log_base(fname, np_fn, base):
     def f(x, /):
         x = check_arg(x, fname)
         dtype = _result_dtype(np_fn, fname, x)
-        _no_complex(fname, dtype)
+        if dtype.kind == "c":
+            # NumPy scales both parts of log(z) by a real 1/log(base); a complex
+            # product would turn log(0) = -inf + 0j into -inf + nan j.
+            if type(x) is Array:
+                return Array._wrap(np_fn(as_dtype(x, dtype)._value))
+            lg = ew.log(as_dtype(x, dtype))
+            c = np.asarray(inv, np.finfo(dtype).dtype)
+            return ew.complex_(ew.mul(ew.real(lg), c), ew.mul(ew.imag(lg), c))
         return ew.mul(ew.log(as_dtype(x, dtype)), np.asarray(inv, dtype))
     f.__name__ = f.__qualname__ = fname
-    f.__doc__ = f"Elementwise ``numpy.{fname}`` (as log(x) / log({base}))."
+    f.__doc__ = f"Elementwise ``numpy.{fname}`` (as log(x) / log({base}); of a complex " \
+        "``z``, both parts of ``log(z)`` divided by it, as NumPy)."
     return f
 
 

@@ -533,8 +533,16 @@ tanh_p = _unary("tanh", np.tanh, lambda g, ans, x: mul(g, sub(_c(x, 1.0), mul(an
                 vjp=lambda ct, ans, x: ct * (1.0 - ans * ans))
 asinh_p = _unary("asinh", np.arcsinh,
                  lambda g, ans, x: mul(g, rsqrt(add(mul(x, x), _c(x, 1.0)))))
-acosh_p = _unary("acosh", np.arccosh,
-                 lambda g, ans, x: mul(g, rsqrt(mul(sub(x, _c(x, 1.0)), add(x, _c(x, 1.0))))))
+def _acosh_jvp(g, ans, x):
+    """1/sqrt(x^2 - 1); of a complex z, 1/(sqrt(z - 1) sqrt(z + 1)), the derivative of
+    NumPy's principal arccosh (one sqrt of the product takes the wrong sign for
+    re z < 0)."""
+    if np.dtype(x.dtype).kind == "c":
+        return div(g, mul(sqrt(sub(x, _c(x, 1.0))), sqrt(add(x, _c(x, 1.0)))))
+    return mul(g, rsqrt(mul(sub(x, _c(x, 1.0)), add(x, _c(x, 1.0)))))
+
+
+acosh_p = _unary("acosh", np.arccosh, _acosh_jvp)
 atanh_p = _unary("atanh", np.arctanh,
                  lambda g, ans, x: div(g, sub(_c(x, 1.0), mul(x, x))))
 sqrt_p = _unary("sqrt", np.sqrt, lambda g, ans, x: div(g, mul(_c(x, 2.0), ans)),

@@ -324,12 +324,139 @@ def _ccos(z):      # cosh(iz), as NumPy
     return _ccosh(complex(-z.imag, z.real))
 
 
+# The inverse functions: Numba's complex arcsin, arccos, arctan, arcsinh and arctanh are
+# CPython's cmath algorithms, which agree with NumPy's (C99's) for finite and infinite
+# parts but not where a part is nan; those cases are C99's special values here (as
+# FreeBSD's msun and glibc, which NumPy uses).  ``arcsin``/``arctan`` are ``arcsinh``/
+# ``arctanh`` with the parts swapped, and ``arccosh`` comes from ``arccos``, as in msun
+# (Numba's arccosh is the textbook log(z + sqrt(z+1) sqrt(z-1)), which loses small
+# imaginary parts and overflows).  ``exp2`` is NumPy's exp(z ln 2) with the parts scaled
+# separately; ``sign`` is NumPy 2's z/|z|.
+
+def _casinh(z):
+    x, y = z.real, z.imag
+    if math.isnan(x) or math.isnan(y):
+        if math.isinf(x):
+            return complex(x, y + y)
+        if math.isinf(y):
+            return complex(abs(y), x + x)
+        if y == 0.0:
+            return complex(x + x, y)
+        return complex(x + y, x + y)
+    return np.arcsinh(z)
+
+
+def _casin(z):
+    w = _casinh(complex(z.imag, z.real))
+    return complex(w.imag, w.real)
+
+
+def _cacos(z):
+    x, y = z.real, z.imag
+    if math.isnan(x) or math.isnan(y):
+        if math.isinf(x):
+            return complex(y + y, -math.inf)
+        if math.isinf(y):
+            return complex(x + x, -y)
+        if x == 0.0:
+            return complex(math.pi / 2.0, y + y)
+        return complex(x + y, x + y)
+    return np.arccos(z)
+
+
+def _cacosh(z):
+    if z.real == 0.0 and math.isnan(z.imag):
+        return complex(z.imag, math.pi / 2.0)
+    w = _cacos(z)
+    rx, ry = w.real, w.imag
+    if math.isnan(rx) and math.isnan(ry):
+        return complex(ry, rx)
+    if math.isnan(rx):
+        return complex(abs(ry), rx)
+    if math.isnan(ry):
+        return complex(ry, ry)
+    return complex(abs(ry), math.copysign(rx, z.imag))
+
+
+def _catanh(z):
+    x, y = z.real, z.imag
+    if math.isnan(x) or math.isnan(y):
+        if x == 0.0 or math.isinf(x):
+            return complex(math.copysign(0.0, x), y + y)
+        if math.isinf(y):
+            return complex(math.copysign(0.0, x), math.copysign(math.pi / 2.0, y))
+        return complex(x + y, x + y)
+    return np.arctanh(z)
+
+
+def _catan(z):
+    w = _catanh(complex(z.imag, z.real))
+    return complex(w.imag, w.real)
+
+
+def _two_square(a):
+    """a * a as hi + lo exactly (Dekker's product; |a| < 2**996)."""
+    c = 134217729.0 * a
+    hi = c - (c - a)
+    lo = a - hi
+    p = a * a
+    return p, ((hi * hi - p) + 2.0 * hi * lo) + lo * lo
+
+
+def _neumaier(tot, comp, v):
+    t = tot + v
+    if abs(tot) >= abs(v):
+        return t, comp + ((tot - t) + v)
+    return t, comp + ((v - t) + tot)
+
+
+def _clog(z):
+    """Numba's log, except near |z| = 1, where log|z| = log1p(x^2 + y^2 - 1) / 2 with
+    x^2 + y^2 - 1 in double-double (as glibc, which NumPy uses; the textbook
+    log(hypot(x, y)) loses the real part of log(1 + 1e-10j) entirely)."""
+    x, y = z.real, z.imag
+    ax, ay = abs(x), abs(y)
+    if not (ax <= 1.5 and ay <= 1.5) or (ax < 0.5 and ay < 0.5):   # (nan: not <=)
+        return np.log(z)
+    px, ex = _two_square(ax)
+    py, ey = _two_square(ay)
+    if px < py:
+        px, ex, py, ey = py, ey, px, ex
+    # (px - 1) + py + ex + ey, Neumaier-compensated: the terms cancel to far below
+    # each of them near the circle (px - 1 is exact for px in [0.5, 2.25])
+    tot, comp = px - 1.0, 0.0
+    tot, comp = _neumaier(tot, comp, py)
+    tot, comp = _neumaier(tot, comp, ex)
+    tot, comp = _neumaier(tot, comp, ey)
+    return complex(0.5 * math.log1p(tot + comp), math.atan2(y, x))
+
+
+def _cexp2(z):
+    return _cexp(complex(z.real * 0.6931471805599453, z.imag * 0.6931471805599453))
+
+
+def _csign(z):
+    x, y = z.real, z.imag
+    if math.isinf(x):     # an infinite part decides, even beside a nan (as NumPy)
+        return complex(math.nan, math.nan) if math.isinf(y) \
+            else complex(math.copysign(1.0, x), 0.0)
+    if math.isinf(y):
+        return complex(0.0, math.copysign(1.0, y))
+    if math.isnan(x) or math.isnan(y):
+        return complex(math.nan, math.nan)
+    a = math.hypot(x, y)
+    if a == 0.0:
+        return complex(0.0, 0.0)
+    return complex(x / a, y / a)
+
+
 # The helpers above are compiled on first use (when a program with a complex operand is
 # lowered), callees first, each rebinding its name here so that later ones call the
 # compiled callee: loading the backend must not start Numba, which a process whose
 # programs all come from the native cache never needs.
 _COMPLEX_HELPERS = ("_scaled_exp", "_ctanh", "_ctan", "_cexpm1", "_cexp", "_csinh", "_ccosh",
-                    "_csin", "_ccos")
+                    "_csin", "_ccos", "_casinh", "_casin", "_cacos", "_cacosh", "_catanh",
+                    "_catan", "_two_square", "_neumaier", "_clog", "_cexp2", "_csign")
 _complex_compiled: dict = {}
 _complex_lock = threading.Lock()
 
@@ -365,7 +492,10 @@ for _p, _name in ((ew.exp_p, "exp"), (ew.expm1_p, "expm1"), (ew.log_p, "log"),
     scalar_rules[_p] = _vecmath_scalar(_name, scalar_rules[_p])
 for _p, _name in ((ew.tanh_p, "tanh"), (ew.tan_p, "tan"), (ew.expm1_p, "expm1"),
                   (ew.exp_p, "exp"), (ew.sinh_p, "sinh"), (ew.cosh_p, "cosh"),
-                  (ew.sin_p, "sin"), (ew.cos_p, "cos")):
+                  (ew.sin_p, "sin"), (ew.cos_p, "cos"), (ew.log_p, "log"), (ew.asinh_p, "asinh"),
+                  (ew.asin_p, "asin"), (ew.acos_p, "acos"), (ew.acosh_p, "acosh"),
+                  (ew.atanh_p, "atanh"), (ew.atan_p, "atan"), (ew.exp2_p, "exp2"),
+                  (ew.sign_p, "sign")):
     scalar_rules[_p] = _complex_scalar(_name, scalar_rules[_p])
 
 
