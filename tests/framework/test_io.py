@@ -212,6 +212,28 @@ def test_durable_fsyncs_the_file_and_directory_only_when_asked(tmp_path, monkeyp
     assert stat.S_IMODE(os.stat(tmp_path / "fast.safetensors").st_mode) == 0o666 & ~umask
 
 
+@pytest.mark.parametrize("exchange", [True, False])
+def test_saving_over_an_existing_file_replaces_it_whole(tmp_path, monkeypatch, exchange):
+    from zerax.io import _safetensors
+    if not exchange:  # no renameat2 (not Linux, old libc): plain os.replace
+        monkeypatch.setattr(_safetensors, "_RENAMEAT2", None)
+    path = tmp_path / "m.safetensors"
+    for value in (1.0, 2.0, 3.0):
+        io.save(path, {"w": znp.full(1000, value)})
+        assert float(io.load(path)["w"][999]) == value
+        assert os.listdir(tmp_path) == ["m.safetensors"]  # the old file went with the swap
+    link = tmp_path / "link.safetensors"  # a symlink at the name is replaced, not followed
+    os.symlink(path, link)
+    io.save(link, {"w": znp.zeros(2)})
+    assert not os.path.islink(link) and float(io.load(path)["w"][0]) == 3.0
+    (tmp_path / "d.safetensors").mkdir()  # a directory at the name: refused, left alone
+    with pytest.raises(CheckpointError, match="cannot write checkpoint"):
+        io.save(tmp_path / "d.safetensors", {"w": znp.zeros(2)})
+    assert (tmp_path / "d.safetensors").is_dir()
+    assert sorted(os.listdir(tmp_path)) == ["d.safetensors", "link.safetensors",
+                                            "m.safetensors"]
+
+
 def test_large_arrays_are_written_whole_through_short_writes(tmp_path, monkeypatch):
     # os.write may write less than asked (Linux caps one call near 2 GiB): the writer loops.
     real_write = os.write

@@ -36,6 +36,7 @@ from ..ops.reduce import reduce_max as _rmax
 from ..ops.reduce import reduce_min as _rmin
 from ..ops.reduce import reduce_sum as _rsum
 from ..ops.shape import broadcast_in_dim, iota
+from ..ops.shape import concatenate as _concat
 from ..ops.shape import reshape as _reshape
 from ..ops.shape import transpose as _transpose
 from .. import numpy as _jnp
@@ -95,6 +96,38 @@ def _abs(x):
     return _ew.bind(_ew.abs_p, x)
 
 
+def _norm_input(x, fname):
+    """``x`` for the norms, which take complex values too (their results are real)."""
+    x = _lo._arr(x, f"linalg.{fname}")
+    if np.dtype(x.dtype).kind == "c":
+        return x
+    return _float_input(x, fname)
+
+
+def _sum_squares(x, axes):
+    """sum |x|^2 over ``axes``: re^2 + im^2 of a complex ``x``, so that ``grad`` of its
+    root is JAX's ``conj(x) / norm``."""
+    if np.dtype(x.dtype).kind == "c":
+        re, im = _ew.real(x), _ew.imag(x)
+        return _rsum(_ew.add(_ew.mul(re, re), _ew.mul(im, im)), axes)
+    return _rsum(_ew.mul(x, x), axes)
+
+
+def _complex_svdvals(x):
+    """The singular values of complex matrices ``x`` (..., M, N), from the real
+    embedding [[Re, -Im], [Im, Re]], whose singular values are ``x``'s, each twice:
+    every other one of them, descending.  Their first derivatives are right (JAX's);
+    second derivatives are not (each value's pair is degenerate, which the real SVD's
+    derivative cannot resolve): a complex SVD is future work."""
+    re, im = _ew.real(x), _ew.imag(x)
+    nd = x.ndim
+    top = _concat([re, _ew.neg(im)], nd - 1)
+    bottom = _concat([im, re], nd - 1)
+    s = svdvals(_concat([top, bottom], nd - 2))
+    k = s.shape[-1]
+    return _jnp.take(s, _jnp.arange(0, k, 2), axis=-1)
+
+
 def _c(x, v):
     return np.array(v, dtype=x.dtype)
 
@@ -105,13 +138,14 @@ def _vector_norm_axes(x, axes, ord):
         raise errors.ZeraxTypeError(f"zerax.numpy.linalg.norm: invalid norm order {ord!r} "
                                     "for vectors")
     if ord is None or ord == 2:
-        return _ew.sqrt(_rsum(_ew.mul(x, x), axes))
+        return _ew.sqrt(_sum_squares(x, axes))
     if ord == math.inf:
         return _rmax(_abs(x), axes)
     if ord == -math.inf:
         return _rmin(_abs(x), axes)
-    if ord == 0:
-        return _rsum(_ew.convert_element_type(_ew.ne(x, _c(x, 0)), x.dtype), axes)
+    if ord == 0:       # (the count in the real dtype, as NumPy, for complex x too)
+        return _rsum(_ew.convert_element_type(_ew.ne(x, _c(x, 0)),
+                                              np.finfo(x.dtype).dtype), axes)
     if ord == 1:
         return _rsum(_abs(x), axes)
     try:
@@ -120,13 +154,13 @@ def _vector_norm_axes(x, axes, ord):
         raise errors.ZeraxTypeError(
             f"zerax.numpy.linalg.norm: invalid norm order {ord!r} for vectors") from None
     ax = _abs(x)
-    powed = _ew.integer_pow(ax, int(p)) if p == int(p) else _ew.pow(ax, _c(x, p))
-    return _ew.pow(_rsum(powed, axes), _c(x, 1.0 / p))
+    powed = _ew.integer_pow(ax, int(p)) if p == int(p) else _ew.pow(ax, _c(ax, p))
+    return _ew.pow(_rsum(powed, axes), _c(ax, 1.0 / p))
 
 
 def _matrix_norm_axes(x, row, col, ord):
     if ord is None or ord == "fro":
-        return _ew.sqrt(_rsum(_ew.mul(x, x), (row, col)))
+        return _ew.sqrt(_sum_squares(x, (row, col)))
     if ord in (1, -1, math.inf, -math.inf) and not isinstance(ord, (bool, str)):
         red = _rmax if ord > 0 else _rmin
         if ord in (1, -1):          # column sums, then the max/min over columns
@@ -137,7 +171,8 @@ def _matrix_norm_axes(x, row, col, ord):
     if ord in (2, -2, "nuc"):
         # from the singular values: the matrix axes moved last, then max / min / sum
         rest = [d for d in range(x.ndim) if d not in (row, col)]
-        s = svdvals(_transpose(x, rest + [row, col]))
+        xt = _transpose(x, rest + [row, col])
+        s = _complex_svdvals(xt) if np.dtype(x.dtype).kind == "c" else svdvals(xt)
         return (_rsum if ord == "nuc" else _rmax if ord == 2 else _rmin)(s, (s.ndim - 1,))
     raise errors.ZeraxTypeError(f"zerax.numpy.linalg.norm: invalid norm order {ord!r} for "
                                 "matrices")
@@ -150,17 +185,21 @@ def _keep(y, shape, axes):
 def norm(x, ord=None, axis=None, keepdims=False):
     """``numpy.linalg.norm``: vector norms (``ord`` None/2, 1, inf, -inf, 0 or any p)
     and matrix norms (``ord`` None/'fro', 1, -1, inf, -inf, 2 and -2, the largest and
-    smallest singular value, and 'nuc', their sum) over ``axis``.
+    smallest singular value, and 'nuc', their sum) over ``axis``; of complex values
+    too (a real result; ``grad`` of the 2-norm is JAX's ``conj(x) / norm``; of complex
+    matrices, ``ord`` 2, -2 and 'nuc' have first derivatives only, not second ones).
 
     >>> import zerax.numpy as znp
     >>> float(znp.linalg.norm(znp.array([[1.0, -2.0], [3.0, 4.0]]), ord=1))
     6.0
+    >>> float(znp.linalg.norm(znp.array([3.0 + 4.0j, 0.0, 12.0j])))
+    13.0
     """
-    x = _float_input(x, "norm")
+    x = _norm_input(x, "norm")
     nd = x.ndim
     if axis is None:
         if ord is None:
-            y = _ew.sqrt(_rsum(_ew.mul(x, x), tuple(range(nd))))
+            y = _ew.sqrt(_sum_squares(x, tuple(range(nd))))
             return _reshape(y, [1] * nd) if keepdims else y
         if nd == 1:
             axes = (0,)
@@ -201,7 +240,7 @@ def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
     >>> znp.linalg.vector_norm(znp.ones((2, 4)), axis=1)
     Array([2., 2.], dtype=float64)
     """
-    x = _float_input(x, "vector_norm")
+    x = _norm_input(x, "vector_norm")
     nd = x.ndim
     if axis is None:
         axes = tuple(range(nd))
@@ -217,7 +256,7 @@ def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
 
 def matrix_norm(x, /, *, keepdims=False, ord="fro"):
     """``numpy.linalg.matrix_norm``: the norm of the matrices in the last two axes."""
-    x = _float_input(x, "matrix_norm")
+    x = _norm_input(x, "matrix_norm")
     if x.ndim < 2:
         raise errors.ShapeError(
             f"zerax.numpy.linalg.matrix_norm: needs an array of rank >= 2, got shape "
