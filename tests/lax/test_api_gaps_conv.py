@@ -352,3 +352,17 @@ def test_reduce_window_gradients_jit_and_vmap():
                                             (1, 1), "SAME"), (x[0, :3, :3],), order=1)
     np.testing.assert_allclose(zx.vmap(max_pool)(x[:, None]),
                                np.stack([max_pool(a[None]) for a in x]))
+
+
+def test_reduce_window_max_min_derivative_goes_to_the_first_extreme():
+    # XLA's select-and-scatter gives a window's cotangent to its first extreme element
+    # (row-major); a tie is not split.
+    import zerax as zx
+    x = np.array([[1.0, 3.0, 3.0, 2.0], [0.0, 3.0, 1.0, 1.0]])
+    for op, init, want in (
+            (lax.max, -np.inf, [[0, 2, 1, 0], [0, 2, 1, 0]]),
+            (lax.min, np.inf, [[1, 1, 0, 1], [1, 0, 2, 0]])):
+        def f(v, op=op, init=init):
+            return lax.reduce_window(v, init, op, (1, 2), (1, 1), "VALID").sum()
+        np.testing.assert_array_equal(np.asarray(zx.grad(f)(x)), want)
+        np.testing.assert_array_equal(np.asarray(zx.jit(zx.grad(f))(x)), want)

@@ -119,6 +119,9 @@ def test_shape_primitive_grads(x):
     _check(lambda v, u: s.dynamic_update_slice(v, u, (i, np.int64(0), np.int64(2))),
            (x, x[:1, :2, :2] * 3.0))
     _check(lambda v: s.rev(v, (0, 2)), (x,))
+    from zerax._src.ops import windows as w
+    _check(lambda v: w.window_patches(v, (2, 2), (1, 2), (1, 1)), (x,))
+    _check(lambda v: w.window_patches_add(v[:, :2, :1], (3, 3), (1, 2), (2, 1), (1, 2)), (x,))
 
 
 @settings(max_examples=6)
@@ -150,6 +153,7 @@ def test_every_differentiable_primitive_is_covered_here():
         "broadcast_in_dim", "reshape", "transpose", "squeeze", "concatenate", "pad", "slice",
         "dynamic_slice", "dynamic_update_slice", "rev", "reduce_sum", "reduce_max",
         "reduce_min", "reduce_prod", "cumsum", "cumprod", "cummax", "cummin",
+        "window_patches", "window_patches_add",
     } | COVERED_ELSEWHERE
     differentiable = {n for n, p in all_primitives().items()
                       if p in jvp_rules and "jvp" not in p.unsupported

@@ -90,41 +90,17 @@ class Pool(Module):
                     f"{type(self).__name__}: padding {(lo, hi)} is larger than the kernel "
                     f"size {k}")
         x = znp.asarray(x)
-        if (self.operation is lax.max and np.issubdtype(np.dtype(x.dtype), np.floating)
-                and isinstance(self.init, float) and self.init == -np.inf):
-            return _max_pool(x, self.kernel_size, self.stride, padding)
+        if self.operation is lax.max:
+            padded = [d + lo + hi for d, (lo, hi) in zip(znp.shape(x)[1:], padding)]
+            if any(d < k for d, k in zip(padded, self.kernel_size)):
+                raise errors.ShapeError(
+                    f"MaxPool: the window {self.kernel_size} is larger than the padded "
+                    f"input {tuple(padded)}")
+        # (max pooling's derivative goes to each window's first maximum, as in JAX:
+        # lax.reduce_window picks it)
         init = znp.asarray(self.init, dtype=x.dtype)
         return lax.reduce_window(x, init, self.operation, (1,) + self.kernel_size,
                                  (1,) + self.stride, ((0, 0),) + padding)
-
-
-def _max_pool(x, kernel, stride, padding):
-    """Max pooling as XLA's reduce_window + select_and_scatter differentiate it: the value
-    is the window's maximum and its derivative goes to the *first* maximal element of each
-    window (row-major), as in JAX; a tie is not split. Written as one strided slice per
-    window offset, combined by selects whose masks are constant under differentiation."""
-    xp = znp.pad(x, [(0, 0)] + [tuple(p) for p in padding], constant_values=-np.inf)
-    out = [(xp.shape[1 + i] - k) // s + 1 for i, (k, s) in enumerate(zip(kernel, stride))]
-    if min(out) < 1:
-        raise errors.ShapeError(
-            f"MaxPool: the window {kernel} is larger than the padded input {xp.shape[1:]}")
-    slices = []
-    for off in np.ndindex(*kernel):
-        idx = tuple(slice(o, o + s * (n - 1) + 1, s) for o, s, n in zip(off, stride, out))
-        slices.append(xp[(slice(None),) + idx])
-    fixed = [lax.stop_gradient(v) for v in slices]
-    m = fixed[0]
-    for v in fixed[1:]:
-        m = znp.maximum(m, v)
-    taken = None
-    result = None
-    for v, f in zip(slices, fixed):
-        hit = f == m
-        sel = hit if taken is None else hit & ~taken
-        taken = sel if taken is None else taken | sel
-        result = znp.where(sel, v, m if result is None else result)
-    # NaN windows: nothing equals the maximum; the result is the NaN itself
-    return znp.where(taken, result, m)
 
 
 def _pool_class(name: str, n: int, kind: str):

@@ -2,17 +2,16 @@
 wrappers) and ``reduce_window``, with JAX's signatures and semantics.
 
 Neither is a primitive.  Both pad the operand (``lax.pad`` does the lhs/base dilation
-with interior padding), cut one strided slice per window offset and stack them
-(im2col); a convolution then contracts the stacked windows with the kernel in one
-``dot_general``, and ``reduce_window`` reduces them with ``lax.reduce``.  Every step
-is a primitive with all its rules, so these functions work under ``grad`` (of any
-order), ``vmap`` and ``jit`` with nothing of their own.  The stacked windows take
+with interior padding) and stack its windows with the ``window_patches`` primitive
+(im2col, ``ops/windows.py``); a convolution then contracts the stacked windows with the
+kernel in one ``dot_general``, and ``reduce_window`` reduces them with ``lax.reduce``.
+Every step is a primitive with all its rules, so these functions work under ``grad``
+(of any order), ``vmap`` and ``jit`` with nothing of their own.  The stacked windows take
 ``prod(window)`` times the output's memory, the price of the single BLAS contraction.
 """
 
 from __future__ import annotations
 
-import itertools
 import math
 from typing import NamedTuple
 
@@ -23,11 +22,12 @@ from ..core import tree
 from ..core.api_util import as_input
 from ..core.array import Array
 from ..ops import elementwise as ew
+from ..ops import misc
 from ..ops import reduce as red
 from ..ops import shape as sh
 from ..ops.linalg import dot_general
 from ..ops.slicing import pad as _pad
-from ..ops.slicing import slice_p_bind
+from ..ops.windows import window_out_shape, window_patches
 from .control_flow import scan
 from .lax import _MONOIDS, _coerce, reduce_and, reduce_or
 
@@ -155,31 +155,13 @@ def _transpose(x, perm):
     return x if perm == tuple(range(len(perm))) else sh.transpose(x, perm)
 
 
-def _windows(x, first, window, strides, dilation, axis):
-    """Stack, along a new ``axis``, one strided slice of ``x`` per window offset over
-    the axes ``first, first + 1, ...``: the result holds, at output position ``o`` and
-    offset ``k``, ``x[o * stride + k * dilation]``."""
-    shape = tuple(x.shape)
+def _windows(x, window, strides, dilation):
+    """The windows of ``x``'s trailing axes stacked along a new axis before them (the
+    ``window_patches`` primitive: at output position ``o`` and offset ``k`` it holds
+    ``x[o * stride + k * dilation]``), and the output's spatial shape."""
     nsp = len(window)
-    out = []
-    for n, k, s, d in zip(shape[first:first + nsp], window, strides, dilation):
-        ek = (k - 1) * d + 1
-        out.append(max(0, (n - ek) // s + 1) if n >= ek else 0)
-    slices = []
-    for offs in itertools.product(*(range(k) for k in window)):
-        starts, limits = [0] * len(shape), list(shape)
-        steps = [1] * len(shape)
-        for j, (o, d, s, m) in enumerate(zip(offs, dilation, strides, out)):
-            a = first + j
-            start = min(o * d, shape[a])
-            starts[a] = start
-            limits[a] = start + (m - 1) * s + 1 if m > 0 else start
-            steps[a] = s
-        sl = slice_p_bind(x, starts, limits, steps)
-        slices.append(sh.expand_dims(sl, (axis,)))
-    if len(slices) == 1:
-        return slices[0], out
-    return sh.concatenate(slices, axis), out
+    out = window_out_shape(tuple(x.shape)[len(x.shape) - nsp:], window, strides, dilation)
+    return window_patches(x, window, strides, dilation), out
 
 
 def _operands(lhs, rhs, fname):
@@ -289,7 +271,7 @@ def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None,
         pads = _explicit_pads(padding, nsp, fname)
     x = _pad(x, np.zeros((), np.dtype(x.dtype)),
              [(0, 0, 0), (0, 0, 0)] + [(lo, hi, d - 1) for (lo, hi), d in zip(pads, lhs_dil)])
-    patches, out_sp = _windows(x, 2, window, strides, rhs_dil, 2)   # N C P spatial...
+    patches, out_sp = _windows(x, window, strides, rhs_dil)   # N C P spatial...
     p = math.prod(window)
     w = sh.reshape(w, (o, i, p))
     pet = preferred_element_type
@@ -588,15 +570,18 @@ def reduce_window(operand, init_value, computation, window_dimensions, window_st
     if identity is not None:
         # Padding and dilation holes are skipped (as XLA does): pad with the identity,
         # reduce the stacked windows with one primitive, combine init once.
-        win, _ = _windows(_pad(leaves[0], identity, config), 0, window, strides, wdil, 0)
+        win, _ = _windows(_pad(leaves[0], identity, config), window, strides, wdil)
+        if monoid in (red.reduce_max, red.reduce_min) and \
+                np.dtype(win.dtype).kind == "f":
+            return computation(_first_extreme(win, monoid is red.reduce_max), vals[0])
         return computation(monoid(win, (0,)), vals[0])
     # Any other computation: a scan over the window offsets that skips the padding.
-    wins = [_windows(_pad(x, np.zeros((), np.dtype(x.dtype)), config), 0, window, strides,
-                     wdil, 0)[0] for x in leaves]
+    wins = [_windows(_pad(x, np.zeros((), np.dtype(x.dtype)), config), window, strides,
+                     wdil)[0] for x in leaves]
     valid = None
     if any(c != (0, 0, 0) for c in config):
         inside = np.asarray(_pad(np.ones(shape, np.bool_), np.zeros((), np.bool_), config))
-        valid = np.asarray(_windows(Array(inside), 0, window, strides, wdil, 0)[0])
+        valid = np.asarray(_windows(Array(inside), window, strides, wdil)[0])
     out_shape = tuple(wins[0].shape[1:])
     carry0 = tree.tree_unflatten(init_tree, [sh.broadcast_in_dim(v, out_shape, ())
                                              for v in vals])
@@ -610,6 +595,21 @@ def reduce_window(operand, init_value, computation, window_dimensions, window_st
 
     out, _ = scan(step, carry0, (tuple(wins), valid))
     return out
+
+
+def _first_extreme(win, is_max):
+    """The maximum (minimum) of the stacked windows ``win`` (P, out...) over axis 0, with
+    its derivative going to the *first* extreme element of each window in row-major
+    order, as XLA's select-and-scatter gives it (a tie is not split; a window holding a
+    NaN gives the first NaN).  The chosen element is picked by a one-hot select whose
+    other entries are -0.0, so the sum over the window is the element exactly."""
+    pick = (red.argmax if is_max else red.argmin)(misc.stop_gradient(win), 0, np.int64)
+    shape = tuple(win.shape)
+    # (the window index is a small constant read in place by the fused loop, not an
+    # iota of the windows' shape)
+    offsets = sh.broadcast_in_dim(np.arange(shape[0], dtype=np.int64), shape, (0,))
+    onehot = ew.eq(offsets, sh.broadcast_in_dim(pick, shape, tuple(range(1, len(shape)))))
+    return red.reduce_sum(ew.select_n(onehot, np.array(-0.0, win.dtype), win), (0,))
 
 
 def _identity(monoid, dt):

@@ -13,5 +13,6 @@ from . import bitcast  # noqa: F401
 from . import collectives  # noqa: F401
 from . import call, custom_calls, random_bits  # noqa: F401
 from . import debug, debug_nans, eig  # noqa: F401
+from . import windows  # noqa: F401
 
 _batching.install_shape_ops(shape)

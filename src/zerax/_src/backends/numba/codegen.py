@@ -61,6 +61,7 @@ class Lowering:
         self.inplace_updates = 0         # updates that write into their operand (loops.py)
         self.exact = ExactTypes()        # scalar names of a known Numba type (scalar_types.py)
         self.index_reads = IndexReads()  # the body's concatenations read in place (fusion.py)
+        self.update_roots: dict = {}     # the body's values held in updatable buffers
 
     # -- names
     def fresh(self, prefix="t") -> str:
@@ -460,6 +461,7 @@ def lower_jaxpr_body(ctx: Lowering, jaxpr, in_names):
     jaxpr = scheduled(jaxpr)   # reads of an updated buffer first (loops.schedule_reads)
     outer, ctx.body = ctx.body, jaxpr
     inplace, roots = inplace_plan(jaxpr, owned)
+    outer_roots, ctx.update_roots = ctx.update_roots, roots
     written = set(inplace.values())   # buffers an update overwrites in this body
     outer_reads = ctx.index_reads
     ctx.index_reads = index_reads(jaxpr, lambda v: roots.get(v, v) not in written)
@@ -501,6 +503,7 @@ def lower_jaxpr_body(ctx: Lowering, jaxpr, in_names):
             drop_copy(ctx, eqn, lines, start)
     ctx.body = outer
     ctx.index_reads = outer_reads
+    ctx.update_roots = outer_roots
     return [ctx.ref(a) for a in jaxpr.outvars]
 
 

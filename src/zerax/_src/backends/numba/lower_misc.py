@@ -13,6 +13,7 @@ from __future__ import annotations
 from ...ops import collectives as co
 from ...ops import fft as ft
 from ...ops import misc
+from .lower_shape import reshape_is_view
 from .lower_util import array_of
 from .rules import host_rules, lowering_rules
 
@@ -24,9 +25,13 @@ def _always(eqn) -> bool:
 # --------------------------------------------------------------------------- stop_gradient
 
 def _stop_gradient_lower(ctx, eqn):
-    """The identity: a fresh copy of the operand."""
+    """The identity: the operand itself where nothing can write either buffer later
+    (as a reshape is a view there: `lower_shape.reshape_is_view`), else a copy."""
     (x,), (ov,) = eqn.invars, eqn.outvars
     ctx.emit("# stop_gradient")
+    if reshape_is_view(ctx, x, ov):
+        ctx.bind_name(ov, ctx.name(x))
+        return
     xn = array_of(ctx, x)
     out = ctx.out(ov)
     ctx.emit(f"{out} = np.copy({xn})")

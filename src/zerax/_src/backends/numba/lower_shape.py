@@ -1,7 +1,8 @@
-"""The Numba lowering of the shape and slicing primitives (``ops/shape.py``,
-``ops/slicing.py``): broadcast, reshape, squeeze, transpose, concatenate, rev, iota,
-slice, pad, dynamic_slice and dynamic_update_slice, each a loop nest that copies into a
-fresh array (see lower_util.py).
+"""The Numba lowering of the shape, slicing and window primitives (``ops/shape.py``,
+``ops/slicing.py``, ``ops/windows.py``): broadcast, reshape, squeeze, transpose,
+concatenate, rev, iota, slice, pad, dynamic_slice, dynamic_update_slice and
+window_patches, each a loop nest that copies into a fresh array (see lower_util.py), and
+window_patches_add, a loop nest that adds into a zeroed one.
 
 Outputs come from `loops.output_buffer`: inside a loop body, a value that nothing keeps
 past its step is written into one buffer allocated before the loop (small vectors built
@@ -16,7 +17,8 @@ import numpy as np
 from ...ops.shape import (broadcast_in_dim_p, concatenate_p, iota_p, reshape_p, rev_p,
                           squeeze_p, transpose_p)
 from ...ops.slicing import dynamic_slice_p, dynamic_update_slice_p, pad_p, slice_p
-from .codegen import dtype_name
+from ...ops.windows import window_patches_add_p, window_patches_p
+from .codegen import PARALLEL_THRESHOLD, dtype_name
 from .loops import one_element_values, output_buffer
 from .lower_util import affine, array_of, copy_loop, index_text, scalar_of, shape_text
 from .rules import lowering_rules
@@ -72,6 +74,17 @@ def _bid_lower(ctx, eqn):
                            for src, dst in enumerate(bdims)], shape)
 
 
+def reshape_is_view(ctx, x, ov) -> bool:
+    """Whether a reshape may share its operand's buffer (a C-contiguous array, which
+    Numba reshapes without copying), instead of copying it.  Only where nothing can
+    write either buffer afterwards: at a kernel's top level (inside loop bodies, buffers
+    are reused from step to step and carries written in place), with no destination
+    named for the value (a loop's carry buffer), and from an operand that no update
+    writes in place (`loops.inplace_plan`: only values held in such buffers are)."""
+    return (ctx.level == 1 and ov not in ctx.dest and not ctx.is_scalar(x)
+            and x not in ctx.update_roots)
+
+
 def _reshape_like_lower(prim_name):
     def rule(ctx, eqn):
         (x,), (ov,) = eqn.invars, eqn.outvars
@@ -80,6 +93,10 @@ def _reshape_like_lower(prim_name):
         size = int(np.prod(shape, dtype=np.int64))
         # A single element: held as a scalar (always when 0-d)
         if size == 1 and held_as_scalar(ctx, ov, _element(ctx, x)):
+            return
+        if reshape_is_view(ctx, x, ov):
+            ctx.emit(f"{ctx.out(ov)} = np.ascontiguousarray({ctx.name(x)})"
+                     f".reshape({shape_text(shape)})")
             return
         out = empty_out(ctx, ov)
         if size == 0:
@@ -281,3 +298,82 @@ def _dus_lower(ctx, eqn):
 
 
 lowering_rules[dynamic_update_slice_p] = _dus_lower
+
+
+# --------------------------------------------------------------------------- windows
+
+
+def _linear(names, sizes) -> str:
+    """The C-order linear index of per-axis window offsets (the patches' window axis)."""
+    text = names[0]
+    for nm, n in zip(names[1:], sizes[1:]):
+        text = f"({text}) * {n} + {nm}"
+    return text
+
+
+def _window_source(o, k, stride, dilation) -> str:
+    return f"{affine(o, 0, stride)} + {affine(k, 0, dilation)}"
+
+
+def _patches_lower(ctx, eqn):
+    (x,), (ov,) = eqn.invars, eqn.outvars
+    window, strides, dil = (eqn.params[k] for k in ("window", "strides", "dilation"))
+    nsp = len(window)
+    lead = len(x.aval.shape) - nsp
+    out_sp = tuple(ov.aval.shape[lead + 1:])
+    ctx.emit(f"# window_patches window {window} strides {strides} dilation {dil}")
+    xn = array_of(ctx, x)
+    out = empty_out(ctx, ov)
+    if int(np.prod(ov.aval.shape, dtype=np.int64)) == 0:
+        return
+    # One loop per window offset (no division to split the patch index).
+    with ctx.nest(tuple(x.aval.shape[:lead]) + tuple(window) + out_sp) as idx:
+        li, ks, os_ = idx[:lead], idx[lead:lead + nsp], idx[lead + nsp:]
+        src = li + [_window_source(o, k, s, d) for o, k, s, d in zip(os_, ks, strides, dil)]
+        dst = li + [_linear(ks, window)] + os_
+        ctx.emit(f"{out}[{index_text(dst)}] = {xn}[{index_text(src)}]")
+
+
+def _patches_add_lower(ctx, eqn):
+    (p,), (ov,) = eqn.invars, eqn.outvars
+    window, strides, dil = (eqn.params[k] for k in ("window", "strides", "dilation"))
+    nsp = len(window)
+    lead = len(p.aval.shape) - nsp - 1
+    out_sp = tuple(p.aval.shape[lead + 1:])
+    ctx.emit(f"# window_patches_add window {window} strides {strides} dilation {dil}")
+    pn = array_of(ctx, p)
+    out = ctx.out(ov)
+    ctx.emit(f"{out} = np.zeros({shape_text(ov.aval.shape)}, "
+             f"{dtype_name(ov.aval.dtype)})")
+    if int(np.prod(p.aval.shape, dtype=np.int64)) == 0:
+        return
+    # Windows overlap, so the adds of one leading index run in order; distinct leading
+    # indices write distinct elements and may run in parallel.
+    opened = 0
+    li = []
+    for j, n in enumerate(p.aval.shape[:lead]):
+        name = ctx.fresh("i")
+        parallel = (j == 0 and ctx.level == 1 and n > 1
+                    and int(np.prod(p.aval.shape, dtype=np.int64)) >= PARALLEL_THRESHOLD)
+        if parallel:
+            ctx.uses_prange = True
+        ctx.emit(f"for {name} in {'prange' if parallel else 'range'}({n}):")
+        ctx.level += 1
+        opened += 1
+        li.append(name)
+    ks, os_ = [], []
+    for n, names in ((window, ks), (out_sp, os_)):
+        for m in n:
+            name = ctx.fresh("i")
+            ctx.emit(f"for {name} in range({m}):")
+            ctx.level += 1
+            opened += 1
+            names.append(name)
+    dst = li + [_window_source(o, k, s, d) for o, k, s, d in zip(os_, ks, strides, dil)]
+    src = li + [_linear(ks, window)] + os_
+    ctx.emit(f"{out}[{index_text(dst)}] += {pn}[{index_text(src)}]")
+    ctx.level -= opened
+
+
+lowering_rules[window_patches_p] = _patches_lower
+lowering_rules[window_patches_add_p] = _patches_add_lower
