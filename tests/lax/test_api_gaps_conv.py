@@ -366,3 +366,30 @@ def test_reduce_window_max_min_derivative_goes_to_the_first_extreme():
             return lax.reduce_window(v, init, op, (1, 2), (1, 1), "VALID").sum()
         np.testing.assert_array_equal(np.asarray(zx.grad(f)(x)), want)
         np.testing.assert_array_equal(np.asarray(zx.jit(zx.grad(f))(x)), want)
+
+
+def test_conv_general_dilated_patches_layout_and_contraction():
+    """The patches' feature axis is (channel, filter offsets), and contracting it with a
+    kernel is the convolution; layouts and dilations recorded from JAX 0.10.2."""
+    x = np.arange(2 * 3 * 4 * 5.0).reshape(2, 3, 4, 5)
+    p = np.asarray(lax.conv_general_dilated_patches(x, (2, 3), (1, 2), "VALID"))
+    assert p.shape == (2, 18, 3, 2)
+    np.testing.assert_array_equal(p[0, :8, 0, 0], [0, 1, 2, 5, 6, 7, 20, 21])
+    w = np.random.default_rng(0).standard_normal((4, 3, 2, 3))
+    conv = np.asarray(lax.conv_general_dilated(x, w, (1, 2), "VALID"))
+    np.testing.assert_allclose(np.einsum("nfhw,of->nohw", p, w.reshape(4, -1)), conv,
+                               rtol=1e-12)
+
+    def weighted(a):
+        a = np.asarray(a)
+        return float((a * np.sin(np.arange(a.size)).reshape(a.shape)).sum())
+
+    p2 = lax.conv_general_dilated_patches(x.astype(np.float32), (2, 2), (1, 1), "SAME",
+                                          dimension_numbers=("NHWC", "OIHW", "NHWC"))
+    assert p2.shape == (2, 3, 4, 20) and p2.dtype == np.float32
+    np.testing.assert_allclose(weighted(p2.astype(np.float64)), 47.570559123374416,
+                               rtol=1e-6)
+    p3 = lax.conv_general_dilated_patches(x, (2, 2), (1, 1), [(1, 0), (0, 1)],
+                                          lhs_dilation=(2, 1), rhs_dilation=(1, 2))
+    assert p3.shape == (2, 12, 7, 4)
+    np.testing.assert_allclose(weighted(p3), -116.9113848655926, rtol=1e-12)

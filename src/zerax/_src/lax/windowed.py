@@ -32,7 +32,7 @@ from .control_flow import scan
 from .lax import _MONOIDS, _coerce, reduce_and, reduce_or
 
 __all__ = ["ConvDimensionNumbers", "conv", "conv_dimension_numbers",
-           "conv_general_dilated", "conv_general_permutations", "conv_transpose",
+           "conv_general_dilated", "conv_general_dilated_patches", "conv_general_permutations", "conv_transpose",
            "conv_with_general_padding", "padtype_to_pads", "reduce_window",
            "conv_general_shape_tuple", "conv_transpose_shape_tuple",
            "reduce_window_shape_tuple"]
@@ -192,6 +192,44 @@ def _explicit_pads(padding, n, fname):
     return pads
 
 
+def _checked_dimension_numbers(lhs_shape, rhs_shape, dimension_numbers, fname):
+    nd = len(lhs_shape)
+    dn = conv_dimension_numbers(lhs_shape, rhs_shape, dimension_numbers)
+    for spec, what in zip(dn, ("lhs", "rhs", "out")):
+        if sorted(spec) != list(range(nd)):
+            raise errors.ShapeError(
+                f"lax.{fname}: dimension_numbers' {what} spec {spec} is not a permutation "
+                f"of the {nd} axes.")
+    return dn
+
+
+def _conv_patches(x, window, window_strides, padding, lhs_dilation, rhs_dilation, fname):
+    """The windows a convolution reads: ``x`` (N, C, spatial...) padded and dilated as
+    ``padding`` and ``lhs_dilation`` say, then stacked (N, C, P, out spatial...)."""
+    nsp = len(window)
+    strides = _ints(window_strides, nsp, "window_strides", fname)
+    lhs_dil = _ints((1,) * nsp if lhs_dilation is None else lhs_dilation, nsp,
+                    "lhs_dilation", fname)
+    rhs_dil = _ints((1,) * nsp if rhs_dilation is None else rhs_dilation, nsp,
+                    "rhs_dilation", fname)
+    if min(strides + lhs_dil + rhs_dil, default=1) < 1:
+        raise errors.ZeraxValueError(
+            f"lax.{fname}: strides and dilations must be positive, got window_strides="
+            f"{strides}, lhs_dilation={lhs_dil}, rhs_dilation={rhs_dil}.")
+    if isinstance(padding, str):
+        if any(d != 1 for d in lhs_dil):
+            raise errors.NotSupportedError(
+                f"lax.{fname}: string padding is not implemented for transposed convolution "
+                "(lhs_dilation); give explicit (low, high) pairs or use lax.conv_transpose.")
+        eff = [(k - 1) * d + 1 for k, d in zip(window, rhs_dil)]
+        pads = padtype_to_pads(x.shape[2:], eff, strides, padding)
+    else:
+        pads = _explicit_pads(padding, nsp, fname)
+    x = _pad(x, np.zeros((), np.dtype(x.dtype)),
+             [(0, 0, 0), (0, 0, 0)] + [(lo, hi, d - 1) for (lo, hi), d in zip(pads, lhs_dil)])
+    return _windows(x, window, strides, rhs_dil)
+
+
 def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None,
                          rhs_dilation=None, dimension_numbers=None, feature_group_count=1,
                          batch_group_count=1, precision=None, preferred_element_type=None,
@@ -220,23 +258,7 @@ def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None,
     """
     fname = "conv_general_dilated"
     lhs, rhs = _operands(lhs, rhs, fname)
-    nd = len(lhs.shape)
-    nsp = nd - 2
-    dn = conv_dimension_numbers(lhs.shape, rhs.shape, dimension_numbers)
-    for spec, what in zip(dn, ("lhs", "rhs", "out")):
-        if sorted(spec) != list(range(nd)):
-            raise errors.ShapeError(
-                f"lax.{fname}: dimension_numbers' {what} spec {spec} is not a permutation "
-                f"of the {nd} axes.")
-    strides = _ints(window_strides, nsp, "window_strides", fname)
-    lhs_dil = _ints((1,) * nsp if lhs_dilation is None else lhs_dilation, nsp,
-                    "lhs_dilation", fname)
-    rhs_dil = _ints((1,) * nsp if rhs_dilation is None else rhs_dilation, nsp,
-                    "rhs_dilation", fname)
-    if min(strides + lhs_dil + rhs_dil, default=1) < 1:
-        raise errors.ZeraxValueError(
-            f"lax.{fname}: strides and dilations must be positive, got window_strides="
-            f"{strides}, lhs_dilation={lhs_dil}, rhs_dilation={rhs_dil}.")
+    dn = _checked_dimension_numbers(lhs.shape, rhs.shape, dimension_numbers, fname)
     x = _transpose(lhs, dn.lhs_spec)            # N C spatial...
     w = _transpose(rhs, dn.rhs_spec)            # O I spatial...
     n, c = x.shape[0], x.shape[1]
@@ -260,18 +282,9 @@ def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None,
             f"lax.{fname}: the rhs output feature size ({o}) must be a multiple of "
             f"feature_group_count ({g}) and batch_group_count ({bg}), and the lhs batch "
             f"size ({n}) a multiple of batch_group_count.")
-    if isinstance(padding, str):
-        if any(d != 1 for d in lhs_dil):
-            raise errors.NotSupportedError(
-                f"lax.{fname}: string padding is not implemented for transposed convolution "
-                "(lhs_dilation); give explicit (low, high) pairs or use lax.conv_transpose.")
-        eff = [(k - 1) * d + 1 for k, d in zip(window, rhs_dil)]
-        pads = padtype_to_pads(x.shape[2:], eff, strides, padding)
-    else:
-        pads = _explicit_pads(padding, nsp, fname)
-    x = _pad(x, np.zeros((), np.dtype(x.dtype)),
-             [(0, 0, 0), (0, 0, 0)] + [(lo, hi, d - 1) for (lo, hi), d in zip(pads, lhs_dil)])
-    patches, out_sp = _windows(x, window, strides, rhs_dil)   # N C P spatial...
+    patches, out_sp = _conv_patches(x, window, window_strides, padding, lhs_dilation,
+                                    rhs_dilation, fname)        # N C P spatial...
+    nsp = len(window)
     p = math.prod(window)
     w = sh.reshape(w, (o, i, p))
     pet = preferred_element_type
@@ -293,6 +306,43 @@ def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None,
         # (K, N', spatial..., O/K) -> (N', K, O/K, spatial...) -> (N', O, spatial...)
         out = _transpose(out, (1, 0, nsp + 2) + tuple(range(2, nsp + 2)))
         out = sh.reshape(out, (out.shape[0], o) + tuple(out_sp))
+    return _transpose(out, np.argsort(dn.out_spec))
+
+
+def conv_general_dilated_patches(lhs, filter_shape, window_strides, padding,
+                                  lhs_dilation=None, rhs_dilation=None,
+                                  dimension_numbers=None, precision=None,
+                                  preferred_element_type=None):
+    """The patches ``conv_general_dilated`` would contract with a kernel of spatial
+    shape ``filter_shape`` (JAX's ``lax.conv_general_dilated_patches``): the output's
+    feature axis holds each receptive field flattened, input channel first, then the
+    filter's spatial axes (in the order of ``dimension_numbers[1]``), so it has
+    ``C * prod(filter_shape)`` entries.  The arguments are as in
+    `conv_general_dilated`; ``precision`` is accepted and ignored.
+
+    >>> import numpy as np, zerax.lax as lax
+    >>> x = np.arange(10.0).reshape(1, 2, 5)       # N C W
+    >>> lax.conv_general_dilated_patches(x, (2,), (2,), "VALID")
+    Array([[[0., 2.],
+            [1., 3.],
+            [5., 7.],
+            [6., 8.]]], dtype=float64)
+    """
+    fname = "conv_general_dilated_patches"
+    lhs = as_input(lhs, f"lax.{fname} lhs")
+    nd = len(lhs.shape)
+    if nd < 2:
+        raise errors.ShapeError(f"lax.{fname}: lhs must have rank at least 2, got shape "
+                                f"{tuple(lhs.shape)}.")
+    window = _ints(filter_shape, nd - 2, "filter_shape", fname)
+    dn = _checked_dimension_numbers(lhs.shape, (1, 1) + window, dimension_numbers, fname)
+    x = _transpose(lhs, dn.lhs_spec)            # N C spatial...
+    patches, out_sp = _conv_patches(x, window, window_strides, padding, lhs_dilation,
+                                    rhs_dilation, fname)        # N C P spatial...
+    out = sh.reshape(patches, (x.shape[0], x.shape[1] * math.prod(window)) + tuple(out_sp))
+    if preferred_element_type is not None and \
+            np.dtype(preferred_element_type) != np.dtype(out.dtype):
+        out = ew.convert_element_type(out, np.dtype(preferred_element_type))
     return _transpose(out, np.argsort(dn.out_spec))
 
 
