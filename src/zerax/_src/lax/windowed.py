@@ -20,6 +20,7 @@ import numpy as np
 from ... import errors
 from ..core import tree
 from ..core.api_util import as_input
+from ..core.core import concrete_value, is_concrete
 from ..core.array import Array
 from ..ops import elementwise as ew
 from ..ops import misc
@@ -621,10 +622,17 @@ def reduce_window(operand, init_value, computation, window_dimensions, window_st
         # Padding and dilation holes are skipped (as XLA does): pad with the identity,
         # reduce the stacked windows with one primitive, combine init once.
         win, _ = _windows(_pad(leaves[0], identity, config), window, strides, wdil)
-        if monoid in (red.reduce_max, red.reduce_min) and \
-                np.dtype(win.dtype).kind == "f":
-            return computation(_first_extreme(win, monoid is red.reduce_max), vals[0])
-        return computation(monoid(win, (0,)), vals[0])
+        extreme = monoid in (red.reduce_max, red.reduce_min)
+        if extreme and np.dtype(win.dtype).kind == "f":
+            out = _first_extreme(win, monoid is red.reduce_max)
+        else:
+            out = monoid(win, (0,))
+        # max(m, -inf) is m exactly (NaN and -0.0 too): an init that is the identity of
+        # max/min (max pooling's) needs no combining, and no derivative of the combine.
+        if extreme and is_concrete(vals[0]) and \
+                np.array_equal(np.asarray(concrete_value(vals[0])), identity):
+            return out
+        return computation(out, vals[0])
     # Any other computation: a scan over the window offsets that skips the padding.
     wins = [_windows(_pad(x, np.zeros((), np.dtype(x.dtype)), config), window, strides,
                      wdil)[0] for x in leaves]
