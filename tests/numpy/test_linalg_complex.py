@@ -16,6 +16,7 @@ import pytest
 
 import zerax as zx
 import zerax.numpy as znp
+import zerax.scipy.linalg as zsl
 from zerax import errors
 from zerax.test_util import check_grads, numerical_jvp
 
@@ -181,7 +182,7 @@ def test_svd_of_empty_and_hermitian():
 def test_svd_jit_and_vmap_match_numpy():
     stack = np.stack([A43, _crandn(4, 3), _crandn(4, 3)])
     nu, ns, nvh = np.linalg.svd(stack, full_matrices=False)
-    f = lambda x: znp.linalg.svd(x, full_matrices=False)   # noqa: E731
+    f = lambda x: znp.linalg.svd(x, full_matrices=False)
     for g in (zx.jit(f), zx.vmap(f)):
         u, s, vh = g(stack)
         close(s, ns)
@@ -258,7 +259,7 @@ def _eigh_invariants_raw(a, uplo):
 
 def test_eigh_gradient_closed_form():
     # d w_k = Re(v_k^H dA v_k) (symmetrized dA): grad w_k = conj(v_k v_k^H)
-    nw, nv = np.linalg.eigh(H3)
+    _nw, nv = np.linalg.eigh(H3)
     for k in range(3):
         g = zx.grad(lambda a, k=k: znp.linalg.eigvalsh(a)[k])(H3)
         close(g, np.conj(np.outer(nv[:, k], nv[:, k].conj())), 1e-12)
@@ -287,7 +288,7 @@ def test_svd_full_square_and_complex64_derivatives():
 
 def test_norm_second_derivatives():
     for o in (2, -2, "nuc"):
-        f = lambda a, o=o: znp.linalg.norm(a, o)    # noqa: E731
+        f = lambda a, o=o: znp.linalg.norm(a, o)
         check_complex_grads(f, (A43,), order=2)
         # check_grads, on the real and imaginary parts (real inputs, real tangents)
         check_grads(lambda x, y, o=o: znp.linalg.norm(zx.lax.complex(x, y), o),
@@ -296,7 +297,7 @@ def test_norm_second_derivatives():
 
 def test_norm_gradient_closed_form():
     # grad ||A||_2 = conj(u_1 v_1^H); grad ||A||_nuc = conj(U V^H)
-    u, s, vh = np.linalg.svd(A43, full_matrices=False)
+    u, _s, vh = np.linalg.svd(A43, full_matrices=False)
     close(zx.grad(lambda a: znp.linalg.norm(a, 2))(A43),
           np.conj(np.outer(u[:, 0], vh[0])), 1e-12)
     close(zx.grad(lambda a: znp.linalg.norm(a, "nuc"))(A43), np.conj(u @ vh), 1e-12)
@@ -314,7 +315,7 @@ def test_pinv_derivatives_along_complex_directions():
 def test_derivatives_under_jit_and_vmap():
     def loss(a):
         w, v = znp.linalg.eigh(a)
-        u, s, vh = znp.linalg.svd(a)
+        u, _s, vh = znp.linalg.svd(a)
         return w[0] + znp.real(v[0, 1] * znp.conj(v[2, 1])) + znp.imag(u[1, 0] * vh[0, 2])
     g = zx.grad(loss)
     want = g(H3 + 0.1 * A33)
@@ -323,3 +324,12 @@ def test_derivatives_under_jit_and_vmap():
     close(zx.vmap(g)(stack), np.stack([g(x) for x in stack]), 1e-10)
     # and the gradient itself against finite differences along complex directions
     check_complex_grads(loss, (H3 + 0.1 * A33,), order=1)
+
+
+def test_scipy_linalg_eigh_and_svd_take_complex():
+    w, v = zsl.eigh(H3)
+    nw, nv = np.linalg.eigh(H3)
+    close(w, nw)
+    close(v, nv)
+    close(zsl.eigh(H3.conj().T, lower=False, eigvals_only=True), nw)
+    close(zsl.svd(A43, compute_uv=False), np.linalg.svd(A43, compute_uv=False))

@@ -21,9 +21,14 @@ with these primitives and ``dot_general`` (so they are themselves differentiable
   rectangular blocks beside them);
 * qr (m >= n): ``C = Q^T dA R^-1``, ``Omega = tril(C, -1) - tril(C, -1)^T``,
   ``dQ = Q Omega + (dA R^-1 - Q C)``, ``dR = (C - Omega) R``;
-* eigh: ``dw = diag(V^T dA V)``, ``dV = V (F o V^T dA V)``, ``F_ij = 1 / (w_j - w_i)``;
-* svd (thin): ``dP = U^T dA V``, ``ds = diag(dP)``, ``dU = U (F o (dP S + S dP^T)) +
-  (I - U U^T) dA V S^-1``, ``dV`` likewise with ``F_ij = 1 / (s_j^2 - s_i^2)``.
+* eigh: ``dw = diag(V^H dA V)``, ``dV = V (F o V^H dA V)``, ``F_ij = 1 / (w_j - w_i)``;
+* svd (thin): ``dP = U^H dA V``, ``ds = re diag(dP)``, ``dU = U (F o (dP S + S dP^H)) +
+  (I - U U^H) dA V S^-1``, ``dV`` likewise with ``F_ij = 1 / (s_j^2 - s_i^2)``; for
+  complex matrices also ``U ((dP - dP^H) / 2 o S^-1)`` in ``dU`` (JAX's phase choice).
+
+``eigh`` (of Hermitian matrices) and ``svd`` take complex matrices too (JAX's rules
+above, ``^H`` the conjugate transpose; eigenvalues and singular values are real); the
+other decompositions take real ones.
 
 Derivatives are undefined where eigenvalues or singular values repeat (as in JAX).
 Batching moves the batch dimension to the front.  Under ``jit``, a decomposition at
