@@ -333,3 +333,41 @@ def test_scipy_linalg_eigh_and_svd_take_complex():
     close(v, nv)
     close(zsl.eigh(H3.conj().T, lower=False, eigvals_only=True), nw)
     close(zsl.svd(A43, compute_uv=False), np.linalg.svd(A43, compute_uv=False))
+
+
+# jax.grad of phase-dependent entries of the eigenvectors and singular vectors (JAX's
+# gauge: V^H dV and the V side of the SVD have no diagonal), recorded with jax 0.10.2
+# (x64), whose CPU eigh/svd are the same LAPACK routines as NumPy's (the same phases).
+JH = np.array([[1.0, 0.5 - 0.3j, 0.2j], [0.5 + 0.3j, -0.7, 0.4 + 0.1j],
+               [-0.2j, 0.4 - 0.1j, 2.0]])
+JA = np.array([[1.0 + 0.2j, -0.4j, 0.3], [0.5 - 0.1j, 0.8 + 0.6j, -0.2 + 0.1j],
+               [0.1j, 0.3 - 0.5j, 1.4], [0.2, -0.6 + 0.2j, 0.5j]])
+JAX_EIGVEC_GRAD = np.array([
+    [0.0069603635909070045, -0.06134799119259537 - 0.035192910880743264j,
+     -0.030491101986975182 + 0.1368356676637465j],
+    [-0.06134799119259537 + 0.035192910880743264j, -0.0654809243659871,
+     -0.07088070070954056 - 0.12032216578457276j],
+    [-0.030491101986975182 - 0.1368356676637465j,
+     -0.07088070070954056 + 0.12032216578457276j, 0.058520560775079916]])
+JAX_SINGVEC_GRAD = np.array([
+    [1.676062524609658 - 0.6837282637594778j, -1.08323647311795 - 0.07076154296254317j,
+     0.5379411073124716 - 0.2825961013654447j],
+    [-0.22372550597219273 + 0.7774964278005948j, -1.4022336713874932 + 0.6928383039390892j,
+     0.9733763921050245 - 0.7642633167406201j],
+    [0.37317428125134305 - 0.22679963093641858j, 0.40031981871716127 + 0.23276710261323535j,
+     -0.16834128429056452 + 0.06643739317819691j],
+    [1.2424608806739323 - 0.03183523838413052j, 0.6536862533534581 - 0.044211919061192706j,
+     -0.3017947088611625 + 0.2892767717748349j]])
+
+
+def test_singular_vector_gradients_as_jax():
+    def f1(a):
+        v = znp.linalg.eigh(a)[1]
+        return znp.real(v[0, 1]) + znp.imag(v[2, 0])
+
+    def f2(a):
+        u, _, vh = znp.linalg.svd(a, full_matrices=False)
+        return znp.real(u[1, 0]) + znp.imag(vh[1, 2])
+
+    close(zx.grad(f1)(JH), JAX_EIGVEC_GRAD, 1e-12)
+    close(zx.grad(f2)(JA), JAX_SINGVEC_GRAD, 1e-12)
