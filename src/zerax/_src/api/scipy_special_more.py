@@ -536,8 +536,10 @@ def sph_harm_y(n, m, theta, phi, diff_n=None, n_max=None):
     where ``|m| > n`` or ``n < 0``.  ``n_max``, when given, clips ``n`` and ``|m|`` to it
     as JAX does; it is never needed (``n`` may be traced under ``jit``).  ``diff_n``:
     only None or 0 (JAX supports neither other value; use ``zerax.grad``).
-    Differentiable in ``theta`` (everywhere, the poles included) and ``phi``.  The
-    result is complex64 for float32 angles, complex128 otherwise.
+    ``theta`` enters through ``cos(theta)`` and ``|sin(theta)|`` (as in SciPy and JAX).
+    Differentiable in ``theta`` and ``phi``; at the poles, where JAX's derivative is nan,
+    the one-sided derivative from ``0 < theta < pi``.  The result is complex64 for
+    float32 angles, complex128 otherwise.
 
     >>> import zerax.scipy.special as zsp
     >>> y = zsp.sph_harm_y(3, 2, 0.7, 0.3)

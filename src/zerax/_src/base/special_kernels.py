@@ -890,15 +890,16 @@ def sph_legendre_scalar(n, m, theta):
     """The spherically normalized associated Legendre function of ``cos(theta)``,
     ``sqrt((2n+1)/(4 pi) (n-m)!/(n+m)!) P_n^m(cos theta)`` with the Condon-Shortley phase
     (SciPy's ``sph_legendre_p``), for integer-valued ``n`` and ``m`` of either sign (0 where
-    ``|m| > n`` or ``n < 0``): the diagonal ``P_m^m`` from ``sin(theta)`` (signed, as SciPy)
-    and the three-term recurrence in the degree of the normalized functions."""
+    ``|m| > n`` or ``n < 0``): the diagonal ``P_m^m`` from ``|sin(theta)|`` (as SciPy and
+    JAX: a function of cos(theta) alone) and the three-term recurrence in the degree of the
+    normalized functions."""
     if n != n or m != m or theta != theta or theta == math.inf or theta == -math.inf:
         return math.nan
     am = abs(m)
     if n < 0.0 or am > n:
         return 0.0
     x = math.cos(theta)
-    s = math.sin(theta)
+    s = abs(math.sin(theta))
     p = 0.28209479177387814347          # 1 / sqrt(4 pi)
     k = 1.0
     while k <= am:

@@ -261,7 +261,10 @@ def _sph_legendre_dtheta(g, ans, n, m, t):
     down = ew.sqrt(ew.maximum(ew.mul(ew.add(n, m), ew.add(ew.sub(n, m), one)), zero))
     d = ew.sub(ew.mul(up, sph_legendre(n, ew.add(m, one), t)),
                ew.mul(down, sph_legendre(n, ew.sub(m, one), t)))
-    return ew.mul(g, ew.mul(_c(t, 0.5), d))
+    # the kernel reads |sin(theta)|: where sin(theta) < 0 the derivative changes sign (at
+    # sin(theta) == 0 this is the one-sided derivative from sin(theta) > 0)
+    half = ew.select_n(ew.lt(ew.sin(t), _c(t, 0.0)), _c(t, 0.5), _c(t, -0.5))
+    return ew.mul(g, ew.mul(half, d))
 
 
 defjvp(bessel_jv_p, _no_derivative(_BESSEL_V.format("jv")), _bessel_dx(bessel_jv, False))
