@@ -378,7 +378,7 @@ def test_broadcasting_jit_and_vmap_match_eager():
         eager = np.asarray(fn(v, z))
         assert eager.shape == (3, 4)
         np.testing.assert_allclose(np.asarray(zerax.jit(fn)(v, z)), eager, rtol=1e-15)
-        rows = zerax.vmap(lambda vv: fn(vv, z))(v[:, 0])
+        rows = zerax.vmap(lambda vv, fn=fn: fn(vv, z))(v[:, 0])
         np.testing.assert_allclose(np.asarray(rows), eager, rtol=1e-15)
 
 
@@ -402,7 +402,7 @@ def test_no_derivative_in_the_order():
         with pytest.raises(errors.NotSupportedError, match="order v"):
             zerax.grad(fn)(1.5, 2.0)
         # an order held fixed is fine
-        zerax.grad(lambda v, z: fn(zerax.lax.stop_gradient(v), z) * v)(1.5, 2.0)
+        zerax.grad(lambda v, z, fn=fn: fn(zerax.lax.stop_gradient(v), z) * v)(1.5, 2.0)
 
 
 def test_sph_harm_y_against_scipy():
@@ -441,10 +441,12 @@ def test_sph_harm_y_options_and_dtypes():
 def test_sph_harm_y_grads(n, m):
     for part, theta in ((znp.real, 0.7), (znp.imag, 0.7), (znp.real, -0.9), (znp.imag, 4.0)):
         # (-0.9 and 4.0: |sin(theta)| beyond [0, pi], as SciPy)
-        check_grads(lambda t, p: part(zsp.sph_harm_y(n, m, t, p)), (theta, 1.1), order=2,
+        check_grads(lambda t, p, part=part: part(zsp.sph_harm_y(n, m, t, p)), (theta, 1.1), order=2,
                     modes=("fwd", "rev"))
     # at the pole the theta-derivative is finite (JAX's is nan there): the one-sided one
-    f = lambda t: float(znp.real(zsp.sph_harm_y(n, m, t, 0.3)))  # noqa: E731
+    def f(t):
+        return float(znp.real(zsp.sph_harm_y(n, m, t, 0.3)))
+
     h = 1e-5
     fd = (-3 * f(0.0) + 4 * f(h) - f(2 * h)) / (2 * h)
     g = float(zerax.grad(lambda t: znp.real(zsp.sph_harm_y(n, m, t, 0.3)))(0.0))
