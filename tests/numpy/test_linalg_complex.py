@@ -211,6 +211,7 @@ def test_pinv_lstsq_rank_cond_match_numpy():
     assert int(znp.linalg.matrix_rank(low)) == 2 == np.linalg.matrix_rank(low)
     assert int(znp.linalg.matrix_rank(A43)) == 3
     assert int(znp.linalg.matrix_rank(H3, hermitian=True)) == 3
+    assert int(znp.linalg.matrix_rank(A43, tol=1.5)) == 2 == np.linalg.matrix_rank(A43, tol=1.5)
     for p in (None, 2, -2):
         close(znp.linalg.cond(A33, p), np.linalg.cond(A33, p))
         close(znp.linalg.cond(A43, p), np.linalg.cond(A43, p))
@@ -307,6 +308,7 @@ def test_norm_gradient_closed_form():
 
 def test_pinv_derivatives_along_complex_directions():
     check_complex_grads(znp.linalg.pinv, (A43,), order=2)
+    check_complex_grads(lambda a, b: znp.linalg.lstsq(a, b)[:2], (A43, _crandn(4)), order=1)
     # (hermitian=True: of Hermitian matrices, so along Hermitian directions)
     check_complex_grads(lambda a: znp.linalg.pinv((a + znp.conj(a).T) / 2, hermitian=True),
                         (H3,), order=1)
