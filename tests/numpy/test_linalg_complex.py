@@ -278,6 +278,13 @@ def test_svd_derivatives_along_complex_directions(a):
     check_complex_grads(znp.linalg.svdvals, (a,), order=2)
 
 
+def test_hermitian_svd_derivatives():
+    def f(a):
+        u, s, vh = znp.linalg.svd((a + znp.conj(a).T) / 2, hermitian=True)
+        return s, (u * np.array([1.0, -2.0, 0.5])) @ vh
+    check_complex_grads(f, (H3,), order=2)
+
+
 def test_svd_full_square_and_complex64_derivatives():
     def f(x):
         u, s, vh = znp.linalg.svd(x)       # full_matrices: square
@@ -326,6 +333,15 @@ def test_derivatives_under_jit_and_vmap():
     close(zx.vmap(g)(stack), np.stack([g(x) for x in stack]), 1e-10)
     # and the gradient itself against finite differences along complex directions
     check_complex_grads(loss, (H3 + 0.1 * A33,), order=1)
+
+
+def test_lax_linalg_takes_complex():
+    v, w = zx.lax.linalg.eigh(H3.astype(np.complex64))
+    assert w.dtype == np.float32 and v.dtype == np.complex64
+    close(w, np.linalg.eigvalsh(H3), 1e-5)
+    u, s, vh = zx.lax.linalg.svd(A43, full_matrices=False)
+    close(np.asarray(u) * np.asarray(s) @ np.asarray(vh), A43)
+    assert s.dtype == np.float64
 
 
 def test_scipy_linalg_eigh_and_svd_take_complex():
