@@ -39,8 +39,8 @@ class CheckpointManager:
     disk, an exception) leaves the directory as it was: the previous steps, no temporary
     file.  A process killed mid-save cannot clean up; opening a manager on the directory
     deletes such leftovers (temporaries of ``step_<n>`` files that no live process holds
-    and that were last written over a minute ago; ``orbax``'s manager also cleans up its
-    temporaries when it starts).
+    and that were last written over a minute ago; orbax's manager does the same when it
+    starts, with ``cleanup_tmp_directories=True``).
 
     >>> import tempfile, zerax.numpy as znp
     >>> from zerax import io
