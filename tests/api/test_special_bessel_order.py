@@ -451,3 +451,18 @@ def test_sph_harm_y_grads(n, m):
     fd = (-3 * f(0.0) + 4 * f(h) - f(2 * h)) / (2 * h)
     g = float(zerax.grad(lambda t: znp.real(zsp.sph_harm_y(n, m, t, 0.3)))(0.0))
     assert math.isfinite(g) and abs(g - fd) <= 1e-6 * max(1.0, abs(fd)), (g, fd)
+
+
+def test_extreme_orders_and_arguments():
+    # under- and overflow decided without long recurrences (each of these is quick)
+    assert float(zsp.jv(1e9, 1e5)) == 0.0 and float(zsp.iv(1e9, 1e5)) == 0.0
+    assert float(zsp.iv(1e6, 1e6)) == inf and float(zsp.iv(2.0, 2e6)) == inf
+    assert float(zsp.iv(-100001.5, 50.0)) == -inf          # SciPy's value too
+    # a negative order's overflow keeps the value's sign (mpmath: -9.029e308; SciPy: +inf)
+    assert float(zsp.jv(-151.5, 1.0)) == -inf
+    _close(zsp.jv(-150.5, 1.0), 2.9996915090023e+306, rtol=1e-12)
+    # mpmath's 30-digit value; SciPy overflows to inf here
+    _close(zsp.iv(858.8608030440232, 1045.9259259872613), 2.41461013216976630e306)
+    _close(zsp.jv(1e6, 1e6), 0.004473073183377776, rtol=1e-9)   # SciPy's (Debye) value
+    # orders past 1e7 with a value in range (SciPy's Debye expansions) are nan, documented
+    assert math.isnan(float(zsp.jv(2e7, 2e7)))

@@ -489,9 +489,12 @@ def jv(v, z):
 
     SciPy's values: ``(-1)^n J_n(-z)`` for integer orders at negative ``z`` and nan for
     other orders there; ``J_v(0)`` is 1, 0 or +-inf (negative non-integer ``v``, the sign
-    of ``1/Gamma(v+1)``); nan at ``z = +-inf`` (SciPy's choice).  Differentiable in ``z``
-    (``J_v' = (J_v-1 - J_v+1) / 2``), not in ``v`` (NotSupportedError, as in JAX and
-    autograd).  The dtype is SciPy's: float32 inputs stay float32, integers give float64.
+    of ``1/Gamma(v+1)``); nan at ``z = +-inf`` (SciPy's choice); where a negative order
+    overflows, the infinity has the sign of the value (SciPy's is always +inf); orders
+    beyond 1e7 whose value is neither 0 nor inf (SciPy's Debye range) give nan.
+    Differentiable in ``z`` (``J_v' = (J_v-1 - J_v+1) / 2``), not in ``v``
+    (NotSupportedError, as in JAX and autograd).  The dtype is SciPy's: float32 inputs
+    stay float32, integers give float64.
 
     >>> import zerax.scipy.special as zsp
     >>> round(float(zsp.jv(2.5, 3.0)), 12)
@@ -508,8 +511,9 @@ def iv(v, z):
 
     SciPy's values: ``(-1)^n I_n(-z)`` for integer orders at negative ``z`` and nan for
     other orders there; ``I_v(0)`` is 1, 0 or inf (negative non-integer ``v``); inf where
-    it overflows; nan at ``z = +-inf`` (SciPy's choice).  Differentiable in ``z``
-    (``I_v' = (I_v-1 + I_v+1) / 2``), not in ``v`` (NotSupportedError).
+    it overflows; nan at ``z = +-inf`` (SciPy's choice); orders beyond 1e7 whose value is
+    neither 0 nor inf give nan.  Differentiable in ``z`` (``I_v' = (I_v-1 + I_v+1) / 2``),
+    not in ``v`` (NotSupportedError).
 
     >>> import zerax.scipy.special as zsp
     >>> round(float(zsp.iv(2.5, 3.0)), 12)

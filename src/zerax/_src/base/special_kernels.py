@@ -489,7 +489,13 @@ def bessel_jy_scalar(x, kind):
 _BESSEL_EPS = 1e-16
 _BESSEL_FPMIN = 1e-300
 _BESSEL_RESCALE = 1e250
+_BESSEL_SCALE2 = 6.668014432879854e+240     # 2**800: exact rescaling, exponent kept apart
+_LN2_HI = 6.93147180369123816490e-01        # ln 2 in two parts (fdlibm's): k * _LN2_HI is
+_LN2_LO = 1.90821492927058770002e-10        # exact for |k| < 2**20
 _BESSEL_MAXIT = 1000000
+# Recurrences longer than this (orders above ~1e7 where the value neither under- nor
+# overflows; SciPy uses Debye's expansions there) give nan rather than minutes of work.
+_BESSEL_MAX_STEPS = 10000000
 _SQRT_2_OVER_PI = 0.79788456080286535588
 
 
@@ -569,7 +575,14 @@ def jv_scalar(v, x):
             return sign * s * math.copysign(math.inf, total)
         return sign * s * math.exp(lg) * total
     need_y = v < 0.0
-    # ---- Hankel's asymptotic expansion: x large against nu^2 ----
+    if nu > x:
+        # far beyond the turning point: |J_nu(x)| <= (x/2)^nu / Gamma(nu + 1) underflows,
+        # and (x^2 < nu) Y_nu(x) ~ -Gamma(nu)/pi (2/x)^nu overflows (no long recurrence)
+        if not need_y and nu * math.log(0.5 * x) - math.lgamma(nu + 1.0) < -750.0:
+            return 0.0
+        if need_y and x * x < nu and (math.lgamma(nu) + nu * math.log(2.0 / x)
+                                      - 1.1447298858494002) > 712.0:
+            return sign * math.copysign(math.inf, math.sin(math.pi * (nu % 2.0)))
     if x >= 25.0 and (x >= 0.5 * nu * nu or nu <= x):
         # ---- Hankel's asymptotic expansion, at nu itself when x is large against nu^2,
         # else at mu = frac(nu) and mu + 1 followed by the upward recurrence to nu (stable
@@ -607,6 +620,8 @@ def jv_scalar(v, x):
             jn = amp * (p * cchi - q * schi)
             yn = amp * (p * schi + q * cchi)
         if not direct:
+            if nu > _BESSEL_MAX_STEPS:
+                return math.nan
             steps = int(nu - mu0 + 0.5)
             if steps == 0:
                 jn, yn = jm, ym
@@ -620,6 +635,8 @@ def jv_scalar(v, x):
         # ---- Numerical Recipes' bessjy for x >= 2: CF1 for J'/J at order nu, the
         # downward recurrence to mu = nu - nl (nl = nu - x steps when nu > x), Steed's CF2
         # for (J' + iY')/(J + iY) at mu, and the Wronskian ----
+        if nu - x > _BESSEL_MAX_STEPS or x > _BESSEL_MAX_STEPS:
+            return math.nan
         nl = max(int(nu - x + 1.5), 0)
         xmu = nu - nl
         xi = 1.0 / x
@@ -714,6 +731,9 @@ def jv_scalar(v, x):
                 rytemp = (xmu + i) * xi2 * ry1 - rymu
                 rymu = ry1
                 ry1 = rytemp
+                if abs(rytemp) == math.inf:     # |Y| grows on from here: it stays inf
+                    rymu = rytemp
+                    break
             yn = rymu
     if not need_y:
         return sign * jn
@@ -790,7 +810,21 @@ def iv_scalar(v, x):
             return sign * s * math.copysign(math.inf, total)
         return sign * s * math.exp(lg) * total
     need_k = v < 0.0
+    if nu > x:
+        # I_nu(x) lies between (x/2)^nu / Gamma(nu + 1) and that times e^(x^2 / (4 (nu + 1)));
+        # K_nu(x) ~ Gamma(nu)/2 (2/x)^nu for x^2 < nu (no long recurrences where it
+        # under- or overflows)
+        lb = nu * math.log(0.5 * x) - math.lgamma(nu + 1.0)
+        if not need_k:
+            if lb > 712.0:
+                return sign * math.inf
+            if lb + x * x / (4.0 * (nu + 1.0)) < -750.0:
+                return 0.0
+        elif x * x < nu and math.lgamma(nu) + nu * math.log(2.0 / x) > 716.0:
+            return sign * math.copysign(math.inf, math.sin(math.pi * (nu % 2.0)))
     # Below: ive = I_nu(x) exp(-x) and kve = K_nu(x) exp(x)
+    if x > 1e6 and nu <= x:
+        return sign * math.inf              # I_nu(x) >= I_x(x) ~ e^(0.53 x)
     if x >= 25.0 and x >= 0.5 * nu * nu:
         # ---- the asymptotic expansions for x large against nu^2 ----
         mu = 4.0 * nu * nu
@@ -804,11 +838,14 @@ def iv_scalar(v, x):
             sk += t
             si += -t if int(k) % 2 == 1 else t
         ive = si / math.sqrt(2.0 * math.pi * x)
+        e2 = 0
         kve = sk * math.sqrt(0.5 * math.pi / x)
     else:
         # ---- Numerical Recipes' bessik for x >= 2: CF1 for I'/I at nu, the downward
         # recurrence to |mu| <= 1/2, Temme's CF2 for K_mu and K_mu+1 (scaled by e^x),
         # and the Wronskian ----
+        if nu > _BESSEL_MAX_STEPS:
+            return math.nan
         nl = int(nu + 0.5)
         xmu = nu - nl
         xi = 1.0 / x
@@ -831,9 +868,9 @@ def iv_scalar(v, x):
             ritemp = (nu - l) * xi * ril + ripl
             ripl = (nu - l - 1.0) * xi * ritemp + ril
             ril = ritemp
-            if abs(ril) > _BESSEL_RESCALE:
-                ril /= _BESSEL_RESCALE
-                ripl /= _BESSEL_RESCALE
+            if abs(ril) > _BESSEL_SCALE2:
+                ril /= _BESSEL_SCALE2
+                ripl /= _BESSEL_SCALE2
                 nscale += 1
         f = ripl / ril
         b = 2.0 * (1.0 + x)
@@ -867,10 +904,8 @@ def iv_scalar(v, x):
         rk1 = rkmu * (xmu + x + 0.5 - h) * xi
         rkmup = xmu * xi * rkmu - rk1
         rimu = xi / (f * rkmu - rkmup)
-        ratio = 1.0 / ril
-        for _ in range(nscale):
-            ratio /= _BESSEL_RESCALE
-        ive = rimu * ratio
+        ive = rimu / ril
+        e2 = -800 * nscale
         kve = 0.0
         if need_k:
             for i in range(1, nl + 1):
@@ -878,11 +913,15 @@ def iv_scalar(v, x):
                 rkmu = rk1
                 rk1 = rktemp
             kve = rkmu
-    half = math.exp(0.5 * x)
-    out = ive * half * half
+    # exp(x) = 2^k exp(r): the result is ldexp'd, so that neither an underflowed ive nor an
+    # overflowed exp(x) makes it 0 * inf
+    k2 = int(x / _LN2_HI + 0.5)
+    r = (x - k2 * _LN2_HI) - k2 * _LN2_LO
+    out = math.ldexp(ive * math.exp(r), k2 + e2)
     if need_k:
         # I_-nu = I_nu + (2/pi) sin(nu pi) K_nu (nu not an integer here)
-        out += (2.0 / math.pi) * math.sin(math.pi * (nu % 2.0)) * (kve / half / half)
+        out += math.ldexp((2.0 / math.pi) * math.sin(math.pi * (nu % 2.0)) * kve * math.exp(-r),
+                          -k2)
     return sign * out
 
 
