@@ -25,7 +25,8 @@ from ...ops.shape import concatenate_p
 from .fusion import (  # noqa: F401  (dtype_name, literal_text, LoweringError: for the rules)
     _REDUCTIONS, LoweringError, _fusible, _group_shape, _is_broadcast, _operand_fits, dtype_name,
     IndexReads, concat_sources, index_reads, literal_text, plan_groups)
-from .loops import drop_copy, inplace_plan, output_buffer, owned_invars, scheduled
+from .loops import (block_nest, drop_copy, independent_parts, inplace_plan, output_buffer,
+                    owned_invars, parallel_blocks, scheduled)
 from .rules import host_rule_of, lowering_of, scalar_rule_of
 from .scalar_types import ExactTypes, cast_free
 
@@ -240,38 +241,58 @@ def lower_fused(ctx: Lowering, eqns, total_uses):
                     pre[a] = ctx.fresh("s")
                     ctx.emit(f"{pre[a]} = {ctx.scalar(a)}")
                     ctx.exact.add(pre[a], a.aval.dtype)
+    if reduction is None and ctx.level == 1 and \
+            int(np.prod(shape, dtype=np.int64)) >= PARALLEL_THRESHOLD:
+        # parallel: blocks claimed by the threads as they go, one loop per independent
+        # part of the group in each block (loops.parallel_blocks)
+        def reads(e):
+            return concat_sources(e, ctx.index_reads) if e.primitive is concatenate_p \
+                else e.invars
+        with parallel_blocks(ctx, shape) as (lo, hi):
+            for part in independent_parts(body, reads):
+                outs = {v for e in part for v in e.outvars}
+                with block_nest(ctx, shape, lo, hi) as idx:
+                    _fused_elements(ctx, part, idx, pre, [v for v in stored if v in outs])
+        return
     acc = _start_reduction(ctx, reduction, shape) if reduction is not None else None
     with ctx.nest(shape, parallel=_parallel_ok(reduction)) as idx:
-        ix = index_text(idx)
-        local: dict = {}
-        for e in body:
-            if _is_broadcast(e):
-                local[e.outvars[0]] = _broadcast_read(ctx, e, idx, pre, local)
-                continue
-            if e.primitive is concatenate_p:
-                local[e.outvars[0]] = _concat_read(ctx, e, idx)
-                continue
-            args = []
-            for a in e.invars:
-                if type(a) is Literal:
-                    args.append(literal_text(a.val))
-                elif a in local:
-                    args.append(local[a])
-                elif a in pre:
-                    args.append(pre[a])
-                else:
-                    nm = ctx.fresh("x")
-                    ctx.emit(f"{nm} = {ctx.name(a)}[{ix}]")
-                    ctx.exact.add(nm, a.aval.dtype)
-                    local[a] = nm
-                    args.append(nm)
-            local[e.outvars[0]] = _emit_scalar(ctx, e, args)
-        for v in stored:
-            ctx.emit(f"{ctx.name(v)}[{ix}] = {local[v]}")
+        local = _fused_elements(ctx, body, idx, pre, stored)
         if reduction is not None:
             _accumulate(ctx, reduction, acc, idx, local)
     if reduction is not None:
         _finish_reduction(ctx, reduction, acc)
+
+
+def _fused_elements(ctx, body, idx, pre, stored):
+    """One element of a fused group's equations ``body`` at index ``idx``, storing the
+    values ``stored``; returns the scalar names of the values computed."""
+    ix = index_text(idx)
+    local: dict = {}
+    for e in body:
+        if _is_broadcast(e):
+            local[e.outvars[0]] = _broadcast_read(ctx, e, idx, pre, local)
+            continue
+        if e.primitive is concatenate_p:
+            local[e.outvars[0]] = _concat_read(ctx, e, idx)
+            continue
+        args = []
+        for a in e.invars:
+            if type(a) is Literal:
+                args.append(literal_text(a.val))
+            elif a in local:
+                args.append(local[a])
+            elif a in pre:
+                args.append(pre[a])
+            else:
+                nm = ctx.fresh("x")
+                ctx.emit(f"{nm} = {ctx.name(a)}[{ix}]")
+                ctx.exact.add(nm, a.aval.dtype)
+                local[a] = nm
+                args.append(nm)
+        local[e.outvars[0]] = _emit_scalar(ctx, e, args)
+    for v in stored:
+        ctx.emit(f"{ctx.name(v)}[{ix}] = {local[v]}")
+    return local
 
 
 def _emit_scalar(ctx, eqn, args) -> str:
