@@ -2,17 +2,23 @@
 
 At the top level of a jitted program an FFT is a call of NumPy's pocketfft between the
 compiled kernels; a loop body runs inside one kernel, so there the transform is these
-Numba functions, called from the generated code:
+Numba functions, called from the generated code (no call back into Python per step):
 
 - `plan` (NumPy, when the kernel is generated; a constant array of the kernel): the
-  twiddle factors ``exp(-2 pi i k / m)`` of a power-of-two size ``m``; for a length
-  ``n`` that is not a power of two, also Bluestein's chirp ``exp(-+ pi i j^2 / n)``
-  (``j^2`` reduced mod ``2n`` in integers, so the angle is exact before its rounding)
-  and the spectrum of its conjugate, zero-padded to ``m >= 2n - 1``, divided by ``m``;
+  twiddle factors ``exp(-2 pi i k / N)``, ``k < N``, of the size ``N`` the transform
+  runs at: ``n`` itself when its prime factors are all at most `MAX_RADIX`, else
+  (Bluestein) the least power of two ``N >= 2n - 1``, then the ``n`` chirp values
+  ``exp(-+ pi i j^2 / n)`` (``j^2`` reduced mod ``2n`` in integers, so the angle is
+  exact before its rounding) and the spectrum of the conjugate chirp, zero-padded and
+  wrapped around to ``N`` values, divided by ``N``;
+- `stockham`: the forward DFT of one line, a self-sorting mixed-radix (Stockham)
+  FFT: one pass per factor of ``N``, butterflies of radix 4, 2, 3 and 5, a direct
+  DFT of the other small prime factors (7, 11, ... `MAX_RADIX`), ping-ponging between
+  two buffers (no bit reversal);
 - `lines`: the transform of every line of a (outer, n, inner) array along its middle
-  axis, in place: an iterative radix-2 FFT when ``n`` is a power of two, else
-  Bluestein's algorithm (a circular convolution of size ``m`` by two radix-2 FFTs);
-  the inverse is the conjugate of the forward transform of the conjugate, times ``1/n``;
+  axis, in place: `stockham` of the line, or Bluestein's algorithm (a circular
+  convolution of size ``N`` by two `stockham` transforms); the inverse is the
+  conjugate of the forward transform of the conjugate, times ``1/n``;
 - `irfft_last`: the inverse real FFT of the last axis (the Hermitian spectrum
   completed, transformed, its real part kept: as pocketfft, the imaginary parts of the
   zero and Nyquist frequencies do not contribute).
@@ -23,8 +29,8 @@ function has one signature: compiled once per process, on a kernel's first compi
 (never when a process loads its kernels from the native cache: a kernel's object code
 holds the helpers it calls).  A plan is frozen into the kernel's code as constant
 data; one over 1 MB (a transform of more than 2^16 points) Numba refers to by address
-instead, and such a kernel is compiled in each process (`native.harvest` declines it).  Errors are those of the FFT, about ``eps log2 m`` of the
-largest value, against pocketfft's few ulps.
+instead, and such a kernel is compiled in each process (`native.harvest` declines it).
+Errors are those of an FFT, a small multiple of ``eps log2 N`` of the largest value.
 
 Multi-axis transforms are NumPy's compositions (`lower_misc.py`): RFFT transforms the
 last axis first and keeps its ``n // 2 + 1`` non-negative frequencies, then the other
@@ -37,11 +43,27 @@ import threading
 
 import numpy as np
 
+# Prime factors up to this are direct DFTs of a Stockham pass (O(n p) work); a length
+# with a larger prime factor goes through Bluestein's algorithm, which costs about as
+# much as six power-of-two FFTs of twice its length.
+MAX_RADIX = 31
+# the radix-3 and radix-5 butterflies' constants: sin(2 pi / 3), cos and sin of 2 pi / 5
+# and 4 pi / 5
+_S3 = float(np.sin(2 * np.pi / 3))
+_C51, _C52 = float(np.cos(2 * np.pi / 5)), float(np.cos(4 * np.pi / 5))
+_S51, _S52 = float(np.sin(2 * np.pi / 5)), float(np.sin(4 * np.pi / 5))
+
 
 def size(n):
-    """The power-of-two size of the radix-2 FFTs of a length-``n`` transform: ``n``
-    itself, or (Bluestein) the least power of two ``>= 2n - 1``."""
-    if n & (n - 1) == 0:
+    """The length of the Stockham FFTs of a length-``n`` transform: ``n`` when its prime
+    factors are at most MAX_RADIX, else (Bluestein) the least power of two >= 2n - 1."""
+    rest = n
+    p = 2
+    while p <= MAX_RADIX and rest > 1:
+        while rest % p == 0:
+            rest //= p
+        p += 1
+    if rest == 1:
         return n
     m = 1
     while m < 2 * n - 1:
@@ -51,12 +73,11 @@ def size(n):
 
 def plan(n: int, inverse: bool) -> np.ndarray:
     """The plan of a length-``n`` transform (``inverse``: the inverse DFT's), computed
-    with NumPy when the kernel is generated: one complex128 array, the ``m / 2``
-    twiddles ``exp(-2 pi i k / m)``; then, for Bluestein, the ``n`` chirp values
-    ``exp(-+ pi i j^2 / n)`` and the ``m`` values of the spectrum of the conjugate
-    chirp (zero-padded, wrapped around), divided by ``m``."""
+    with NumPy when the kernel is generated: one complex128 array, the ``N`` twiddles
+    ``exp(-2 pi i k / N)``; then, for Bluestein, the ``n`` chirp values and the ``N``
+    values of the spectrum of the conjugate chirp, over ``N``."""
     m = _size(n)      # (the Python function: generating a kernel compiles nothing)
-    tw = np.exp(-2j * np.pi * np.arange(m // 2) / m)
+    tw = np.exp(-2j * np.pi * np.arange(m) / m)
     if m == n:
         return tw
     j = np.arange(n, dtype=np.int64)
@@ -68,32 +89,108 @@ def plan(n: int, inverse: bool) -> np.ndarray:
     return np.concatenate([tw, chirp, np.fft.fft(b) / m])
 
 
-def radix2(buf, tw):
-    """The forward DFT of ``buf`` (a power-of-two length m) in place; ``tw`` holds
-    ``exp(-2 pi i k / m)`` for ``k < m / 2``."""
-    m = buf.size
-    j = 0
-    for i in range(1, m):          # the bit-reversal permutation
-        bit = m >> 1
-        while j & bit:
-            j ^= bit
-            bit >>= 1
-        j |= bit
-        if i < j:
-            buf[i], buf[j] = buf[j], buf[i]
-    width = 2
-    while width <= m:
-        half = width >> 1
-        step = m // width
-        for start in range(0, m, width):
-            k = 0
-            for j in range(start, start + half):
-                t = buf[j + half] * tw[k]
-                u = buf[j]
-                buf[j] = u + t
-                buf[j + half] = u - t
-                k += step
-        width <<= 1
+def stockham(x, y, tw):
+    """The forward DFT of ``x`` (length N, its prime factors at most MAX_RADIX; ``tw``
+    the N twiddles): returns ``x`` or ``y``, whichever holds it; both are overwritten.
+
+    Pass for a radix p, after radices of product ``ls``: the values are (r*p, ls)
+    sub-transforms ``x[j * r * p + k]`` (r = N / (ls p)), combined into (r, ls p) ones:
+    ``y[(j + q ls) r + k] = sum_s exp(-2 pi i q s / p) w^(j s) x[j r p + k + s r]``
+    with ``w = exp(-2 pi i / (ls p))``, i.e. ``tw[j s r]``."""
+    n = x.size
+    rest, ls = n, 1
+    while rest > 1:
+        p = 4 if rest % 4 == 0 else 2 if rest % 2 == 0 else 3
+        while rest % p:
+            p += 2
+        rest //= p
+        r = n // (ls * p)
+        rp = r * p
+        if p == 4:
+            for j in range(ls):
+                w1, w2, w3 = tw[j * r], tw[2 * j * r], tw[3 * j * r]
+                src, dst = j * rp, j * r
+                for k in range(r):
+                    a0 = x[src + k]
+                    a1 = x[src + k + r] * w1
+                    a2 = x[src + k + 2 * r] * w2
+                    a3 = x[src + k + 3 * r] * w3
+                    t0, t1 = a0 + a2, a0 - a2
+                    t2, d = a1 + a3, a1 - a3
+                    t3 = complex(d.imag, -d.real)          # -i (a1 - a3)
+                    y[dst + k] = t0 + t2
+                    y[dst + ls * r + k] = t1 + t3
+                    y[dst + 2 * ls * r + k] = t0 - t2
+                    y[dst + 3 * ls * r + k] = t1 - t3
+        elif p == 2:
+            for j in range(ls):
+                w1 = tw[j * r]
+                src, dst = j * rp, j * r
+                for k in range(r):
+                    a0 = x[src + k]
+                    a1 = x[src + k + r] * w1
+                    y[dst + k] = a0 + a1
+                    y[dst + ls * r + k] = a0 - a1
+        elif p == 3:
+            for j in range(ls):
+                w1, w2 = tw[j * r], tw[2 * j * r]
+                src, dst = j * rp, j * r
+                for k in range(r):
+                    a0 = x[src + k]
+                    a1 = x[src + k + r] * w1
+                    a2 = x[src + k + 2 * r] * w2
+                    t1 = a1 + a2
+                    t2 = a0 - 0.5 * t1
+                    d = _S3 * (a1 - a2)
+                    t3 = complex(d.imag, -d.real)          # -i sin(2 pi / 3) (a1 - a2)
+                    y[dst + k] = a0 + t1
+                    y[dst + ls * r + k] = t2 + t3
+                    y[dst + 2 * ls * r + k] = t2 - t3
+        elif p == 5:
+            for j in range(ls):
+                w1, w2, w3, w4 = tw[j * r], tw[2 * j * r], tw[3 * j * r], tw[4 * j * r]
+                src, dst = j * rp, j * r
+                for k in range(r):
+                    a0 = x[src + k]
+                    a1 = x[src + k + r] * w1
+                    a2 = x[src + k + 2 * r] * w2
+                    a3 = x[src + k + 3 * r] * w3
+                    a4 = x[src + k + 4 * r] * w4
+                    b1, b2, d1, d2 = a1 + a4, a2 + a3, a1 - a4, a2 - a3
+                    e1 = a0 + _C51 * b1 + _C52 * b2
+                    e2 = a0 + _C52 * b1 + _C51 * b2
+                    f1 = _S51 * d1 + _S52 * d2
+                    f2 = _S52 * d1 - _S51 * d2
+                    g1 = complex(f1.imag, -f1.real)        # -i f1
+                    g2 = complex(f2.imag, -f2.real)
+                    y[dst + k] = a0 + b1 + b2
+                    y[dst + ls * r + k] = e1 + g1
+                    y[dst + 2 * ls * r + k] = e2 + g2
+                    y[dst + 3 * ls * r + k] = e2 - g2
+                    y[dst + 4 * ls * r + k] = e1 - g1
+        else:
+            step = n // p           # exp(-2 pi i q s / p) = tw[(q s mod p) n / p]
+            t = np.empty(p, np.complex128)
+            roots = np.empty(p, np.complex128)
+            for e in range(p):
+                roots[e] = tw[e * step]
+            for j in range(ls):
+                src, dst = j * rp, j * r
+                for k in range(r):
+                    for s in range(p):
+                        t[s] = x[src + k + s * r] * tw[j * s * r]
+                    for q in range(p):
+                        acc = t[0]
+                        e = 0
+                        for s in range(1, p):
+                            e += q
+                            if e >= p:
+                                e -= p
+                            acc += t[s] * roots[e]
+                        y[dst + q * ls * r + k] = acc
+        x, y = y, x
+        ls *= p
+    return x
 
 
 def lines(w, p, inverse):
@@ -102,39 +199,39 @@ def lines(w, p, inverse):
     plan ``p`` of its length and direction."""
     outer, n, inner = w.shape
     m = size(n)
-    half = m // 2
-    tw = p[:half]
-    buf = np.empty(m, np.complex128)
+    tw = p[:m]
+    x = np.empty(m, np.complex128)
+    y = np.empty(m, np.complex128)
     scale = 1.0 / n if inverse else 1.0
     for a in range(outer):
         for c in range(inner):
             if m == n:
                 if inverse:          # ifft(x) = conj(fft(conj(x))) / n
                     for j in range(n):
-                        buf[j] = w[a, j, c].conjugate()
-                    radix2(buf, tw)
+                        x[j] = w[a, j, c].conjugate()
+                    z = stockham(x, y, tw)
                     for j in range(n):
-                        w[a, j, c] = buf[j].conjugate() * scale
+                        w[a, j, c] = z[j].conjugate() * scale
                 else:
                     for j in range(n):
-                        buf[j] = w[a, j, c]
-                    radix2(buf, tw)
+                        x[j] = w[a, j, c]
+                    z = stockham(x, y, tw)
                     for j in range(n):
-                        w[a, j, c] = buf[j]
+                        w[a, j, c] = z[j]
             else:
                 # Bluestein: X[k] = c[k] sum_j (x[j] c[j]) conj(c[k - j]), a circular
-                # convolution of size m, computed as ifft(fft(a) * fft(b)), the inverse
+                # convolution of size m computed as ifft(fft(a) * fft(b)), the inverse
                 # again as a conjugated forward transform.
                 for j in range(n):
-                    buf[j] = w[a, j, c] * p[half + j]
+                    x[j] = w[a, j, c] * p[m + j]
                 for j in range(n, m):
-                    buf[j] = 0.0
-                radix2(buf, tw)
+                    x[j] = 0.0
+                z = stockham(x, y, tw)
                 for k in range(m):
-                    buf[k] = (buf[k] * p[half + n + k]).conjugate()
-                radix2(buf, tw)
+                    z[k] = (z[k] * p[m + n + k]).conjugate()
+                z = stockham(z, x if z is y else y, tw)
                 for k in range(n):
-                    w[a, k, c] = buf[k].conjugate() * p[half + k] * scale
+                    w[a, k, c] = z[k].conjugate() * p[m + k] * scale
 
 
 def irfft_last(w, n, p):
@@ -158,9 +255,9 @@ def irfft_last(w, n, p):
 _size = size
 
 # name -> compiled function, callees first: a function compiled later finds its
-# compiled callees among this module's globals (``size`` and ``radix2`` are called
+# compiled callees among this module's globals (``size`` and ``stockham`` are called
 # from the others only, and compiled with them).
-_ORDER = ("size", "radix2", "lines", "irfft_last")
+_ORDER = ("size", "stockham", "lines", "irfft_last")
 _compiled: dict = {}
 _lock = threading.Lock()
 
