@@ -464,5 +464,9 @@ def test_extreme_orders_and_arguments():
     # mpmath's 30-digit value; SciPy overflows to inf here
     _close(zsp.iv(858.8608030440232, 1045.9259259872613), 2.41461013216976630e306)
     _close(zsp.jv(1e6, 1e6), 0.004473073183377776, rtol=1e-9)   # SciPy's (Debye) value
-    # orders past 1e7 with a value in range (SciPy's Debye expansions) are nan, documented
-    assert math.isnan(float(zsp.jv(2e7, 2e7)))
+    _close(zsp.jv(2e7, 2e7), 0.001647894250540986, rtol=1e-11)  # (short recurrences)
+    # iv past order 1e7: Debye's expansion (SciPy's values)
+    _close(zsp.iv(2e7, 13254868.0), 4.042374506275858e-05, rtol=1e-9)
+    _close(zsp.iv(-2e7 - 0.5, 2e7 * 0.66274341934918), 0.00034146097003818294, rtol=1e-9)
+    # jv of orders past 1e7 far below z (SciPy's Debye range) is nan, as documented
+    assert math.isnan(float(zsp.jv(2e7, 3e7)))

@@ -491,7 +491,7 @@ def jv(v, z):
     other orders there; ``J_v(0)`` is 1, 0 or +-inf (negative non-integer ``v``, the sign
     of ``1/Gamma(v+1)``); nan at ``z = +-inf`` (SciPy's choice); where a negative order
     overflows, the infinity has the sign of the value (SciPy's is always +inf); orders
-    beyond 1e7 whose value is neither 0 nor inf (SciPy's Debye range) give nan.
+    |v| > 1e7 with ``z - |v| > 5e5`` (oscillating; SciPy's Debye range) give nan.
     Differentiable in ``z`` (``J_v' = (J_v-1 - J_v+1) / 2``), not in ``v``
     (NotSupportedError, as in JAX and autograd).  The dtype is SciPy's: float32 inputs
     stay float32, integers give float64.
@@ -511,8 +511,8 @@ def iv(v, z):
 
     SciPy's values: ``(-1)^n I_n(-z)`` for integer orders at negative ``z`` and nan for
     other orders there; ``I_v(0)`` is 1, 0 or inf (negative non-integer ``v``); inf where
-    it overflows; nan at ``z = +-inf`` (SciPy's choice); orders beyond 1e7 whose value is
-    neither 0 nor inf give nan.  Differentiable in ``z`` (``I_v' = (I_v-1 + I_v+1) / 2``),
+    it overflows; nan at ``z = +-inf`` (SciPy's choice); Debye's expansion for orders past
+    1e7.  Differentiable in ``z`` (``I_v' = (I_v-1 + I_v+1) / 2``),
     not in ``v`` (NotSupportedError).
 
     >>> import zerax.scipy.special as zsp

@@ -493,8 +493,8 @@ _BESSEL_SCALE2 = 6.668014432879854e+240     # 2**800: exact rescaling, exponent 
 _LN2_HI = 6.93147180369123816490e-01        # ln 2 in two parts (fdlibm's): k * _LN2_HI is
 _LN2_LO = 1.90821492927058770002e-10        # exact for |k| < 2**20
 _BESSEL_MAXIT = 1000000
-# Recurrences longer than this (orders above ~1e7 where the value neither under- nor
-# overflows; SciPy uses Debye's expansions there) give nan rather than minutes of work.
+# No recurrence longer than this: past it iv uses Debye's expansions, and jv (orders
+# above 1e7 with x - nu > 5e5, where SciPy uses Debye's) gives nan rather than minutes.
 _BESSEL_MAX_STEPS = 10000000
 _SQRT_2_OVER_PI = 0.79788456080286535588
 
@@ -506,7 +506,7 @@ def jv_scalar(v, x):
     Hankel's asymptotic expansion for x >= 25 when x >= nu^2 / 2, and for nu <= x at
     frac(nu) and frac(nu) + 1 followed by the upward recurrence (stable below the
     turning point); Numerical Recipes' ``bessjy`` (CF1, Steed's CF2, Wronskian) in
-    between.  Negative orders: ``(-1)^n J_n`` for integers, ``cos(nu pi) J_nu -
+    between.  Kapteyn's bound and Debye's leading term decide under- and overflow first.  Negative orders: ``(-1)^n J_n`` for integers, ``cos(nu pi) J_nu -
     sin(nu pi) Y_nu`` otherwise.  nan for x < 0 with a non-integer order, and (SciPy's
     values) at x = +-inf."""
     if v != v or x != x:
@@ -576,14 +576,17 @@ def jv_scalar(v, x):
         return sign * s * math.exp(lg) * total
     need_y = v < 0.0
     if nu > x:
-        # far beyond the turning point: |J_nu(x)| <= (x/2)^nu / Gamma(nu + 1) underflows,
-        # and (x^2 < nu) Y_nu(x) ~ -Gamma(nu)/pi (2/x)^nu overflows (no long recurrence)
-        if not need_y and nu * math.log(0.5 * x) - math.lgamma(nu + 1.0) < -750.0:
+        # beyond the turning point, no long recurrence where the value under- or
+        # overflows: Kapteyn's bound |J_nu(nu z)| <= (z e^s / (1 + s))^nu, s = sqrt(1 - z^2),
+        # and Debye's Y_nu(nu z) ~ -(z e^s / (1 + s))^-nu / sqrt(pi nu s / 2)
+        zr = x / nu
+        sq = math.sqrt((nu - x) * (nu + x)) / nu
+        lk = nu * (sq - math.log1p(sq) + math.log(zr))
+        if not need_y and lk < -750.0:
             return 0.0
-        if need_y and x * x < nu and (math.lgamma(nu) + nu * math.log(2.0 / x)
-                                      - 1.1447298858494002) > 712.0:
+        if need_y and -lk - 0.5 * math.log(0.5 * math.pi * nu * sq) > 715.0:
             return sign * math.copysign(math.inf, math.sin(math.pi * (nu % 2.0)))
-    if x >= 25.0 and (x >= 0.5 * nu * nu or nu <= x):
+    if x >= 25.0 and (x >= 0.5 * nu * nu or (nu <= x and nu <= _BESSEL_MAX_STEPS)):
         # ---- Hankel's asymptotic expansion, at nu itself when x is large against nu^2,
         # else at mu = frac(nu) and mu + 1 followed by the upward recurrence to nu (stable
         # for both J and Y while nu <= x) ----
@@ -620,8 +623,6 @@ def jv_scalar(v, x):
             jn = amp * (p * cchi - q * schi)
             yn = amp * (p * schi + q * cchi)
         if not direct:
-            if nu > _BESSEL_MAX_STEPS:
-                return math.nan
             steps = int(nu - mu0 + 0.5)
             if steps == 0:
                 jn, yn = jm, ym
@@ -635,7 +636,8 @@ def jv_scalar(v, x):
         # ---- Numerical Recipes' bessjy for x >= 2: CF1 for J'/J at order nu, the
         # downward recurrence to mu = nu - nl (nl = nu - x steps when nu > x), Steed's CF2
         # for (J' + iY')/(J + iY) at mu, and the Wronskian ----
-        if nu - x > _BESSEL_MAX_STEPS or x > _BESSEL_MAX_STEPS:
+        # (also nu > 1e7 below x, where CF1 takes about x - nu steps)
+        if nu - x > _BESSEL_MAX_STEPS or x - nu > 5e5:
             return math.nan
         nl = max(int(nu - x + 1.5), 0)
         xmu = nu - nl
@@ -748,7 +750,8 @@ def iv_scalar(v, x):
 
     The power series for x < 2 (any v) and for x^2 < 4 (v + 1) with v >= 0 (positive
     terms); the asymptotic expansion for x >= 25 when x >= nu^2 / 2; Numerical Recipes'
-    ``bessik`` (CF1, Temme's CF2 for K, Wronskian) in between, scaled by exp(-+x).
+    ``bessik`` (CF1, Temme's CF2 for K, Wronskian) in between, scaled by exp(-+x);
+    Debye's uniform expansion for orders past 1e7.
     Negative non-integer orders: ``I_nu + (2/pi) sin(nu pi) K_nu``."""
     if v != v or x != x:
         return math.nan
@@ -815,9 +818,9 @@ def iv_scalar(v, x):
         # K_nu(x) ~ Gamma(nu)/2 (2/x)^nu for x^2 < nu (no long recurrences where it
         # under- or overflows)
         lb = nu * math.log(0.5 * x) - math.lgamma(nu + 1.0)
+        if lb > 712.0:                      # (K_nu is then far below I_nu)
+            return sign * math.inf
         if not need_k:
-            if lb > 712.0:
-                return sign * math.inf
             if lb + x * x / (4.0 * (nu + 1.0)) < -750.0:
                 return 0.0
         elif x * x < nu and math.lgamma(nu) + nu * math.log(2.0 / x) > 716.0:
@@ -825,6 +828,40 @@ def iv_scalar(v, x):
     # Below: ive = I_nu(x) exp(-x) and kve = K_nu(x) exp(x)
     if x > 1e6 and nu <= x:
         return sign * math.inf              # I_nu(x) >= I_x(x) ~ e^(0.53 x)
+    if nu > _BESSEL_MAX_STEPS:
+        # ---- Debye's uniform expansions (u_0..u_4, A&S 9.7.7-8) for orders past 1e7,
+        # where the recurrences below would be too long: I_nu(nu z) ~ e^(nu eta) /
+        # sqrt(2 pi nu) (1+z^2)^-1/4 sum u_k(t) / nu^k, K_nu with e^(-nu eta) and
+        # (-1)^k; t = 1/sqrt(1+z^2).  (nu eta carries ~nu ulps: ~1e-9 at nu = 1e7.) ----
+        zr = x / nu
+        rr = math.sqrt(1.0 + zr * zr)
+        t = 1.0 / rr
+        t2 = t * t
+        u1 = t * (3.0 - 5.0 * t2) / 24.0
+        u2 = t2 * (81.0 + t2 * (-462.0 + t2 * 385.0)) / 1152.0
+        u3 = t * t2 * (30375.0 + t2 * (-369603.0 + t2 * (765765.0 - t2 * 425425.0))) / 414720.0
+        u4 = t2 * t2 * (4465125.0 + t2 * (-94121676.0 + t2 * (349922430.0 + t2 * (
+            -446185740.0 + t2 * 185910725.0)))) / 39813120.0
+        w = 1.0 / nu
+        si = 1.0 + w * (u1 + w * (u2 + w * (u3 + w * u4)))
+        sk = 1.0 + w * (-u1 + w * (u2 + w * (-u3 + w * u4)))
+        big_l = nu * (rr + math.log(zr / (1.0 + rr)))
+        pre = 1.0 / math.sqrt(2.0 * math.pi * nu * rr)
+        if big_l > 1e4:
+            return sign * math.inf
+        if big_l < -1e4:
+            if need_k:
+                return sign * math.copysign(math.inf, math.sin(math.pi * (nu % 2.0)))
+            return 0.0
+        kd = int(big_l / _LN2_HI + (0.5 if big_l >= 0.0 else -0.5))
+        rd = (big_l - kd * _LN2_HI) - kd * _LN2_LO
+        # (ldexp through frexp: CPython's ldexp raises on overflow, where inf is meant)
+        mant, ex = math.frexp(math.exp(rd) * pre * si)
+        out = math.inf if ex + kd > 1024 else math.ldexp(mant, ex + kd)
+        if need_k:                          # (2/pi) sin(nu pi) K_nu, K_nu = pi pre e^-L sk
+            mant, ex = math.frexp(2.0 * math.sin(math.pi * (nu % 2.0)) * math.exp(-rd) * pre * sk)
+            out += math.copysign(math.inf, mant) if ex - kd > 1024 else math.ldexp(mant, ex - kd)
+        return sign * out
     if x >= 25.0 and x >= 0.5 * nu * nu:
         # ---- the asymptotic expansions for x large against nu^2 ----
         mu = 4.0 * nu * nu
@@ -844,8 +881,6 @@ def iv_scalar(v, x):
         # ---- Numerical Recipes' bessik for x >= 2: CF1 for I'/I at nu, the downward
         # recurrence to |mu| <= 1/2, Temme's CF2 for K_mu and K_mu+1 (scaled by e^x),
         # and the Wronskian ----
-        if nu > _BESSEL_MAX_STEPS:
-            return math.nan
         nl = int(nu + 0.5)
         xmu = nu - nl
         xi = 1.0 / x
@@ -917,11 +952,13 @@ def iv_scalar(v, x):
     # overflowed exp(x) makes it 0 * inf
     k2 = int(x / _LN2_HI + 0.5)
     r = (x - k2 * _LN2_HI) - k2 * _LN2_LO
-    out = math.ldexp(ive * math.exp(r), k2 + e2)
+    mant, ex = math.frexp(ive * math.exp(r))
+    out = math.inf if ex + k2 + e2 > 1024 else math.ldexp(mant, ex + k2 + e2)
     if need_k:
         # I_-nu = I_nu + (2/pi) sin(nu pi) K_nu (nu not an integer here)
-        out += math.ldexp((2.0 / math.pi) * math.sin(math.pi * (nu % 2.0)) * kve * math.exp(-r),
-                          -k2)
+        mant, ex = math.frexp((2.0 / math.pi) * math.sin(math.pi * (nu % 2.0)) * kve
+                              * math.exp(-r))
+        out += math.copysign(math.inf, mant) if ex - k2 > 1024 else math.ldexp(mant, ex - k2)
     return sign * out
 
 
