@@ -490,8 +490,8 @@ def jv(v, z):
     SciPy's values: ``(-1)^n J_n(-z)`` for integer orders at negative ``z`` and nan for
     other orders there; ``J_v(0)`` is 1, 0 or +-inf (negative non-integer ``v``, the sign
     of ``1/Gamma(v+1)``); nan at ``z = +-inf`` (SciPy's choice); where a negative order
-    overflows, the infinity has the sign of the value (SciPy's is always +inf); orders
-    |v| > 1e7 with ``z - |v| > 5e5`` (oscillating; SciPy's Debye range) give nan.
+    overflows, the infinity has the sign of the value (SciPy's is always +inf); Debye's
+    expansion for orders past 1e7 well below ``z``.
     Differentiable in ``z`` (``J_v' = (J_v-1 - J_v+1) / 2``), not in ``v``
     (NotSupportedError, as in JAX and autograd).  The dtype is SciPy's: float32 inputs
     stay float32, integers give float64.

@@ -493,8 +493,8 @@ _BESSEL_SCALE2 = 6.668014432879854e+240     # 2**800: exact rescaling, exponent 
 _LN2_HI = 6.93147180369123816490e-01        # ln 2 in two parts (fdlibm's): k * _LN2_HI is
 _LN2_LO = 1.90821492927058770002e-10        # exact for |k| < 2**20
 _BESSEL_MAXIT = 1000000
-# No recurrence longer than this: past it iv uses Debye's expansions, and jv (orders
-# above 1e7 with x - nu > 5e5, where SciPy uses Debye's) gives nan rather than minutes.
+# No recurrence longer than this: past it Debye's expansions (iv; jv well below x), and
+# nan (jv of orders past ~1e14 just above x, where the value is neither 0 nor tiny).
 _BESSEL_MAX_STEPS = 10000000
 _SQRT_2_OVER_PI = 0.79788456080286535588
 
@@ -632,13 +632,31 @@ def jv_scalar(v, x):
                 yt = 2.0 * order / x * yn - ym
                 jm, jn, ym, yn = jn, jt, yn, yt
                 order += 1.0
+    elif x - nu > 5e5:
+        # ---- orders past 1e7 well below x: Debye's expansions (A&S 9.3.15-16, u_0..u_4 at
+        # i cot(beta), x = nu sec(beta)); the phase carries ~x ulps, as SciPy's ----
+        sr = math.sqrt((x - nu) * (x + nu))             # nu tan(beta)
+        pc = nu / sr                                    # cot(beta)
+        p2 = pc * pc
+        u2 = -p2 * (81.0 + p2 * (462.0 + p2 * 385.0)) / 1152.0
+        u4 = p2 * p2 * (4465125.0 + p2 * (94121676.0 + p2 * (349922430.0 + p2 * (
+            446185740.0 + p2 * 185910725.0)))) / 39813120.0
+        w1 = pc * (3.0 + 5.0 * p2) / 24.0
+        w3 = -pc * p2 * (30375.0 + p2 * (369603.0 + p2 * (765765.0 + p2 * 425425.0))) / 414720.0
+        w = 1.0 / nu
+        ev = 1.0 + w * w * (u2 + w * w * u4)
+        od = w * (w1 + w * w * w3)
+        xi_ = sr - nu * math.atan2(sr, nu) - 0.25 * math.pi
+        amp = math.sqrt(2.0 / (math.pi * sr))
+        cxi, sxi = math.cos(xi_), math.sin(xi_)
+        jn = amp * (cxi * ev + sxi * od)
+        yn = amp * (sxi * ev - cxi * od)
     else:
         # ---- Numerical Recipes' bessjy for x >= 2: CF1 for J'/J at order nu, the
         # downward recurrence to mu = nu - nl (nl = nu - x steps when nu > x), Steed's CF2
         # for (J' + iY')/(J + iY) at mu, and the Wronskian ----
-        # (also nu > 1e7 below x, where CF1 takes about x - nu steps)
-        if nu - x > _BESSEL_MAX_STEPS or x - nu > 5e5:
-            return math.nan
+        if nu - x > _BESSEL_MAX_STEPS:
+            return math.nan                 # (only for nu > 1e14 or so)
         nl = max(int(nu - x + 1.5), 0)
         xmu = nu - nl
         xi = 1.0 / x
