@@ -506,9 +506,10 @@ def jv_scalar(v, x):
     Hankel's asymptotic expansion for x >= 25 when x >= nu^2 / 2, and for nu <= x at
     frac(nu) and frac(nu) + 1 followed by the upward recurrence (stable below the
     turning point); Numerical Recipes' ``bessjy`` (CF1, Steed's CF2, Wronskian) in
-    between.  Kapteyn's bound and Debye's leading term decide under- and overflow first.  Negative orders: ``(-1)^n J_n`` for integers, ``cos(nu pi) J_nu -
-    sin(nu pi) Y_nu`` otherwise.  nan for x < 0 with a non-integer order, and (SciPy's
-    values) at x = +-inf."""
+    between; Debye's expansion for orders past 1e7 well below x.  Kapteyn's bound and
+    Debye's leading term decide under- and overflow first.  Negative orders: ``(-1)^n
+    J_n`` for integers, ``cos(nu pi) J_nu - sin(nu pi) Y_nu`` otherwise.  nan for x < 0
+    with a non-integer order, and (SciPy's values) at x = +-inf."""
     if v != v or x != x:
         return math.nan
     if v == math.inf or v == -math.inf:
