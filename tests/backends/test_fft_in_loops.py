@@ -56,6 +56,13 @@ VARIANTS = [
     ("irfftn axes=(0,)", "irfftn", {"axes": (0,)}, "c"),
 ]
 STEPS, SHAPE = 3, (4, 6)
+# float32 differs only in the conversions at either end: a few variants suffice
+SINGLE = ("fft n=9 ortho", "ifft axis=0 ortho", "rfft n=7", "irfft", "hfft n=9",
+          "rfft2 ortho", "irfftn axes=(0,)")
+
+
+def _variants(dtype):
+    return [v for v in VARIANTS if dtype == np.float64 or v[0] in SINGLE]
 
 
 def _inputs(dtype):
@@ -83,7 +90,7 @@ def _variant_scan(xs, zs):
     def body(carry, xz):
         x, z = xz
         outs = tuple(getattr(znp.fft, fn)(x if kind == "r" else z, **kw)
-                     for _, fn, kw, kind in VARIANTS)
+                     for _, fn, kw, kind in _variants(xs.dtype))
         return carry + znp.sum(znp.abs(outs[0])), outs
     return lax.scan(body, znp.zeros((), xs.dtype), (xs, zs))
 
@@ -101,14 +108,17 @@ def test_every_variant_in_a_scan_body_matches_numpy(variant_results):
     # the transforms are compiled into the loop's kernel, not host calls
     assert "(native, in a loop)" in text and "(host)" not in text
     single = dtype == np.float32
-    for (name, fn, kw, kind), got in zip(VARIANTS, outs):
+    variants = _variants(dtype)
+    assert len(outs) == len(variants)
+    for (name, fn, kw, kind), got in zip(variants, outs):
         inputs = xs if kind == "r" else zs
         want = np.stack([getattr(np.fft, fn)(v, **kw) for v in inputs])
         try:
             _assert_close(got, want, single)
         except AssertionError as e:
             raise AssertionError(f"{name} ({np.dtype(dtype).name}): {e}") from None
-    want_total = sum(np.sum(np.abs(np.fft.fft(z))) for z in zs)
+    first = variants[0]
+    want_total = sum(np.sum(np.abs(getattr(np.fft, first[1])(z, **first[2]))) for z in zs)
     np.testing.assert_allclose(float(total), want_total, rtol=1e-5 if single else 1e-12)
 
 
