@@ -148,3 +148,52 @@ def test_claim_block_counts():
     assert list(got) == [0, 1, 2, 3, 4] and last == 5
     with pytest.raises(numba.core.errors.TypingError):
         numba.njit(lambda c: claim_block(c))(np.zeros(1, np.int32))
+
+
+def _ulps(got, want):
+    """The largest difference in units of the last place of ``want``'s dtype."""
+    spacing = np.spacing(np.abs(want)).astype(np.float64)
+    got, want = np.asarray(got, np.float64), np.asarray(want, np.float64)
+    fin = np.isfinite(want) & (want != 0)
+    return (np.abs(got[fin] - want[fin]) / spacing[fin]).max()
+
+
+@pytest.fixture(scope="module")
+def trig_args():
+    """Random arguments, with the edge cases written into a few blocks: zeros of both
+    signs, inf, nan, huge and tiny values, multiples of pi/2 and the range limit 7."""
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal(300_000) * 2.5
+    edges = [0.0, -0.0, np.inf, -np.inf, np.nan, 1e300, -1e22, 5e-324, -1e-310,
+             np.pi / 2, -np.pi, 1.5 * np.pi, 2 * np.pi, 7.0, np.nextafter(7.0, 0.0),
+             -7.0, 1e6 + 0.5, 3.0e5]
+    x[5 * PARALLEL_BLOCK + 17:5 * PARALLEL_BLOCK + 17 + len(edges)] = edges
+    x[-3] = np.nan                                # in the last, partial block
+    x[40 * PARALLEL_BLOCK:41 * PARALLEL_BLOCK] = rng.uniform(-1e4, 1e4, PARALLEL_BLOCK)
+    return x
+
+
+@pytest.mark.parametrize("name", ["sin", "cos"])
+def test_sin_cos_in_blocks_match_numpy(trig_args, name):
+    """Parallel loops use vecmath's branch-free sin/cos and recompute a block holding an
+    argument beyond its range with the exact code: NumPy's values everywhere (1 ulp),
+    its special values (nan, -0.0) too, float32 as well."""
+    zf, nf = getattr(znp, name), getattr(np, name)
+    jf = zx.jit(lambda x: zf(x) * 2.0)
+    src = jf.lower(trig_args).as_text()
+    assert f"_vm_throughput_{name}(" in src and f"_vm_{name}(" in src
+    with np.errstate(invalid="ignore"):
+        want = nf(trig_args) * 2.0
+    got = np.asarray(jf(trig_args))
+    assert _ulps(got, want) <= 1.0
+    assert np.array_equal(np.isnan(got), np.isnan(want))
+    zeros = want == 0
+    assert np.array_equal(np.signbit(got[zeros]), np.signbit(want[zeros]))
+    with np.errstate(over="ignore"):
+        x32 = trig_args.astype(np.float32)
+    with np.errstate(invalid="ignore"):
+        want32 = nf(x32)
+    got32 = np.asarray(zx.jit(zf)(x32))
+    assert got32.dtype == np.float32
+    assert _ulps(got32, want32) <= 1.0
+    assert np.array_equal(np.isnan(got32), np.isnan(want32))

@@ -28,6 +28,7 @@ from .fusion import (  # noqa: F401  (dtype_name, literal_text, LoweringError: f
 from .loops import (block_nest, drop_copy, independent_parts, inplace_plan, output_buffer,
                     owned_invars, parallel_blocks, scheduled)
 from .rules import host_rule_of, lowering_of, scalar_rule_of
+from . import vecmath
 from .scalar_types import ExactTypes, cast_free
 
 PARALLEL_THRESHOLD = 100_000  # elements: loops this large run with prange
@@ -60,6 +61,9 @@ class Lowering:
         # loop body with scalar carries); False in loops over array elements
         self.scalar_code = False
         self.inplace_updates = 0         # updates that write into their operand (loops.py)
+        # [argument texts] while a block loop may use vecmath's branch-free sin/cos
+        # (exact below vecmath.SIN_COS_RANGE; see lower_fused), else None
+        self.throughput_trig = None
         self.exact = ExactTypes()        # scalar names of a known Numba type (scalar_types.py)
         self.index_reads = IndexReads()  # the body's concatenations read in place (fusion.py)
 
@@ -251,8 +255,7 @@ def lower_fused(ctx: Lowering, eqns, total_uses):
         with parallel_blocks(ctx, shape) as (lo, hi):
             for part in independent_parts(body, reads):
                 outs = {v for e in part for v in e.outvars}
-                with block_nest(ctx, shape, lo, hi) as idx:
-                    _fused_elements(ctx, part, idx, pre, [v for v in stored if v in outs])
+                _block_part(ctx, shape, lo, hi, part, pre, [v for v in stored if v in outs])
         return
     acc = _start_reduction(ctx, reduction, shape) if reduction is not None else None
     with ctx.nest(shape, parallel=_parallel_ok(reduction)) as idx:
@@ -261,6 +264,32 @@ def lower_fused(ctx: Lowering, eqns, total_uses):
             _accumulate(ctx, reduction, acc, idx, local)
     if reduction is not None:
         _finish_reduction(ctx, reduction, acc)
+
+
+def _block_part(ctx, shape, lo, hi, part, pre, stored):
+    """One part of a fused group over the rows lo:hi of a parallel block.  sin and cos
+    use vecmath's branch-free code, which vectorises (the quadrant branches of the exact
+    code are mispredicted on random arguments: 2x10^6 random cos took 34 ms, sorted
+    13 ms); a block holding an argument beyond its range (|x| >= 7, inf, nan) is then
+    computed again with the exact code."""
+    start = len(ctx.lines)
+    ctx.throughput_trig = []
+    try:
+        with block_nest(ctx, shape, lo, hi) as idx:
+            _fused_elements(ctx, part, idx, pre, stored)
+            args = ctx.throughput_trig
+            if args:
+                ok = ctx.fresh("ok")
+                ctx.emit(f"{ok} = {ok} & " + " & ".join(
+                    f"(abs({a}) < {vecmath.SIN_COS_RANGE!r})" for a in args))
+    finally:
+        ctx.throughput_trig = None
+    if not args:
+        return
+    ctx.lines.insert(start, "    " * ctx.level + f"{ok} = True")
+    ctx.emit(f"if not {ok}:")
+    with ctx.block(), block_nest(ctx, shape, lo, hi) as idx:
+        _fused_elements(ctx, part, idx, pre, stored)
 
 
 def _fused_elements(ctx, body, idx, pre, stored):

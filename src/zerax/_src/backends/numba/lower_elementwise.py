@@ -148,6 +148,10 @@ def _vecmath_scalar(name, fallback):
         # 0-d code has its own sin/cos, tuned for a loop-carried argument (vecmath.py)
         chosen = f"scalar_{name}" if ctx.scalar_code and hasattr(vecmath, f"scalar_{name}") \
             else name
+        if ctx.throughput_trig is not None and name in ("sin", "cos"):
+            # a parallel block loop checks the range and recomputes (codegen.py)
+            chosen = f"throughput_{name}"
+            ctx.throughput_trig.append(f"np.float64({args[0]})")
         fn = ctx.helper(f"_vm_{chosen}", getattr(vecmath, chosen))
         return f"{_dn(out_dtype)}({fn}(np.float64({args[0]})))"
     return rule
