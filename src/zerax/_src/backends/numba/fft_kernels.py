@@ -19,9 +19,8 @@ Numba functions, called from the generated code (no call back into Python per st
   axis, in place: `stockham` of the line, or Bluestein's algorithm (a circular
   convolution of size ``N`` by two `stockham` transforms); the inverse is the
   conjugate of the forward transform of the conjugate, times ``1/n``;
-- `irfft_last`: the inverse real FFT of the last axis (the Hermitian spectrum
-  completed, transformed, its real part kept: as pocketfft, the imaginary parts of the
-  zero and Nyquist frequencies do not contribute).
+- `hermitian` and `real_part`: the inverse real FFT of the last axis is the
+  Hermitian spectrum completed, transformed by `lines`, its real part kept.
 
 Everything is computed in complex128 (float32 transforms are rounded once at the end,
 closer to the exact result than pocketfft's single-precision arithmetic), so each
@@ -34,7 +33,7 @@ Errors are those of an FFT, a small multiple of ``eps log2 N`` of the largest va
 
 Multi-axis transforms are NumPy's compositions (`lower_misc.py`): RFFT transforms the
 last axis first and keeps its ``n // 2 + 1`` non-negative frequencies, then the other
-axes; IRFFT the other axes first, then `irfft_last`.
+axes; IRFFT the other axes first, then the last one.
 """
 
 from __future__ import annotations
@@ -196,47 +195,48 @@ def stockham(x, y, tw):
 def lines(w, p, inverse):
     """The DFT (``inverse``: the inverse DFT, ``1/n`` included) of each line
     ``w[a, :, c]`` of a complex128 array of shape (outer, n, inner), in place, with the
-    plan ``p`` of its length and direction."""
+    plan ``p`` of its length and direction.  (One call of `stockham` in the code, so
+    LLVM inlines one copy of it.)"""
     outer, n, inner = w.shape
     m = size(n)
+    blue = m != n
     tw = p[:m]
     x = np.empty(m, np.complex128)
     y = np.empty(m, np.complex128)
     scale = 1.0 / n if inverse else 1.0
     for a in range(outer):
         for c in range(inner):
-            if m == n:
-                if inverse:          # ifft(x) = conj(fft(conj(x))) / n
-                    for j in range(n):
-                        x[j] = w[a, j, c].conjugate()
-                    z = stockham(x, y, tw)
-                    for j in range(n):
-                        w[a, j, c] = z[j].conjugate() * scale
-                else:
-                    for j in range(n):
-                        x[j] = w[a, j, c]
-                    z = stockham(x, y, tw)
-                    for j in range(n):
-                        w[a, j, c] = z[j]
-            else:
-                # Bluestein: X[k] = c[k] sum_j (x[j] c[j]) conj(c[k - j]), a circular
-                # convolution of size m computed as ifft(fft(a) * fft(b)), the inverse
-                # again as a conjugated forward transform.
-                for j in range(n):
-                    x[j] = w[a, j, c] * p[m + j]
-                for j in range(n, m):
-                    x[j] = 0.0
-                z = stockham(x, y, tw)
-                for k in range(m):
-                    z[k] = (z[k] * p[m + n + k]).conjugate()
-                z = stockham(z, x if z is y else y, tw)
-                for k in range(n):
-                    w[a, k, c] = z[k].conjugate() * p[m + k] * scale
+            # Bluestein: X[k] = c[k] sum_j (x[j] c[j]) conj(c[k - j]), a circular
+            # convolution of size m computed as ifft(fft(a) * fft(b)), the inverse
+            # transform as a conjugated forward one; else ifft(x) = conj(fft(conj(x))) / n
+            for j in range(n):
+                v = w[a, j, c]
+                if blue:
+                    v = v * p[m + j]
+                elif inverse:
+                    v = v.conjugate()
+                x[j] = v
+            for j in range(n, m):
+                x[j] = 0.0
+            src, dst = x, y
+            for rep in range(2 if blue else 1):
+                z = stockham(src, dst, tw)
+                if rep == 0 and blue:
+                    for k in range(m):
+                        z[k] = (z[k] * p[m + n + k]).conjugate()
+                    src, dst = z, (x if z is y else y)
+            for k in range(n):
+                v = z[k]
+                if blue:
+                    v = v.conjugate() * p[m + k] * scale
+                elif inverse:
+                    v = v.conjugate() * scale
+                w[a, k, c] = v
 
 
-def irfft_last(w, n, p):
-    """The inverse real DFT of each row of ``w`` (rows, n // 2 + 1), as float64 (rows, n);
-    ``p`` is the inverse plan of length ``n``."""
+def hermitian(w, n):
+    """The full spectra (rows, n, 1) of the rows of ``w`` (rows, n // 2 + 1), the
+    non-negative frequencies of real signals of length ``n``: the others conjugated."""
     rows, half = w.shape
     full = np.empty((rows, n, 1), np.complex128)
     for r in range(rows):
@@ -244,7 +244,14 @@ def irfft_last(w, n, p):
             full[r, k, 0] = w[r, k]
         for k in range(half, n):
             full[r, k, 0] = w[r, n - k].conjugate()
-    lines(full, p, np.int64(1))
+    return full
+
+
+def real_part(full):
+    """The real parts of a (rows, n, 1) complex array, as float64 (rows, n): as
+    pocketfft's inverse real FFT, the imaginary parts of the zero and Nyquist
+    frequencies do not contribute."""
+    rows, n, _ = full.shape
     out = np.empty((rows, n), np.float64)
     for r in range(rows):
         for k in range(n):
@@ -257,7 +264,7 @@ _size = size
 # name -> compiled function, callees first: a function compiled later finds its
 # compiled callees among this module's globals (``size`` and ``stockham`` are called
 # from the others only, and compiled with them).
-_ORDER = ("size", "stockham", "lines", "irfft_last")
+_ORDER = ("size", "stockham", "lines", "hermitian", "real_part")
 _compiled: dict = {}
 _lock = threading.Lock()
 

@@ -96,10 +96,15 @@ def _fft_lower(ctx, eqn):
         for a in axes[:-1]:
             _lines(ctx, w, shape, a, True)
         n, rows = lengths[-1], math.prod(shape[:-1])
-        fn = ctx.helper("_zx_irfft_last", fft_kernels.kernels()["irfft_last"])
+        k = fft_kernels.kernels()
+        full = ctx.fresh("fh")
+        ctx.emit(f"{full} = {ctx.helper('_zx_fft_hermitian', k['hermitian'])}("
+                 f"{w}.reshape(({rows}, {shape[-1]})), {n})")
+        ctx.emit(f"{ctx.helper('_zx_fft_lines', k['lines'])}({full}, {_plan(ctx, n, True)}, "
+                 "np.int64(1))")
         result = ctx.fresh("fr")
-        ctx.emit(f"{result} = {fn}({w}.reshape(({rows}, {shape[-1]})), {n}, "
-                 f"{_plan(ctx, n, True)}).reshape({out_shape!r})")
+        ctx.emit(f"{result} = {ctx.helper('_zx_fft_real', k['real_part'])}({full})"
+                 f".reshape({out_shape!r})")
     out = ctx.out(ov)
     if np.dtype(ov.aval.dtype) in (np.complex128, np.float64):
         ctx.emit(f"{out} = {result}")
