@@ -286,6 +286,101 @@ def test_checkpoint_manager(tmp_path):
     assert low.all_steps() == [1, 2] and low.best_step() == 1
 
 
+def test_checkpoint_manager_failed_save_leaves_the_directory_as_it_was(tmp_path, monkeypatch):
+    mgr = io.CheckpointManager(tmp_path / "run", max_to_keep=2)
+    for step in (1, 2):
+        mgr.save(step, {"w": znp.full(3, float(step))})
+    before = {n: (tmp_path / "run" / n).read_bytes() for n in os.listdir(tmp_path / "run")}
+
+    class Boom(Exception):
+        pass
+
+    real_write, calls = os.write, []
+
+    def fail_midway(fd, data):  # the header is written, the first tensor fails
+        calls.append(len(data))
+        if len(calls) > 1:
+            raise Boom()
+        return real_write(fd, data)
+    monkeypatch.setattr(os, "write", fail_midway)
+    with pytest.raises(Boom):
+        mgr.save(3, {"w": znp.zeros(3)})
+    monkeypatch.undo()
+    # No temporary, no step 3, nothing pruned: the run can resume from step 2.
+    assert {n: (tmp_path / "run" / n).read_bytes()
+            for n in os.listdir(tmp_path / "run")} == before
+    assert mgr.latest_step() == 2
+    mgr.save(3, {"w": znp.zeros(3)})
+    assert sorted(os.listdir(tmp_path / "run")) == ["step_2.safetensors", "step_3.safetensors"]
+
+
+def test_checkpoint_manager_removes_temporaries_of_killed_saves(tmp_path, monkeypatch):
+    from zerax.io import _safetensors
+    run = tmp_path / "run"
+    io.CheckpointManager(run).save(1, {"w": znp.ones(2)})
+    old = os.stat(run / "step_1.safetensors").st_mtime - 3600
+
+    def temporary(name, *, alive=False, age=3600.0):
+        # What a save leaves when its process dies: a locked temporary whose lock the
+        # kernel drops with the process (here: the descriptor closed).
+        fd, tmp = _safetensors._temporary(str(run / name))
+        os.write(fd, b"partial")
+        os.utime(tmp, (old, old) if age else None)
+        if not alive:
+            os.close(fd)
+        return os.path.basename(tmp), fd
+
+    dead, _ = temporary("step_2.safetensors")
+    live, live_fd = temporary("step_3.safetensors", alive=True)   # a save in progress
+    fresh, _ = temporary("step_4.safetensors", age=0)              # just created
+    other, _ = temporary("model.safetensors")                      # not a step file
+    (run / "notes.tmp").write_text("mine")
+    io.CheckpointManager(run)
+    names = set(os.listdir(run))
+    assert dead not in names
+    assert {live, fresh, other, "notes.tmp", "step_1.safetensors"} <= names
+    os.close(live_fd)  # that writer is gone now
+    io.CheckpointManager(run)
+    assert live not in os.listdir(run)
+    assert io.CheckpointManager(run).all_steps() == [1]
+
+    # A save holds its temporary locked from creation to rename: a manager opened on the
+    # directory meanwhile leaves it alone, however old it looks.
+    monkeypatch.setattr(_safetensors, "STALE_AFTER_S", 0.0)
+    real_write, seen = os.write, []
+
+    def open_a_manager_midway(fd, data):
+        if not seen:
+            seen.append(sorted(n for n in os.listdir(run) if n.endswith(".tmp")))
+            io.CheckpointManager(run)
+            seen.append(sorted(n for n in os.listdir(run) if n.endswith(".tmp")))
+        return real_write(fd, data)
+    monkeypatch.setattr(os, "write", open_a_manager_midway)
+    io.CheckpointManager(run).save(5, {"w": znp.zeros(2)})
+    monkeypatch.undo()
+    assert seen[0] == seen[1] and any(n.startswith(".step_5.") for n in seen[0])
+    _assert_same(io.load(run / "step_5.safetensors")["w"], np.zeros(2))
+
+
+def test_numpy_scalars_and_0d_arrays(tmp_path):
+    # Without like: Python scalars come back as they were, NumPy scalars and 0-d arrays as
+    # 0-d arrays (numpy.load does the same with a saved NumPy scalar); with like, like's types.
+    tree = {"py": 1.5, "n": 7, "np32": np.float32(2.5), "np0d": np.array(3, np.int32),
+            "zx": znp.asarray(4.0)}
+    path = tmp_path / "s.safetensors"
+    io.save(path, tree)
+    back = io.load(path)
+    assert type(back["py"]) is float and type(back["n"]) is int
+    assert type(back["np32"]) is np.ndarray and back["np32"].shape == () \
+        and back["np32"].dtype == np.float32 and back["np32"] == 2.5
+    assert type(back["np0d"]) is np.ndarray and back["np0d"].dtype == np.int32
+    assert isinstance(back["zx"], zerax.Array) and back["zx"].shape == ()
+    like = io.load(path, like=tree)
+    assert type(like["np32"]) is np.float32 and like["np32"] == np.float32(2.5)
+    assert type(like["np0d"]) is np.ndarray and like["np0d"].shape == ()
+    assert isinstance(like["zx"], zerax.Array) and float(like["zx"]) == 4.0
+
+
 # ---------------------------------------------------------------- untrusted files
 
 

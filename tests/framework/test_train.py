@@ -282,6 +282,49 @@ def test_early_stopping_history_plot_and_csv(tmp_path):
                   epochs=1, callbacks=[train.EarlyStopping()], progress=False, jit=False)
 
 
+def test_ema_averages_the_parameters_and_swaps_them_in():
+    """train.EMA against the same SGD steps in NumPy, averaged by a Python loop."""
+    x, y = _regression_data()
+    model = nn.Linear(3, 1, key=zr.key(0))
+    w = np.asarray(model.weight, np.float64).copy()
+    b = np.asarray(model.bias, np.float64).copy()
+    lr, epochs, decay, every = 0.1, 3, 0.8, 2
+    avg, step, updates = None, 0, 0
+    for e in range(epochs):
+        order = np.random.default_rng([4, e]).permutation(len(x))
+        for lo in range(0, len(x), 10):
+            idx = order[lo:lo + 10]
+            err = x[idx] @ w.T + b - y[idx]
+            w = w - lr * 2 * err.T @ x[idx] / err.size
+            b = b - lr * 2 * err.sum(0) / err.size
+            step += 1
+            if step % every == 0:
+                avg = (w, b) if avg is None else (decay * avg[0] + (1 - decay) * w,
+                                                  decay * avg[1] + (1 - decay) * b)
+                updates += 1
+
+    def fit(ema):
+        loader = data.DataLoader(data.ArrayDataset(x, y), batch_size=10, shuffle=True, seed=4)
+        return train.fit(model, optim.sgd(lr), train.losses.mse, loader, epochs=epochs,
+                         callbacks=[ema], progress=False, jit=False)[0]
+
+    ema = train.EMA(decay, every=every)
+    fitted = fit(ema)
+    assert ema.updates == updates == step // every and fitted.weight.dtype == np.float32
+    np.testing.assert_allclose(np.asarray(fitted.weight), avg[0], rtol=2e-5, atol=2e-6)
+    np.testing.assert_allclose(np.asarray(fitted.bias), avg[1], rtol=2e-5, atol=2e-6)
+    assert not np.allclose(np.asarray(fitted.weight), w, rtol=1e-3)  # not the last iterate
+    keep = train.EMA(decay, every=every, swap=False)
+    last = fit(keep)
+    np.testing.assert_allclose(np.asarray(last.weight), w, rtol=2e-5, atol=2e-6)
+    averaged = keep.averaged_model()
+    np.testing.assert_allclose(np.asarray(averaged.weight), avg[0], rtol=2e-5, atol=2e-6)
+    assert isinstance(averaged, nn.Linear) and averaged.weight.dtype == np.float32
+    for bad in (dict(decay=1.0), dict(decay=-0.1), dict(every=0), dict(every=1.5)):
+        with pytest.raises(ZeraxValueError, match="EMA"):
+            train.EMA(**bad)
+
+
 def test_custom_step_fn_and_errors():
     x, y = _regression_data(24, seed=5)
     loader = data.DataLoader(data.ArrayDataset(x, y), batch_size=12)

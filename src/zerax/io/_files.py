@@ -210,10 +210,13 @@ def load(path: str | os.PathLike, like=None):
     """Load a pytree saved by :func:`save` (or any safetensors file).
 
     Without ``like``, dicts, lists, tuples and None are rebuilt and arrays come back as
-    zerax Arrays (NumPy arrays stay NumPy); a file from another writer comes back as a flat
-    ``{name: Array}`` dict.  With ``like`` (a tree of the same structure: a fresh model, an
-    optimiser state, ``ShapeDtypeStruct`` leaves...) the result has ``like``'s structure
-    and types; each array must have ``like``'s shape and dtype, and leaves that were not
+    zerax Arrays (NumPy arrays stay NumPy); Python bools, ints, floats and strings come
+    back as they were; 0-d arrays and NumPy scalars come back as 0-d arrays (as
+    ``numpy.load`` gives back a saved NumPy scalar; a zerax or JAX scalar is a 0-d array).  A file from another
+    writer comes back as a flat ``{name: Array}`` dict.  With ``like`` (a tree of the same
+    structure: a fresh model, an optimiser state, ``ShapeDtypeStruct`` leaves...) the
+    result has ``like``'s structure and types (a NumPy scalar in ``like`` gives a NumPy
+    scalar); each array must have ``like``'s shape and dtype, and leaves that were not
     saved (functions) are taken from ``like``.  Any mismatch or damaged file raises
     :class:`zerax.errors.CheckpointError`.
 
@@ -257,7 +260,10 @@ def load(path: str | os.PathLike, like=None):
         else:
             as_numpy = isinstance(leaf, (np.ndarray, np.generic)) if desc["kind"] == "array" \
                 else None
-            out.append(_materialise(desc, arrays, name, path, as_numpy))
+            value = _materialise(desc, arrays, name, path, as_numpy)
+            if desc["kind"] == "array" and isinstance(leaf, np.generic):
+                value = value[()]  # a NumPy scalar in like: the same, not a 0-d array
+            out.append(value)
     return tu.tree_unflatten(treedef, out)
 
 

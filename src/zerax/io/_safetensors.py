@@ -16,10 +16,18 @@ import ctypes
 import json
 import math
 import os
+import re
 import secrets
 import stat
 import struct
 import sys
+import time
+from collections.abc import Callable
+
+try:  # POSIX: a writer holds a lock on its temporary file (see remove_stale_temporaries)
+    import fcntl
+except ImportError:  # Windows
+    fcntl = None
 
 import numpy as np
 
@@ -62,17 +70,80 @@ def _write_all(fd: int, buf) -> None:
 
 def _temporary(path: str) -> tuple[int, str]:
     """A new file beside ``path`` (same directory: the rename stays atomic), created with
-    the usual permissions (0o666 less the umask, as ``open(path, "w")`` would)."""
+    the usual permissions (0o666 less the umask, as ``open(path, "w")`` would), and
+    locked (``flock``, where the platform has it) until the caller closes it, which marks
+    it as in use to :func:`remove_stale_temporaries`."""
     directory, base = os.path.split(os.path.abspath(path))
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0) \
         | getattr(os, "O_CLOEXEC", 0)
     for _ in range(100):
         tmp = os.path.join(directory, f".{base}.{secrets.token_hex(6)}.tmp")
         try:
-            return os.open(tmp, flags, 0o666), tmp
+            fd = os.open(tmp, flags, 0o666)
         except FileExistsError:
             continue
+        if fcntl is not None:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:  # a file system without locks: the age check still guards it
+                pass
+        return fd, tmp
     raise FileExistsError(f"could not create a temporary file beside {path!r}")
+
+
+# A temporary of write_file: '.' + the final name + '.' + 12 hex digits + '.tmp'.
+_TEMPORARY = re.compile(r"^\.(?P<base>.+)\.[0-9a-f]{12}\.tmp$")
+
+# How old (modification time) a temporary must be before it may be taken for a leftover:
+# the lock guards a live writer from the first moment it holds it; the age covers the
+# instant between creating the file and locking it, and file systems without locks.
+STALE_AFTER_S = 60.0
+
+
+def remove_stale_temporaries(directory: str, final_name: Callable[[str], bool]) -> list[str]:
+    """Delete the temporaries :func:`write_file` left in ``directory`` for final names
+    accepted by ``final_name``, when their writer is gone; returns the names removed.
+
+    A save that fails deletes its own temporary; one whose process was killed (SIGKILL, a
+    power loss, the machine going down) cannot, and leaves ``.<name>.<hex>.tmp`` behind.
+    Such a file is removed only if no process holds its lock (a live writer keeps its
+    temporary locked until it is renamed into place; the kernel drops the lock of a
+    process that died) and it was last written more than ``STALE_AFTER_S`` seconds ago.
+    Without ``flock`` (Windows) nothing is removed: a live writer could not be told apart."""
+    if fcntl is None:
+        return []
+    removed = []
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return []
+    now = time.time()
+    for name in names:
+        m = _TEMPORARY.match(name)
+        if m is None or not final_name(m.group("base")):
+            continue
+        full = os.path.join(directory, name)
+        try:
+            fd = os.open(full, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0)
+                         | getattr(os, "O_CLOEXEC", 0))
+        except OSError:
+            continue  # gone already, a symlink, not ours to open
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode) or now - st.st_mtime < STALE_AFTER_S:
+                continue
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                continue  # a writer holds it: in use
+            try:
+                os.unlink(full)
+                removed.append(name)
+            except OSError:
+                pass
+        finally:
+            os.close(fd)
+    return removed
 
 
 def _load_renameat2():
@@ -145,12 +216,16 @@ def write_file(path: str, tensors: list[tuple[str, np.ndarray]],
                     _write_all(fd, arr)
             if durable:
                 os.fsync(fd)
+            if os.name == "nt":  # Windows renames no open file; it has no flock either
+                os.close(fd)
+                fd = -1
+            if durable:
+                os.replace(tmp, path)  # the data is on disk already: ext4 has nothing to flush
+            else:
+                _replace_fast(tmp, path)
         finally:
-            os.close(fd)
-        if durable:
-            os.replace(tmp, path)  # the data is on disk already: ext4 has nothing to flush
-        else:
-            _replace_fast(tmp, path)
+            if fd >= 0:
+                os.close(fd)  # after the rename: the temporary stays locked while it exists
     except BaseException:
         try:
             os.unlink(tmp)

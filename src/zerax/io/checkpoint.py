@@ -4,7 +4,9 @@ Each step is one safetensors file ``step_<n>.safetensors`` written by :func:`zer
 (atomically, and durably unless ``durable=False``), so a crash mid-save never leaves a
 damaged checkpoint under a step's name; the manager keeps the newest ``max_to_keep`` (or,
 with ``best_fn``, the best ones by a metric saved beside the step, plus the newest so that
-a run can always resume).
+a run can always resume).  A save that fails removes its temporary file; the temporary of
+a process killed mid-save is removed by the next manager opened on the directory (once no
+process holds it).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from typing import Any, Callable
 from ..errors import CheckpointError
 
 from . import _files  # save/load/load_metadata, which zerax.io re-exports
-from ._safetensors import parse_json
+from ._safetensors import parse_json, remove_stale_temporaries
 
 _NAME = re.compile(r"^step_(\d{1,18})\.safetensors$")
 
@@ -33,7 +35,12 @@ class CheckpointManager:
     Saves are atomic and, by default, durable (``durable=True``: each file and the
     directory are fsynced before older checkpoints are deleted, so a power loss cannot
     leave the run with none); ``durable=False`` skips the fsyncs (scratch runs, fast
-    local disks where a lost checkpoint is cheap to redo).
+    local disks where a lost checkpoint is cheap to redo).  A save that fails (a full
+    disk, an exception) leaves the directory as it was: the previous steps, no temporary
+    file.  A process killed mid-save cannot clean up; opening a manager on the directory
+    deletes such leftovers (temporaries of ``step_<n>`` files that no live process holds
+    and that were last written over a minute ago; orbax's manager does the same when it
+    starts, with ``cleanup_tmp_directories=True``).
 
     >>> import tempfile, zerax.numpy as znp
     >>> from zerax import io
@@ -60,6 +67,7 @@ class CheckpointManager:
         self.best_mode = best_mode
         self.durable = bool(durable)
         os.makedirs(self.directory, exist_ok=True)
+        remove_stale_temporaries(self.directory, lambda name: _NAME.match(name) is not None)
 
     def path(self, step: int) -> str:
         """The file of ``step``."""

@@ -10,7 +10,8 @@ import numpy as np
 
 from ... import errors
 from ..numpy import linalg_ops as _lo
-from ..numpy.linalg import SlogdetResult, _abs, _c, _eps, _matrix_input, _mT, _tolerance, svd
+from ..numpy.linalg import (SlogdetResult, _abs, _c, _eps, _matrix_input, _mH, _mT,
+                             _tolerance, svd)
 from ..ops import decompositions as _dec
 from ..ops import elementwise as _ew
 from ..ops.misc import stop_gradient
@@ -146,7 +147,7 @@ def _pinv_svd(x, rtol, hermitian):
     else:
         keep = _jnp.greater(s, _c(s, 0))
     s_inv = _jnp.where(keep, _ew.div(_c(s, 1), _jnp.where(keep, s, _c(s, 1))), _c(s, 0))
-    return _lo.matmul(_jnp.multiply(_mT(vh), _jnp.expand_dims(s_inv, -2)), _mT(u))
+    return _lo.matmul(_jnp.multiply(_mH(vh), _jnp.expand_dims(s_inv, -2)), _mH(u))
 
 
 def _pinv_of_jvp(primals, tangents):
@@ -154,10 +155,10 @@ def _pinv_of_jvp(primals, tangents):
     p = _pinv_of(x, p)      # differentiable in x again: derivatives of any order
     mm = _lo.matmul
     pdp = mm(mm(p, dx), p)
-    # d(A+) = -A+ dA A+ + A+ A+^T dA^T (I - A A+) + (I - A+ A) dA^T A+^T A+
-    dxt = _mT(dx)
-    left = mm(mm(p, _mT(p)), _ew.sub(dxt, mm(mm(dxt, x), p)))
-    right = mm(_ew.sub(dxt, mm(mm(p, x), dxt)), mm(_mT(p), p))
+    # d(A+) = -A+ dA A+ + A+ A+^H dA^H (I - A A+) + (I - A+ A) dA^H A+^H A+
+    dxt = _mH(dx)
+    left = mm(mm(p, _mH(p)), _ew.sub(dxt, mm(mm(dxt, x), p)))
+    right = mm(_ew.sub(dxt, mm(mm(p, x), dxt)), mm(_mH(p), p))
     return p, _ew.add(_ew.neg(pdp), _ew.add(left, right))
 
 
@@ -181,7 +182,7 @@ def pinv(a, rtol=None, hermitian: bool = False, *, rcond=None):
     Array([[0.5, 0. ],
            [0. , 0. ]], dtype=float64)
     """
-    x = _matrix_input(a, "pinv", square=False)
+    x = _matrix_input(a, "pinv", square=False, complex_ok=True)
     if rcond is not None:
         if rtol is not None:
             raise errors.ZeraxValueError(

@@ -1,7 +1,7 @@
 """More of SciPy's special functions on zerax values (``zerax.scipy.special``, JAX's names
 and signatures): gamma and beta families, incomplete gamma and beta functions, the normal
 distribution's inverse and log, Bessel functions of orders 0 and 1 (J, Y and the modified
-I), Hurwitz zeta, exponential integrals, entropies, and small combinatorial helpers.
+I) and of real order (``jv``, ``iv``), spherical harmonics, Hurwitz zeta, exponential integrals, entropies, and small combinatorial helpers.
 
 Compositions of primitives; the iterative ones (incomplete gamma/beta, Bessel functions,
 ``zeta``, ``expn``/``expi``) are the primitives of ``ops/special_ops.py``.  ``log_ndtr``
@@ -25,9 +25,9 @@ from ..ops import special_ops as so
 
 __all__ = ["bessel_jn", "beta", "betainc", "betaln", "boxcox", "boxcox1p", "comb", "entr",
            "erfcinv", "exp1", "expi", "expn", "factorial", "gamma", "gammainc", "gammaincc",
-           "gammasgn", "i0", "i0e", "i1", "i1e", "j0", "j1", "kl_div", "log_expit", "log_ndtr",
-           "log_softmax", "loggamma", "logsumexp", "multigammaln", "ndtri", "poch", "rel_entr",
-           "softmax", "y0", "y1", "zeta"]
+           "gammasgn", "i0", "i0e", "i1", "i1e", "iv", "j0", "j1", "jv", "kl_div", "log_expit",
+           "log_ndtr", "log_softmax", "loggamma", "logsumexp", "multigammaln", "ndtri", "poch",
+           "rel_entr", "softmax", "sph_harm", "sph_harm_y", "y0", "y1", "zeta"]
 
 _LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
 
@@ -474,6 +474,114 @@ def bessel_jn(z, *, v: int, n_iter: int = 50):
         series = half ** k / math.factorial(k) * (1.0 - half * half / (k + 1))
         out.append(jnp.where(tiny, series, vals[k] / norm))
     return jnp.stack(out)
+
+
+def _bessel_args(fname, v, z):
+    v, z = _floats(fname, v, z)
+    if v.dtype.itemsize < 4:            # SciPy's loops are float32 and float64
+        v, z = v.astype(np.float32), z.astype(np.float32)
+    return v, z
+
+
+def jv(v, z):
+    """The Bessel function of the first kind ``J_v(z)`` of real order ``v`` and real ``z``
+    (SciPy's ``jv``; complex ``z`` is not supported).
+
+    SciPy's values: ``(-1)^n J_n(-z)`` for integer orders at negative ``z`` and nan for
+    other orders there; ``J_v(0)`` is 1, 0 or +-inf (negative non-integer ``v``, the sign
+    of ``1/Gamma(v+1)``); nan at ``z = +-inf`` (SciPy's choice); where a negative order
+    overflows, the infinity has the sign of the value (SciPy's is always +inf); Debye's
+    expansion for orders past 1e7 well below ``z``.
+    Differentiable in ``z`` (``J_v' = (J_v-1 - J_v+1) / 2``), not in ``v``
+    (NotSupportedError, as in JAX and autograd).  The dtype is SciPy's: float32 inputs
+    stay float32, integers give float64.
+
+    >>> import zerax.scipy.special as zsp
+    >>> round(float(zsp.jv(2.5, 3.0)), 12)
+    0.41271003221
+    >>> round(float(zsp.jv(-0.5, 1.0)), 12)
+    0.431098868018
+    """
+    return so.bessel_jv(*_bessel_args("jv", v, z))
+
+
+def iv(v, z):
+    """The modified Bessel function of the first kind ``I_v(z)`` of real order ``v`` and
+    real ``z`` (SciPy's ``iv``; complex ``z`` is not supported).
+
+    SciPy's values: ``(-1)^n I_n(-z)`` for integer orders at negative ``z`` and nan for
+    other orders there; ``I_v(0)`` is 1, 0 or inf (negative non-integer ``v``); inf where
+    it overflows; nan at ``z = +-inf`` (SciPy's choice); Debye's expansion for orders past
+    1e7.  Differentiable in ``z`` (``I_v' = (I_v-1 + I_v+1) / 2``),
+    not in ``v`` (NotSupportedError).
+
+    >>> import zerax.scipy.special as zsp
+    >>> round(float(zsp.iv(2.5, 3.0)), 12)
+    1.515339446682
+    """
+    return so.bessel_iv(*_bessel_args("iv", v, z))
+
+
+def _int_arg(x, fname, i):
+    x = jnp.asarray(check_arg(x, fname, i))
+    if np.dtype(x.dtype).kind not in "iub":
+        raise errors.ZeraxTypeError(f"zerax.scipy.special.{fname}: the degree n and order m "
+                                    f"must be integers, got dtype {np.dtype(x.dtype).name}")
+    return x
+
+
+def sph_harm_y(n, m, theta, phi, diff_n=None, n_max=None):
+    """The spherical harmonic ``Y_n^m(theta, phi)`` of degree ``n`` and order ``m``
+    (integers), ``theta`` the polar (colatitude) and ``phi`` the azimuthal angle: JAX's and
+    SciPy's ``sph_harm_y``, ``sqrt((2n+1)/(4 pi) (n-m)!/(n+m)!) P_n^m(cos theta) e^(i m
+    phi)`` with the Condon-Shortley phase.
+
+    The arguments broadcast together (JAX wants 1-d arrays; scalars are fine here); 0
+    where ``|m| > n`` or ``n < 0``.  ``n_max``, when given, clips ``n`` and ``|m|`` to it
+    as JAX does; it is never needed (``n`` may be traced under ``jit``).  ``diff_n``:
+    only None or 0 (JAX supports neither other value; use ``zerax.grad``).
+    ``theta`` enters through ``cos(theta)`` and ``|sin(theta)|`` (as in SciPy and JAX).
+    Differentiable in ``theta`` and ``phi``; at the poles, where JAX's derivative is nan,
+    the one-sided derivative from ``0 < theta < pi``.  The result is complex64 for
+    float32 angles, complex128 otherwise.
+
+    >>> import zerax.scipy.special as zsp
+    >>> y = zsp.sph_harm_y(3, 2, 0.7, 0.3)
+    >>> round(float(y.real), 12), round(float(y.imag), 12)
+    (0.26773949122, 0.183170440991)
+    """
+    if diff_n not in (None, 0):
+        raise errors.NotSupportedError(
+            "zerax.scipy.special.sph_harm_y: diff_n other than 0 is not supported (JAX "
+            "supports none); take derivatives with zerax.grad or zerax.jacfwd")
+    n, m = _int_arg(n, "sph_harm_y", 0), _int_arg(m, "sph_harm_y", 1)
+    theta, phi = _floats("sph_harm_y", theta, phi)
+    if theta.dtype.itemsize < 4:
+        theta, phi = theta.astype(np.float32), phi.astype(np.float32)
+    if n_max is not None:
+        n_max = int(n_max)
+        if n_max < 0:
+            raise errors.ZeraxValueError("zerax.scipy.special.sph_harm_y: n_max must be >= 0, "
+                                         f"got {n_max}")
+        n = jnp.minimum(n, n_max)
+        m = jnp.clip(m, -n_max, n_max)
+    n, m, theta, phi = promote_and_broadcast("sph_harm_y", [n, m, theta, phi], theta.dtype)
+    leg = so.sph_legendre(n, m, theta)
+    angle = m * phi
+    return ew.complex_(leg * jnp.cos(angle), leg * jnp.sin(angle))
+
+
+def sph_harm(m, n, theta, phi, n_max=None):
+    """The spherical harmonic ``Y_n^m`` with JAX's older (SciPy's deprecated) argument
+    order and convention: ``theta`` the azimuthal and ``phi`` the polar angle, i.e.
+    ``sph_harm_y(n, m, phi, theta)``.
+
+    >>> import zerax.scipy.special as zsp
+    >>> y = zsp.sph_harm(2, 3, 0.3, 0.7)
+    >>> round(float(y.real), 12), round(float(y.imag), 12)
+    (0.26773949122, 0.183170440991)
+    """
+    return sph_harm_y(n, m, phi, theta, n_max=n_max)
 
 
 def zeta(x, q=None):

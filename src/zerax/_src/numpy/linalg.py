@@ -12,8 +12,11 @@ products (``matmul``, ``tensordot``, ``vecdot``, ``outer``, ``cross``, ``multi_d
 LU decomposition and triangular solves, ``lstsq``, ``pinv``, ``matrix_rank`` and
 ``cond`` use the SVD, so every function is differentiable (where the mathematics
 allows), batched over leading dimensions, and works under ``vmap`` and ``jit``.
-Floating-point inputs keep their dtype, integers and booleans become float64; complex
-inputs raise NotSupportedError.
+Floating-point inputs keep their dtype, integers and booleans become float64.  Complex
+inputs are taken by the norms, ``eigh``/``eigvalsh`` (Hermitian matrices; real
+eigenvalues), ``svd``/``svdvals`` (real singular values) and what is built on them
+(``pinv``, ``lstsq``, ``matrix_rank``, ``cond`` with ``p`` None, 2 or -2); the other
+functions raise NotSupportedError for them.
 
 >>> import zerax.numpy as znp
 >>> float(znp.linalg.norm(znp.array([3.0, 4.0])))
@@ -36,7 +39,6 @@ from ..ops.reduce import reduce_max as _rmax
 from ..ops.reduce import reduce_min as _rmin
 from ..ops.reduce import reduce_sum as _rsum
 from ..ops.shape import broadcast_in_dim, iota
-from ..ops.shape import concatenate as _concat
 from ..ops.shape import reshape as _reshape
 from ..ops.shape import transpose as _transpose
 from .. import numpy as _jnp
@@ -80,11 +82,13 @@ __all__ = [
 # --------------------------------------------------------------------------- norms
 
 
-def _float_input(x, fname):
+def _float_input(x, fname, complex_ok=False):
     """``x`` as a zerax value of an inexact dtype (integers and bools become float64,
-    as in NumPy)."""
+    as in NumPy); complex values only with ``complex_ok``."""
     x = _lo._arr(x, f"linalg.{fname}")
     if np.dtype(x.dtype).kind == "c":
+        if complex_ok:
+            return x
         raise errors.NotSupportedError(
             f"zerax.numpy.linalg.{fname}: complex inputs are not supported yet")
     if np.dtype(x.dtype).kind != "f":
@@ -111,21 +115,6 @@ def _sum_squares(x, axes):
         re, im = _ew.real(x), _ew.imag(x)
         return _rsum(_ew.add(_ew.mul(re, re), _ew.mul(im, im)), axes)
     return _rsum(_ew.mul(x, x), axes)
-
-
-def _complex_svdvals(x):
-    """The singular values of complex matrices ``x`` (..., M, N), from the real
-    embedding [[Re, -Im], [Im, Re]], whose singular values are ``x``'s, each twice:
-    every other one of them, descending.  Their first derivatives are right (JAX's);
-    second derivatives are not (each value's pair is degenerate, which the real SVD's
-    derivative cannot resolve): a complex SVD is future work."""
-    re, im = _ew.real(x), _ew.imag(x)
-    nd = x.ndim
-    top = _concat([re, _ew.neg(im)], nd - 1)
-    bottom = _concat([im, re], nd - 1)
-    s = svdvals(_concat([top, bottom], nd - 2))
-    k = s.shape[-1]
-    return _jnp.take(s, _jnp.arange(0, k, 2), axis=-1)
 
 
 def _c(x, v):
@@ -172,7 +161,7 @@ def _matrix_norm_axes(x, row, col, ord):
         # from the singular values: the matrix axes moved last, then max / min / sum
         rest = [d for d in range(x.ndim) if d not in (row, col)]
         xt = _transpose(x, rest + [row, col])
-        s = _complex_svdvals(xt) if np.dtype(x.dtype).kind == "c" else svdvals(xt)
+        s = svdvals(xt)
         return (_rsum if ord == "nuc" else _rmax if ord == 2 else _rmin)(s, (s.ndim - 1,))
     raise errors.ZeraxTypeError(f"zerax.numpy.linalg.norm: invalid norm order {ord!r} for "
                                 "matrices")
@@ -186,8 +175,7 @@ def norm(x, ord=None, axis=None, keepdims=False):
     """``numpy.linalg.norm``: vector norms (``ord`` None/2, 1, inf, -inf, 0 or any p)
     and matrix norms (``ord`` None/'fro', 1, -1, inf, -inf, 2 and -2, the largest and
     smallest singular value, and 'nuc', their sum) over ``axis``; of complex values
-    too (a real result; ``grad`` of the 2-norm is JAX's ``conj(x) / norm``; of complex
-    matrices, ``ord`` 2, -2 and 'nuc' have first derivatives only, not second ones).
+    too (a real result; ``grad`` of the 2-norm is JAX's ``conj(x) / norm``).
 
     >>> import zerax.numpy as znp
     >>> float(znp.linalg.norm(znp.array([[1.0, -2.0], [3.0, 4.0]]), ord=1))
@@ -426,9 +414,10 @@ class SlogdetResult(NamedTuple):
     logabsdet: object
 
 
-def _matrix_input(a, fname, square=True):
-    """``a`` as a float array of rank >= 2 (square matrices in the last two axes)."""
-    x = _float_input(a, fname)
+def _matrix_input(a, fname, square=True, complex_ok=False):
+    """``a`` as a float (or, with ``complex_ok``, complex) array of rank >= 2 (square
+    matrices in the last two axes)."""
+    x = _float_input(a, fname, complex_ok)
     if x.dtype == np.float16:   # LAPACK has no half precision
         x = _as_dtype(x, np.float32)
     if x.ndim < 2:
@@ -443,6 +432,7 @@ def _matrix_input(a, fname, square=True):
 
 
 _mT = _dec._mT
+_mH = _dec._mH     # the conjugate transpose (the transpose of real matrices)
 
 
 def _eps(x):
@@ -492,36 +482,41 @@ def _uplo(UPLO, fname):
 
 
 def eigh(a, UPLO: str | None = None, symmetrize_input: bool = True):
-    """Eigenvalues (ascending) and eigenvectors (columns) of symmetric matrices:
-    ``EighResult(eigenvalues, eigenvectors)``.  ``symmetrize_input`` decomposes
-    ``(a + a.T) / 2``; otherwise only the ``UPLO`` triangle ('L' by default) is read.
-    Eigenvectors are defined up to sign, and their derivatives only where the
-    eigenvalues are distinct.
+    """Eigenvalues (ascending) and eigenvectors (columns) of real symmetric or complex
+    Hermitian matrices: ``EighResult(eigenvalues, eigenvectors)``; the eigenvalues are
+    real (float32 for complex64).  ``symmetrize_input`` decomposes ``(a + a^H) / 2``;
+    otherwise only the ``UPLO`` triangle ('L' by default) is read.  Eigenvectors are
+    defined up to sign (complex ones up to a phase), and their derivatives only where
+    the eigenvalues are distinct (JAX's: no component along the eigenvector itself).
 
     >>> import zerax.numpy as znp
     >>> w, v = znp.linalg.eigh(znp.array([[2.0, 1.0], [1.0, 2.0]]))
     >>> w
     Array([1., 3.], dtype=float64)
+    >>> znp.linalg.eigh(znp.array([[2.0, -1j], [1j, 2.0]])).eigenvalues
+    Array([1., 3.], dtype=float64)
     """
-    v, w = _dec.eigh(_matrix_input(a, "eigh"), lower=_uplo(UPLO, "eigh"),
+    v, w = _dec.eigh(_matrix_input(a, "eigh", complex_ok=True), lower=_uplo(UPLO, "eigh"),
                      symmetrize_input=symmetrize_input)
     return EighResult(w, v)
 
 
 def eigvalsh(a, UPLO: str | None = "L", *, symmetrize_input: bool = True):
-    """The eigenvalues (ascending) of symmetric matrices.
+    """The eigenvalues (ascending, real) of real symmetric or complex Hermitian matrices.
 
     >>> import zerax.numpy as znp
     >>> znp.linalg.eigvalsh(znp.array([[2.0, 0.0], [0.0, -1.0]]))
     Array([-1.,  2.], dtype=float64)
     """
-    _v, w = _dec.eigh(_matrix_input(a, "eigvalsh"), lower=_uplo(UPLO, "eigvalsh"),
+    _v, w = _dec.eigh(_matrix_input(a, "eigvalsh", complex_ok=True),
+                      lower=_uplo(UPLO, "eigvalsh"),
                      symmetrize_input=symmetrize_input)
     return w
 
 
 def _hermitian_svd(x, compute_uv):
-    """The SVD of symmetric matrices from their eigendecomposition (``|w|``, descending)."""
+    """The SVD of symmetric (Hermitian) matrices from their eigendecomposition (``|w|``,
+    descending)."""
     v, w = _dec.eigh(x)
     order = _jnp.argsort(_jnp.negative(_abs(w)), axis=-1, stable=True)
     s = _jnp.take_along_axis(_abs(w), order, axis=-1)
@@ -531,16 +526,18 @@ def _hermitian_svd(x, compute_uv):
     u = _jnp.take_along_axis(v, cols, axis=-1)
     signed = _jnp.take_along_axis(_jnp.multiply(v, _jnp.expand_dims(_jnp.sign(w), -2)),
                                   cols, axis=-1)
-    return SVDResult(u, s, _mT(signed))
+    return SVDResult(u, s, _mH(signed))
 
 
 def svd(a, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool = False,
         subset_by_index=None):
     """Singular value decomposition: ``SVDResult(U, S, Vh)`` with
     ``a == U @ diag(S) @ Vh`` and ``S`` descending (only ``S`` without ``compute_uv``).
-    ``full_matrices=False`` gives the thin factors.  Singular vectors are defined up to
-    sign; derivatives of ``U`` and ``Vh`` exist where the singular values are distinct
-    and nonzero (and need the thin factors for non-square matrices).
+    ``full_matrices=False`` gives the thin factors.  Of complex matrices, ``U`` and
+    ``Vh`` are complex and ``S`` real.  Singular vectors are defined up to sign (complex
+    ones up to a phase shared by a pair); derivatives of ``U`` and ``Vh`` exist where
+    the singular values are distinct and nonzero (and need the thin factors for
+    non-square matrices).
 
     >>> import zerax.numpy as znp
     >>> znp.linalg.svd(znp.array([[3.0, 0.0], [0.0, -4.0]]), compute_uv=False)
@@ -549,7 +546,7 @@ def svd(a, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool 
     if subset_by_index is not None:
         raise errors.NotSupportedError(
             "zerax.numpy.linalg.svd: subset_by_index is not supported")
-    x = _matrix_input(a, "svd", square=hermitian)
+    x = _matrix_input(a, "svd", square=hermitian, complex_ok=True)
     if hermitian:
         return _hermitian_svd(x, compute_uv)
     if not compute_uv:
@@ -559,13 +556,16 @@ def svd(a, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool 
 
 
 def svdvals(x, /):
-    """The singular values (descending) of (stacks of) matrices.
+    """The singular values (descending, real) of (stacks of) real or complex matrices.
 
     >>> import zerax.numpy as znp
     >>> znp.linalg.svdvals(znp.array([[0.0, 2.0], [1.0, 0.0]]))
     Array([2., 1.], dtype=float64)
+    >>> znp.linalg.svdvals(znp.array([[0.0, 2j], [1.0, 0.0]]))
+    Array([2., 1.], dtype=float64)
     """
-    return _dec.svd(_matrix_input(x, "svdvals", square=False), compute_uv=False)
+    return _dec.svd(_matrix_input(x, "svdvals", square=False, complex_ok=True),
+                    compute_uv=False)
 
 
 def _lu_solve(lu_, perm, b):
@@ -656,10 +656,11 @@ def lstsq(a, b, rcond=None, *, numpy_resid: bool = False):
     >>> x, int(rank)
     (Array([1., 1.], dtype=float64), 2)
     """
-    a = _float_input(a, "lstsq")
-    b = _float_input(b, "lstsq")
+    a = _float_input(a, "lstsq", complex_ok=True)
+    b = _float_input(b, "lstsq", complex_ok=True)
     dtype = np.result_type(a.dtype, b.dtype)
     a, b = _as_dtype(a, dtype), _as_dtype(b, dtype)
+    rdt = np.finfo(dtype).dtype       # of rcond, s and the residuals
     if a.ndim != 2:
         raise errors.ShapeError(
             f"zerax.numpy.linalg.lstsq: a must be a 2-D matrix, got shape {tuple(a.shape)}")
@@ -671,13 +672,13 @@ def lstsq(a, b, rcond=None, *, numpy_resid: bool = False):
     vector = b.ndim == 1
     b2 = _reshape(b, (m, 1)) if vector else b
     if rcond is None:
-        rcond = np.array(_eps(a) * max(m, n), dtype)
+        rcond = np.array(_eps(a) * max(m, n), rdt)
     else:
         if isinstance(rcond, (str, bytes)):
             raise errors.ZeraxTypeError(
                 f"zerax.numpy.linalg.lstsq: rcond must be a number (or None for the "
                 f"default), got {rcond!r}")
-        rcond = _as_dtype(_float_input(rcond, "lstsq"), dtype)
+        rcond = _as_dtype(_float_input(rcond, "lstsq"), rdt)
         if rcond.ndim:
             raise errors.ShapeError(
                 f"zerax.numpy.linalg.lstsq: rcond must be a scalar, got shape "
@@ -693,26 +694,26 @@ def lstsq(a, b, rcond=None, *, numpy_resid: bool = False):
         keep = _jnp.logical_and(positive, _jnp.greater_equal(s, cutoff))
     s_safe = _jnp.where(keep, s, _c(s, 1))
     s_inv = _jnp.where(keep, _ew.div(_c(s, 1), s_safe), _c(s, 0))
-    uTb = _lo.matmul(_mT(u), b2)
-    x = _lo.matmul(_mT(vh), _jnp.multiply(_jnp.expand_dims(s_inv, 1), uTb))
+    uTb = _lo.matmul(_mH(u), b2)
+    x = _lo.matmul(_mH(vh), _jnp.multiply(_jnp.expand_dims(s_inv, 1), uTb))
     rank = _rsum(_ew.convert_element_type(keep, np.int64), (0,))
     r = _ew.sub(b2, _lo.matmul(a, x))
-    resid = _rsum(_ew.mul(r, r), (0,))
+    resid = _sum_squares(r, (0,))
     if numpy_resid and not (int(rank) == n and m > n):
-        resid = _jnp.zeros((0,), dtype)
+        resid = _jnp.zeros((0,), rdt)
     if vector:
         x = _reshape(x, (n,))
     return x, resid, rank, s
 
 
 def _tolerance(tol, x, fname, name):
-    """A ``tol``/``rtol`` argument as an array of ``x``'s dtype whose shape broadcasts to
-    ``x``'s batch dimensions (one value per matrix, or one for all)."""
+    """A ``tol``/``rtol`` argument as an array of ``x``'s (real) dtype whose shape
+    broadcasts to ``x``'s batch dimensions (one value per matrix, or one for all)."""
     if isinstance(tol, (str, bytes)):
         raise errors.ZeraxTypeError(
             f"zerax.numpy.linalg.{fname}: {name} must be a number or an array of numbers, "
             f"got {tol!r}")
-    tol = _as_dtype(_float_input(tol, fname), x.dtype)
+    tol = _as_dtype(_float_input(tol, fname), np.finfo(x.dtype).dtype)
     batch = tuple(x.shape[:-2])
     try:
         ok = np.broadcast_shapes(tuple(tol.shape), batch) == batch
@@ -727,19 +728,19 @@ def _tolerance(tol, x, fname, name):
 
 
 def matrix_rank(M, rtol=None, *, hermitian: bool = False, tol=None):
-    """The rank of (stacks of) matrices: the number of singular values above ``tol``
-    (default ``rtol * max(s)``, ``rtol`` default ``max(M, N) * eps``).
+    """The rank of (stacks of) real or complex matrices: the number of singular values
+    above ``tol`` (default ``rtol * max(s)``, ``rtol`` default ``max(M, N) * eps``).
 
     >>> import zerax.numpy as znp
     >>> znp.linalg.matrix_rank(znp.array([[1.0, 2.0], [2.0, 4.0]]))
     Array(1, dtype=int64)
     """
-    x = _float_input(M, "matrix_rank")
+    x = _float_input(M, "matrix_rank", complex_ok=True)
     if x.ndim < 2:
         nz = _ew.ne(x, _c(x, 0))
         return _ew.convert_element_type(_rmax(nz, tuple(range(x.ndim))) if x.ndim else nz,
                                         np.int64)
-    x = _matrix_input(x, "matrix_rank", square=False)
+    x = _matrix_input(x, "matrix_rank", square=False, complex_ok=True)
     if tol is not None and rtol is not None:
         raise errors.ZeraxValueError(
             "zerax.numpy.linalg.matrix_rank: tol and rtol were both given; pass tol (an "
@@ -760,16 +761,23 @@ def matrix_rank(M, rtol=None, *, hermitian: bool = False, tol=None):
 def cond(x, p=None):
     """The condition number of (stacks of) matrices in the norm ``p`` (None or 2: the
     ratio of the largest to the smallest singular value; -2 its inverse; 'fro', 'nuc',
-    1, -1, inf, -inf: ``norm(x, p) * norm(inv(x), p)``, square matrices only).  As in
-    JAX, for ``p`` other than None and 2 a NaN result from a singular matrix (one
-    without NaNs) becomes inf: singular matrices have condition number inf.
+    1, -1, inf, -inf: ``norm(x, p) * norm(inv(x), p)``, square matrices only; complex
+    matrices with None, 2 and -2 only).  As in JAX, for ``p`` other than None and 2 a
+    NaN result from a singular matrix (one without NaNs) becomes inf: singular matrices
+    have condition number inf.
 
     >>> import zerax.numpy as znp
     >>> float(znp.linalg.cond(znp.array([[2.0, 0.0], [0.0, 0.5]])))
     4.0
     """
-    x = _matrix_input(x, "cond", square=p not in (None, 2, -2))
-    if p in (None, 2, -2) and not isinstance(p, bool):
+    by_svd = p in (None, 2, -2) and not isinstance(p, bool)
+    x = _matrix_input(x, "cond", square=not by_svd, complex_ok=True)
+    if np.dtype(x.dtype).kind == "c" and not by_svd:
+        raise errors.NotSupportedError(
+            f"zerax.numpy.linalg.cond: p={p!r} of complex matrices needs their inverse, "
+            "which zerax.numpy.linalg.inv does not compute yet; p=None, 2 and -2 (from "
+            "the singular values) take complex matrices.")
+    if by_svd:
         s = svdvals(x)
         hi, lo = s[..., 0], s[..., -1]
         if p != -2:

@@ -21,9 +21,14 @@ with these primitives and ``dot_general`` (so they are themselves differentiable
   rectangular blocks beside them);
 * qr (m >= n): ``C = Q^T dA R^-1``, ``Omega = tril(C, -1) - tril(C, -1)^T``,
   ``dQ = Q Omega + (dA R^-1 - Q C)``, ``dR = (C - Omega) R``;
-* eigh: ``dw = diag(V^T dA V)``, ``dV = V (F o V^T dA V)``, ``F_ij = 1 / (w_j - w_i)``;
-* svd (thin): ``dP = U^T dA V``, ``ds = diag(dP)``, ``dU = U (F o (dP S + S dP^T)) +
-  (I - U U^T) dA V S^-1``, ``dV`` likewise with ``F_ij = 1 / (s_j^2 - s_i^2)``.
+* eigh: ``dw = diag(V^H dA V)``, ``dV = V (F o V^H dA V)``, ``F_ij = 1 / (w_j - w_i)``;
+* svd (thin): ``dP = U^H dA V``, ``ds = re diag(dP)``, ``dU = U (F o (dP S + S dP^H)) +
+  (I - U U^H) dA V S^-1``, ``dV`` likewise with ``F_ij = 1 / (s_j^2 - s_i^2)``; for
+  complex matrices also ``U ((dP - dP^H) / 2 o S^-1)`` in ``dU`` (JAX's phase choice).
+
+``eigh`` (of Hermitian matrices) and ``svd`` take complex matrices too (JAX's rules
+above, ``^H`` the conjugate transpose; eigenvalues and singular values are real); the
+other decompositions take real ones.
 
 Derivatives are undefined where eigenvalues or singular values repeat (as in JAX).
 Batching moves the batch dimension to the front.  Under ``jit``, a decomposition at
@@ -42,7 +47,7 @@ from ... import errors
 from ..core.ad_util import Zero, is_undefined
 from ..core.api_util import as_input
 from ..core.core import Primitive, ShapedArray, bind, get_aval
-from .elementwise import add, div, mul, neg, sub
+from .elementwise import add, conj, convert_element_type, div, eq, mul, neg, real, sub
 from .indexing import take_along_axis
 from .linalg import dot_general
 from .reduce import reduce_sum
@@ -61,7 +66,7 @@ svd_p = Primitive("svd", multiple_results=True)
 # --------------------------------------------------------------------------- checks
 
 
-def _check_matrix(name, aval, square=True):
+def _check_matrix(name, aval, square=True, complex_ok=False):
     shape = tuple(aval.shape)
     if len(shape) < 2:
         raise errors.ShapeError(
@@ -71,9 +76,9 @@ def _check_matrix(name, aval, square=True):
         raise errors.ShapeError(
             f"{name}: needs square matrices in the last two axes, got shape {shape}.")
     dt = np.dtype(aval.dtype)
-    if dt.kind == "c":
+    if dt.kind == "c" and not complex_ok:
         raise errors.NotSupportedError(f"{name}: complex inputs are not supported yet")
-    if dt.kind != "f":
+    if dt.kind not in "fc":
         raise errors.ZeraxTypeError(
             f"{name}: needs a floating-point array, got {dt.name} (zerax.numpy.linalg "
             "converts integers to float64; with zerax.lax, convert first).")
@@ -95,6 +100,27 @@ def _as_operand(x, name):
 def _mT(x):
     nd = len(x.shape)
     return transpose(x, tuple(range(nd - 2)) + (nd - 1, nd - 2))
+
+
+def _is_complex(x):
+    return np.dtype(x.dtype).kind == "c"
+
+
+def _mH(x):
+    """The conjugate transpose of the last two axes (the transpose of real ``x``)."""
+    return _mT(conj(x)) if _is_complex(x) else _mT(x)
+
+
+def _real_dtype(dtype):
+    """The dtype of the real and imaginary parts of ``dtype`` (``dtype`` if real)."""
+    return np.finfo(dtype).dtype
+
+
+def _as_dtype_of(x, like):
+    """``x`` converted to ``like``'s dtype (a real ``x`` to a complex one)."""
+    if np.dtype(x.dtype) == np.dtype(like.dtype):
+        return x
+    return convert_element_type(x, np.dtype(like.dtype))
 
 
 def _mm(a, b):
@@ -142,6 +168,14 @@ def _col(v, n_cols):
     return broadcast_in_dim(v, shape, tuple(range(nd)))
 
 
+def _safe_reciprocal(s):
+    """``1 / s`` where ``s`` is nonzero, 0 where it is zero."""
+    one = _const_like(s, 1.0)
+    zero = _const_like(s, 0.0)
+    is_zero = convert_element_type(eq(s, zero), np.dtype(s.dtype))
+    return sub(div(one, add(s, is_zero)), is_zero)
+
+
 def _diag_embed(v):
     n = v.shape[-1]
     return _masked(_row(v, n), np.eye(n))
@@ -156,7 +190,13 @@ def _pairwise_inverse(w):
 
 
 def _sym_from(x, lower):
-    """The symmetric matrix made of the lower (or upper) triangle of ``x``."""
+    """The symmetric (complex: Hermitian) matrix made of the lower (or upper) triangle
+    of ``x``, as LAPACK reads it: of a complex diagonal only the real part counts."""
+    if _is_complex(x):
+        off = _tri(x, -1 if lower else 1, lower)
+        d = _masked(x, np.eye(x.shape[-1]))
+        diag = mul(add(d, conj(d)), np.array(0.5, x.dtype))
+        return add(add(off, _mH(off)), diag)
     t = _tri(x, 0, lower)
     return add(t, _mT(_tri(x, -1 if lower else 1, lower)))
 
@@ -548,9 +588,10 @@ qr_p.unsupported["transpose"] = "qr is not linear"
 def eigh(x, *, lower: bool = True, symmetrize_input: bool = True,
          sort_eigenvalues: bool = True, subset_by_index=None):
     """JAX's ``lax.linalg.eigh``: ``(v, w)``, the eigenvectors (columns of ``v``) and
-    eigenvalues (ascending) of symmetric matrices.  With ``symmetrize_input``,
-    ``(x + x.T) / 2`` is decomposed; otherwise only the ``lower`` (or upper) triangle
-    is read.
+    eigenvalues (ascending) of symmetric real or Hermitian complex matrices.  With
+    ``symmetrize_input``, ``(x + x^H) / 2`` is decomposed; otherwise only the ``lower``
+    (or upper) triangle is read (of a complex diagonal, only the real part).  The
+    eigenvalues are real (float32 for complex64, float64 for complex128).
 
     >>> import numpy as np, zerax.lax as lax
     >>> v, w = lax.linalg.eigh(np.array([[2.0, 1.0], [1.0, 2.0]]))
@@ -564,9 +605,9 @@ def eigh(x, *, lower: bool = True, symmetrize_input: bool = True,
             "lax.linalg.eigh: eigenvalues are always sorted (sort_eigenvalues=False is not "
             "supported)")
     x = _as_operand(x, "eigh")
-    _check_matrix("eigh", x)
+    _check_matrix("eigh", x, complex_ok=True)
     if symmetrize_input:
-        x = mul(add(x, _mT(x)), np.array(0.5, x.dtype))
+        x = mul(add(x, _mH(x)), np.array(0.5, x.dtype))
     return tuple(bind(eigh_p, x, lower=bool(lower)))
 
 
@@ -578,13 +619,13 @@ def _eigh_impl(a, *, lower):
         return [v, w]
     except np.linalg.LinAlgError:
         v, w = _nan_fallback(lambda m: np.linalg.eigh(m, UPLO=uplo)[::-1], a,
-                             [((n, n), a.dtype), ((n,), a.dtype)])
+                             [((n, n), a.dtype), ((n,), _real_dtype(a.dtype))])
         return [v, w]
 
 
 def _eigh_abstract(a, *, lower):
-    shape = _check_matrix("eigh", a)
-    return [ShapedArray(shape, a.dtype), ShapedArray(shape[:-1], a.dtype)]
+    shape = _check_matrix("eigh", a, complex_ok=True)
+    return [ShapedArray(shape, a.dtype), ShapedArray(shape[:-1], _real_dtype(a.dtype))]
 
 
 def _eigh_jvp(primals, tangents, *, lower):
@@ -592,9 +633,13 @@ def _eigh_jvp(primals, tangents, *, lower):
     v, w = bind(eigh_p, a, lower=lower)
     if type(a_dot) is Zero:
         return [v, w], [_zero_of(v), _zero_of(w)]
-    vdv = _mm(_mT(v), _mm(_sym_from(a_dot, lower), v))
+    # JAX's rule, complex too: V^H dA V is Hermitian, its (real) diagonal is dw; dv has
+    # no component along each eigenvector itself (diag(V^H dv) = 0: the phase is fixed).
+    vdv = _mm(_mH(v), _mm(_sym_from(a_dot, lower), v))
     dw = _diag(vdv)
-    dv = _mm(v, mul(_pairwise_inverse(w), vdv))
+    if _is_complex(vdv):
+        dw = real(dw)
+    dv = _mm(v, mul(_as_dtype_of(_pairwise_inverse(w), vdv), vdv))
     return [v, w], [dv, dw]
 
 
@@ -610,7 +655,8 @@ eigh_p.unsupported["transpose"] = "eigh is not linear"
 def svd(x, *, full_matrices: bool = True, compute_uv: bool = True, subset_by_index=None,
         algorithm=None):
     """JAX's ``lax.linalg.svd``: ``(u, s, vh)`` with ``x == u @ diag(s) @ vh`` and the
-    singular values ``s`` descending; only ``s`` without ``compute_uv``.
+    singular values ``s`` descending; only ``s`` without ``compute_uv``.  Complex ``x``
+    has complex ``u`` and ``vh`` and real ``s`` (float32 for complex64).
 
     >>> import numpy as np, zerax.lax as lax
     >>> lax.linalg.svd(np.array([[3.0, 0.0], [0.0, -4.0]]), compute_uv=False)
@@ -619,7 +665,7 @@ def svd(x, *, full_matrices: bool = True, compute_uv: bool = True, subset_by_ind
     if subset_by_index is not None:
         raise errors.NotSupportedError("lax.linalg.svd: subset_by_index is not supported")
     x = _as_operand(x, "svd")
-    _check_matrix("svd", x, square=False)
+    _check_matrix("svd", x, square=False, complex_ok=True)
     outs = bind(svd_p, x, full_matrices=bool(full_matrices), compute_uv=bool(compute_uv))
     if not compute_uv:
         return outs[0]
@@ -630,9 +676,10 @@ def svd(x, *, full_matrices: bool = True, compute_uv: bool = True, subset_by_ind
 def _svd_impl(a, *, full_matrices, compute_uv):
     m, n = a.shape[-2:]
     k = min(m, n)
+    rdt = _real_dtype(a.dtype)
     if a.size == 0:
         batch = a.shape[:-2]
-        outs = [np.zeros(batch + (k,), a.dtype)]
+        outs = [np.zeros(batch + (k,), rdt)]
         if compute_uv:
             mu, nv = (m, n) if full_matrices else (k, k)
             outs += [np.broadcast_to(np.eye(m, mu, dtype=a.dtype), batch + (m, mu)).copy(),
@@ -646,20 +693,20 @@ def _svd_impl(a, *, full_matrices, compute_uv):
     except np.linalg.LinAlgError:
         if not compute_uv:
             return _nan_fallback(lambda x: np.linalg.svd(x, compute_uv=False), a,
-                                 [((k,), a.dtype)])
+                                 [((k,), rdt)])
         mu, nv = (m, n) if full_matrices else (k, k)
 
         def one(x):
             u, s, vt = np.linalg.svd(x, full_matrices=full_matrices)
             return s, u, vt
-        return _nan_fallback(one, a, [((k,), a.dtype), ((m, mu), a.dtype), ((nv, n), a.dtype)])
+        return _nan_fallback(one, a, [((k,), rdt), ((m, mu), a.dtype), ((nv, n), a.dtype)])
 
 
 def _svd_abstract(a, *, full_matrices, compute_uv):
-    shape = _check_matrix("svd", a, square=False)
+    shape = _check_matrix("svd", a, square=False, complex_ok=True)
     batch, (m, n) = shape[:-2], shape[-2:]
     k = min(m, n)
-    outs = [ShapedArray(batch + (k,), a.dtype)]
+    outs = [ShapedArray(batch + (k,), _real_dtype(a.dtype))]
     if compute_uv:
         mu, nv = (m, n) if full_matrices else (k, k)
         outs += [ShapedArray(batch + (m, mu), a.dtype), ShapedArray(batch + (nv, n), a.dtype)]
@@ -681,20 +728,29 @@ def _svd_jvp(primals, tangents, *, full_matrices, compute_uv):
     # the thin factors (the full ones when square)
     s, u, vt = bind(svd_p, a, full_matrices=False, compute_uv=True)
     outs = [s, u, vt] if compute_uv else [s]
-    v = _mT(vt)
-    dp = _mm(_mT(u), _mm(a_dot, v))
-    ds = _diag(dp)
+    cplx = _is_complex(a)
+    v = _mH(vt)
+    dp = _mm(_mH(u), _mm(a_dot, v))
+    ds = real(_diag(dp)) if cplx else _diag(dp)
     if not compute_uv:
         return outs, [ds]
-    f = _pairwise_inverse(mul(s, s))
-    sm = _diag_embed(s)
-    du = _mm(u, mul(f, add(_mm(dp, sm), _mm(sm, _mT(dp)))))
-    dv = _mm(v, mul(f, add(_mm(sm, dp), _mm(_mT(dp), sm))))
-    if m > k:   # (I - U U^T) dA V S^-1
-        du = add(du, div(sub(_mm(a_dot, v), _mm(u, dp)), _row(s, m)))
-    if n > k:   # (I - V V^T) dA^T U S^-1
-        dv = add(dv, div(sub(_mm(_mT(a_dot), u), _mm(v, _mT(dp))), _row(s, n)))
-    return outs, [ds, du, _mT(dv)]
+    # (JAX's rule; ^H is ^T for real matrices)
+    f = _as_dtype_of(_pairwise_inverse(mul(s, s)), a)
+    sc = _as_dtype_of(s, a)
+    sm = _diag_embed(sc)
+    du = _mm(u, mul(f, add(_mm(dp, sm), _mm(sm, _mH(dp)))))
+    dv = _mm(v, mul(f, add(_mm(sm, dp), _mm(_mH(dp), sm))))
+    if cplx:
+        # the imaginary diagonal of U^H dA V: a phase change of the singular vector
+        # pairs, given to U (V's columns keep their phase), (dP - dP^H)/2 S^-1 on the
+        # diagonal; zero where s is zero
+        nz = _diag_embed(_as_dtype_of(_safe_reciprocal(s), a))
+        du = add(du, _mm(u, mul(mul(sub(dp, _mH(dp)), np.array(0.5, a.dtype)), nz)))
+    if m > k:   # (I - U U^H) dA V S^-1
+        du = add(du, div(sub(_mm(a_dot, v), _mm(u, dp)), _row(sc, m)))
+    if n > k:   # (I - V V^H) dA^H U S^-1
+        dv = add(dv, div(sub(_mm(_mH(a_dot), u), _mm(v, _mH(dp))), _row(sc, n)))
+    return outs, [ds, du, _mH(dv)]
 
 
 svd_p.impl = _svd_impl

@@ -12,8 +12,8 @@ are symmetric matrices (their own transposes); RFFT transposes to the real part 
 of the cotangent zero-padded to full length; IRFFT to the conjugate of a weighted RFFT.
 Batching moves the batch axis to the front.  Under ``jit`` the transform is a call of
 its NumPy implementation (pocketfft) from the Python glue between compiled kernels, as
-the LAPACK-backed decompositions are; inside compiled loop and branch bodies it is not
-available and says so (each backend's ``lower_misc.py``).
+the LAPACK-backed decompositions are; inside compiled loop and branch bodies it is the
+backend's own native FFT (the Numba backend's ``lower_misc.py`` and ``fft_kernels.py``).
 
 ``fft`` here is ``zerax.lax.fft``: it converts its operand as JAX's does (RFFT to a
 floating dtype, the others to complex) and accepts ``FftType`` or its name.

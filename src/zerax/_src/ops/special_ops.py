@@ -25,11 +25,12 @@ from . import elementwise as ew
 from .elementwise import _c
 from ..interpreters.tape import vjp_rules
 
-__all__ = ["bessel_i0e", "bessel_i0e_p", "bessel_i1e", "bessel_i1e_p", "bessel_j0", "bessel_j0_p",
-           "bessel_j1", "bessel_j1_p", "bessel_y0", "bessel_y0_p", "bessel_y1", "bessel_y1_p",
-           "betainc", "expi", "expi_p", "expn", "expn_p", "igamma", "igamma_grad_a",
+__all__ = ["bessel_i0e", "bessel_i0e_p", "bessel_i1e", "bessel_i1e_p", "bessel_iv", "bessel_iv_p",
+           "bessel_j0", "bessel_j0_p", "bessel_j1", "bessel_j1_p", "bessel_jv", "bessel_jv_p",
+           "bessel_y0", "bessel_y0_p", "bessel_y1", "bessel_y1_p", "betainc", "expi", "expi_p",
+           "expn", "expn_p", "igamma", "igamma_grad_a",
            "igamma_grad_a_p", "igamma_p", "igammac", "igammac_p", "random_gamma_grad",
-           "regularized_incomplete_beta_p", "zeta", "zeta_p"]
+           "regularized_incomplete_beta_p", "sph_legendre", "sph_legendre_p", "zeta", "zeta_p"]
 
 
 igamma_p = elementwise("igamma", lambda a, x: special_kernels.igamma(a, x), 2, kinds="f")
@@ -49,6 +50,12 @@ bessel_j1_p = elementwise("bessel_j1", lambda x: special_kernels.bessel_jy(x, 1.
 bessel_y0_p = elementwise("bessel_y0", lambda x: special_kernels.bessel_jy(x, 2.0), 1, kinds="f")
 bessel_y1_p = elementwise("bessel_y1", lambda x: special_kernels.bessel_jy(x, 3.0), 1, kinds="f")
 expi_p = elementwise("expi", lambda x: special_kernels.expi(x), 1, kinds="f")
+# Real order v and argument x (J_v, I_v); the normalized Legendre function of cos(theta)
+# for integer-valued degree n and order m (the spherical harmonics' polar part).
+bessel_jv_p = elementwise("bessel_jv", lambda v, x: special_kernels.jv(v, x), 2, kinds="f")
+bessel_iv_p = elementwise("bessel_iv", lambda v, x: special_kernels.iv(v, x), 2, kinds="f")
+sph_legendre_p = elementwise(
+    "sph_legendre", lambda n, m, t: special_kernels.sph_legendre(n, m, t), 3, kinds="f")
 
 
 def _weak(*args):
@@ -127,6 +134,18 @@ def bessel_y0(x):
 
 def bessel_y1(x):
     return ew.bind(bessel_y1_p, x)
+
+
+def bessel_jv(v, x):
+    return ew.bind(bessel_jv_p, v, x)
+
+
+def bessel_iv(v, x):
+    return ew.bind(bessel_iv_p, v, x)
+
+
+def sph_legendre(n, m, theta):
+    return ew.bind(sph_legendre_p, n, m, theta)
 
 
 # --------------------------------------------------------------------------- derivatives
@@ -220,8 +239,41 @@ defjvp(bessel_j1_p, lambda g, ans, x: ew.mul(g, ew.sub(bessel_j0(x),
 defjvp(bessel_y0_p, lambda g, ans, x: ew.neg(ew.mul(g, bessel_y1(x))))
 defjvp(bessel_y1_p, lambda g, ans, x: ew.mul(g, ew.sub(bessel_y0(x), ew.div(ans, x))))
 
+
+# J_v' = (J_v-1 - J_v+1) / 2, I_v' = (I_v-1 + I_v+1) / 2; none in the order (as JAX and
+# autograd).  d/dtheta of the normalized P_n^m(cos theta):
+# (sqrt((n+m+1)(n-m)) P_n^m+1 - sqrt((n+m)(n-m+1)) P_n^m-1) / 2 (0 coefficients past |m| = n).
+_BESSEL_V = ("the derivative of {} with respect to the order v is not implemented (as in JAX "
+             "and autograd); differentiate in z, or hold v fixed (zerax.lax.stop_gradient)")
+
+
+def _bessel_dx(fn, plus):
+    def rule(g, ans, v, x):
+        one, half = _c(v, 1.0), _c(x, 0.5)
+        lo, hi = fn(ew.sub(v, one), x), fn(ew.add(v, one), x)
+        return ew.mul(g, ew.mul(half, ew.add(lo, hi) if plus else ew.sub(lo, hi)))
+    return rule
+
+
+def _sph_legendre_dtheta(g, ans, n, m, t):
+    one, zero = _c(n, 1.0), _c(n, 0.0)
+    up = ew.sqrt(ew.maximum(ew.mul(ew.add(ew.add(n, m), one), ew.sub(n, m)), zero))
+    down = ew.sqrt(ew.maximum(ew.mul(ew.add(n, m), ew.add(ew.sub(n, m), one)), zero))
+    d = ew.sub(ew.mul(up, sph_legendre(n, ew.add(m, one), t)),
+               ew.mul(down, sph_legendre(n, ew.sub(m, one), t)))
+    # the kernel reads |sin(theta)|: where sin(theta) < 0 the derivative changes sign (at
+    # sin(theta) == 0 this is the one-sided derivative from sin(theta) > 0)
+    half = ew.select_n(ew.lt(ew.sin(t), _c(t, 0.0)), _c(t, 0.5), _c(t, -0.5))
+    return ew.mul(g, ew.mul(half, d))
+
+
+defjvp(bessel_jv_p, _no_derivative(_BESSEL_V.format("jv")), _bessel_dx(bessel_jv, False))
+defjvp(bessel_iv_p, _no_derivative(_BESSEL_V.format("iv")), _bessel_dx(bessel_iv, True))
+_SPH_NM = ("sph_harm_y/sph_harm are not differentiable in the integer degree n or order m")
+defjvp(sph_legendre_p, _no_derivative(_SPH_NM), _no_derivative(_SPH_NM), _sph_legendre_dtheta)
+
 # The eager tape linearizes them (their JVP rules are not plain NumPy).
 for _p in (igamma_p, igammac_p, igamma_grad_a_p, regularized_incomplete_beta_p, bessel_i0e_p,
            bessel_i1e_p, zeta_p, expn_p, expi_p, bessel_j0_p, bessel_j1_p, bessel_y0_p,
-           bessel_y1_p):
+           bessel_y1_p, bessel_jv_p, bessel_iv_p, sph_legendre_p):
     vjp_rules.pop(_p, None)

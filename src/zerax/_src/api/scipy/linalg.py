@@ -272,7 +272,7 @@ def eigh(a, b=None, lower: bool = True, eigvals_only: bool = False,
             "zerax.scipy.linalg.eigh: the generalized problem (b) is not supported")
     if eigvals is not None:
         raise errors.NotSupportedError("zerax.scipy.linalg.eigh: eigvals is not supported")
-    x = _la._matrix_input(a, "eigh")
+    x = _la._matrix_input(a, "eigh", complex_ok=True)     # (Hermitian: real w)
     v, w = _dec.eigh(x, lower=bool(lower), symmetrize_input=False)
     return w if eigvals_only else (w, v)
 

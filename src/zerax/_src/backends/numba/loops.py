@@ -9,6 +9,9 @@ Updates in place (`inplace_plan`): an update (``x.at[i].set(v)``, ``.add``, ...,
 later use writes into that buffer instead of copying it, as XLA's buffer reuse does.
 A loop carry updated only that way each step is copied once, when the loop starts,
 and then updated in place, so a step costs the size of its update, not of the carry.
+
+Parallel elementwise loops (`parallel_blocks`) run in blocks of rows that the threads
+claim as they go (threads.claim_block).
 """
 
 from __future__ import annotations
@@ -29,6 +32,13 @@ from ...ops.slicing import dynamic_slice_p, dynamic_update_slice_p, slice_p
 from .fusion import dtype_name, plan_groups
 from .memory import hugepages, wants_hugepages
 from .rules import scalar_rule_of
+from .threads import claim_block, task_count
+
+# Elements in one block of a parallel elementwise loop: enough that claiming a block
+# (one atomic add) costs nothing beside it and its inner loops vectorise, few enough
+# that a loop of 10^5 elements has ~25 blocks, so the threads end together within a
+# block's time (a few microseconds) even when one of them was held up.
+PARALLEL_BLOCK = 4096
 
 # Primitives that return their first operand with some elements replaced; their Numba
 # lowerings start with ``out = np.copy(x)`` (the copy `drop_copy` removes).
@@ -464,3 +474,80 @@ def step_dests(ctx, dest):
         yield used
     finally:
         ctx.dest, ctx.dest_used = saved
+
+
+@contextlib.contextmanager
+def parallel_blocks(ctx, shape):
+    """A parallel loop over ``shape`` (at least 1-d) in blocks of rows of its first axis,
+    claimed dynamically: one task per thread, each taking the next block from a shared
+    counter until none is left (a thread held up by another process does fewer blocks,
+    instead of the others waiting for its fixed share).  Yields the texts (lo, hi) of a
+    block's rows; the caller writes the loops over them (`block_nest`), several if it
+    likes (one per independent part of a fused group: each loop then reads and writes
+    only its own arrays, a few streams of memory instead of all of them at once)."""
+    n0 = shape[0]
+    row = math.prod(shape[1:])
+    rows = max(1, PARALLEL_BLOCK // max(row, 1))
+    blocks = -(-n0 // rows)
+    claim = ctx.helper("_claim_block", claim_block)
+    tasks = ctx.helper("_task_count", task_count)
+    counter, task, block = ctx.fresh("ctr"), ctx.fresh("w"), ctx.fresh("blk")
+    lo, hi = ctx.fresh("lo"), ctx.fresh("hi")
+    ctx.emit(f"{counter} = np.zeros(1, np.int64)")
+    ctx.emit(f"for {task} in prange({tasks}()):")
+    ctx.uses_prange = True
+    with ctx.block():
+        ctx.emit("while True:")
+        with ctx.block():
+            ctx.emit(f"{block} = {claim}({counter})")
+            ctx.emit(f"if {block} >= {blocks}:")
+            with ctx.block():
+                ctx.emit("break")
+            ctx.emit(f"{lo} = {block} * {rows}")
+            ctx.emit(f"{hi} = min({lo} + {rows}, {n0})")
+            yield lo, hi
+
+
+@contextlib.contextmanager
+def block_nest(ctx, shape, lo, hi):
+    """Loops over the rows ``lo:hi`` of ``shape`` and all of its other axes (inside
+    `parallel_blocks`); yields the index names, as ``ctx.nest`` does."""
+    prefix = ctx.fresh("i") + "_"
+    names = [f"{prefix}{k}" for k in range(len(shape))]
+    ctx.emit(f"for {names[0]} in range({lo}, {hi}):")
+    ctx.level += 1
+    for nm, n in zip(names[1:], shape[1:]):
+        ctx.emit(f"for {nm} in range({n}):")
+        ctx.level += 1
+    try:
+        yield names
+    finally:
+        ctx.level -= len(shape)
+
+
+def independent_parts(eqns, reads=lambda eqn: eqn.invars) -> list:
+    """``eqns`` (a fused group's elementwise equations, in order) split into the parts
+    that share no array: an equation joins the part of every equation whose array value
+    it reads, and of every other reader of the same array (which is read once, by one
+    loop).  0-d operands are computed before the loops and shared.  ``reads(eqn)``: the
+    values an equation reads (a concatenation read in place reads its slices' operands).
+    An Adam update of 10 arrays is 10 parts of three inputs and three outputs each."""
+    parent = list(range(len(eqns)))
+
+    def find(k):
+        while parent[k] != k:
+            parent[k] = parent[parent[k]]
+            k = parent[k]
+        return k
+
+    owner: dict = {}   # array var -> the first equation that touched it
+    for k, e in enumerate(eqns):
+        for a in list(reads(e)) + list(e.outvars):
+            if type(a) is not Var or a.aval.shape == ():
+                continue
+            j = owner.setdefault(a, k)
+            parent[find(k)] = find(j)
+    parts: dict = {}
+    for k, e in enumerate(eqns):
+        parts.setdefault(find(k), []).append(e)
+    return list(parts.values())

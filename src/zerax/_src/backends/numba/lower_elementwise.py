@@ -148,6 +148,10 @@ def _vecmath_scalar(name, fallback):
         # 0-d code has its own sin/cos, tuned for a loop-carried argument (vecmath.py)
         chosen = f"scalar_{name}" if ctx.scalar_code and hasattr(vecmath, f"scalar_{name}") \
             else name
+        if ctx.throughput_trig is not None and name in ("sin", "cos"):
+            # a parallel block loop checks the range and recomputes (codegen.py)
+            chosen = f"throughput_{name}"
+            ctx.throughput_trig.append(f"np.float64({args[0]})")
         fn = ctx.helper(f"_vm_{chosen}", getattr(vecmath, chosen))
         return f"{_dn(out_dtype)}({fn}(np.float64({args[0]})))"
     return rule
@@ -543,6 +547,9 @@ scalar_rules[so.expn_p] = _kernel_rule("expint")
 scalar_rules[so.expi_p] = _kernel_rule("expint", prefix=("-1.0",))
 for _k, _p in enumerate((so.bessel_j0_p, so.bessel_j1_p, so.bessel_y0_p, so.bessel_y1_p)):
     scalar_rules[_p] = _kernel_rule("bessel_jy", extra=(f"{float(_k)!r}",))
+scalar_rules[so.bessel_jv_p] = _kernel_rule("jv")
+scalar_rules[so.bessel_iv_p] = _kernel_rule("iv")
+scalar_rules[so.sph_legendre_p] = _kernel_rule("sph_legendre")
 
 
 # --------------------------------------------------------------------------- bitcast.py

@@ -23,6 +23,14 @@ The model, fixed here:
 
 So at any moment one pool does the parallel work, and on a machine shared with other
 processes the number of busy threads is bounded by the setting.
+
+**Parallel elementwise loops hand out their work dynamically** (`claim_block`, used by
+``loops.parallel_blocks``): the loop runs one task per thread, and each task takes the
+next block of elements from a shared counter until none is left.  Numba's own
+``prange`` splits the iterations into one equal share per thread up front (its OpenMP
+layer has no other schedule), so when another process takes turns with one of the
+threads on its core, the loop waits for that thread's half while the other thread sits
+idle; with blocks claimed as they go, the thread with a core to itself does more of them.
 """
 
 from __future__ import annotations
@@ -33,6 +41,11 @@ import sys
 import threading
 import time
 import warnings
+
+from llvmlite import ir
+from numba import types
+from numba.core import cgutils
+from numba.extending import intrinsic
 
 from .... import errors
 
@@ -223,3 +236,34 @@ def wrap_program(kernel, *, parallel: bool, blas: bool, blas_work: int = 0):
                 set_fn(had)
     run.__wrapped__, run.zerax_threaded = kernel, True
     return run
+
+
+@intrinsic
+def claim_block(typingctx, counter):
+    """``counter[0] += 1`` as one atomic instruction, returning the old value: the next
+    block of a parallel loop for the thread that calls it (``loops.parallel_blocks``).
+    ``counter`` is a C-contiguous int64 array that only such calls change."""
+    if not (isinstance(counter, types.Array) and counter.dtype == types.int64):
+        return None
+
+    def codegen(context, builder, sig, args):
+        ary = context.make_array(sig.args[0])(context, builder, args[0])
+        # "monotonic": the blocks need only be handed out once each; the loop's end
+        # (the threads' join) orders the writes they make
+        return builder.atomic_rmw("add", ary.data, ir.Constant(ir.IntType(64), 1),
+                                  "monotonic")
+    return types.int64(counter), codegen
+
+
+@intrinsic
+def task_count(typingctx):
+    """The number of threads the calling parallel region may use (Numba's
+    ``get_num_threads``), for ``prange(task_count())``: called through the threading
+    layer's own symbol, as Numba's parallel loops call it, so a kernel using it keeps no
+    address of this process and can be loaded from the native cache (native.py)."""
+    def codegen(context, builder, sig, args):
+        i64 = ir.IntType(64)
+        fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(i64, []),
+                                            "get_num_threads")
+        return builder.call(fn, [])
+    return types.int64(), codegen

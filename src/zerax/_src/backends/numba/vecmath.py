@@ -610,6 +610,42 @@ def _low_latency(emit, name):
 # with the cells).
 sin = _low_latency(lambda b, x: _emit_sin_cos(b, x, True, cells=False), "sin")
 cos = _low_latency(lambda b, x: _emit_sin_cos(b, x, False, cells=False), "cos")
+
+
+def _sin_cos_selects(x, want_sin):
+    """sin(x) or cos(x) for |x| < 7 without a branch, for throughput: the quadrant n is
+    picked by selects, both kernels are evaluated and one is selected, so LLVM
+    vectorises the loop (on random arguments the quadrant branches of `_emit_sin_cos`
+    are mispredicted about every other element).  Results for |x| >= 7, infinities and
+    nans are finite garbage: the caller checks |x| < `SIN_COS_RANGE` and recomputes those
+    with `sin`/`cos` (parallel loops do so per block, codegen.py)."""
+    b = x.b
+    i32 = ir.IntType(32)
+    ax = x.abs()
+    ax = where(ax < _SINCOS_FAST_LIMIT, ax, 0.0)          # (no overflow in the fptosi)
+    n = b.fptosi((ax * _TWO_OVER_PI + 0.5).v, i32)
+    hi = lo = _F(b, ir.Constant(_F64, 0.0))
+    for k, (h, l) in enumerate(_multiples_of_half_pi(), start=1):
+        is_k = _B(b, b.icmp_signed("==", n, ir.Constant(i32, k)))
+        hi, lo = where(is_k, h, hi), where(is_k, l, lo)
+    r = ax - hi                                           # exact (see _multiples_of_half_pi)
+    c, s = _cos_kernel(r, -lo), _sin_kernel(r, -lo)
+    odd = _B(b, b.trunc(n, ir.IntType(1)))
+    second_half = _B(b, b.icmp_signed("!=", b.and_(n, ir.Constant(i32, 2)),
+                                      ir.Constant(i32, 0)))
+    if want_sin:      # quadrants 0..3: s, c, -s, -c; sin is odd
+        y = where(odd, c, s)
+        negate = _B(b, b.xor(second_half.v, (x < 0.0).v))
+        return where(x == 0.0, x, where(negate, -y, y))   # keeps -0.0
+    y = where(odd, s, c)                                  # c, -s, -c, s; cos is even
+    return where(_B(b, b.xor(second_half.v, odd.v)), -y, y)
+
+
+# In parallel loops over array elements (codegen.py): the select code above, with a
+# second pass by `sin`/`cos` over a block that holds an argument beyond its range.
+throughput_sin = _branch_free(lambda x: _sin_cos_selects(x, True), "throughput_sin")
+throughput_cos = _branch_free(lambda x: _sin_cos_selects(x, False), "throughput_cos")
+SIN_COS_RANGE = _SINCOS_FAST_LIMIT    # throughput_sin/cos are exact for |x| below it
 # In 0-d code, where a loop usually carries the argument from one call to the next:
 # the cells (a 10^6-step ``x + 1e-6 cos(x)`` loop: 9.6 ms, against 11.6 ms), for
 # about 0.1 s more compile time per kernel that uses them.  (Not inlining them saves
