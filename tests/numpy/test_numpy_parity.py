@@ -155,3 +155,14 @@ def test_out_of_range_python_int_is_a_zerax_error(dtype, value):
         znp.zeros(2, dtype) + value
     with pytest.raises(OverflowError):
         znp.maximum(znp.zeros(2, dtype), value)
+
+
+def test_clip_takes_bounds_by_position_or_either_keyword_as_numpy_2():
+    x = np.array([-3.0, 0.5, 4.0])
+    want = np.clip(x, -1.0, 2.0)
+    for got in (znp.clip(x, -1.0, 2.0), znp.clip(x, min=-1.0, max=2.0),
+                znp.clip(x, a_min=-1.0, a_max=2.0), znp.clip(x, -1.0, max=2.0)):
+        np.testing.assert_array_equal(np.asarray(got), want)
+    np.testing.assert_array_equal(np.asarray(znp.clip(x, a_max=0.0)), np.minimum(x, 0.0))
+    with pytest.raises(zx.errors.ZeraxValueError, match="given twice"):
+        znp.clip(x, a_min=0.0, min=1.0)

@@ -601,8 +601,20 @@ _export(invert, "invert", "bitwise_not", "bitwise_invert")
 # --------------------------------------------------------------------------- misc
 
 
-def clip(a, a_min=None, a_max=None, /, *, min=None, max=None):  # noqa: A002 - NumPy 2 names
-    """``minimum(maximum(a, a_min), a_max)``; either bound may be None."""
+def clip(a, /, a_min=None, a_max=None, *, min=None, max=None):  # noqa: A002 - NumPy 2 names
+    """``minimum(maximum(a, a_min), a_max)``; either bound may be None.  The bounds are
+    given by position, as ``min=``/``max=`` (NumPy 2, JAX) or as ``a_min=``/``a_max=``
+    (NumPy, and the JAX programs written before its rename), not both.
+
+    >>> import zerax.numpy as znp
+    >>> znp.clip(znp.arange(4.0), a_min=1.0, a_max=2.0)
+    Array([1., 1., 2., 2.], dtype=float64)
+    """
+    for old, new, name in ((a_min, min, "min"), (a_max, max, "max")):
+        if old is not None and new is not None:
+            raise errors.ZeraxValueError(
+                f"zerax.numpy.clip: the {name} bound was given twice (as a_{name} and as "
+                f"{name}); pass it once.")
     lo = a_min if a_min is not None else min
     hi = a_max if a_max is not None else max
     out = check_arg(a, "clip")
