@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import zerax as zx
+from zerax._src.interpreters import tape
 from zerax.tree_util import tree_leaves
 
 SETTINGS = settings(max_examples=30, deadline=None,
@@ -94,3 +95,42 @@ BINARY_DOMAINS = {
     "div": ((-3, 3), (0.5, 3)), "pow": ((0.3, 2), (-2, 2)), "atan2": ((0.5, 2), (0.5, 2)),
     "rem": ((0.1, 0.9), (1.0, 1.0)),
 }
+
+
+# --------------------------------------------------------------------------- eager tape
+# (the eager tape's VJPs against the general path: test_eager_grad.py, test_fft.py)
+
+def _tape_of(f, args):
+    """Run ``f(*args)`` on a tape directly: its outputs and the Tape."""
+    leaves = [zx.numpy.asarray(a) for a in args]
+    outs, tp, _ = tape.vjp_flat(lambda *xs: ([f(*xs)], None), leaves, "f")
+    return outs, tp
+
+
+def _close(got, want, dtype, what):
+    got, want = np.asarray(got), np.asarray(want)
+    assert got.dtype == want.dtype, f"{what}: dtype {got.dtype} != {want.dtype}"
+    assert got.shape == want.shape, f"{what}: shape {got.shape} != {want.shape}"
+    tol = 1e-12 if np.dtype(dtype) in (np.float64, np.complex128) else 2e-6
+    np.testing.assert_allclose(got, want, rtol=tol, atol=tol, equal_nan=True, err_msg=what)
+
+
+def compare_with_general_path(f, args, seed=0, direct=True):
+    """``vjp`` on the tape equals ``vjp`` by linearize + transpose (values, dtypes,
+    shapes), for a random output cotangent; with ``direct`` the primitives of ``f`` must
+    have been recorded with their VJP rules (no fallback linearization)."""
+    if direct:
+        _, tp = _tape_of(f, args)
+        assert tp.entries, "nothing was recorded on the tape"
+        assert all(e[0] is not None for e in tp.entries), "a primitive fell back"
+    out, f_vjp = zx.vjp(f, *args)
+    with tape.disabled():
+        out2, f_vjp2 = zx.vjp(f, *args)
+    dtype = np.asarray(out).dtype
+    _close(out, out2, dtype, "primal output")
+    rng = np.random.RandomState(seed)
+    ct = rng.standard_normal(np.shape(out)).astype(dtype)
+    if dtype.kind == "c":
+        ct = ct + 1j * rng.standard_normal(np.shape(out)).astype(dtype)
+    for i, (a, b) in enumerate(zip(f_vjp(ct), f_vjp2(ct))):
+        _close(a, b, dtype, f"cotangent of input {i}")

@@ -19,51 +19,17 @@ from zerax._src.core.core import all_primitives, bind
 from zerax._src.ops import elementwise as ew
 from zerax._src.ops import reduce as red
 from zerax._src.ops import shape as shp
+from zerax._src.ops import windows as win
 from zerax.test_util import check_grads
 
-from np_helpers import BINARY_DOMAINS, UNARY_DOMAINS  # noqa: E402 - shared test helpers
+from np_helpers import (BINARY_DOMAINS, UNARY_DOMAINS,  # noqa: E402 - shared test helpers
+                        _tape_of, compare_with_general_path)
 
 SETTINGS = settings(max_examples=6, deadline=None, derandomize=True,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 P = all_primitives()
 
 # --------------------------------------------------------------------------- helpers
-
-
-def _tape_of(f, args):
-    """Run ``f(*args)`` on a tape directly: its outputs and the Tape."""
-    leaves = [zx.numpy.asarray(a) for a in args]
-    outs, tp, _ = tape.vjp_flat(lambda *xs: ([f(*xs)], None), leaves, "f")
-    return outs, tp
-
-
-def _close(got, want, dtype, what):
-    got, want = np.asarray(got), np.asarray(want)
-    assert got.dtype == want.dtype, f"{what}: dtype {got.dtype} != {want.dtype}"
-    assert got.shape == want.shape, f"{what}: shape {got.shape} != {want.shape}"
-    tol = 1e-12 if np.dtype(dtype) in (np.float64, np.complex128) else 2e-6
-    np.testing.assert_allclose(got, want, rtol=tol, atol=tol, equal_nan=True, err_msg=what)
-
-
-def compare_with_general_path(f, args, seed=0, direct=True):
-    """``vjp`` on the tape equals ``vjp`` by linearize + transpose (values, dtypes,
-    shapes), for a random output cotangent; with ``direct`` the primitives of ``f`` must
-    have been recorded with their VJP rules (no fallback linearization)."""
-    if direct:
-        _, tp = _tape_of(f, args)
-        assert tp.entries, "nothing was recorded on the tape"
-        assert all(e[0] is not None for e in tp.entries), "a primitive fell back"
-    out, f_vjp = zx.vjp(f, *args)
-    with tape.disabled():
-        out2, f_vjp2 = zx.vjp(f, *args)
-    dtype = np.asarray(out).dtype
-    _close(out, out2, dtype, "primal output")
-    rng = np.random.RandomState(seed)
-    ct = rng.standard_normal(np.shape(out)).astype(dtype)
-    if dtype.kind == "c":
-        ct = ct + 1j * rng.standard_normal(np.shape(out)).astype(dtype)
-    for i, (a, b) in enumerate(zip(f_vjp(ct), f_vjp2(ct))):
-        _close(a, b, dtype, f"cotangent of input {i}")
 
 
 def _arr(draw, shape, lo, hi, dtype=np.float64):
@@ -94,7 +60,8 @@ COVERED = set(UNARY) | set(BINARY) | {
     "reduce_max", "reduce_min", "broadcast_in_dim", "reshape", "transpose", "squeeze",
     "concatenate", "pad", "slice", "rev", "cumsum", "dynamic_slice", "dynamic_update_slice",
     "gather", "scatter", "scatter_add", "dot_general", "real", "imag", "conj", "complex",
-    "fft"}  # fft: its tape rule is compared with the general path in test_fft.py
+    "fft", "window_patches", "window_patches_add"}
+# (fft: its tape rule is compared with the general path in test_fft.py)
 
 
 def test_every_primitive_with_tape_rules_is_tested_here():
@@ -253,6 +220,10 @@ def test_shape_rules(data, dtype):
         compare_with_general_path(f, (x,), direct=False)
     compare_with_general_path(lambda v, p: shp.pad(v, p, ((1, 0, 1), (0, 1, 0), (0, 0, 0))),
                               (x, dtype(0.3)))
+    compare_with_general_path(lambda v: win.window_patches(v, (2, 2), (1, 2), (1, 1)), (x,))
+    compare_with_general_path(
+        lambda v: win.window_patches_add(v[:, :2, :1], (3, 3), (1, 2), (2, 1), (1, 2)), (x,),
+        direct=False)   # (the slice v[...] is linearized on its own)
 
 
 @SETTINGS

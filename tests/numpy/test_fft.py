@@ -298,7 +298,7 @@ def test_bad_arguments_are_clear_errors():
 
 def test_eager_tape_rules_match_the_general_path():
     # The tape's direct NumPy rules (fft_p.vjp) against linearize + transpose.
-    from test_eager_grad import compare_with_general_path  # a shared test helper
+    from np_helpers import compare_with_general_path  # a shared test helper
     x, z = _real(3, 6), _cplx(3, 6)
     compare_with_general_path(lambda v: lax.fft(v, "FFT", (3, 6)), (z,))
     compare_with_general_path(lambda v: lax.fft(v, "IFFT", (6,)), (z,))
