@@ -25,7 +25,7 @@ from ._src.api.extras import (
 )
 from ._src.base import dtypes  # noqa: E402  (dtypes.float0: the tangent dtype of integers)
 from . import numpy, lax, tree, tree_util, test_util, nn, scipy, random  # noqa: E402
-from . import debug
+from . import debug, sharding
 
 jacobian = jacrev   # JAX's name for it
 
@@ -38,5 +38,5 @@ __all__ = [
     "jacrev", "hessian", "nn", "scipy", "jit", "disable_jit", "config", "ShapeDtypeStruct",
     "block_until_ready", "default_backend", "device_put", "devices", "eval_shape",
     "linear_transpose", "dtypes", "checkpoint_policies", "device_count", "local_device_count",
-    "debug",
+    "debug", "sharding",
 ]

@@ -66,3 +66,19 @@ def test_device_put_is_the_identity_under_transforms():
     f = lambda a: zx.device_put(a) * 2.0  # noqa: E731
     np.testing.assert_array_equal(zx.jit(f)(np.arange(3.0)), np.arange(3.0) * 2)
     assert float(zx.grad(lambda a: f(a).sum())(1.0)) == 2.0
+
+
+def test_array_sharding_is_one_device_and_device_put_takes_it():
+    x = znp.arange(6.0).reshape(2, 3)
+    s = x.sharding
+    dev = zx.devices()[0]
+    assert isinstance(s, zx.sharding.SingleDeviceSharding)
+    assert s.device_set == x.devices() == {dev} == s.addressable_devices
+    assert s.is_fully_replicated and s.is_fully_addressable and s.num_devices == 1
+    assert s.shard_shape(x.shape) == (2, 3)
+    assert s.devices_indices_map(x.shape) == {dev: (slice(None), slice(None))}
+    assert s == zx.sharding.SingleDeviceSharding(dev) and hash(s) == hash(x.sharding)
+    y = zx.device_put(np.ones(3), s)
+    assert isinstance(y, zx.Array) and y.devices() == {dev}
+    with pytest.raises(zx.errors.ZeraxTypeError, match="zerax Device"):
+        zx.sharding.SingleDeviceSharding("cpu:0")

@@ -11,7 +11,7 @@ from ..core import tree
 from ... import errors
 from ..interpreters.ad import backward_pass, output_cotangents, zeros_for
 from ..core.api_util import OutTree, as_input, as_output, flatten_fun
-from ..core.array import Array, Device
+from ..core.array import Array, Device, SingleDeviceSharding
 from ..core.core import Tracer
 from ..ir.tracing import fun_name, trace_to_jaxpr
 from ..lax.abstract_eval import ShapeDtypeStruct, _aval, eval_shape, make_jaxpr  # noqa: F401
@@ -54,13 +54,17 @@ def block_until_ready(x):
 
 def device_put(x, device=None):
     """``x`` with every leaf as a zerax Array, on ``device`` (default: where it is; a
-    NumPy value: the host CPU); traced values pass through, as under JAX.  A ``device``
-    that is not a zerax Device (a JAX sharding in ported code) is ignored.
+    NumPy value: the host CPU); traced values pass through, as under JAX.  ``device``
+    may also be a `SingleDeviceSharding` (an array's ``.sharding``); anything else (a
+    JAX sharding in ported code) is ignored.
 
     >>> import zerax as zx, numpy as np
     >>> zx.device_put(np.ones(2), zx.devices()[0]).device
     CpuDevice(id=0)
     """
+    if isinstance(device, SingleDeviceSharding):
+        device = next(iter(device.device_set))
+
     def put(v):
         v = as_input(v, "device_put argument")
         if not isinstance(device, Device) or isinstance(v, Tracer):

@@ -30,6 +30,57 @@ class Device:
 # The device of every NumPy buffer: the host CPU (where the Numba backend computes).
 CPU = Device("numba", "cpu")
 
+
+class SingleDeviceSharding:
+    """JAX's ``jax.sharding.SingleDeviceSharding``: the whole array on one device (every
+    zerax array's ``.sharding``).  Ported code reads its ``device_set`` or passes it to
+    `zerax.device_put`.
+
+    >>> import zerax.numpy as znp
+    >>> s = znp.ones(3).sharding
+    >>> s.device_set, s.is_fully_replicated, s.shard_shape((3,))
+    ({CpuDevice(id=0)}, True, (3,))
+    """
+
+    __slots__ = ("_device", "memory_kind")
+
+    def __init__(self, device: Device, *, memory_kind: str | None = None):
+        if not isinstance(device, Device):
+            raise errors.ZeraxTypeError(
+                f"SingleDeviceSharding takes a zerax Device (zerax.devices()[0]), got "
+                f"{device!r}")
+        self._device, self.memory_kind = device, memory_kind
+
+    @property
+    def device_set(self) -> set:
+        return {self._device}
+
+    @property
+    def addressable_devices(self) -> set:
+        return {self._device}
+
+    is_fully_replicated = True
+    is_fully_addressable = True
+    num_devices = 1
+
+    def shard_shape(self, global_shape) -> tuple:
+        """The shape of the one shard: the whole array's."""
+        return tuple(global_shape)
+
+    def devices_indices_map(self, global_shape) -> dict:
+        """Each device and the index of the array it holds: all of it."""
+        return {self._device: (slice(None),) * len(tuple(global_shape))}
+
+    def __eq__(self, other):
+        return (isinstance(other, SingleDeviceSharding) and other._device is self._device
+                and other.memory_kind == self.memory_kind)
+
+    def __hash__(self):
+        return hash((SingleDeviceSharding, id(self._device), self.memory_kind))
+
+    def __repr__(self):
+        return f"SingleDeviceSharding(device={self._device!r})"
+
 # Buffers that are not NumPy arrays (a GPU backend's arrays) belong to the backend that
 # made them: buffer type -> that backend (a `backends.base.Backend`).  The backends
 # layer, above this one, fills the table when it loads such a backend
@@ -215,6 +266,11 @@ class Array(ArrayMethods):
     def devices(self) -> set:
         """JAX's ``Array.devices()``: the set of devices holding the array."""
         return {self.device}
+
+    @property
+    def sharding(self) -> SingleDeviceSharding:
+        """JAX's ``Array.sharding``: how the array lies on devices (all of it on one)."""
+        return SingleDeviceSharding(self.device)
 
     def block_until_ready(self):
         """Arrays are computed eagerly; present for JAX compatibility."""
