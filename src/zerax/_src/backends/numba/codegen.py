@@ -168,7 +168,10 @@ class _Indent:
 
 
 class _Nest:
-    """A loop nest over a static shape; yields the index tuple as source text."""
+    """A loop nest over a static shape; yields the index tuple as source text.  An axis
+    of size 1 gets no loop (its index is ``0``): less for Numba and LLVM to compile (a
+    vmapped convolution's arrays have several such axes).  Only the outermost axis may
+    become ``prange``, so one of size 1 leaves the nest serial, as its loop would."""
 
     def __init__(self, ctx, shape, prefix, parallel=True):
         self.ctx, self.shape, self.prefix = ctx, shape, prefix
@@ -177,9 +180,11 @@ class _Nest:
 
     def __enter__(self):
         ctx = self.ctx
-        names = [f"{self.prefix}{k}" for k in range(len(self.shape))]
+        names = [f"{self.prefix}{k}" if n != 1 else "0" for k, n in enumerate(self.shape)]
         total = int(np.prod(self.shape, dtype=np.int64))
         for k, (nm, n) in enumerate(zip(names, self.shape)):
+            if n == 1:
+                continue
             rng = "range"
             if k == 0 and self.parallel and total >= PARALLEL_THRESHOLD and ctx.level == 1:
                 rng, ctx.uses_prange = "prange", True

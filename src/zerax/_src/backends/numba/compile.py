@@ -41,6 +41,14 @@ _lock = threading.Lock()
 # reassociation, nans, infinities and signed zeros as IEEE says).  The inline math of
 # vecmath.py is compiled under the same flag (tests/test_vecmath.py checks it so).
 KERNEL_FASTMATH = frozenset({"contract"})
+# Numba's parallel passes for kernels with prange loops: only the prange loops (and their
+# reductions) the code generator wrote.  Numba would also turn array expressions and
+# allocations (np.zeros, np.full) into parallel loops of its own and try to fuse
+# neighbouring loops; the generated code has neither to gain, and each such loop is one
+# more function for Numba and LLVM to compile (issue 20: the CNN step's cold compile).
+PARALLEL_OPTIONS = {"prange": True, "reduction": True, "fusion": False, "numpy": False,
+                    "comprehension": False, "setitem": False, "stencil": False,
+                    "inplace_binop": False}
 _memory: dict[str, object] = {}
 # Programs compiled from their source in this process (not found in memory), for the
 # compile log: those are the ones whose first call runs Numba's compiler, unless their
@@ -100,7 +108,8 @@ def _module_text(program):
     # Kernels are compiled first so that ``program`` refers to the compiled ones.
     lines.append(program.source)
     for name, parallel in program.kernels:
-        lines.append(f"{name} = numba.njit({name}, cache=False, parallel={parallel}, "
+        opts = PARALLEL_OPTIONS if parallel else False
+        lines.append(f"{name} = numba.njit({name}, cache=False, parallel={opts!r}, "
                      f"error_model='numpy', fastmath={set(KERNEL_FASTMATH)!r})")
     lines.append(f"ENTRY = {program.entry}")
     return "\n".join(lines) + "\n"
