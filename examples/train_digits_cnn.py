@@ -5,7 +5,8 @@
 Two 3x3 convolutions (32 and 64 channels, ReLU), 2x2 max pooling and two linear layers,
 on the images as (1, 8, 8); the training set is the 1,437 training digits and their eight
 one-pixel shifts (12,933 images).  Same fixed split as train_digits.py (first 1,437
-train, last 360 test); the test digits are evaluated once, after training.
+train, last 360 test); the test digits are evaluated once, after training: 97.5% (351 of
+360; the default run, seed 0, 15 epochs, about 2 minutes on 2 cores plus compiling).
 """
 
 from __future__ import annotations
