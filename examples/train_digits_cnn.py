@@ -3,8 +3,10 @@
     python examples/train_digits_cnn.py [--epochs 15] [--out train_digits_cnn_out]
 
 Two 3x3 convolutions (32 and 64 channels, ReLU), 2x2 max pooling and two linear layers,
-on the images as (1, 8, 8); the training set is augmented with one-pixel shifts as in
-train_digits.py.  Same fixed split (first 1,437 train, last 360 test).
+on the images as (1, 8, 8); the training set is the 1,437 training digits and their eight
+one-pixel shifts (12,933 images).  Same fixed split as train_digits.py (first 1,437
+train, last 360 test); the test digits are evaluated once, after training: 97.5% (351 of
+360; the default run, seed 0, 15 epochs, about 2 minutes on 2 cores plus compiling).
 """
 
 from __future__ import annotations
@@ -20,7 +22,18 @@ import zerax.optim as optim
 import zerax.random as zr
 from zerax import data, io, train
 
-from train_digits import shifted
+
+def shifted(x: np.ndarray) -> np.ndarray:
+    """The images (n, 64) and their 8 one-pixel shifts, stacked: (9n, 64)."""
+    imgs = x.reshape(-1, 8, 8)
+    out = []
+    for dy in (-1, 0, 1):
+        for dx in (-1, 0, 1):
+            s = np.zeros_like(imgs)
+            s[:, max(dy, 0):8 + min(dy, 0), max(dx, 0):8 + min(dx, 0)] = \
+                imgs[:, max(-dy, 0):8 + min(-dy, 0), max(-dx, 0):8 + min(-dx, 0)]
+            out.append(s.reshape(-1, 64))
+    return np.concatenate(out)
 
 
 class CNN(nn.Module):
@@ -56,17 +69,16 @@ def main() -> None:
     (x_tr, y_tr), (x_te, y_te) = data.datasets.digits()
     loader = data.DataLoader(data.ArrayDataset(shifted(x_tr), np.tile(y_tr, 9)),
                              batch_size=64, shuffle=True, seed=0, drop_last=True)
-    val = data.DataLoader(data.ArrayDataset(x_te, y_te), batch_size=360)
     start = time.perf_counter()
     model, _, history = train.fit(
         CNN(zr.key(0)), optim.adam(1e-3), train.losses.cross_entropy, loader,
-        epochs=args.epochs, val_data=val, metrics=["accuracy"],
-        progress=not args.no_progress)
+        epochs=args.epochs, metrics=["accuracy"], progress=not args.no_progress)
     print(f"{len(history.epoch)} epochs in {time.perf_counter() - start:.1f} s "
           "(the first includes compiling)")
     history.plot(os.path.join(args.out, "curves.png"))
     io.save(os.path.join(args.out, "cnn.safetensors"), model)
-    result = train.evaluate(model, train.losses.cross_entropy, val, ["accuracy"])
+    test = data.DataLoader(data.ArrayDataset(x_te, y_te), batch_size=len(x_te))
+    result = train.evaluate(model, train.losses.cross_entropy, test, ["accuracy"])
     print(f"test accuracy {result['accuracy']:.4f} (loss {result['loss']:.4f})")
 
 

@@ -8,7 +8,9 @@ patterns.  exp, expm1, log, log1p, tanh and arctan are branch-free (range reduct
 polynomial, selects for special values), so LLVM vectorises them with the rest of the
 loop.  sin and cos are written for latency instead (a loop-carried chain such as a
 scalar ``fori_loop``): predicted branches pick the quadrant (see their section below),
-and in 0-d code (``scalar_sin``/``scalar_cos``) first a cell of width 1/16.
+and in 0-d code (``scalar_sin``/``scalar_cos``) first a cell of width 1/16; parallel
+loops use ``throughput_sin``/``throughput_cos`` (branch-free, exact for |x| < 7, the
+loop recomputing a block with an argument beyond that).
 Such functions cost almost nothing to compile, unlike ``njit(inline="always")``
 functions, which Numba re-types at every use.
 
