@@ -612,12 +612,13 @@ ELEMENTWISE = workload(
              Target("jax_jit", 1.0, "<= 1.0x jax.jit", ISSUE_SPEED),
              Target("numba", 1.2, "<= 1.2x Numba by hand", ISSUE_JIT)],
     rounds=7,
-    miss_note="zerax's kernel is one `prange` loop over the elements with no intermediate "
-              "arrays (excerpt below). `exp` is emitted inline as branch-free polynomial "
-              "code (backends/numba/vecmath.py) and `cos` as low-latency inline code with "
-              "a quadrant switch; `arctan` is one scalar libm call per element, which "
-              "keeps LLVM from vectorising the loop. The pieces below time each function "
-              "alone, jitted and in NumPy.",
+    miss_note="zerax's kernel is one parallel loop over the elements with no intermediate "
+              "arrays (excerpt below): the threads claim blocks of it as they go "
+              "(loops.parallel_blocks), and `exp`, `arctan`, `sin` and `cos` are emitted "
+              "inline as branch-free polynomial code that LLVM vectorises "
+              "(backends/numba/vecmath.py; a block holding a `sin`/`cos` argument past 7, "
+              "inf or nan is computed again with the exact code). The pieces below time "
+              "each function alone, jitted and in NumPy.",
 )
 
 
