@@ -52,7 +52,7 @@ def test_key_is_private_and_entries_are_json_not_pickle(warm):
     src, nat = entries(d)["f"]
     with open(nat, "rb") as fh:
         blob = fh.read()
-    assert blob.startswith(b"ZERAX-NATIVE-3\n") and b'"kernels"' in blob
+    assert blob.startswith(b"ZERAX-NATIVE-4\n") and b'"kernels"' in blob
     assert b"\x80\x04\x95" not in blob[:64]          # no pickle header
     with open(src) as fh:
         assert fh.readline().startswith("# zerax-cache-mac ")
@@ -73,7 +73,7 @@ def test_planted_native_entries_never_run(warm, tmp_path):
         fh.write(b"ZERAX-NATIVE-2\n" + hashlib.sha256(payload).digest() + payload)
     # The current magic with a made-up MAC.
     with open(files["g"][1], "wb") as fh:
-        fh.write(b"ZERAX-NATIVE-3\n" + hashlib.sha256(payload).digest() +
+        fh.write(b"ZERAX-NATIVE-4\n" + hashlib.sha256(payload).digest() +
                  len(payload).to_bytes(8, "little") + payload)
     report, stderr = run(d, key)
     assert not marker.exists()
@@ -212,7 +212,7 @@ def test_any_changed_byte_or_name_is_rejected(data):
         os.environ["ZERAX_CACHE_KEY"] = os.path.join(t, "zerax.key")
         diskcache._reset_for_tests()
         try:
-            magic = b"ZERAX-NATIVE-3\n"
+            magic = b"ZERAX-NATIVE-4\n"
             blob = diskcache.seal(magic, "k_a.native", {"x": [1, 2]}, [b"\x7fELF" + b"1" * 40])
             header, blobs = diskcache.unseal(magic, "k_a.native", blob)
             assert header["x"] == [1, 2] and blobs == [b"\x7fELF" + b"1" * 40]

@@ -20,7 +20,8 @@ pytestmark = pytest.mark.skipif(not native.supported(),
 # Three programs: a prange kernel (>= 100k elements, its 4.8 MB output on huge pages:
 # the kernel calls libc's madvise, which the native loader must resolve), a program split around a BLAS
 # product (Python glue between kernels), and a scalar fori_loop; then a small kernel
-# called directly with arguments it was not compiled for (guard -> Numba fallback).
+# called directly with arguments it was not compiled for (a serial kernel, compiled by
+# backends/numba/direct.py: a new signature is compiled there, a strided array copied).
 PROGRAMS = """
     import json, sys
     import numpy as np, zerax as zx, zerax.numpy as znp
@@ -51,6 +52,8 @@ PROGRAMS = """
         report["float32"] = kernel(np.arange(7.0, dtype=np.float32))[0].tolist()
         report["again"] = kernel(np.arange(7.0))[0].tolist()
         report["fallbacks"] = native.stats["fallbacks"]
+        from zerax._src.backends.numba import direct
+        report["direct_compiled"] = direct.stats["compiled"]
     print("REPORT " + json.dumps(report))
 """
 
@@ -103,11 +106,12 @@ def test_second_process_loads_natively_without_numba(warm_cache):
     assert warm["numba_context"] is False and cold["numba_context"] is True
     assert warm["values"] == cold["values"]        # the same machine code, bit for bit
     assert "Warning" not in stderr
-    # Arguments the kernel was not compiled for go to Numba's dispatcher: right answers.
+    # Arguments the kernel was not compiled for: a strided array is copied, a new dtype
+    # is compiled by backends/numba/direct.py from the source (not by Numba): right answers.
     np.testing.assert_array_equal(warm["strided"], np.arange(14.0)[::2] * 2.0 + 1.0)
     np.testing.assert_allclose(warm["float32"], np.arange(7.0) * 2.0 + 1.0)
     np.testing.assert_array_equal(warm["again"], np.arange(7.0) * 2.0 + 1.0)
-    assert warm["fallbacks"] == 2
+    assert warm["fallbacks"] == 0 and warm["direct_compiled"] == 1
 
 
 def test_corrupt_native_file_warns_and_falls_back(warm_cache, tmp_path):
@@ -142,7 +146,7 @@ def test_object_needing_an_unknown_symbol_is_refused_before_loading():
     specs = [("<f8", (3,), "C")]
     native._engine()  # as load_kernels does: makes the process's own symbols searchable
     obj = native.guard.build_object("k", "zerax_test_no_such_symbol", specs,
-                                    native.guard.layout(), native._target_machine(opt=0))
+                                    native.guard.layout(), native.target_machine(opt=0))
     defined, undefined = native.elf_symbols(obj)
     assert "zerax_test_no_such_symbol" in undefined and "zerax.guard.k" in defined
     with pytest.raises(native.Unavailable, match="zerax_test_no_such_symbol"):

@@ -19,6 +19,7 @@ answer.
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import os
 import threading
@@ -27,7 +28,7 @@ import types
 import numpy as np
 
 from ...base.config import __version__, config
-from . import diskcache, native, runtime
+from . import direct, diskcache, native, runtime
 from .codegen import generate
 
 # Numba's OpenMP workers otherwise spin after each parallel loop, competing with the
@@ -165,10 +166,28 @@ def _check_source_copy(path, text) -> bool:
     return False
 
 
+def _with_direct_kernels(module, program):
+    """Route ``module``'s serial kernels through `direct` (LLVM IR without Numba), each
+    falling back to its Numba dispatcher for what the translator does not compile."""
+    if program is None or not direct.enabled():
+        return module
+    serial = {name for name, parallel in program.kernels if not parallel}
+    if not serial:
+        return module
+    tree = ast.parse(program.source)
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef) and node.name in serial:
+            module.__dict__[node.name] = direct.Dispatcher(
+                node, program.helpers, module.__dict__[node.name])
+    if program.entry in serial:
+        module.ENTRY = module.__dict__[program.entry]
+    return module
+
+
 def _compile_text(text, key, program=None):
     d = cache_dir()
     if d is None:
-        return _memory_module(text, key).ENTRY
+        return _with_direct_kernels(_memory_module(text, key), program).ENTRY
     try:
         path = os.path.join(d, f"k_{key}.py")
         npath = native.path_for(d, key) if program is not None else None
@@ -194,7 +213,7 @@ def _compile_text(text, key, program=None):
         diskcache.warn(f"the compilation cache at {d!r} could not be used "
                        f"({type(e).__name__}: {e}); compiling without it.")
         return _memory_module(text, key).ENTRY
-    module = _memory_module(text, key)
+    module = _with_direct_kernels(_memory_module(text, key), program)
     if npath is not None:
         native.watch(module, program, npath, text)  # writes the entry after the first call
     return module.ENTRY

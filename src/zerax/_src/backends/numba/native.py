@@ -52,10 +52,11 @@ import types
 import numpy as np
 
 from ...base.config import __version__
-from . import diskcache, guard
+from . import direct, diskcache, guard
+from .machine import host_cpu, target_machine
 
-FORMAT = 3
-_MAGIC = b"ZERAX-NATIVE-3\n"
+FORMAT = 4
+_MAGIC = b"ZERAX-NATIVE-4\n"
 
 # Counters, for tests and diagnostics: programs loaded natively, native files written,
 # kernel calls handed to Numba (arguments a native kernel was not compiled for).
@@ -66,21 +67,6 @@ _fingerprint: list = []
 
 
 # --------------------------------------------------------------------------- keys
-
-_host_cpu: list = []
-
-
-def host_cpu() -> tuple[str, str]:
-    """(CPU name, feature string) that Numba targets; asked of LLVM once per process."""
-    if not _host_cpu:
-        import llvmlite.binding as ll
-        from numba.core import config
-        from numba.core.codegen import get_host_cpu_features
-        _host_cpu.append((config.CPU_NAME or ll.get_host_cpu_name(),
-                          config.CPU_FEATURES if config.CPU_FEATURES is not None
-                          else get_host_cpu_features()))
-    return _host_cpu[0]
-
 
 def fingerprint() -> str:
     """A short hash of everything the object code depends on besides the program."""
@@ -213,10 +199,14 @@ def harvest(module, program, seen) -> dict | None:
     from numba.core import types as nbtypes
     from numba.core.typed_passes import _reload_parfors
     from numba.np.numpy_support import as_dtype
-    kernels = {}
+    kernels, directs = {}, {}
     for name, _ in program.kernels:
         disp = module.__dict__[name]
         described = seen.get(name)
+        if isinstance(described, direct.DirectKernel):
+            directs[name] = described.record
+            continue
+        disp = getattr(disp, "numba", disp)      # a direct.Dispatcher that refused
         if described is None or len(disp.overloads) != 1:
             return None
         (cres,) = disp.overloads.values()
@@ -256,7 +246,7 @@ def harvest(module, program, seen) -> dict | None:
     offsets = guard.layout()
     if offsets is not None:
         try:
-            tm = _target_machine(opt=0)  # straight-line loads and compares: fast to build
+            tm = target_machine(opt=0)  # straight-line loads and compares: fast to build
             for name, k in kernels.items():
                 k["guard"] = guard.build_object(name, k["wrapper"], k["args"], offsets, tm)
         except Exception as e:  # noqa: BLE001 - no machine-code guard: the Python one
@@ -264,7 +254,7 @@ def harvest(module, program, seen) -> dict | None:
             offsets = None
             for k in kernels.values():
                 k.pop("guard", None)
-    return {"format": FORMAT, "kernels": kernels, "layout": offsets}
+    return {"format": FORMAT, "kernels": kernels, "direct": directs, "layout": offsets}
 
 
 def _glue_code(program):
@@ -297,8 +287,18 @@ def save(path: str, record: dict, source: str):
             "parallel": k["parallel"], "module": k["module"],
             "args": [[d, list(shape), lay] for d, shape, lay in k["args"]],
             "guard": blob(k["guard"]) if k.get("guard") is not None else None}
+    directs = {}
+    for name, k in record.get("direct", {}).items():
+        directs[name] = {
+            "object": blob(k["object"]), "symbol": k["symbol"],
+            "args": [[np.dtype(d).str, list(shape)] for d, shape in k["args"]],
+            "buffers": [[np.dtype(d).str, list(shape), _encode_const(fill)]
+                        for d, shape, fill in k["buffers"]],
+            "returns": [[list(shape), *(["dynamic", 0] if src == "dynamic" else list(src)),
+                         off] for shape, (src, off) in k["returns"]],
+            "as_tuple": k["as_tuple"], "writes_args": k["writes_args"]}
     header = {"format": FORMAT, "source": source_digest(source), "kernels": kernels,
-              "layout": record["layout"]}
+              "direct": directs, "layout": record["layout"]}
     data = diskcache.seal(_MAGIC, os.path.basename(path), header, blobs)
     diskcache.write_atomic(path, data)
     stats["saved"] += 1
@@ -351,7 +351,51 @@ def read(path: str, source: str) -> dict:
                 "guard": blobs[k["guard"]] if k["guard"] is not None else None}
         except (TypeError, ValueError) as e:
             raise diskcache.CacheRejected(f"malformed entry ({e})") from None
-    return {"format": FORMAT, "kernels": kernels, "layout": layout}
+    directs_in = header.get("direct")
+    _check(isinstance(directs_in, dict), "direct kernels")
+    directs = {name: _read_direct(k, blobs) for name, k in directs_in.items()}
+    return {"format": FORMAT, "kernels": kernels, "direct": directs, "layout": layout}
+
+
+def _shape_of(v):
+    _check(isinstance(v, list) and all(type(n) is int and n >= 0 for n in v), "shape")
+    return tuple(v)
+
+
+def _read_direct(k, blobs) -> dict:
+    """A direct kernel's record from its JSON, every field checked."""
+    _check(isinstance(k, dict), "direct kernel")
+    _check(isinstance(k.get("symbol"), str) and k["symbol"].startswith("zerax_direct_"),
+           "symbol")
+    _check(type(k.get("object")) is int and 0 <= k["object"] < len(blobs), "object")
+    _check(type(k.get("as_tuple")) is bool and type(k.get("writes_args")) is bool, "flags")
+    try:
+        args = [(np.dtype(d), _shape_of(shape)) for d, shape in k["args"]]
+        buffers = []
+        for d, shape, fill in k["buffers"]:
+            fill = _decode_const(fill)
+            _check(fill is None or type(fill) in (bool, int, float), "fill")
+            buffers.append((np.dtype(d), _shape_of(shape), fill))
+        returns = []
+        for shape, kind, index, off in k["returns"]:
+            _check(type(index) is int and index >= 0 and (off is None or type(off) is int),
+                   "return")
+            if kind == "dynamic":
+                origin = ("dynamic", None)
+            else:
+                _check(kind in ("arg", "buf") and
+                       index < len(args if kind == "arg" else buffers), "return")
+                origin = ((kind, index), off)
+            returns.append((_shape_of(shape), origin))
+        for d, _ in args:
+            _check(d.kind in "biuf" and d.isnative, "dtype")
+        for d, _, _ in buffers:
+            _check(d.kind in "biuf" and d.isnative, "dtype")
+    except (TypeError, ValueError, KeyError) as e:
+        raise diskcache.CacheRejected(f"malformed entry ({e})") from None
+    return {"object": blobs[k["object"]], "symbol": k["symbol"], "args": args,
+            "buffers": buffers, "returns": returns, "as_tuple": k["as_tuple"],
+            "writes_args": k["writes_args"]}
 
 
 def watch(module, program, path, source):
@@ -380,8 +424,20 @@ def watch(module, program, path, source):
             return entry
         return first_compile
 
+    def direct_hook(name):
+        def compiled(kernel):
+            with lock:
+                if name not in seen:
+                    seen[name] = kernel
+                    if len(seen) == len(names):
+                        _save_program(module, program, path, seen, source)
+        return compiled
+
     for name in names:
         disp = module.__dict__[name]
+        if isinstance(disp, direct.Dispatcher):
+            disp.on_compiled = direct_hook(name)
+            disp = disp.numba
         disp._compile_for_args = hook(name, disp, disp._compile_for_args)
 
 
@@ -435,24 +491,11 @@ def _register_symbols(names):
             _registered.add(name)
 
 
-def _target_machine(opt=2):
-    """A target machine configured as Numba's JIT codegen configures its own."""
-    import llvmlite.binding as ll
-    from numba.core.codegen import initialize_llvm
-    initialize_llvm()
-    target = ll.Target.from_triple(ll.get_process_triple())
-    cpu, features = host_cpu()
-    reloc = "static" if target.name.startswith("x86") else "default"
-    return target.create_target_machine(cpu=cpu,
-                                        features=features, reloc=reloc, opt=opt,
-                                        codemodel="jitdefault", jit=True)
-
-
 def _engine():
     import llvmlite.binding as ll
     module = ll.parse_assembly("")
     module.triple = ll.get_process_triple()
-    return ll.create_mcjit_compiler(module, _target_machine())
+    return ll.create_mcjit_compiler(module, target_machine())
 
 
 def _check_symbols(name, obj, provided, required=()):
@@ -544,6 +587,32 @@ def _lazy_python_guard(name, raw, specs, slow):
     return check
 
 
+def _load_direct(records, program, namespace, fallback) -> dict:
+    """{kernel name: direct.Dispatcher} holding the kernels of ``records``' object code;
+    other argument signatures are compiled by `direct` from the program's source."""
+    import ast
+    with _lock:
+        direct.engine()        # makes the process's own symbols searchable
+        for name, k in records.items():
+            _check_symbols(name, k["object"], set(), [k["symbol"]])
+    trees: list = []
+
+    def tree_of(name):
+        if not trees:
+            trees.append({n.name: n for n in ast.parse(program.source).body
+                          if isinstance(n, ast.FunctionDef)})
+        return trees[0][name]
+
+    out = {}
+    for name, k in records.items():
+        d = direct.Dispatcher(lambda name=name: tree_of(name), namespace, fallback(name),
+                              name=name)
+        kernel = direct.DirectKernel.load(k)
+        d.compiled[tuple(kernel.specs)] = kernel
+        out[name] = d
+    return out
+
+
 class _Fallback:
     """The Numba-compiled kernels, imported on first need."""
 
@@ -572,9 +641,12 @@ def load_program(path: str, program, namespace: dict, load_module, source: str):
     arguments the native kernels were not compiled for)."""
     record = read(path, source)
     names = [name for name, _ in program.kernels]
-    if sorted(record["kernels"]) != sorted(names):
+    if sorted([*record["kernels"], *record["direct"]]) != sorted(names):
         raise ValueError("the file does not match the program's kernels")
-    kernels = load_kernels(record, _Fallback(load_module).kernel)
+    fallback = _Fallback(load_module).kernel
+    kernels = load_kernels(record, fallback) if record["kernels"] else {}
+    if record["direct"]:
+        kernels.update(_load_direct(record["direct"], program, namespace, fallback))
     if program.entry in kernels:
         entry = kernels[program.entry]
     else:
