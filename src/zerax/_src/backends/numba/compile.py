@@ -167,19 +167,19 @@ def _check_source_copy(path, text) -> bool:
 
 
 def _with_direct_kernels(module, program):
-    """Route ``module``'s serial kernels through `direct` (LLVM IR without Numba), each
+    """Route ``module``'s kernels through `direct` (LLVM IR without Numba), each
     falling back to its Numba dispatcher for what the translator does not compile."""
     if program is None or not direct.enabled():
         return module
-    serial = {name for name, parallel in program.kernels if not parallel}
-    if not serial:
+    names = {name for name, _ in program.kernels}
+    if not names:
         return module
     tree = ast.parse(program.source)
     for node in tree.body:
-        if isinstance(node, ast.FunctionDef) and node.name in serial:
+        if isinstance(node, ast.FunctionDef) and node.name in names:
             module.__dict__[node.name] = direct.Dispatcher(
                 node, program.helpers, module.__dict__[node.name])
-    if program.entry in serial:
+    if program.entry in names:
         module.ENTRY = module.__dict__[program.entry]
     return module
 

@@ -41,7 +41,7 @@ import threading
 import numpy as np
 from llvmlite import ir
 
-from . import guard
+from . import guard, lower_reduce, memory, threads
 from .machine import target_machine
 
 
@@ -194,6 +194,8 @@ class _Kernel:
         self.origins: dict = {}            # name -> set of origins (arrays)
         self.loop_depth = 0
         self.branch_depth = 0
+        self.in_parallel = False
+        self.parallel = False              # whether the kernel calls the thread pool
         self.renamed: dict = {}            # parameter -> the name of its new value
         self.loops: list = []              # (continue block, break block)
         self.writes_args = False
@@ -298,6 +300,9 @@ class _Kernel:
         if isinstance(s, ast.Expr):
             if isinstance(s.value, ast.Constant):
                 return
+            if isinstance(s.value, ast.Call) and isinstance(s.value.func, ast.Name) and \
+                    self.helpers.get(s.value.func.id) is memory.hugepages:
+                return self._hugepages(s.value)
             raise Unsupported("an expression statement")
         if isinstance(s, ast.Pass):
             return
@@ -370,8 +375,13 @@ class _Kernel:
     def _for(self, s):
         it = s.iter
         if s.orelse or not isinstance(s.target, ast.Name) or not isinstance(it, ast.Call) \
-                or not isinstance(it.func, ast.Name) or it.func.id != "range" or it.keywords:
+                or not isinstance(it.func, ast.Name) or \
+                it.func.id not in ("range", "prange") or it.keywords:
             raise Unsupported("a for loop other than over range(...)")
+        if it.func.id == "prange" and not self.in_parallel:
+            if len(it.args) != 1:
+                raise Unsupported("prange(start, stop)")
+            return self._prange(s, self._int_scalar(self._expr(it.args[0])))
         args = [self._int_scalar(self._expr(a)) for a in it.args]
         args = [a if a.dt == _I64D else self._cast(a, _I64D) for a in args]
         if len(args) == 1:
@@ -468,6 +478,126 @@ class _Kernel:
             returns.append(item)
         self.returns = (returns, isinstance(val, _Tuple))
         self.b.ret_void()
+
+    # -- parallel loops
+
+    def _prange(self, s, count):
+        """``for w in prange(n): body`` on Numba's thread pool: the body becomes a
+        function of the gufunc kind that the threading layer's ``parallel_for`` calls
+        with a range of ``w`` (passed as the value of its one "array" pointer, stepped by
+        1), the values it uses passed in a struct.  Names the body binds are its own;
+        one bound before the loop and rebound in it (a reduction) is refused."""
+        body_names = _bound_names(s.body) | {s.target.id}
+        used = {n.id for n in ast.walk(ast.Module(body=s.body, type_ignores=[]))
+                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+        if any(self.renamed.get(n, n) in self.slots for n in body_names):
+            raise Unsupported("a prange loop that rebinds an outer name (a reduction)")
+        captured = sorted(n for n in used - body_names if self.renamed.get(n, n) in self.slots)
+        values = [self._load_name(n) for n in captured]
+        types_ = [v.ptr.type if isinstance(v, _Array) else v.v.type for v in values]
+        struct = ir.LiteralStructType(types_)
+        b = self.b
+        env = self.alloca_builder.alloca(struct)
+        for k, v in enumerate(values):
+            b.store(v.ptr if isinstance(v, _Array) else v.v,
+                    b.gep(env, [ir.Constant(ir.IntType(32), 0), ir.Constant(ir.IntType(32), k)]))
+        body_fn = self._parallel_body(s, captured, values, struct)
+        # parallel_for(fn, args, dims, steps, data, inner_ndim, array_count, num_threads)
+        i64p = _I64.as_pointer()
+        args = self.alloca_builder.alloca(_BYTE_PTR)
+        dims = self.alloca_builder.alloca(_I64)
+        steps = self.alloca_builder.alloca(_I64)
+        b.store(ir.Constant(_BYTE_PTR, None), args)
+        b.store(self._as_int64(count), dims)
+        b.store(ir.Constant(_I64, 1), steps)
+        nthreads = b.call(self._extern("get_num_threads", _I64, []), [])
+        pfor = self._extern("numba_parallel_for", ir.VoidType(),
+                            [_BYTE_PTR, _BYTE_PTR.as_pointer(), i64p, i64p, _BYTE_PTR,
+                             _I64, _I64, ir.IntType(32)])
+        positive = b.icmp_signed(">", self._as_int64(count), ir.Constant(_I64, 0))
+        with b.if_then(positive):
+            b.call(pfor, [b.bitcast(body_fn, _BYTE_PTR), args, dims, steps,
+                          b.bitcast(env, _BYTE_PTR), ir.Constant(_I64, 0),
+                          ir.Constant(_I64, 1), b.trunc(nthreads, ir.IntType(32))])
+        self.parallel = True
+
+    def _parallel_body(self, s, captured, values, struct):
+        i64p = _I64.as_pointer()
+        fnty = ir.FunctionType(ir.VoidType(), [_BYTE_PTR.as_pointer(), i64p, i64p, _BYTE_PTR])
+        fn = ir.Function(self.module, fnty, f"{self.name}.prange{len(self.module.globals)}")
+        fn.linkage = "internal"
+        saved = (self.func, self.b, self.alloca_builder, self.slots, self.kinds,
+                 self.origins, self.renamed, self.loops, self.loop_depth, self.branch_depth)
+        self.func = fn
+        entry = fn.append_basic_block("entry")
+        self.alloca_builder = ir.IRBuilder(entry)
+        body = fn.append_basic_block("body")
+        self.b = b = ir.IRBuilder(body)
+        self.slots, self.kinds, self.origins, self.renamed = {}, {}, {}, {}
+        self.loops, self.loop_depth, self.branch_depth = [], 1, 0
+        self.in_parallel = True
+        env = b.bitcast(fn.args[3], struct.as_pointer())
+        for k, (name, v) in enumerate(zip(captured, values)):
+            field = b.load(b.gep(env, [ir.Constant(ir.IntType(32), 0),
+                                       ir.Constant(ir.IntType(32), k)]))
+            if isinstance(v, _Array):
+                self._store_new(name, (v.dt, v.shape), field)
+                self.origins[name] = {v.origin}
+            else:
+                self._store_new(name, v.dt, field)
+        start = b.ptrtoint(b.load(fn.args[0]), _I64)
+        n = b.load(fn.args[1])
+        counter = self.alloca_builder.alloca(_I64)
+        b.store(ir.Constant(_I64, 0), counter)
+        head = fn.append_basic_block("prange.head")
+        loop = fn.append_basic_block("prange.body")
+        done = fn.append_basic_block("prange.done")
+        b.branch(head)
+        b.position_at_end(head)
+        j = b.load(counter)
+        b.cbranch(b.icmp_signed("<", j, n), loop, done)
+        b.position_at_end(loop)
+        self._store_new(s.target.id, _I64D, b.add(start, j))
+        b.store(b.add(j, ir.Constant(_I64, 1)), counter)
+        self.loops.append((head, done))
+        self._block(s.body)
+        if not self.b.block.is_terminated:
+            self.b.branch(head)
+        self.b.position_at_end(done)
+        self.b.ret_void()
+        self.alloca_builder.branch(body)
+        (self.func, self.b, self.alloca_builder, self.slots, self.kinds, self.origins,
+         self.renamed, self.loops, self.loop_depth, self.branch_depth) = saved
+        self.in_parallel = False
+        return fn
+
+    def _store_new(self, name, kind, value):
+        self.b.store(value, self._slot(name, kind))
+        self.kinds.setdefault(name, kind)
+
+    def _extern(self, symbol, ret, params):
+        try:
+            return self.module.get_global(symbol)
+        except KeyError:
+            return ir.Function(self.module, ir.FunctionType(ret, params), symbol)
+
+    def _hugepages(self, call):
+        """``madvise(MADV_HUGEPAGE)`` on the whole 2 MiB pages inside an array (as
+        memory.hugepages does in Numba-compiled kernels)."""
+        arr = self._expr(call.args[0])
+        if not isinstance(arr, _Array):
+            raise Unsupported("_hugepages of a scalar")
+        b, page = self.b, 1 << 21
+        start = b.ptrtoint(arr.ptr, _I64)
+        end = b.add(start, ir.Constant(_I64, arr.size * arr.dt.itemsize))
+        mask = ir.Constant(_I64, ~(page - 1))
+        lo = b.and_(b.add(start, ir.Constant(_I64, page - 1)), mask)
+        hi = b.and_(end, mask)
+        madvise = self._extern("madvise", ir.IntType(32),
+                               [_BYTE_PTR, _I64, ir.IntType(32)])
+        with b.if_then(b.icmp_unsigned(">", hi, lo)):
+            b.call(madvise, [b.inttoptr(lo, _BYTE_PTR), b.sub(hi, lo),
+                             ir.Constant(ir.IntType(32), 14)])    # MADV_HUGEPAGE
 
     # -- expressions
 
@@ -796,6 +926,25 @@ class _Kernel:
                     raise Unsupported(f"{f.id}() of {getattr(x, 'dt', x)}")
                 return self._cast(x, {"int": _I64D, "float": _F64D, "bool": _B}[f.id])
             helper = self.helpers.get(f.id)
+            if helper is threads.task_count and not e.args:
+                return _Scalar(self.b.call(self._extern("get_num_threads", _I64, []), []),
+                               _I64D)
+            if helper is threads.claim_block and len(e.args) == 1:
+                ctr = self._expr(e.args[0])
+                if not isinstance(ctr, _Array) or ctr.dt != _I64D:
+                    raise Unsupported("_claim_block of a non-int64 array")
+                # the blocks need only be handed out once each: "monotonic", as threads.py
+                return _Scalar(self.b.atomic_rmw("add", ctr.ptr, ir.Constant(_I64, 1),
+                                                 "monotonic"), _I64D)
+            if helper is not None and helper is lower_reduce._pairwise_sum_nb and \
+                    len(e.args) == 1:
+                arr = self._expr(e.args[0])
+                if not isinstance(arr, _Array) or len(arr.shape) != 1 or \
+                        arr.dt not in (_F32D, _F64D) or arr.shape[0] == 0:
+                    raise Unsupported("_zx_pairwise_sum of this array")
+                fn = _pairwise_function(self.module, arr.dt)
+                return _Scalar(self.b.call(fn, [arr.ptr, ir.Constant(_I64, arr.shape[0])]),
+                               arr.dt)
             emit = getattr(helper, "emit", None)
             if emit is not None and len(e.args) == 1:
                 x = self._expr(e.args[0])
@@ -1045,6 +1194,8 @@ def compile_kernel(fn_ast: ast.FunctionDef, helpers: dict, specs) -> DirectKerne
         k = _Kernel(fn_ast, helpers, specs, module, symbol, guard.layout()).build()
         if k.returns is None:
             raise Unsupported("no return")
+        if k.parallel:
+            _threading_layer()
         _, tm = engine()
         llmod = ll.parse_assembly(str(module))
         llmod.verify()
@@ -1205,6 +1356,118 @@ class Dispatcher:
         if log:
             with open(log, "a") as f:
                 f.write(f"{self.__name__}: {why}\n")
+
+
+def _pairwise_function(module, dt):
+    """``T pairwise(T *p, i64 n)``: NumPy's pairwise summation of ``p[0:n]``, as
+    ``lower_reduce._pairwise_sum_py`` computes it (blocks of at most 128 summed with 8
+    accumulators, longer runs split in halves rounded down to a multiple of 8, left plus
+    right), so that sums round as NumPy's; n >= 1."""
+    name = f"zerax.pairwise.{dt.name}"
+    try:
+        return module.get_global(name)
+    except KeyError:
+        pass
+    ty = _reg_type(dt)
+    fnty = ir.FunctionType(ty, [ty.as_pointer(), _I64])
+    block = ir.Function(module, fnty, f"zerax.pairwise_block.{dt.name}")
+    block.linkage = "internal"
+    _emit_pairwise_block(block, ty)
+    fn = ir.Function(module, fnty, name)
+    fn.linkage = "internal"
+    p, n = fn.args
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    leaf, split = fn.append_basic_block("leaf"), fn.append_basic_block("split")
+    b.cbranch(b.icmp_signed("<=", n, ir.Constant(_I64, 128)), leaf, split)
+    b.position_at_end(leaf)
+    b.ret(b.call(block, [p, n]))
+    b.position_at_end(split)
+    half = b.sdiv(n, ir.Constant(_I64, 2))
+    half = b.sub(half, b.srem(half, ir.Constant(_I64, 8)))
+    left = b.call(fn, [p, half])
+    right = b.call(fn, [b.gep(p, [half]), b.sub(n, half)])
+    b.ret(b.fadd(left, right))
+    return fn
+
+
+def _emit_pairwise_block(fn, ty):
+    p, n = fn.args
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    zero, one, eight = (ir.Constant(_I64, v) for v in (0, 1, 8))
+
+    def load(i):
+        return b.load(b.gep(p, [i], inbounds=True))
+
+    def sequential(res, start):
+        """res + p[start] + ... + p[n-1], in order (a loop)."""
+        pre = b.block
+        head = fn.append_basic_block("seq.head")
+        body = fn.append_basic_block("seq.body")
+        done = fn.append_basic_block("seq.done")
+        b.branch(head)
+        b.position_at_end(head)
+        i = b.phi(_I64)
+        acc = b.phi(ty)
+        i.add_incoming(start, pre)
+        acc.add_incoming(res, pre)
+        b.cbranch(b.icmp_signed("<", i, n), body, done)
+        b.position_at_end(body)
+        acc.add_incoming(b.fadd(acc, load(i)), body)
+        i.add_incoming(b.add(i, one), body)
+        b.branch(head)
+        b.position_at_end(done)
+        return acc
+
+    short, long_ = fn.append_basic_block("short"), fn.append_basic_block("long")
+    b.cbranch(b.icmp_signed("<", n, eight), short, long_)
+    b.position_at_end(short)
+    b.ret(sequential(load(zero), one))
+    b.position_at_end(long_)
+    first = [load(ir.Constant(_I64, k)) for k in range(8)]
+    stop = b.sub(n, b.srem(n, eight))
+    pre = b.block
+    head = fn.append_basic_block("acc.head")
+    body = fn.append_basic_block("acc.body")
+    done = fn.append_basic_block("acc.done")
+    b.branch(head)
+    b.position_at_end(head)
+    i = b.phi(_I64)
+    i.add_incoming(eight, pre)
+    accs = []
+    for r in first:
+        phi = b.phi(ty)
+        phi.add_incoming(r, pre)
+        accs.append(phi)
+    b.cbranch(b.icmp_signed("<", i, stop), body, done)
+    b.position_at_end(body)
+    for k, phi in enumerate(accs):
+        phi.add_incoming(b.fadd(phi, load(b.add(i, ir.Constant(_I64, k)))), body)
+    i.add_incoming(b.add(i, eight), body)
+    b.branch(head)
+    b.position_at_end(done)
+    r = accs
+    res = b.fadd(b.fadd(b.fadd(r[0], r[1]), b.fadd(r[2], r[3])),
+                 b.fadd(b.fadd(r[4], r[5]), b.fadd(r[6], r[7])))
+    b.ret(sequential(res, stop))
+
+
+def _threading_layer():
+    """Start Numba's thread pool, which defines the ``numba_parallel_for`` and
+    ``get_num_threads`` symbols parallel kernels call."""
+    from numba.np.ufunc.parallel import _launch_threads
+    try:
+        _launch_threads()
+    except Exception as e:  # noqa: BLE001 - no threading layer: Numba's kernel
+        raise Unsupported(f"no threading layer ({e})") from None
+
+
+def _bound_names(stmts) -> set:
+    """The names that statements ``stmts`` bind (assignments and loop variables)."""
+    out: set = set()
+    for node in ast.walk(ast.Module(body=list(stmts), type_ignores=[])):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            out.add(node.id)
+    return out
 
 
 def _assignment_counts(fn: ast.FunctionDef) -> dict:
