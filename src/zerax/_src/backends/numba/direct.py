@@ -1195,7 +1195,7 @@ def compile_kernel(fn_ast: ast.FunctionDef, helpers: dict, specs) -> DirectKerne
         if k.returns is None:
             raise Unsupported("no return")
         if k.parallel:
-            _threading_layer()
+            start_threading_layer()
         _, tm = engine()
         llmod = ll.parse_assembly(str(module))
         llmod.verify()
@@ -1451,9 +1451,12 @@ def _emit_pairwise_block(fn, ty):
     b.ret(sequential(res, stop))
 
 
-def _threading_layer():
-    """Start Numba's thread pool, which defines the ``numba_parallel_for`` and
-    ``get_num_threads`` symbols parallel kernels call."""
+THREAD_POOL_SYMBOLS = frozenset({"numba_parallel_for", "get_num_threads"})
+
+
+def start_threading_layer():
+    """Start Numba's thread pool, which defines the `THREAD_POOL_SYMBOLS` that parallel
+    kernels call."""
     from numba.np.ufunc.parallel import _launch_threads
     try:
         _launch_threads()

@@ -594,6 +594,11 @@ def _load_direct(records, program, namespace, fallback) -> dict:
     with _lock:
         direct.engine()        # makes the process's own symbols searchable
         for name, k in records.items():
+            if elf_symbols(k["object"])[1] & direct.THREAD_POOL_SYMBOLS:
+                try:
+                    direct.start_threading_layer()
+                except direct.Unsupported as e:
+                    raise Unavailable(str(e)) from None
             _check_symbols(name, k["object"], set(), [k["symbol"]])
     trees: list = []
 
