@@ -32,7 +32,6 @@ the machine code report which (its data pointer).
 from __future__ import annotations
 
 import ast
-import ctypes
 import hashlib
 import math
 import os
@@ -180,6 +179,9 @@ def _truediv_type(a, b):
 
 # ---------------------------------------------------------------- the translator
 
+_ALLOCATIONS = ("empty", "zeros", "full", "copy")
+
+
 class _Kernel:
     """Translates one generated kernel function (AST) for given argument specs."""
 
@@ -196,6 +198,9 @@ class _Kernel:
         self.branch_depth = 0
         self.in_parallel = False
         self.parallel = False              # whether the kernel calls the thread pool
+        self.parallel_bodies: list = []
+        self.nonneg_names: set = set()     # integer names known to be >= 0    # (function, [(param index, array origin)])
+        self.needs_ret = False             # whether a return's array is known only at run time
         self.renamed: dict = {}            # parameter -> the name of its new value
         self.loops: list = []              # (continue block, break block)
         self.writes_args = False
@@ -207,20 +212,28 @@ class _Kernel:
         params = [a.arg for a in self.fn.args.args]
         if len(params) != len(self.specs) or self.fn.args.vararg or self.fn.args.kwarg:
             raise Unsupported("the kernel's parameters")
-        # the buffers are not known before the body is translated: the function takes
-        # one PyObject* per argument, then a pointer to an array of PyObject* (buffers)
-        fnty = ir.FunctionType(ir.VoidType(), [_BYTE_PTR] * (len(params) + 2))
-        self.func = ir.Function(self.module, fnty, self.name)
+        # The body is translated into an internal function of data pointers (arguments',
+        # then one per allocation the source writes, then the slots of returns known only
+        # at run time), so that the pointers of new arrays can be declared noalias (LLVM
+        # then vectorises without run-time overlap checks); the exported function reads
+        # the pointers from the array objects and calls it.
+        self.n_alloc = sum(1 for n in ast.walk(self.fn) if isinstance(n, ast.Call)
+                           and isinstance(n.func, ast.Attribute)
+                           and isinstance(n.func.value, ast.Name) and n.func.value.id == "np"
+                           and n.func.attr in _ALLOCATIONS)
+        impl_ty = ir.FunctionType(ir.VoidType(),
+                                  [_mem_type(dt).as_pointer() for dt, _ in self.specs] +
+                                  [_BYTE_PTR] * self.n_alloc + [_I64.as_pointer()])
+        self.impl = self.func = ir.Function(self.module, impl_ty, f"{self.name}.impl")
+        self.impl.linkage = "internal"
         entry = self.func.append_basic_block("entry")
         self.alloca_builder = ir.IRBuilder(entry)
         body = self.func.append_basic_block("body")
         self.b = ir.IRBuilder(body)
         self.params = ()
-        self.buffer_table = self.func.args[len(params)]
-        self.ret_slots = self.func.args[len(params) + 1]
+        self.ret_slots = self.func.args[-1]
         for k, (p, (dt, shape)) in enumerate(zip(params, self.specs)):
-            ptr = self._data_pointer(self.func.args[k], dt)
-            self._bind(p, _Array(ptr, dt, shape, (("arg", k), 0)))
+            self._bind(p, _Array(self.func.args[k], dt, shape, (("arg", k), 0)))
         self.params = params
         self.assigned = _assignment_counts(self.fn)
         self.induction = frozenset(
@@ -230,7 +243,100 @@ class _Kernel:
         if not self.b.block.is_terminated:
             raise Unsupported("a kernel that does not end with a return")
         self.alloca_builder.branch(body)
+        nargs = len(self.specs)
+        for k in range(len(self.buffers)):       # new arrays: no other pointer reaches them
+            self.impl.args[nargs + k].add_attribute("noalias")
+        if not self.writes_args:                 # only read: overlapping arguments are fine
+            for k in range(nargs):
+                self.impl.args[k].add_attribute("noalias")
+        for fn, captured in self.parallel_bodies:
+            sources = [c[1][0] for c in captured if c[1] is not None]
+            for index, origin in captured:
+                if origin is None or origin[0] == "dynamic" or sources.count(origin[0]) != 1:
+                    continue
+                if origin[0][0] == "buf" or not self.writes_args:
+                    fn.args[index].add_attribute("noalias")
+        self._export()
         return self
+
+    def _export(self):
+        """The entry point, called as a CPython function (``PyObject *name(PyObject
+        *closure, PyObject *args, PyObject *kws)``, made a built-in function by
+        ``numba._dynfunc.make_function``): ``args`` is the tuple ``(x0, ..., buffers,
+        returns, spec)``; it reads the data pointers, calls the body and returns
+        ``buffers`` (a new reference).  ``spec`` is an int64 array: ``[0]`` (the caller
+        has checked the arguments) or ``[1, then for each argument the addresses of
+        ndarray and of its dtype, its ndim and its shape]``: arguments that are not those
+        C-contiguous, aligned arrays (read from the array headers, `guard.layout`) make
+        it return ``spec`` instead, having run nothing."""
+        nargs = len(self.specs)
+        fn = ir.Function(self.module, ir.FunctionType(_BYTE_PTR, [_BYTE_PTR] * 3), self.name)
+        self.b = b = ir.IRBuilder(fn.append_basic_block("entry"))
+
+        def item(tup, k):
+            slot = b.gep(tup, [ir.Constant(_I64, self.layout["tuple_items"] + 8 * k)])
+            return b.load(b.bitcast(slot, _BYTE_PTR.as_pointer()))
+
+        def field(obj, offset, ty):
+            return b.load(b.bitcast(b.gep(obj, [ir.Constant(_I64, offset)]), ty.as_pointer()))
+
+        def incref(obj):
+            refcnt = b.bitcast(obj, _I64.as_pointer())        # ob_refcnt: Py_INCREF
+            b.store(b.add(b.load(refcnt), ir.Constant(_I64, 1)), refcnt)
+
+        objs = [item(fn.args[1], k) for k in range(nargs + 3)]
+        spec = self._data_pointer(objs[nargs + 2], _I64D)
+        run = fn.append_basic_block("run")
+        refuse = fn.append_basic_block("refuse")
+        lay, i32 = self.layout, ir.IntType(32)
+        first = fn.append_basic_block("check")
+        b.cbranch(b.icmp_signed("!=", b.load(spec), ir.Constant(_I64, 0)), first, run)
+        b.position_at_end(first)
+        at = 1
+
+        def expect(value, at):
+            return b.icmp_signed("==", value, b.load(b.gep(spec, [ir.Constant(_I64, at)])))
+
+        for k, (_, shape) in enumerate(self.specs):
+            x = objs[k]
+            header = fn.append_basic_block(f"header{k}")
+            b.cbranch(expect(b.ptrtoint(field(x, lay["type"], _BYTE_PTR), _I64), at),
+                      header, refuse)
+            b.position_at_end(header)      # an ndarray: its header's fields can be read
+            good = expect(b.ptrtoint(field(x, lay["descr"], _BYTE_PTR), _I64), at + 1)
+            good = b.and_(good, expect(b.sext(field(x, lay["nd"], i32), _I64), at + 2))
+            flags = b.and_(field(x, lay["flags"], i32), ir.Constant(i32, 0x101))
+            good = b.and_(good, b.icmp_signed("==", flags, ir.Constant(i32, 0x101)))
+            dims_block = fn.append_basic_block(f"dims{k}")
+            b.cbranch(good, dims_block, refuse)
+            b.position_at_end(dims_block)      # (read once the ndim is right)
+            dims = field(x, lay["dims"], _I64.as_pointer())
+            same = ir.Constant(_I1, 1)
+            for j in range(len(shape)):
+                same = b.and_(same, expect(b.load(b.gep(dims, [ir.Constant(_I64, j)])),
+                                           at + 3 + j))
+            after = fn.append_basic_block(f"check{k + 1}") if k + 1 < nargs else run
+            b.cbranch(same, after, refuse)
+            b.position_at_end(after)
+            at += 3 + len(shape)
+        if not nargs:
+            b.branch(run)
+        b.position_at_end(refuse)
+        incref(objs[nargs + 2])
+        b.ret(objs[nargs + 2])
+        b.position_at_end(run)
+        ptrs = [self._data_pointer(objs[k], dt) for k, (dt, _) in enumerate(self.specs)]
+        for k in range(self.n_alloc):
+            if k < len(self.buffers):
+                obj = item(objs[nargs], k)
+                ptrs.append(b.bitcast(self._data_pointer(obj, self.buffers[k][0]), _BYTE_PTR))
+            else:
+                ptrs.append(ir.Constant(_BYTE_PTR, None))
+        ptrs.append(self._data_pointer(objs[nargs + 1], _I64D) if self.needs_ret
+                    else ir.Constant(_I64.as_pointer(), None))
+        b.call(self.impl, ptrs)
+        incref(objs[nargs])
+        b.ret(objs[nargs])
 
     def _data_pointer(self, obj, dt):
         b = self.b
@@ -266,6 +372,10 @@ class _Kernel:
         if isinstance(val, _Scalar):
             self.b.store(val.v, self._slot(name, val.dt))
             self.kinds.setdefault(name, val.dt)
+            if val.nonneg and self.assigned[name] == 1:
+                # a non-negative index needs no wrap-around select (which would keep
+                # LLVM from seeing consecutive loads: no vector loads)
+                self.nonneg_names.add(name)
         elif isinstance(val, _Array):
             kind = (val.dt, val.shape)
             self.b.store(val.ptr, self._slot(name, kind))
@@ -285,7 +395,8 @@ class _Kernel:
                 origin = next(iter(origins)) if len(origins) == 1 and \
                     self.assigned[name] <= 1 else ("dynamic", None)
                 return _Array(v, kind[0], kind[1], origin)
-            return _Scalar(v, kind, nonneg=name in self.induction)
+            return _Scalar(v, kind,
+                           nonneg=name in self.induction or name in self.nonneg_names)
         raise Unsupported(f"name {name!r}")
 
     # -- statements
@@ -472,9 +583,10 @@ class _Kernel:
         for k, item in enumerate(items):
             if not isinstance(item, _Array):
                 raise Unsupported("a kernel returning a scalar")
-            slot = self.b.gep(self._data_pointer(self.ret_slots, _I64D),
-                              [ir.Constant(_I64, k)])
-            self.b.store(self.b.ptrtoint(item.ptr, _I64), slot)
+            if item.origin[0] == "dynamic" or item.origin[1] != 0:
+                slot = self.b.gep(self.ret_slots, [ir.Constant(_I64, k)])
+                self.b.store(self.b.ptrtoint(item.ptr, _I64), slot)
+                self.needs_ret = True
             returns.append(item)
         self.returns = (returns, isinstance(val, _Tuple))
         self.b.ret_void()
@@ -522,36 +634,39 @@ class _Kernel:
         self.parallel = True
 
     def _parallel_body(self, s, captured, values, struct):
+        """The gufunc-style function ``parallel_for`` calls (``args[0]`` is the first
+        ``w`` of its range, ``dims[0]`` the count, ``data`` the struct of captured
+        values), which calls the body's own function: ``body(start, count, captured
+        values...)``, whose array pointers `build` may declare noalias."""
         i64p = _I64.as_pointer()
-        fnty = ir.FunctionType(ir.VoidType(), [_BYTE_PTR.as_pointer(), i64p, i64p, _BYTE_PTR])
-        fn = ir.Function(self.module, fnty, f"{self.name}.prange{len(self.module.globals)}")
-        fn.linkage = "internal"
+        types_ = [v.ptr.type if isinstance(v, _Array) else v.v.type for v in values]
+        tag = len(self.module.globals)
+        impl = ir.Function(self.module, ir.FunctionType(ir.VoidType(), [_I64, _I64] + types_),
+                           f"{self.name}.prange{tag}.body")
+        impl.linkage = "internal"
+        self.parallel_bodies.append(
+            (impl, [(2 + k, v.origin) for k, v in enumerate(values) if isinstance(v, _Array)]))
         saved = (self.func, self.b, self.alloca_builder, self.slots, self.kinds,
                  self.origins, self.renamed, self.loops, self.loop_depth, self.branch_depth)
-        self.func = fn
-        entry = fn.append_basic_block("entry")
-        self.alloca_builder = ir.IRBuilder(entry)
-        body = fn.append_basic_block("body")
+        self.func = impl
+        self.alloca_builder = ir.IRBuilder(impl.append_basic_block("entry"))
+        body = impl.append_basic_block("body")
         self.b = b = ir.IRBuilder(body)
         self.slots, self.kinds, self.origins, self.renamed = {}, {}, {}, {}
         self.loops, self.loop_depth, self.branch_depth = [], 1, 0
         self.in_parallel = True
-        env = b.bitcast(fn.args[3], struct.as_pointer())
         for k, (name, v) in enumerate(zip(captured, values)):
-            field = b.load(b.gep(env, [ir.Constant(ir.IntType(32), 0),
-                                       ir.Constant(ir.IntType(32), k)]))
             if isinstance(v, _Array):
-                self._store_new(name, (v.dt, v.shape), field)
+                self._store_new(name, (v.dt, v.shape), impl.args[2 + k])
                 self.origins[name] = {v.origin}
             else:
-                self._store_new(name, v.dt, field)
-        start = b.ptrtoint(b.load(fn.args[0]), _I64)
-        n = b.load(fn.args[1])
+                self._store_new(name, v.dt, impl.args[2 + k])
+        start, n = impl.args[0], impl.args[1]
         counter = self.alloca_builder.alloca(_I64)
         b.store(ir.Constant(_I64, 0), counter)
-        head = fn.append_basic_block("prange.head")
-        loop = fn.append_basic_block("prange.body")
-        done = fn.append_basic_block("prange.done")
+        head = impl.append_basic_block("prange.head")
+        loop = impl.append_basic_block("prange.body")
+        done = impl.append_basic_block("prange.done")
         b.branch(head)
         b.position_at_end(head)
         j = b.load(counter)
@@ -569,7 +684,19 @@ class _Kernel:
         (self.func, self.b, self.alloca_builder, self.slots, self.kinds, self.origins,
          self.renamed, self.loops, self.loop_depth, self.branch_depth) = saved
         self.in_parallel = False
-        return fn
+        shim = ir.Function(self.module, ir.FunctionType(
+            ir.VoidType(), [_BYTE_PTR.as_pointer(), i64p, i64p, _BYTE_PTR]),
+            f"{self.name}.prange{tag}")
+        shim.linkage = "internal"
+        sb = ir.IRBuilder(shim.append_basic_block("entry"))
+        env = sb.bitcast(shim.args[3], struct.as_pointer())
+        fields = [sb.load(sb.gep(env, [ir.Constant(ir.IntType(32), 0),
+                                       ir.Constant(ir.IntType(32), k)]))
+                  for k in range(len(values))]
+        sb.call(impl, [sb.ptrtoint(sb.load(shim.args[0]), _I64), sb.load(shim.args[1]),
+                       *fields])
+        sb.ret_void()
+        return shim
 
     def _store_new(self, name, kind, value):
         self.b.store(value, self._slot(name, kind))
@@ -792,12 +919,13 @@ class _Kernel:
                 raise Unsupported(f"float {type(op).__name__}")
             return _Scalar(fns[type(op)](xv, yv, flags=_FAST), t)
         signed = t.kind == "i"
+        both = x.nonneg and y.nonneg     # (indices: in range, so no overflow)
         if isinstance(op, ast.Add):
-            return _Scalar(b.add(xv, yv), t)
+            return _Scalar(b.add(xv, yv), t, nonneg=both)
         if isinstance(op, ast.Sub):
             return _Scalar(b.sub(xv, yv), t)
         if isinstance(op, ast.Mult):
-            return _Scalar(b.mul(xv, yv), t)
+            return _Scalar(b.mul(xv, yv), t, nonneg=both)
         if isinstance(op, (ast.FloorDiv, ast.Mod)):
             return _Scalar(self._int_divmod(isinstance(op, ast.FloorDiv), xv, yv, signed), t)
         if isinstance(op, (ast.BitAnd, ast.BitOr, ast.BitXor)):
@@ -917,7 +1045,8 @@ class _Kernel:
                 xv, yv = self._cast(x, t).v, self._cast(y, t).v
                 cmp = self.b.icmp_signed if t.kind == "i" else self.b.icmp_unsigned
                 pick_y = cmp("<" if f.id == "min" else ">", yv, xv)
-                return _Scalar(self.b.select(pick_y, yv, xv), t)
+                nonneg = x.nonneg and y.nonneg if f.id == "min" else x.nonneg or y.nonneg
+                return _Scalar(self.b.select(pick_y, yv, xv), t, nonneg=nonneg)
             if f.id == "abs" and len(e.args) == 1:
                 return self._abs(self._expr(e.args[0]))
             if f.id in ("int", "float", "bool") and len(e.args) == 1:
@@ -935,7 +1064,7 @@ class _Kernel:
                     raise Unsupported("_claim_block of a non-int64 array")
                 # the blocks need only be handed out once each: "monotonic", as threads.py
                 return _Scalar(self.b.atomic_rmw("add", ctr.ptr, ir.Constant(_I64, 1),
-                                                 "monotonic"), _I64D)
+                                                 "monotonic"), _I64D, nonneg=True)
             if helper is not None and helper is lower_reduce._pairwise_sum_nb and \
                     len(e.args) == 1:
                 arr = self._expr(e.args[0])
@@ -974,11 +1103,11 @@ class _Kernel:
         if dt.kind not in "biuf" or dt == np.float16:
             raise Unsupported(f"an array of {dt}")
         k = len(self.buffers)
+        if k >= self.n_alloc:
+            raise Unsupported("more allocations than the source writes")
         self.buffers.append((dt, shape, fill))
-        slot = self.b.gep(self.buffer_table,
-                          [ir.Constant(_I64, self.layout["tuple_items"] + 8 * k)])
-        obj = self.b.load(self.b.bitcast(slot, _BYTE_PTR.as_pointer()))
-        return _Array(self._data_pointer(obj, dt), dt, shape, (("buf", k), 0))
+        ptr = self.b.bitcast(self.impl.args[len(self.specs) + k], _mem_type(dt).as_pointer())
+        return _Array(ptr, dt, shape, (("buf", k), 0))
 
     def _fill_loop(self, arr, value):
         """Set every element of ``arr`` to scalar ``value`` (a run-time fill)."""
@@ -1197,9 +1326,13 @@ def compile_kernel(fn_ast: ast.FunctionDef, helpers: dict, specs) -> DirectKerne
         if k.parallel:
             start_threading_layer()
         _, tm = engine()
+        module.data_layout = str(tm.target_data)   # the optimiser's cost models need it
         llmod = ll.parse_assembly(str(module))
         llmod.verify()
         _optimise(llmod, tm)
+        if os.environ.get("ZERAX_DIRECT_DUMP"):     # diagnostics: the optimised IR
+            with open(os.path.join(os.environ["ZERAX_DIRECT_DUMP"], symbol + ".ll"), "w") as f:
+                f.write(str(llmod))
         obj = tm.emit_object(llmod)
         returns, as_tuple = k.returns
         kernel = DirectKernel.load({
@@ -1227,8 +1360,11 @@ class DirectKernel:
         self.as_tuple = record["as_tuple"]
         self.writes_args = record["writes_args"]
         nargs = len(self.specs)
-        proto = ctypes.CFUNCTYPE(None, *([ctypes.py_object] * (nargs + 2)))
-        self._cfn = proto(address)
+        self._cfn = _builtin(record["symbol"], address)
+        spec = [1]
+        for dt, shape in self.specs:    # what the machine code compares (see _export)
+            spec += [id(np.ndarray), id(np.dtype(dt)), len(shape), *shape]
+        self.spec = np.array(spec, np.int64)
         self.call = self._make_call(nargs)
 
     @classmethod
@@ -1263,8 +1399,11 @@ class DirectKernel:
                 lines.append(f"    b{k} = _full({tuple(shape)!r}, _f{k}, _d{k})")
             bufs.append(f"b{k}")
         lines.append(f"    bt = ({', '.join(bufs)}{',' if len(bufs) == 1 else ''})")
-        lines.append(f"    rs = _empty({max(1, len(self.returns))}, _np.int64)")
-        lines.append(f"    _cfn({', '.join(params + ['bt', 'rs'])})")
+        needs_ret = any(src == "dynamic" or off != 0 for _, (src, off) in self.returns)
+        lines.append(f"    rs = _empty({max(1, len(self.returns))}, _np.int64)" if needs_ret
+                     else "    rs = None")
+        call_line = len(lines)
+        lines.append(f"    _cfn({', '.join(params + ['bt', 'rs', '_unchecked'])})")
         everything = params + bufs
         outs = []
         for j, (shape, (src, off)) in enumerate(self.returns):
@@ -1279,9 +1418,46 @@ class DirectKernel:
             lines.append(f"    return ({', '.join(outs)}{',' if len(outs) == 1 else ''})")
         else:
             lines.append(f"    return {outs[0]}")
-        text = f"def call({', '.join(params)}):\n" + "\n".join(lines) + "\n"
+        # checked(slow): the same, the machine code checking that the arguments are the
+        # C-contiguous arrays of this signature (it returns ``spec`` without running
+        # when they are not, and slow(...) takes them)
+        ns["_unchecked"] = np.zeros(1, np.int64)
+        ns["_spec"] = self.spec
+        checked_lines = list(lines)
+        checked_lines[call_line] = (
+            f"    if _cfn({', '.join(params + ['bt', 'rs', '_spec'])}) is _spec:\n"
+            f"        return _slow({', '.join(params)})")
+        body = "\n".join(lines)
+        args = ", ".join(params)
+        text = (f"def call({args}):\n{body}\n"
+                f"def checked(_slow):\n"
+                f"    def call_checked({args}):\n"
+                + "\n".join("    " + line for line in "\n".join(checked_lines).split("\n"))
+                + "\n    return call_checked\n")
         exec(compile(text, "<zerax direct kernel>", "exec"), ns)  # noqa: S102 - our text
+        self.checked = ns["checked"]
         return ns["call"]
+
+
+def _builtin(name, address):
+    """A built-in function calling the machine code at ``address`` as CPython calls a
+    C function (what Numba's dispatcher does with its compiled wrappers)."""
+    import types
+
+    from numba import _dynfunc
+    from numba.core.environment import Environment
+    module = types.ModuleType("zerax_direct")
+    env = Environment(module.__dict__)
+    return _dynfunc.make_function(module, name, f"zerax direct kernel {name}", address,
+                                  env, (env,))
+
+
+def _c_strides(shape, itemsize):
+    strides, step = [], itemsize
+    for n in reversed(shape):
+        strides.append(step)
+        step *= n
+    return tuple(reversed(strides))
 
 
 def _locate(pointer, candidates, shape):
@@ -1310,6 +1486,7 @@ class Dispatcher:
         self.compiled: dict = {}
         self.refused = False
         self.on_compiled = None
+        self._fast = None          # the latest signature's checked call
         self.__name__ = name or fn_ast.name
 
     @property
@@ -1319,6 +1496,19 @@ class Dispatcher:
         return self._ast
 
     def __call__(self, *args):
+        fast = self._fast
+        if fast is not None:
+            return fast(*args)
+        return self.general(*args)
+
+    def add(self, kernel):
+        """Use ``kernel`` (compiled elsewhere: the native cache) for its signature."""
+        self.compiled[tuple(kernel.specs)] = kernel
+        self._fast = kernel.checked(self.general)
+
+    def general(self, *args):
+        """Any arguments: the kernel for their signature (compiled if new), arrays
+        made contiguous, or Numba's kernel."""
         if self.refused:
             return self.numba(*args)
         key = []
@@ -1346,6 +1536,8 @@ class Dispatcher:
             if kernel.writes_args:     # it must write the caller's own arrays
                 return self.numba(*args)
             args = fixed
+        else:
+            self._fast = kernel.checked(self.general)
         return kernel.call(*args)
 
     def _refuse(self, why):

@@ -613,7 +613,7 @@ def _load_direct(records, program, namespace, fallback) -> dict:
         d = direct.Dispatcher(lambda name=name: tree_of(name), namespace, fallback(name),
                               name=name)
         kernel = direct.DirectKernel.load(k)
-        d.compiled[tuple(kernel.specs)] = kernel
+        d.add(kernel)
         out[name] = d
     return out
 
