@@ -1517,7 +1517,10 @@ class Dispatcher:
             if type(a) is not np.ndarray:
                 return self.numba(*args)
             flags = a.flags
-            if not (flags.c_contiguous and flags.aligned):
+            if not a.dtype.isnative:                   # another byte order: a native copy
+                fixed = list(args) if fixed is None else fixed
+                fixed[i] = a = a.astype(a.dtype.newbyteorder("="))
+            elif not (flags.c_contiguous and flags.aligned):
                 fixed = list(args) if fixed is None else fixed
                 fixed[i] = np.array(a, order="C")      # a new, aligned, contiguous copy
             key.append((a.dtype, a.shape))
