@@ -13,8 +13,8 @@ each training image moved by its own random rotation, zoom and shift every epoch
 with warm-up and cosine decay (peak 1e-3, 100 epochs of batches of 64), label smoothing
 0.1.  The prediction averages the softmax of ``--members 2`` models (seeds ``s`` and
 ``s + 1000``) over each image and ``--tta 8`` randomly moved copies of it (test-time
-augmentation: a convolution sees a moved digit much as the digit, so averaging over
-moves smooths its errors).
+augmentation, drawn like the training moves).  On validation TTA helped the CNN's
+ensemble a little (below) and hurt the MLP, which is why only this example uses it.
 
 The settings were chosen by 3-fold validation over contiguous blocks of the training
 digits (``--cv 3``; see train_digits.py), seeds 0-1, before the test digits were scored;
@@ -28,7 +28,8 @@ validation accuracy, mean over the folds (per fold: first, middle, last block):
   99.58), the best, so the default.
 
 (measured with a script equivalent to ``--cv 3 --seed 0,1 --tta 8``, whose TTA draws came
-from other seeds.)
+from other seeds; this example's ``--cv 3 --seed 0,1`` gives one model 98.50%, with TTA
+98.57%, the ensemble 98.68%, with TTA 98.82%, about 5 minutes with its compiling.)
 
 Test accuracy of the default (2 members, 8 TTA views), seeds 0-9 (each seed's run once,
 after the recipe was fixed): 98.89, 99.17, 98.89, 98.89, 99.17, 98.33, 98.89, 98.61,
