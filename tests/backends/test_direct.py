@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 import zerax as zx
 import zerax.numpy as znp
-from zerax._src.backends.numba import diskcache, direct, native
+from zerax._src.backends.numba import direct, diskcache, native
 
 pytestmark = pytest.mark.skipif(not direct.enabled(), reason="direct kernels are off")
 
