@@ -80,7 +80,7 @@ def test_scan_with_swapped_carry_buffers_and_zero_steps():
         return zx.lax.scan(body, x, None, length=n)
 
     for n in (0, 1, 7):
-        (c, ys), ok = _compiled_directly(lambda x: run(x, n), x)
+        (c, ys), ok = _compiled_directly(lambda x, n=n: run(x, n), x)
         assert ok
         ref, rows = x.copy(), []
         for _ in range(n):
