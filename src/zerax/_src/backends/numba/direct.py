@@ -1391,7 +1391,7 @@ class DirectKernel:
     def _make_call(self, nargs):
         """The Python function that allocates the buffers, calls the machine code and
         assembles the results (generated once, so a call is straight-line code)."""
-        ns = {"_cfn": self._cfn, "_np": np, "_empty": np.empty, "_full": np.full,
+        ns = {"_cfn": self._cfn, "_np": np, "_empty": _aligned_empty, "_full": np.full,
               "_locate": _locate}
         lines = []
         params = [f"x{i}" for i in range(nargs)]
@@ -1456,6 +1456,21 @@ def _builtin(name, address):
     env = Environment(module.__dict__)
     return _dynfunc.make_function(module, name, f"zerax direct kernel {name}", address,
                                   env, (env,))
+
+
+def _aligned_empty(shape, dtype):
+    """A new C-contiguous array whose data starts on a 64-byte boundary (NumPy's own
+    start on 16), as Numba's allocator gives: OpenBLAS ran this program's products
+    ~30% slower on the 16-byte aligned outputs of the kernels before them (the MLP step:
+    10.5 ms against 6.8 ms).  Small arrays gain nothing and stay plain."""
+    dtype = np.dtype(dtype)
+    shape = (shape,) if isinstance(shape, int) else tuple(shape)
+    n = math.prod(shape) * dtype.itemsize
+    if n < 4096:
+        return np.empty(shape, dtype)
+    raw = np.empty(n + 64, np.uint8)
+    off = (-raw.ctypes.data) % 64
+    return raw[off:off + n].view(dtype).reshape(shape)
 
 
 def _c_strides(shape, itemsize):
