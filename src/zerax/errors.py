@@ -143,12 +143,26 @@ class SeedOverflowError(ZeraxError, OverflowError):
     """A PRNG seed outside [-2**63, 2**64 - 1] (it does not fit in 64 bits)."""
 
 
+_internal_files: dict = {}   # co_filename -> whether it is zerax's (or importlib's)
+
+
+def _is_internal(filename: str) -> bool:
+    # Cached: tracing asks this for every equation it records (its source location), and
+    # abspath on each frame of each call was a tenth of a large program's trace time.
+    internal = _internal_files.get(filename)
+    if internal is None:
+        path = os.path.abspath(filename)
+        internal = _internal_files[filename] = path.startswith(_PKG_DIR) or \
+            "importlib" in path
+    return internal
+
+
 def user_frame() -> str:
     """Return 'file:line (in function)' of the innermost frame outside zerax."""
     frame = sys._getframe(1)
     while frame is not None:
-        filename = os.path.abspath(frame.f_code.co_filename)
-        if not filename.startswith(_PKG_DIR) and "importlib" not in filename:
-            return f"{frame.f_code.co_filename}:{frame.f_lineno} (in {frame.f_code.co_name})"
+        code = frame.f_code
+        if not _is_internal(code.co_filename):
+            return f"{code.co_filename}:{frame.f_lineno} (in {code.co_name})"
         frame = frame.f_back
     return "<unknown location>"

@@ -44,10 +44,24 @@ def test_cse_merges_identical_equations():
 
 
 def test_trivial_algebra_is_folded():
-    text = str(zx.make_jaxpr(lambda x: -(-(x * 1.0 + 0.0)) / 1.0 - 0.0)(1.0))
+    text = str(zx.make_jaxpr(lambda x: -(-(x * 1.0 + -0.0)) / 1.0 - 0.0)(1.0))
     assert "let\n  in" in text  # no equations at all
     text = str(zx.make_jaxpr(lambda x: x ** 1)(1.0))
     assert "integer_pow" not in text
+
+
+def test_signed_zeros_are_not_folded_or_merged():
+    # -0.0 + 0.0 is +0.0, so x + 0.0 is not x; x * 0.0 and x * -0.0 differ in sign.
+    def f(x):
+        return x + 0.0, 0.0 + x, x - -0.0, x * 0.0, x * -0.0, x + -0.0, x - 0.0
+
+    for x in (-0.0, 0.0, -2.5, 3.0):
+        want = [np.float64(x) + 0.0, 0.0 + np.float64(x), np.float64(x) - -0.0,
+                np.float64(x) * 0.0, np.float64(x) * -0.0, np.float64(x) + -0.0,
+                np.float64(x) - 0.0]
+        for got in (f(znp.asarray(x)), zx.jit(f)(znp.asarray(x))):
+            for g, w in zip(got, want):
+                assert float(g) == w and np.signbit(float(g)) == np.signbit(w)
 
 
 def test_derivative_programs_typecheck_for_every_order():

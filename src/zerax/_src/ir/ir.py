@@ -38,7 +38,8 @@ class Literal:
         self.aval = ShapedArray(self.val.shape, self.val.dtype)
 
     def key(self):
-        return ("lit", self.val.dtype.str, self.val.item())
+        # The bits, not the value: 0.0 and -0.0 are equal but not interchangeable.
+        return ("lit", self.val.dtype.str, self.val.tobytes())
 
     def __repr__(self):
         v = self.val.item()

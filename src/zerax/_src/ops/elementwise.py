@@ -37,7 +37,10 @@ def _is_const(x, value) -> bool:
         return False
     v = getattr(x, "_value", x)
     v = np.asarray(v)
-    return v.ndim == 0 and v == value
+    if v.ndim != 0 or v != value:
+        return False
+    # Signed zeros: x + (-0.0) is x for every float x, x + 0.0 is not (-0.0 + 0.0 is +0.0).
+    return v.dtype.kind not in "fc" or bool(np.signbit(v.real) == np.signbit(value))
 
 
 def _binary_identity(identity_right=None, identity_left=None):
@@ -140,8 +143,8 @@ transpose_rules[mul_p] = _mul_transpose
 transpose_rules[div_p] = _div_transpose
 transpose_rules[neg_p] = lambda ct, x: [neg(ct)]
 
-simplify_rules[add_p] = _binary_identity(0, 0)
-simplify_rules[sub_p] = _binary_identity(0, None)
+simplify_rules[add_p] = _binary_identity(-0.0, -0.0)   # -0.0: the float identity; 0 for ints
+simplify_rules[sub_p] = _binary_identity(0.0, None)
 simplify_rules[mul_p] = _binary_identity(1, 1)
 simplify_rules[div_p] = _binary_identity(1, None)
 

@@ -632,6 +632,49 @@ class Program:
         self.entry = entry          # the function to call
 
 
+def _param_key(value):
+    """A static parameter as a hashable value that tells apart what lowers differently
+    (floats by their bits: 0.0 and -0.0); None for anything else (a sub-program)."""
+    if type(value) in (bool, int, str, type(None)):
+        return value
+    if type(value) is float:
+        return ("f", np.float64(value).tobytes())
+    if isinstance(value, np.dtype):
+        return ("dtype", value.str)
+    if type(value) is tuple:
+        items = tuple(_param_key(v) for v in value)
+        return None if any(i is None and v is not None for i, v in zip(items, value)) \
+            else items
+    return None
+
+
+def _structure_key(sub: ir.Jaxpr):
+    """What the code of a segment depends on: its equations' primitives, parameters,
+    types and wiring, with variables numbered in order; None when a parameter has no
+    simple key (a sub-program), and the segment is then lowered on its own."""
+    number = {v: k for k, v in enumerate(sub.invars)}
+    parts = [tuple(v.aval for v in sub.invars)]
+    for e in sub.eqns:
+        ins = []
+        for a in e.invars:
+            if type(a) is Literal:
+                ins.append(a.key())
+            else:
+                ins.append(number[a])
+        params = []
+        for k in sorted(e.params):
+            pk = _param_key(e.params[k])
+            if pk is None and e.params[k] is not None:
+                return None
+            params.append((k, pk))
+        for v in e.outvars:
+            number[v] = len(number)
+        parts.append((e.primitive, tuple(ins), tuple(v.aval for v in e.outvars),
+                      tuple(params)))
+    parts.append(tuple(number[v] if type(v) is Var else v.key() for v in sub.outvars))
+    return tuple(parts)
+
+
 def generate(jaxpr: ir.Jaxpr) -> Program:
     """The source of the program computing ``jaxpr``."""
     if not any(_runs_in_python(e) for e in jaxpr.eqns):
@@ -668,6 +711,7 @@ def generate(jaxpr: ir.Jaxpr) -> Program:
         return names[v]
 
     helpers, kernels, sources = {}, [], []
+    lowered: dict = {}   # segment structure -> the name of its kernel
     lines = [f"def program({', '.join(names[v] for v in jaxpr.invars)}):"]
     for k, (kind, eqns) in enumerate(segments):
         if kind == "host":
@@ -692,14 +736,23 @@ def generate(jaxpr: ir.Jaxpr) -> Program:
                     live_in.append(a)
         live_out = [v for e in eqns for v in e.outvars if v in later_uses[k]]
         sub = ir.Jaxpr([], live_in, live_out, eqns)
-        src, h, par = _kernel_source(sub, "kernel")
-        # Named by content: segments that generate the same code (the layers of a
-        # network, a layer's forward and backward) share one kernel, compiled once.
-        name = f"kernel_{hashlib.sha1(src.encode()).hexdigest()[:12]}"
-        if (name, par) not in kernels:
-            helpers.update(h)
-            kernels.append((name, par))
-            sources.append(src.replace("def kernel(", f"def {name}(", 1))
+        # A segment with the structure of an earlier one (the next layer of a network)
+        # has its code: it is not lowered again.
+        skey = _structure_key(sub)
+        known = lowered.get(skey) if skey is not None else None
+        if known is None:
+            src, h, par = _kernel_source(sub, "kernel")
+            # Named by content: segments that generate the same code (the layers of a
+            # network, a layer's forward and backward) share one kernel, compiled once.
+            name = f"kernel_{hashlib.sha1(src.encode()).hexdigest()[:12]}"
+            if (name, par) not in kernels:
+                helpers.update(h)
+                kernels.append((name, par))
+                sources.append(src.replace("def kernel(", f"def {name}(", 1))
+            if skey is not None:
+                lowered[skey] = name
+        else:
+            name = known
         outs = ", ".join(pyname(v) for v in live_out)
         call = f"{name}({', '.join(pyname(v) for v in live_in)})"
         lines.append(f"    {outs}{',' if len(live_out) == 1 else ''} = {call}" if live_out
