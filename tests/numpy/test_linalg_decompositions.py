@@ -336,8 +336,7 @@ def test_jit_top_level_matches_eager():
 
 
 def test_jit_in_loop_bodies():
-    """Inside compiled loop bodies cholesky, lu and triangular_solve are Numba loop nests;
-    qr, eigh and svd raise a clear error there."""
+    """Inside compiled loop bodies cholesky, lu and triangular_solve are Numba loop nests."""
     rng = np.random.default_rng(6)
     s, a = _spd(rng, (2, 3, 3)), _general(rng, (3, 4))
 
@@ -356,12 +355,53 @@ def test_jit_in_loop_bodies():
     nan_loop = zx.jit(lambda x: zx.lax.fori_loop(0, 1, lambda i, c: lxl.cholesky(c), x))
     assert np.isnan(np.asarray(nan_loop(bad))).all()
 
-    for name, f in (("eigh", lambda x: lxl.eigh(x)[0]), ("svd", lambda x: lxl.svd(x)[0]),
-                    ("qr", lambda x: lxl.qr(x)[0])):
-        def loop_of(x, f=f):
-            return zx.lax.fori_loop(0, 2, lambda i, c: c + f(s + c), x)
-        with pytest.raises(errors.NotSupportedError, match=f"{name} is not available inside"):
-            zx.jit(loop_of)(s)
+
+
+def test_jit_decompositions_that_call_back_in_loop_bodies():
+    """qr, eigh, svd and eig inside compiled loop bodies call NumPy from the kernel: the
+    values of the same loop written with NumPy, in scan, fori_loop, cond, under vmap and
+    with a derivative through the loop."""
+    rng = np.random.default_rng(7)
+    s = _spd(rng, (3, 3))
+    g = rng.standard_normal((3, 3))
+
+    def step(c):
+        w, v = znp.linalg.eigh(c, symmetrize_input=False)
+        u, sv, vt = znp.linalg.svd(c)
+        q, r = znp.linalg.qr(c)
+        ev = znp.linalg.eigvals(g + c)
+        nxt = c + 0.01 * (v[:, :1] * v[:, :1].T + u[:, :1] * vt[:1] + r * q[0, 0])
+        return nxt, (w, sv, ev)
+
+    def np_step(c):
+        w, v = np.linalg.eigh(c)
+        u, sv, vt = np.linalg.svd(c)
+        q, r = np.linalg.qr(c)
+        ev = np.linalg.eigvals(g + c)
+        return c + 0.01 * (v[:, :1] * v[:, :1].T + u[:, :1] * vt[:1] + r * q[0, 0]), \
+            (w, sv, ev)
+
+    c, want = s, []
+    for _ in range(3):
+        c, ys = np_step(c)
+        want.append(ys)
+    carry, ys = zx.jit(lambda c: zx.lax.scan(lambda c, _: step(c), c, None, length=3))(s)
+    close(carry, c, 1e-12)
+    for k in range(3):
+        close(ys[k], np.stack([w[k] for w in want]), 1e-12)
+    assert np.asarray(ys[2]).dtype == np.complex128
+    close(zx.jit(lambda c: zx.lax.fori_loop(0, 3, lambda i, c: step(c)[0], c))(s), c, 1e-12)
+
+    batch = np.stack([s, 2 * s])
+    branch = zx.jit(zx.vmap(lambda x: zx.lax.cond(
+        x[0, 0] > 1e9, lambda y: y, lambda y: znp.linalg.eigh(y)[1] * znp.linalg.svd(y)[1][0], x)))
+    close(branch(batch), np.stack([np.linalg.eigh(x)[1] * np.linalg.svd(x)[1][0]
+                                   for x in batch]), 1e-12)
+
+    def loss(c):
+        return zx.lax.fori_loop(0, 2, lambda i, c: step(c)[0], c)[0, 0]
+    close(zx.jit(zx.grad(loss))(s), zx.grad(loss)(s), 1e-10)
+    check_grads(loss, (s,), order=1, modes=["rev"])
 
 
 # --------------------------------------------------------------------------- errors

@@ -4,15 +4,23 @@ At the top level of a jitted program a decomposition is a call to its NumPy
 implementation from the Python glue between the Numba kernels (``host_rules``).
 Inside compiled loop and branch bodies, cholesky, lu and triangular_solve are the
 Numba loop nests below (helpers compiled once, on first use); qr, eigh, svd and eig
-(ops/eig.py) are not available there and raise a NotSupportedError naming the function.
+(ops/eig.py) call back into Python there, in a ``with numba.objmode():`` block (as
+``debug_callback`` does, lower_debug.py), to the same NumPy/LAPACK implementation the
+top level calls, so a loop gives the values of the same program without the loop.
+Such a kernel is compiled by Numba in each process (the native cache does not keep
+kernels that call back into Python).
 """
 
 from __future__ import annotations
+
+import hashlib
 
 import numpy as np
 
 from ...ops.decompositions import cholesky_p, eigh_p, lu_p, qr_p, svd_p, triangular_solve_p
 from ...ops.eig import eig_p
+from . import runtime
+from .fusion import dtype_name
 from .rules import host_rules, lowering_rules
 
 
@@ -167,8 +175,42 @@ def _triangular_solve_lower_numba(ctx, eqn):
 lowering_rules[cholesky_p] = _cholesky_lower_numba
 lowering_rules[lu_p] = _lu_lower_numba
 lowering_rules[triangular_solve_p] = _triangular_solve_lower_numba
-for _p, _fn in ((qr_p, "qr"), (eigh_p, "eigh"), (svd_p, "svd"), (eig_p, "eig")):
-    _p.unsupported["lower_numba"] = (
-        f"{_fn} is not available inside a compiled loop or branch body (scan, fori_loop, "
-        "while_loop, cond, switch, map); at the top level of a jitted function it runs on "
-        f"the host. Move the {_fn} out of the loop body, or compute the loop without jit")
+def _in_loop_host_lower(ctx, eqn):
+    """A decomposition inside a compiled loop body: outputs allocated in the kernel,
+    filled by the primitive's NumPy implementation in object mode."""
+    prim = eqn.primitive
+    params = {k: eqn.params[k] for k in sorted(eqn.params)}
+    n_out = len(eqn.outvars)
+    # Named by primitive, parameters and arity: compiled programs are memoised by their
+    # source text, and the same decomposition must give the same text in every process.
+    digest = hashlib.sha1(repr((prim.name, params, n_out)).encode()).hexdigest()[:12]
+    name = ctx.helper(f"_zx_host_{prim.name}_{digest}", _writer(prim, params, n_out))
+    ins = [ctx.name(a) for a in eqn.invars]
+    outs = []
+    for v in eqn.outvars:
+        out = ctx.out(v)
+        ctx.emit(f"{out} = np.empty({tuple(v.aval.shape)!r}, {dtype_name(v.aval.dtype)})")
+        outs.append(out)
+    ctx.emit(f"# {prim.name} " + " x ".join(a.aval.str_short() for a in eqn.invars) +
+             " (calls back into NumPy)")
+    ctx.emit("with numba.objmode():")
+    with ctx.block():
+        # Object mode resolves globals through the module the function claims to be
+        # from, and the generated module is not an imported one (see lower_debug.py).
+        ctx.emit(f"__import__({runtime.__name__!r}, fromlist=['HELPERS'])"
+                 f".HELPERS[{name!r}]({', '.join(ins + outs)})")
+
+
+def _writer(prim, params, n_out):
+    impl = prim.impl
+
+    def call(*arrays):
+        ins, outs = arrays[:len(arrays) - n_out], arrays[len(arrays) - n_out:]
+        res = impl(*[np.asarray(a) for a in ins], **params)
+        for out, r in zip(outs, res if prim.multiple_results else (res,)):
+            out[...] = r
+    return call
+
+
+for _p in (qr_p, eigh_p, svd_p, eig_p):
+    lowering_rules[_p] = _in_loop_host_lower
