@@ -41,8 +41,6 @@ def _run_source(source, *args):
 
 def test_cross_entropy_gradient_is_compiled_directly_and_matches_numpy():
     # reductions (max, pairwise sums), exp and log, a gather and its scatter-add transpose
-    # (in-kernel register-tiled products, microkernel.py, are not translated: Numba
-    # compiles kernels that have them)
     rng = np.random.default_rng(0)
     logits, y = rng.standard_normal((64, 10)), rng.integers(0, 10, 64)
 
@@ -127,6 +125,61 @@ def test_arguments_the_kernel_was_not_compiled_for():
     big = np.arange(9.0).astype(">f8")                    # another byte order
     np.testing.assert_array_equal(kernel(big)[0], np.arange(9.0) * 2.0 + 1)
     np.testing.assert_array_equal(kernel(v)[0], v * 2.0 + 1.0)
+
+
+def test_loop_bodies_with_products_and_reductions_are_compiled_directly():
+    # In a fori_loop body: float64 products of register tiles (microkernel.py, with and
+    # without an init array, transposed operands), and reduction accumulators made anew
+    # each iteration (one buffer for all iterations). Against the same loop in NumPy.
+    rng = np.random.default_rng(3)
+    w1, w2 = rng.standard_normal((24, 30)) / 5, rng.standard_normal((30, 7)) / 5
+    x0 = rng.standard_normal((13, 24))
+
+    def step(x):
+        h = znp.tanh(x @ w1)
+        out = h @ w2 + x[:, :7]
+        g = (h.T @ x) @ w1          # a transposed operand, then a product of it
+        return x * 0.9 + 0.01 * (out.sum(axis=1, keepdims=True) + g.sum(axis=0)[:24])
+
+    def np_step(x):
+        h = np.tanh(x @ w1)
+        out = h @ w2 + x[:, :7]
+        g = (h.T @ x) @ w1
+        return x * 0.9 + 0.01 * (out.sum(axis=1, keepdims=True) + g.sum(axis=0)[:24])
+
+    got, ok = _compiled_directly(lambda x: zx.lax.fori_loop(0, 5, lambda i, x: step(x), x),
+                                 x0)
+    assert ok
+    want = x0
+    for _ in range(5):
+        want = np_step(want)
+    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-12, atol=1e-12)
+
+
+LOOP_ALLOCATIONS = """
+def kernel(a0):
+    out = np.empty((3,), np.float64)
+    for i in range(3):
+        acc = np.full((2,), 1.5, np.float64)
+        scratch = np.empty((2,), np.float64)
+        view = scratch.reshape((1, 2))
+        for j in range(2):
+            view[0, j] = a0[i, j] * 2.0
+            acc[j] += scratch[j]
+        out[i] = acc[0] + acc[1]
+    return (out,)
+"""
+
+
+def test_allocations_inside_loops_reuse_one_buffer_when_only_indexed():
+    a = np.arange(6.0).reshape(3, 2)
+    (out,) = _run_source(LOOP_ALLOCATIONS, a)
+    np.testing.assert_array_equal(out, (1.5 + 2 * a).sum(axis=1))
+    # an array made in a loop and kept past its iteration (here: returned) is refused
+    escaping = LOOP_ALLOCATIONS.replace("    return (out,)", "    return (out, acc)")
+    fn_ast, helpers = _kernel(escaping)
+    with pytest.raises(direct.Unsupported, match="allocation inside a loop"):
+        direct.compile_kernel(fn_ast, helpers, ((a.dtype, a.shape),))
 
 
 def test_refused_constructs_go_to_numba_with_the_same_results():

@@ -40,7 +40,7 @@ import threading
 import numpy as np
 from llvmlite import ir
 
-from . import guard, lower_reduce, memory, threads
+from . import guard, lower_reduce, memory, microkernel, threads
 from .machine import target_machine
 
 
@@ -239,6 +239,8 @@ class _Kernel:
         self.induction = frozenset(
             n.target.id for n in ast.walk(self.fn) if isinstance(n, ast.For)
             and isinstance(n.target, ast.Name) and self.assigned[n.target.id] == 1)
+        self.reusable = _reusable_allocations(self.fn, self.assigned)
+        self.allocating = None      # the name the allocation being translated binds
         self._block(self.fn.body)
         if not self.b.block.is_terminated:
             raise Unsupported("a kernel that does not end with a return")
@@ -411,16 +413,25 @@ class _Kernel:
         if isinstance(s, ast.Expr):
             if isinstance(s.value, ast.Constant):
                 return
-            if isinstance(s.value, ast.Call) and isinstance(s.value.func, ast.Name) and \
-                    self.helpers.get(s.value.func.id) is memory.hugepages:
-                return self._hugepages(s.value)
+            if isinstance(s.value, ast.Call) and isinstance(s.value.func, ast.Name):
+                helper = self.helpers.get(s.value.func.id)
+                if helper is memory.hugepages:
+                    return self._hugepages(s.value)
+                if getattr(helper, "tile_params", None) is not None:
+                    return self._product_tile(helper.tile_params, s.value)
             raise Unsupported("an expression statement")
         if isinstance(s, ast.Pass):
             return
         if isinstance(s, ast.Assign):
             if len(s.targets) != 1:
                 raise Unsupported("chained assignment")
-            return self._assign(s.targets[0], self._expr(s.value))
+            target = s.targets[0]
+            self.allocating = target.id if isinstance(target, ast.Name) else None
+            try:
+                val = self._expr(s.value)
+            finally:
+                self.allocating = None
+            return self._assign(target, val)
         if isinstance(s, ast.AugAssign):
             return self._augassign(s)
         if isinstance(s, ast.For):
@@ -438,6 +449,30 @@ class _Kernel:
             self.b.branch(self.loops[-1][0])
             return
         raise Unsupported(f"statement {type(s).__name__}")
+
+    def _product_tile(self, params, call):
+        """A register tile of a float64 product (microkernel.py), emitted as its Numba
+        intrinsic emits it: ``tile(out, out_index, s, s_index, t, t_index, k_count[,
+        init, init_index])``."""
+        if call.keywords or len(call.args) != (9 if params[2] else 7):
+            raise Unsupported("a product tile's arguments")
+        vals = [self._expr(a) for a in call.args]
+        arrays = []
+        for arr, index in zip(vals[0:6:2] + vals[7:8], vals[1:7:2] + vals[8:9]):
+            if not isinstance(arr, _Array) or arr.dt != _F64D or \
+                    not isinstance(index, _Tuple) or len(index.items) != len(arr.shape) or \
+                    not all(isinstance(i, _Scalar) and i.dt.kind in "iu" for i in index.items):
+                raise Unsupported("a product tile of these operands")
+            strides = [ir.Constant(_I64, st) for st in _c_strides(arr.shape, 8)]
+            origin = microkernel.offset_pointer(
+                self.b, arr.ptr, [self._cast(i, _I64D).v for i in index.items], strides)
+            arrays.append(microkernel.Strided(self.b, origin, strides, True))
+        k_count = vals[6]
+        if not isinstance(k_count, _Scalar) or k_count.dt.kind not in "iu":
+            raise Unsupported("a product tile's contraction length")
+        self._note_write(vals[0])
+        microkernel.emit_tile(self.b, params, *arrays[:3], self._cast(k_count, _I64D).v,
+                              *arrays[3:])
 
     def _assign(self, target, val):
         if isinstance(target, ast.Name):
@@ -534,7 +569,11 @@ class _Kernel:
         if not self.b.block.is_terminated:
             self.b.branch(step_block)
         self.b.position_at_end(step_block)
-        self.b.branch(head)
+        latch = self.b.branch(head)
+        if any(isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and
+               getattr(self.helpers.get(n.func.id), "tile_params", None) is not None
+               for n in ast.walk(s)):
+            microkernel.keep_rolled(latch)    # a loop over product tiles
         self.b.position_at_end(done)
 
     def _while(self, s):
@@ -1098,16 +1137,23 @@ class _Kernel:
         return val.dt
 
     def _allocate(self, dt, shape, fill=None):
-        if self.loop_depth:
+        in_loop = bool(self.loop_depth)
+        if in_loop and (self.in_parallel or self.allocating not in self.reusable):
             raise Unsupported("an allocation inside a loop")
         if dt.kind not in "biuf" or dt == np.float16:
             raise Unsupported(f"an array of {dt}")
         k = len(self.buffers)
         if k >= self.n_alloc:
             raise Unsupported("more allocations than the source writes")
-        self.buffers.append((dt, shape, fill))
+        # An array made in a loop body whose name is only ever indexed is one buffer for
+        # every iteration (no reference to an earlier iteration's array survives the
+        # rebinding), filled afresh where the source makes it.
+        self.buffers.append((dt, shape, None if in_loop else fill))
         ptr = self.b.bitcast(self.impl.args[len(self.specs) + k], _mem_type(dt).as_pointer())
-        return _Array(ptr, dt, shape, (("buf", k), 0))
+        arr = _Array(ptr, dt, shape, (("buf", k), 0))
+        if in_loop and fill is not None:
+            self._fill_loop(arr, _const(dt, fill))
+        return arr
 
     def _fill_loop(self, arr, value):
         """Set every element of ``arr`` to scalar ``value`` (a run-time fill)."""
@@ -1687,6 +1733,54 @@ def _bound_names(stmts) -> set:
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
             out.add(node.id)
     return out
+
+
+def _reusable_allocations(fn: ast.FunctionDef, assigned) -> frozenset:
+    """Names bound once, to a new array (``np.empty``/``zeros``/``full``), and otherwise
+    only indexed, directly or through reshaped views bound right after it (never
+    passed, returned or rebound): inside a loop, each iteration's array can be the same
+    buffer, as no reference to an earlier iteration's array outlives its rebinding."""
+    def made(s):
+        return isinstance(s, ast.Assign) and len(s.targets) == 1 and \
+            isinstance(s.targets[0], ast.Name) and isinstance(s.value, ast.Call) and \
+            isinstance(s.value.func, ast.Attribute) and \
+            isinstance(s.value.func.value, ast.Name) and s.value.func.value.id == "np" \
+            and s.value.func.attr in ("empty", "zeros", "full")
+
+    def view_of(s):
+        """The name ``s`` binds a reshaped view of (``y = x.reshape(...)``), or None."""
+        if not (isinstance(s, ast.Assign) and len(s.targets) == 1 and
+                isinstance(s.targets[0], ast.Name) and isinstance(s.value, ast.Call) and
+                isinstance(s.value.func, ast.Attribute) and s.value.func.attr == "reshape"):
+            return None
+        src = s.value.func.value
+        if isinstance(src, ast.Call) and isinstance(src.func, ast.Attribute) and \
+                src.func.attr == "ascontiguousarray" and len(src.args) == 1:
+            src = src.args[0]
+        return src if isinstance(src, ast.Name) else None
+
+    groups, receivers = [], set()     # groups: (allocated name, its views' names)
+    for node in ast.walk(fn):
+        body = getattr(node, "body", None)
+        if not isinstance(body, list):
+            continue
+        for i, stmt in enumerate(body):
+            if not made(stmt):
+                continue
+            names = [stmt.targets[0].id]
+            for nxt in body[i + 1:]:
+                src = view_of(nxt)
+                if src is None or src.id not in names:
+                    break
+                receivers.add(id(src))
+                names.append(nxt.targets[0].id)
+            groups.append(names)
+    indexed = {id(n.value) for n in ast.walk(fn) if isinstance(n, ast.Subscript)}
+    escaping = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name)
+                and isinstance(n.ctx, ast.Load) and id(n) not in indexed
+                and id(n) not in receivers}
+    return frozenset(names[0] for names in groups
+                     if all(assigned[n] == 1 and n not in escaping for n in names))
 
 
 def _assignment_counts(fn: ast.FunctionDef) -> dict:

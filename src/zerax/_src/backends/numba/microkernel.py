@@ -33,21 +33,24 @@ _VEC = ir.VectorType(_F64, 4)
 _WIDTH = 4                       # float64 lanes of one AVX2 register
 
 
-class _Strided:
-    """An array argument: its data pointer at the tile's origin and its byte strides."""
+class Strided:
+    """An array argument: its data pointer at the tile's origin (i8*) and its byte
+    strides (i64 values); ``contiguous_last``: its last axis has unit stride, so rows
+    along it load as vectors."""
 
-    def __init__(self, context, builder, arr_ty, arr, idx_ty, idx):
+    def __init__(self, builder, origin, strides, contiguous_last):
+        self.b, self.origin, self.strides = builder, origin, strides
+        self.contiguous_last = contiguous_last
+
+    @classmethod
+    def of_numba(cls, context, builder, arr_ty, arr, idx_ty, idx):
+        """From a Numba array value and the index tuple of the tile's first element."""
         ary = context.make_array(arr_ty)(context, builder, arr)
-        self.b = builder
-        self.strides = cgutils.unpack_tuple(builder, ary.strides, arr_ty.ndim)
+        strides = cgutils.unpack_tuple(builder, ary.strides, arr_ty.ndim)
         index = [context.cast(builder, v, t, types.intp)
                  for v, t in zip(cgutils.unpack_tuple(builder, idx, len(idx_ty)), idx_ty)]
-        offset = ir.Constant(_I64, 0)
-        for i, s in zip(index, self.strides):
-            offset = builder.add(offset, builder.mul(i, s))
-        self.origin = builder.gep(builder.bitcast(ary.data, ir.IntType(8).as_pointer()),
-                                  [offset])
-        self.contiguous_last = arr_ty.layout == "C"
+        return cls(builder, offset_pointer(builder, ary.data, index, strides), strides,
+                   arr_ty.layout == "C")
 
     def address(self, steps):
         """i8* of the element ``origin + sum(count * stride[axis])``; steps:
@@ -84,6 +87,29 @@ class _Strided:
                          ptr, align=8)
 
 
+def offset_pointer(builder, data, index, strides):
+    """i8* of ``data`` advanced by ``sum(index[i] * strides[i])`` bytes (i64 values)."""
+    offset = ir.Constant(_I64, 0)
+    for i, st in zip(index, strides):
+        offset = builder.add(offset, builder.mul(i, st))
+    return builder.gep(builder.bitcast(data, ir.IntType(8).as_pointer()), [offset])
+
+
+def keep_rolled(latch):
+    """Mark the loop whose back edge is the branch ``latch`` not to be unrolled.  A tile
+    is already unrolled by hand (rows x vectors accumulators); unrolling its k loop, or
+    the loops over tiles, multiplied a Newton-CG kernel's code by three and its LLVM
+    time by two and a half (issue 20), for no measured speed."""
+    module = latch.parent.parent.module
+    option = module.add_metadata([ir.MetaDataString(module, "llvm.loop.unroll.disable")])
+    # A loop's ID is a node whose first operand is itself, one per loop (the unique
+    # string keeps llvmlite from sharing one node between loops).
+    loop_id = module.add_metadata([option, ir.MetaDataString(
+        module, f"zerax.loop.{len(module.metadata)}")])
+    loop_id.operands = (loop_id, option)
+    latch.set_metadata("llvm.loop", loop_id)
+
+
 def _declare(module, name, fnty):
     try:
         return module.get_global(name)
@@ -98,54 +124,16 @@ def product_tile(rows, vectors, from_init, out_axes, s_axes, t_axes):
     module docstring).  ``out_axes`` = (m axis, n axis) of out (and of init),
     ``s_axes`` = (k axis, n axis) of S, ``t_axes`` = (m axis, k axis) of T; the index
     tuples give each array's element at the tile's first m, n and k (k = 0)."""
-    om, on = out_axes
-    sk, sn = s_axes
-    tm, tk = t_axes
+    params = (rows, vectors, from_init, out_axes, s_axes, t_axes)
 
     def codegen(context, builder, sig, args):
-        b = builder
-        out = _Strided(context, b, sig.args[0], args[0], sig.args[1], args[1])
-        s = _Strided(context, b, sig.args[2], args[2], sig.args[3], args[3])
-        t = _Strided(context, b, sig.args[4], args[4], sig.args[5], args[5])
-        k_count = context.cast(b, args[6], sig.args[6], types.int64)
-        fma = _declare(b.module, "llvm.fma.v4f64", ir.FunctionType(_VEC, [_VEC] * 3))
+        arrays = [Strided.of_numba(context, builder, sig.args[i], args[i], sig.args[i + 1],
+                                    args[i + 1]) for i in (0, 2, 4)]
         if from_init:
-            init = _Strided(context, b, sig.args[7], args[7], sig.args[8], args[8])
-            start = [[init.load_row([(om, i), (on, _WIDTH * j)], on) for j in range(vectors)]
-                     for i in range(rows)]
-        else:
-            zero = ir.Constant(_VEC, [0.0] * _WIDTH)
-            start = [[zero] * vectors for _ in range(rows)]
-        entry = b.block
-        header = b.append_basic_block("tile.k")
-        body = b.append_basic_block("tile.body")
-        done = b.append_basic_block("tile.done")
-        b.branch(header)
-        b.position_at_end(header)
-        k = b.phi(_I64)
-        k.add_incoming(ir.Constant(_I64, 0), entry)
-        acc = [[b.phi(_VEC) for _ in range(vectors)] for _ in range(rows)]
-        for i in range(rows):
-            for j in range(vectors):
-                acc[i][j].add_incoming(start[i][j], entry)
-        b.cbranch(b.icmp_signed("<", k, k_count), body, done)
-        b.position_at_end(body)
-        srow = [s.load_row([(sk, k), (sn, _WIDTH * j)], sn) for j in range(vectors)]
-        for i in range(rows):
-            scalar = t.load([(tm, i), (tk, k)])
-            splat = b.insert_element(ir.Constant(_VEC, None), scalar,
-                                     ir.Constant(ir.IntType(32), 0))
-            splat = b.shuffle_vector(splat, ir.Constant(_VEC, None),
-                                     ir.Constant(ir.VectorType(ir.IntType(32), _WIDTH),
-                                                 [0] * _WIDTH))
-            for j in range(vectors):
-                acc[i][j].add_incoming(b.call(fma, [splat, srow[j], acc[i][j]]), b.block)
-        k.add_incoming(b.add(k, ir.Constant(_I64, 1)), b.block)
-        b.branch(header)
-        b.position_at_end(done)
-        for i in range(rows):
-            for j in range(vectors):
-                out.store_row(acc[i][j], [(om, i), (on, _WIDTH * j)], on)
+            arrays.append(Strided.of_numba(context, builder, sig.args[7], args[7],
+                                            sig.args[8], args[8]))
+        emit_tile(builder, params, *arrays[:3], context.cast(builder, args[6], sig.args[6],
+                                                             types.int64), *arrays[3:])
         return context.get_dummy_value()
 
     def float64_array(ty):
@@ -165,4 +153,48 @@ def product_tile(rows, vectors, from_init, out_axes, s_axes, t_axes):
         @intrinsic
         def tile(typingctx, out, out_index, s, s_index, t, t_index, k_count):
             return typed(out, out_index, s, s_index, t, t_index, k_count)
+    tile.tile_params = params   # what `direct` needs to emit the same code without Numba
     return tile
+
+
+def emit_tile(b, params, out, s, t, k_count, init=None):
+    """The tile's code at ``b``'s position: ``params`` as `product_tile`'s arguments,
+    the arrays as `Strided` (``init`` when ``from_init``), ``k_count`` an i64 value."""
+    rows, vectors, from_init, (om, on), (sk, sn), (tm, tk) = params
+    fma = _declare(b.module, "llvm.fma.v4f64", ir.FunctionType(_VEC, [_VEC] * 3))
+    if from_init:
+        start = [[init.load_row([(om, i), (on, _WIDTH * j)], on) for j in range(vectors)]
+                 for i in range(rows)]
+    else:
+        zero = ir.Constant(_VEC, [0.0] * _WIDTH)
+        start = [[zero] * vectors for _ in range(rows)]
+    entry = b.block
+    header = b.append_basic_block("tile.k")
+    body = b.append_basic_block("tile.body")
+    done = b.append_basic_block("tile.done")
+    b.branch(header)
+    b.position_at_end(header)
+    k = b.phi(_I64)
+    k.add_incoming(ir.Constant(_I64, 0), entry)
+    acc = [[b.phi(_VEC) for _ in range(vectors)] for _ in range(rows)]
+    for i in range(rows):
+        for j in range(vectors):
+            acc[i][j].add_incoming(start[i][j], entry)
+    b.cbranch(b.icmp_signed("<", k, k_count), body, done)
+    b.position_at_end(body)
+    srow = [s.load_row([(sk, k), (sn, _WIDTH * j)], sn) for j in range(vectors)]
+    for i in range(rows):
+        scalar = t.load([(tm, i), (tk, k)])
+        splat = b.insert_element(ir.Constant(_VEC, None), scalar,
+                                 ir.Constant(ir.IntType(32), 0))
+        splat = b.shuffle_vector(splat, ir.Constant(_VEC, None),
+                                 ir.Constant(ir.VectorType(ir.IntType(32), _WIDTH),
+                                             [0] * _WIDTH))
+        for j in range(vectors):
+            acc[i][j].add_incoming(b.call(fma, [splat, srow[j], acc[i][j]]), b.block)
+    k.add_incoming(b.add(k, ir.Constant(_I64, 1)), b.block)
+    keep_rolled(b.branch(header))
+    b.position_at_end(done)
+    for i in range(rows):
+        for j in range(vectors):
+            out.store_row(acc[i][j], [(om, i), (on, _WIDTH * j)], on)
