@@ -40,8 +40,8 @@ import threading
 import numpy as np
 from llvmlite import ir
 
-from . import guard, lower_reduce, memory, threads
-from .machine import target_machine
+from .. import guard, lower_reduce, memory, threads
+from ..machine import target_machine
 
 
 class Unsupported(Exception):
