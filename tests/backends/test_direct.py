@@ -1,4 +1,4 @@
-"""Kernels compiled straight to LLVM IR (backends/numba/direct.py), without Numba.
+"""Kernels compiled straight to LLVM IR (backends/numba/direct/), without Numba.
 
 Each program is compared with NumPy (bit for bit where the arithmetic is exact, or where
 the kernel sums pairwise as NumPy does), and the tests check that the kernels they mean

@@ -12,6 +12,7 @@ import pytest
 import zerax as zx
 import zerax.numpy as znp
 from zerax import errors
+from zerax._src.backends.numba import compile as numba_compile
 
 
 def chain(a, b):
@@ -137,7 +138,7 @@ def test_threads_share_one_compiled_program(jchain):
 def _run(code, cache_dir):
     env = dict(os.environ, ZERAX_CACHE_DIR=str(cache_dir), NUMBA_DEBUG_CACHE="1")
     return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=env,
-                          capture_output=True, text=True, timeout=300)
+                          capture_output=True, text=True, timeout=300, check=False)
 
 
 PROGRAM = """
@@ -172,6 +173,22 @@ def test_corrupt_or_unwritable_cache_warns_and_recompiles(tmp_path):
     blocked.write_text("x")
     third = _run(PROGRAM, blocked)
     assert third.returncode == 0 and "could not be used" in third.stderr
+
+
+def test_the_cache_key_covers_the_backend_subpackages(tmp_path):
+    # the cache key hashes the backend's code: the translator's package (direct/) too,
+    # so that a change to it makes new entries instead of loading stale machine code
+    (tmp_path / "compile.py").write_text("")
+    (tmp_path / "notes.txt").write_text("")
+    (tmp_path / "direct" / "__pycache__").mkdir(parents=True)
+    (tmp_path / "direct" / "translate.py").write_text("")
+    (tmp_path / "direct" / "__pycache__" / "stale.py").write_text("")
+    assert numba_compile._backend_sources(str(tmp_path)) == ["compile.py",
+                                                             "direct/translate.py"]
+    here = os.path.dirname(numba_compile.__file__)
+    names = numba_compile._backend_sources(here)
+    assert {"compile.py", "vecmath.py", "direct/translate.py", "direct/runtime.py"} <= \
+        set(names)
 
 
 class _NumpySquare(zx.Function):
@@ -264,7 +281,7 @@ def test_python_number_arguments_are_weakly_typed():
         np.testing.assert_allclose(got, eager, rtol=1e-6)
     # a zerax.numpy function of a Python number is a strong float64, as NumPy's is
     # (NumPy 2; JAX would keep float32 here): jit agrees with eager
-    step = lambda p, lr: p * znp.exp(-lr)        # noqa: E731
+    step = lambda p, lr: p * znp.exp(-lr)
     assert zx.jit(step)(p, 0.1).dtype == step(zx.Array(p), 0.1).dtype == np.float64
     assert zx.jit(lambda x, n: x + n)(np.arange(3, dtype=np.int32), 1).dtype == np.int32
     assert zx.jit(lambda p, d: p * d["a"])(p, {"a": 2.0}).dtype == np.float32

@@ -21,7 +21,7 @@ pytestmark = pytest.mark.skipif(not native.supported(),
 # the kernel calls libc's madvise, which the native loader must resolve), a program split around a BLAS
 # product (Python glue between kernels), and a scalar fori_loop; then a small kernel
 # called directly with arguments it was not compiled for (a serial kernel, compiled by
-# backends/numba/direct.py: a new signature is compiled there, a strided array copied).
+# backends/numba/direct/: a new signature is compiled there, a strided array copied).
 PROGRAMS = """
     import json, sys
     import numpy as np, zerax as zx, zerax.numpy as znp
@@ -107,7 +107,7 @@ def test_second_process_loads_natively_without_numba(warm_cache):
     assert warm["values"] == cold["values"]        # the same machine code, bit for bit
     assert "Warning" not in stderr
     # Arguments the kernel was not compiled for: a strided array is copied, a new dtype
-    # is compiled by backends/numba/direct.py from the source (not by Numba): right answers.
+    # is compiled by backends/numba/direct/ from the source (not by Numba): right answers.
     np.testing.assert_array_equal(warm["strided"], np.arange(14.0)[::2] * 2.0 + 1.0)
     np.testing.assert_allclose(warm["float32"], np.arange(7.0) * 2.0 + 1.0)
     np.testing.assert_array_equal(warm["again"], np.arange(7.0) * 2.0 + 1.0)

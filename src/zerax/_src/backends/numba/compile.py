@@ -71,18 +71,30 @@ def cache_dir() -> str | None:
 _backend_digest: list = []
 
 
+def _backend_sources(here: str) -> list[str]:
+    """The Python files of the backend folder ``here``, subpackages included, as sorted
+    '/'-separated paths relative to it (``"compile.py"``, ``"direct/translate.py"``)."""
+    names = []
+    for dirpath, dirnames, files in os.walk(here):
+        dirnames[:] = [d for d in dirnames if d != "__pycache__"]
+        rel = os.path.relpath(dirpath, here)
+        names += [f if rel == "." else f"{rel}/{f}".replace(os.sep, "/")
+                  for f in files if f.endswith(".py")]
+    return sorted(names)
+
+
 def _versions() -> str:
     """What a cache entry depends on besides its source text: the versions, and this
-    backend's own code (vecmath's intrinsics are compiled into every kernel)."""
+    backend's own code (vecmath's intrinsics are compiled into every kernel), its
+    subpackages' (``direct/``, the translator) included."""
     import numba
 
     if not _backend_digest:
         h = hashlib.sha256()
         here = os.path.dirname(os.path.abspath(__file__))
-        for name in sorted(os.listdir(here)):
-            if name.endswith(".py"):
-                with open(os.path.join(here, name), "rb") as f:
-                    h.update(name.encode() + f.read())
+        for name in _backend_sources(here):
+            with open(os.path.join(here, *name.split("/")), "rb") as f:
+                h.update(name.encode() + f.read())
         _backend_digest.append(h.hexdigest()[:16])
     return (f"zerax {__version__} backend {_backend_digest[0]} numba {numba.__version__} "
             f"numpy {np.__version__}")

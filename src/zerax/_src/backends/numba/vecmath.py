@@ -558,7 +558,7 @@ def _float64_intrinsic(emit, name, doc):
         raise TypeError(f"vecmath.{name} is callable only inside Numba-compiled code")
     fn.__name__ = fn.__qualname__ = f"vecmath_{name}"
     fn.__doc__ = f"{name}(x) of a float64 inside njit code, {doc}."
-    fn.emit = emit   # for kernels compiled without Numba (direct.py)
+    fn.emit = emit   # for kernels compiled without Numba (direct/)
 
     @type_callable(fn)
     def _typer(context):

@@ -1,0 +1,339 @@
+"""The translation of calls: reshapes, allocations (``np.empty``/``zeros``/``full``/
+``copy``), casts, the float math of ``np``/``math`` (LLVM intrinsics or libm), the
+builtins ``min``/``max``/``abs``/``int``/``float``/``bool``, and zerax's helpers
+(`threads`' task count and block claims, the pairwise sum, ``vecmath``'s emitters,
+`memory.hugepages`)."""
+
+from __future__ import annotations
+
+import ast
+import math
+
+import numpy as np
+from llvmlite import ir
+
+from .. import lower_reduce, microkernel, threads
+from .pairwise import _pairwise_function
+from .values import (
+    _B,
+    _BYTE_PTR,
+    _DTYPE_NAMES,
+    _F32D,
+    _F64D,
+    _I1,
+    _I64,
+    _I64D,
+    Unsupported,
+    _arith_type,
+    _Array,
+    _c_strides,
+    _const,
+    _DType,
+    _mem_type,
+    _reg_type,
+    _Scalar,
+    _Tuple,
+)
+
+
+class _Calls:
+    """The translator's methods for calls (a mixin of ``translate._Kernel``, whose
+    state and ``_expr``/``_cast``/``_extern``/... they use)."""
+
+    def _call(self, e):
+        f = e.func
+        if isinstance(f, ast.Attribute) and f.attr == "reshape" and not e.keywords:
+            arr = self._expr(f.value)
+            if isinstance(arr, _Array):
+                shape = self._shape(e.args[0] if len(e.args) == 1 else ast.Tuple(e.args))
+                if math.prod(shape) != arr.size:
+                    raise Unsupported("a reshape that changes the size")
+                return _Array(arr.ptr, arr.dt, shape, arr.origin)
+        if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name):
+            mod, name = f.value.id, f.attr
+            if mod == "np":
+                return self._np_call(name, e)
+            if mod == "math":
+                return self._math_call(name, e)
+            raise Unsupported(f"call {ast.unparse(f)}")
+        if isinstance(f, ast.Name):
+            if e.keywords:
+                raise Unsupported("keyword arguments")
+            if f.id in ("min", "max") and len(e.args) == 2:
+                x, y = (self._expr(a) for a in e.args)
+                if not (isinstance(x, _Scalar) and isinstance(y, _Scalar)) or \
+                        x.dt.kind == "f" or y.dt.kind == "f":
+                    raise Unsupported("min/max of floats")
+                t = _arith_type(x.dt, y.dt)
+                xv, yv = self._cast(x, t).v, self._cast(y, t).v
+                cmp = self.b.icmp_signed if t.kind == "i" else self.b.icmp_unsigned
+                pick_y = cmp("<" if f.id == "min" else ">", yv, xv)
+                nonneg = x.nonneg and y.nonneg if f.id == "min" else x.nonneg or y.nonneg
+                return _Scalar(self.b.select(pick_y, yv, xv), t, nonneg=nonneg)
+            if f.id == "abs" and len(e.args) == 1:
+                return self._abs(self._expr(e.args[0]))
+            if f.id in ("int", "float", "bool") and len(e.args) == 1:
+                x = self._expr(e.args[0])
+                if not isinstance(x, _Scalar) or f.id == "int" and x.dt.kind == "u":
+                    raise Unsupported(f"{f.id}() of {getattr(x, 'dt', x)}")
+                return self._cast(x, {"int": _I64D, "float": _F64D, "bool": _B}[f.id])
+            helper = self.helpers.get(f.id)
+            if helper is threads.task_count and not e.args:
+                return _Scalar(self.b.call(self._extern("get_num_threads", _I64, []), []),
+                               _I64D)
+            if helper is threads.claim_block and len(e.args) == 1:
+                ctr = self._expr(e.args[0])
+                if not isinstance(ctr, _Array) or ctr.dt != _I64D:
+                    raise Unsupported("_claim_block of a non-int64 array")
+                # the blocks need only be handed out once each: "monotonic", as threads.py
+                return _Scalar(self.b.atomic_rmw("add", ctr.ptr, ir.Constant(_I64, 1),
+                                                 "monotonic"), _I64D, nonneg=True)
+            if helper is not None and helper is lower_reduce._pairwise_sum_nb and \
+                    len(e.args) == 1:
+                arr = self._expr(e.args[0])
+                if not isinstance(arr, _Array) or len(arr.shape) != 1 or \
+                        arr.dt not in (_F32D, _F64D) or arr.shape[0] == 0:
+                    raise Unsupported("_zx_pairwise_sum of this array")
+                fn = _pairwise_function(self.module, arr.dt)
+                return _Scalar(self.b.call(fn, [arr.ptr, ir.Constant(_I64, arr.shape[0])]),
+                               arr.dt)
+            emit = getattr(helper, "emit", None)
+            if emit is not None and len(e.args) == 1:
+                x = self._expr(e.args[0])
+                if not isinstance(x, _Scalar) or x.dt != _F64D:
+                    raise Unsupported(f"{f.id} of {getattr(x, 'dt', x)}")
+                return _Scalar(emit(self.b, x.v), _F64D)
+            raise Unsupported(f"call {f.id}")
+        raise Unsupported(f"call {ast.unparse(f)}")
+
+    def _product_tile(self, params, call):
+        """A register tile of a float64 product (microkernel.py), emitted as its Numba
+        intrinsic emits it: ``tile(out, out_index, s, s_index, t, t_index, k_count[,
+        init, init_index])``."""
+        if call.keywords or len(call.args) != (9 if params[2] else 7):
+            raise Unsupported("a product tile's arguments")
+        vals = [self._expr(a) for a in call.args]
+        arrays = []
+        for arr, index in zip(vals[0:6:2] + vals[7:8], vals[1:7:2] + vals[8:9]):
+            if not isinstance(arr, _Array) or arr.dt != _F64D or \
+                    not isinstance(index, _Tuple) or len(index.items) != len(arr.shape) or \
+                    not all(isinstance(i, _Scalar) and i.dt.kind in "iu" for i in index.items):
+                raise Unsupported("a product tile of these operands")
+            strides = [ir.Constant(_I64, st) for st in _c_strides(arr.shape, 8)]
+            origin = microkernel.offset_pointer(
+                self.b, arr.ptr, [self._cast(i, _I64D).v for i in index.items], strides)
+            arrays.append(microkernel.Strided(self.b, origin, strides, True))
+        k_count = vals[6]
+        if not isinstance(k_count, _Scalar) or k_count.dt.kind not in "iu":
+            raise Unsupported("a product tile's contraction length")
+        self._note_write(vals[0])
+        microkernel.emit_tile(self.b, params, *arrays[:3], self._cast(k_count, _I64D).v,
+                              *arrays[3:])
+
+    def _shape(self, node):
+        val = self._expr(node)
+        items = val.items if isinstance(val, _Tuple) else (val,)
+        if not all(isinstance(x, _Scalar) and x.const is not None and x.dt.kind in "iu"
+                   for x in items):
+            raise Unsupported("a shape that is not constant")
+        return tuple(int(x.const) for x in items)
+
+    def _dtype_arg(self, node):
+        val = self._expr(node)
+        if not isinstance(val, _DType):
+            raise Unsupported("a dtype argument")
+        return val.dt
+
+    def _allocate(self, dt, shape, fill=None):
+        in_loop = bool(self.loop_depth)
+        if in_loop and (self.in_parallel or self.allocating not in self.reusable):
+            raise Unsupported("an allocation inside a loop")
+        if dt.kind not in "biuf" or dt == np.float16:
+            raise Unsupported(f"an array of {dt}")
+        k = len(self.buffers)
+        if k >= self.n_alloc:
+            raise Unsupported("more allocations than the source writes")
+        # An array made in a loop body whose name is only ever indexed is one buffer for
+        # every iteration (no reference to an earlier iteration's array survives the
+        # rebinding), filled afresh where the source makes it.
+        self.buffers.append((dt, shape, None if in_loop else fill))
+        ptr = self.b.bitcast(self.impl.args[len(self.specs) + k], _mem_type(dt).as_pointer())
+        arr = _Array(ptr, dt, shape, (("buf", k), 0))
+        if in_loop and fill is not None:
+            self._fill_loop(arr, _const(dt, fill))
+        return arr
+
+    def _fill_loop(self, arr, value):
+        """Set every element of ``arr`` to scalar ``value`` (a run-time fill)."""
+        b = self.b
+        v = self._to_mem(self._cast(value, arr.dt))
+        counter = self.alloca_builder.alloca(_I64)
+        b.store(ir.Constant(_I64, 0), counter)
+        head = self.func.append_basic_block("fill.head")
+        body = self.func.append_basic_block("fill.body")
+        done = self.func.append_basic_block("fill.done")
+        b.branch(head)
+        b.position_at_end(head)
+        i = b.load(counter)
+        b.cbranch(b.icmp_signed("<", i, ir.Constant(_I64, arr.size)), body, done)
+        b.position_at_end(body)
+        b.store(v, b.gep(arr.ptr, [i], inbounds=True))
+        b.store(b.add(i, ir.Constant(_I64, 1)), counter)
+        b.branch(head)
+        b.position_at_end(done)
+
+    def _np_call(self, name, e):
+        args = e.args
+        kw = {k.arg: k.value for k in e.keywords}
+        if name in ("empty", "zeros") and len(args) in (1, 2) and set(kw) <= {"dtype"}:
+            dt_node = args[1] if len(args) == 2 else kw.get("dtype")
+            dt = self._dtype_arg(dt_node) if dt_node is not None else _F64D
+            return self._allocate(dt, self._shape(args[0]),
+                                  0 if name == "zeros" else None)
+        if name == "full" and len(args) in (2, 3) and set(kw) <= {"dtype"}:
+            dt_node = args[2] if len(args) == 3 else kw.get("dtype")
+            if dt_node is None:
+                raise Unsupported("np.full without a dtype")
+            dt = self._dtype_arg(dt_node)
+            shape = self._shape(args[0])
+            fill = self._expr(args[1])
+            if not isinstance(fill, _Scalar):
+                raise Unsupported("np.full of an array")
+            if fill.const is not None:
+                return self._allocate(dt, shape, fill.const)
+            arr = self._allocate(dt, shape)
+            self._fill_loop(arr, fill)
+            return arr
+        if kw:
+            raise Unsupported(f"np.{name} with keywords")
+        if name == "copy" and len(args) == 1:
+            src = self._expr(args[0])
+            if not isinstance(src, _Array):
+                raise Unsupported("np.copy of a scalar")
+            out = self._allocate(src.dt, src.shape)
+            nbytes = src.size * src.dt.itemsize
+            memcpy = self.b.module.declare_intrinsic(
+                "llvm.memcpy", [_BYTE_PTR, _BYTE_PTR, _I64])
+            self.b.call(memcpy, [self.b.bitcast(out.ptr, _BYTE_PTR),
+                                 self.b.bitcast(src.ptr, _BYTE_PTR),
+                                 ir.Constant(_I64, nbytes), ir.Constant(_I1, 0)])
+            return out
+        if name == "ascontiguousarray" and len(args) == 1:
+            src = self._expr(args[0])
+            if isinstance(src, _Array):
+                return src
+            raise Unsupported("np.ascontiguousarray of a scalar")
+        if name in _DTYPE_NAMES and len(args) == 1:
+            return self._cast(self._expr(args[0]), _DTYPE_NAMES[name])
+        if len(args) == 1:
+            return self._math(name, self._expr(args[0]), numpy=True)
+        if len(args) == 2:
+            return self._math2(name, self._expr(args[0]), self._expr(args[1]))
+        raise Unsupported(f"np.{name}")
+
+    def _math_call(self, name, e):
+        if e.keywords or len(e.args) != 1:
+            raise Unsupported(f"math.{name}")
+        return self._math(name, self._expr(e.args[0]), numpy=False)
+
+    def _abs(self, x):
+        if not isinstance(x, _Scalar):
+            raise Unsupported("abs of an array")
+        if x.dt.kind == "f":
+            fn = self.b.module.declare_intrinsic("llvm.fabs", [_reg_type(x.dt)])
+            return _Scalar(self.b.call(fn, [x.v]), x.dt)
+        if x.dt.kind == "b":
+            raise Unsupported("abs of a bool")
+        if x.dt.kind == "u":
+            return x
+        neg = self.b.icmp_signed("<", x.v, ir.Constant(x.v.type, 0))
+        return _Scalar(self.b.select(neg, self.b.neg(x.v), x.v), x.dt)
+
+    def _math(self, name, x, numpy):
+        if not isinstance(x, _Scalar):
+            raise Unsupported(f"{name} of an array")
+        b = self.b
+        if name in ("isfinite", "isnan", "isinf"):
+            if x.dt.kind != "f":
+                return _const(_B, name == "isfinite")
+            if name == "isnan":
+                return _Scalar(b.fcmp_unordered("uno", x.v, x.v), _B)
+            fabs = b.module.declare_intrinsic("llvm.fabs", [_reg_type(x.dt)])
+            ax = b.call(fabs, [x.v])
+            inf = ir.Constant(x.v.type, math.inf)
+            if name == "isinf":
+                return _Scalar(b.fcmp_ordered("==", ax, inf), _B)
+            return _Scalar(b.fcmp_ordered("<", ax, inf), _B)
+        if name in ("abs", "absolute", "fabs") and (numpy or name == "fabs"):
+            return self._abs(x if name != "fabs" else self._cast(x, _F64D))
+        if x.dt.kind != "f":
+            raise Unsupported(f"{name} of {x.dt} (Numba converts integers its own way)")
+        t = x.dt
+        if not numpy and t != _F64D:
+            raise Unsupported(f"math.{name} of {t}")
+        intrinsic = {"sqrt": "llvm.sqrt", "exp": "llvm.exp", "log": "llvm.log",
+                     "sin": "llvm.sin", "cos": "llvm.cos", "floor": "llvm.floor",
+                     "ceil": "llvm.ceil", "trunc": "llvm.trunc", "rint": "llvm.rint",
+                     "log2": "llvm.log2", "log10": "llvm.log10", "exp2": "llvm.exp2"}
+        if name in intrinsic:
+            fn = b.module.declare_intrinsic(intrinsic[name], [_reg_type(t)])
+            return _Scalar(b.call(fn, [x.v]), t)
+        libm = {"tan": "tan", "arcsin": "asin", "arccos": "acos", "arctan": "atan",
+                "sinh": "sinh", "cosh": "cosh", "tanh": "tanh", "arcsinh": "asinh",
+                "arccosh": "acosh", "arctanh": "atanh", "expm1": "expm1",
+                "log1p": "log1p", "cbrt": "cbrt", "asin": "asin", "acos": "acos",
+                "atan": "atan", "asinh": "asinh", "acosh": "acosh", "atanh": "atanh",
+                "erf": "erf", "erfc": "erfc", "lgamma": "lgamma", "gamma": "tgamma"}
+        if name in libm and (numpy or name not in ("arcsin", "arccos", "arctan")):
+            if name in ("erf", "erfc", "lgamma", "gamma") and numpy:
+                raise Unsupported(f"np.{name}")
+            symbol = libm[name] + ("f" if t == _F32D else "")
+            return _Scalar(self._libm(symbol, t, [x.v]), t)
+        raise Unsupported(f"{'np' if numpy else 'math'}.{name}")
+
+    def _libm(self, symbol, t, args):
+        import llvmlite.binding as ll
+        if not ll.address_of_symbol(symbol):
+            raise Unsupported(f"no {symbol} in this process")
+        ty = _reg_type(t)
+        try:
+            fn = self.module.get_global(symbol)
+        except KeyError:
+            fn = ir.Function(self.module, ir.FunctionType(ty, [ty] * len(args)), symbol)
+        return self.b.call(fn, args)
+
+    def _math2(self, name, x, y):
+        if not (isinstance(x, _Scalar) and isinstance(y, _Scalar)):
+            raise Unsupported(f"np.{name} of arrays")
+        if name in ("arctan2", "hypot", "power", "copysign"):
+            t = _arith_type(x.dt, y.dt)
+            if t.kind != "f" or x.dt != y.dt:
+                raise Unsupported(f"np.{name} of {x.dt}, {y.dt}")
+            if name == "power":
+                fn = self.b.module.declare_intrinsic("llvm.pow", [_reg_type(t)])
+                return _Scalar(self.b.call(fn, [x.v, y.v]), t)
+            if name == "copysign":
+                fn = self.b.module.declare_intrinsic("llvm.copysign", [_reg_type(t)])
+                return _Scalar(self.b.call(fn, [x.v, y.v]), t)
+            symbol = {"arctan2": "atan2", "hypot": "hypot"}[name] + \
+                ("f" if t == _F32D else "")
+            return _Scalar(self._libm(symbol, t, [x.v, y.v]), t)
+        raise Unsupported(f"np.{name}")
+
+    def _hugepages(self, call):
+        """``madvise(MADV_HUGEPAGE)`` on the whole 2 MiB pages inside an array (as
+        memory.hugepages does in Numba-compiled kernels)."""
+        arr = self._expr(call.args[0])
+        if not isinstance(arr, _Array):
+            raise Unsupported("_hugepages of a scalar")
+        b, page = self.b, 1 << 21
+        start = b.ptrtoint(arr.ptr, _I64)
+        end = b.add(start, ir.Constant(_I64, arr.size * arr.dt.itemsize))
+        mask = ir.Constant(_I64, ~(page - 1))
+        lo = b.and_(b.add(start, ir.Constant(_I64, page - 1)), mask)
+        hi = b.and_(end, mask)
+        madvise = self._extern("madvise", ir.IntType(32),
+                               [_BYTE_PTR, _I64, ir.IntType(32)])
+        with b.if_then(b.icmp_unsigned(">", hi, lo)):
+            b.call(madvise, [b.inttoptr(lo, _BYTE_PTR), b.sub(hi, lo),
+                             ir.Constant(ir.IntType(32), 14)])    # MADV_HUGEPAGE
