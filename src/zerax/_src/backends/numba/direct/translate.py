@@ -99,6 +99,7 @@ class _Kernel(_Calls, _ParallelLoops):
             n.target.id for n in ast.walk(self.fn) if isinstance(n, ast.For)
             and isinstance(n.target, ast.Name) and self.assigned[n.target.id] == 1)
         self.reusable = _reusable_allocations(self.fn, self.assigned)
+        self.tile_loops = _loops_over_tiles(self.fn, self.helpers)
         self.allocating = None      # the name the allocation being translated binds
         self._block(self.fn.body)
         if not self.b.block.is_terminated:
@@ -405,9 +406,7 @@ class _Kernel(_Calls, _ParallelLoops):
             self.b.branch(step_block)
         self.b.position_at_end(step_block)
         latch = self.b.branch(head)
-        if any(isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and
-               getattr(self.helpers.get(n.func.id), "tile_params", None) is not None
-               for n in ast.walk(s)):
+        if id(s) in self.tile_loops:
             microkernel.keep_rolled(latch)    # a loop over product tiles
         self.b.position_at_end(done)
 
@@ -761,6 +760,22 @@ class _Kernel(_Calls, _ParallelLoops):
         return _Scalar(self.b.select(cond, x.v, y.v), x.dt)
 
 
+def _loops_over_tiles(fn: ast.FunctionDef, helpers) -> set:
+    """The ids of the for loops of ``fn`` whose bodies call a product tile."""
+    loops: set = set()
+
+    def visit(node) -> bool:
+        found = isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
+            getattr(helpers.get(node.func.id), "tile_params", None) is not None
+        for child in ast.iter_child_nodes(node):
+            found = visit(child) or found
+        if found and isinstance(node, ast.For):
+            loops.add(id(node))
+        return found
+    visit(fn)
+    return loops
+
+
 def _reusable_allocations(fn: ast.FunctionDef, assigned) -> frozenset:
     """Names bound once, to a new array (``np.empty``/``zeros``/``full``), and otherwise
     only indexed, directly or through reshaped views bound right after it (never
@@ -786,7 +801,12 @@ def _reusable_allocations(fn: ast.FunctionDef, assigned) -> frozenset:
         return src if isinstance(src, ast.Name) else None
 
     groups, receivers = [], set()     # groups: (allocated name, its views' names)
-    for node in ast.walk(fn):
+    indexed, loads = set(), []
+    for node in ast.walk(fn):     # one walk: this runs for every kernel
+        if isinstance(node, ast.Subscript):
+            indexed.add(id(node.value))
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            loads.append(node)
         body = getattr(node, "body", None)
         if not isinstance(body, list):
             continue
@@ -801,10 +821,7 @@ def _reusable_allocations(fn: ast.FunctionDef, assigned) -> frozenset:
                 receivers.add(id(src))
                 names.append(nxt.targets[0].id)
             groups.append(names)
-    indexed = {id(n.value) for n in ast.walk(fn) if isinstance(n, ast.Subscript)}
-    escaping = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name)
-                and isinstance(n.ctx, ast.Load) and id(n) not in indexed
-                and id(n) not in receivers}
+    escaping = {n.id for n in loads if id(n) not in indexed and id(n) not in receivers}
     return frozenset(names[0] for names in groups
                      if all(assigned[n] == 1 and n not in escaping for n in names))
 
