@@ -203,7 +203,17 @@ defjvp(rem_p, lambda g, ans, x, y: g,
 
 max_p = elementwise("max", np.maximum, 2)
 min_p = elementwise("min", np.minimum, 2)
-pow_p = elementwise("pow", np.power, 2)
+def _pow_impl(x, y):
+    # Half and single precision through float64, rounded once: NumPy's SIMD float32
+    # power (AVX-512 builds) can be an ulp off where libm's powf, XLA's and the
+    # compiled kernels' are correctly rounded (optax's schedules compute in float32).
+    x, y = np.asarray(x), np.asarray(y)
+    if x.dtype in (np.float32, np.float16):
+        return np.power(x.astype(np.float64), y.astype(np.float64)).astype(x.dtype)
+    return np.power(x, y)
+
+
+pow_p = elementwise("pow", _pow_impl, 2)
 integer_pow_p = elementwise("integer_pow", lambda x, *, y: _integer_pow_impl(x, y), 1)
 atan2_p = elementwise("atan2", np.arctan2, 2, kinds="f")
 
