@@ -98,8 +98,10 @@ class _Kernel(_Calls, _ParallelLoops):
         self.induction = frozenset(
             n.target.id for n in ast.walk(self.fn) if isinstance(n, ast.For)
             and isinstance(n.target, ast.Name) and self.assigned[n.target.id] == 1)
-        self.reusable = _reusable_allocations(self.fn, self.assigned)
-        self.tile_loops = _loops_over_tiles(self.fn, self.helpers)
+        self._reusable = None       # computed at the first allocation inside a loop
+        self.tile_loops = _loops_over_tiles(self.fn, self.helpers) if any(
+            getattr(h, "tile_params", None) is not None for h in self.helpers.values()) \
+            else frozenset()
         self.allocating = None      # the name the allocation being translated binds
         self._block(self.fn.body)
         if not self.b.block.is_terminated:
@@ -260,6 +262,14 @@ class _Kernel(_Calls, _ParallelLoops):
             return _Scalar(v, kind,
                            nonneg=name in self.induction or name in self.nonneg_names)
         raise Unsupported(f"name {name!r}")
+
+    @property
+    def reusable(self) -> frozenset:
+        """Names whose arrays, made inside a loop, can be one buffer (an AST walk, done
+        only for kernels that allocate in loops)."""
+        if self._reusable is None:
+            self._reusable = _reusable_allocations(self.fn, self.assigned)
+        return self._reusable
 
     # -- statements
 
