@@ -175,6 +175,8 @@ def _triangular_solve_lower_numba(ctx, eqn):
 lowering_rules[cholesky_p] = _cholesky_lower_numba
 lowering_rules[lu_p] = _lu_lower_numba
 lowering_rules[triangular_solve_p] = _triangular_solve_lower_numba
+
+
 def _in_loop_host_lower(ctx, eqn):
     """A decomposition inside a compiled loop body: outputs allocated in the kernel,
     filled by the primitive's NumPy implementation in object mode."""
@@ -202,6 +204,8 @@ def _in_loop_host_lower(ctx, eqn):
 
 
 def _writer(prim, params, n_out):
+    """``(operands..., outputs...) -> None``: the primitive's NumPy implementation, its
+    results written into the ``n_out`` output arrays the kernel allocated."""
     impl = prim.impl
 
     def call(*arrays):
