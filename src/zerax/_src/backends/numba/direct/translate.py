@@ -41,14 +41,6 @@ from .values import (
 _ALLOCATIONS = ("empty", "zeros", "full", "copy")
 
 
-# Loops of at most this many iterations (known when translating) may be unrolled by
-# LLVM; longer ones, and loops over product tiles, are kept rolled.  Fully unrolled small
-# loops are what serial kernels gain (RK4's step: 1.25 ms against 2.8 ms rolled); the
-# partial unrolling of long loops, already vectorised and interleaved, cost a fifth of
-# their LLVM time (the mixer and MLP steps) for no measured speed (issue 20).
-UNROLL_TRIPS = 16
-
-
 class _Kernel(_Calls, _ParallelLoops):
     """Translates one generated kernel function (AST) for given argument specs."""
 
@@ -424,11 +416,8 @@ class _Kernel(_Calls, _ParallelLoops):
             self.b.branch(step_block)
         self.b.position_at_end(step_block)
         latch = self.b.branch(head)
-        trips = None if start.const is None or stop.const is None else \
-            -(-(int(stop.const) - int(start.const)) // step)
-        if id(s) in self.tile_loops or UNROLL_TRIPS is not None and (
-                trips is None or trips > UNROLL_TRIPS):
-            microkernel.keep_rolled(latch)
+        if id(s) in self.tile_loops:
+            microkernel.keep_rolled(latch)    # a loop over product tiles
         self.b.position_at_end(done)
 
     def _while(self, s):
