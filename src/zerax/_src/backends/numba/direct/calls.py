@@ -49,6 +49,11 @@ class _Calls:
                 if math.prod(shape) != arr.size:
                     raise Unsupported("a reshape that changes the size")
                 return _Array(arr.ptr, arr.dt, shape, arr.origin)
+        if isinstance(f, ast.Attribute) and f.attr == "conjugate" and not e.args and \
+                not e.keywords:
+            x = self._expr(f.value)
+            if isinstance(x, _Scalar):
+                return self._conjugate(x)
         if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name):
             mod, name = f.value.id, f.attr
             if mod == "np":
@@ -62,7 +67,7 @@ class _Calls:
             if f.id in ("min", "max") and len(e.args) == 2:
                 x, y = (self._expr(a) for a in e.args)
                 if not (isinstance(x, _Scalar) and isinstance(y, _Scalar)) or \
-                        x.dt.kind == "f" or y.dt.kind == "f":
+                        x.dt.kind in "fc" or y.dt.kind in "fc":
                     raise Unsupported("min/max of floats")
                 t = _arith_type(x.dt, y.dt)
                 xv, yv = self._cast(x, t).v, self._cast(y, t).v
@@ -72,6 +77,8 @@ class _Calls:
                 return _Scalar(self.b.select(pick_y, yv, xv), t, nonneg=nonneg)
             if f.id == "abs" and len(e.args) == 1:
                 return self._abs(self._expr(e.args[0]))
+            if f.id == "complex":
+                return self._complex_builtin([self._expr(a) for a in e.args])
             if f.id in ("int", "float", "bool") and len(e.args) == 1:
                 x = self._expr(e.args[0])
                 if not isinstance(x, _Scalar) or f.id == "int" and x.dt.kind == "u":
@@ -148,7 +155,7 @@ class _Calls:
         in_loop = bool(self.loop_depth)
         if in_loop and (self.in_parallel or self.allocating not in self.reusable):
             raise Unsupported("an allocation inside a loop")
-        if dt.kind not in "biuf" or dt == np.float16:
+        if dt.kind not in "biufc" or dt == np.float16:
             raise Unsupported(f"an array of {dt}")
         k = len(self.buffers)
         if k >= self.n_alloc:
@@ -199,7 +206,7 @@ class _Calls:
             fill = self._expr(args[1])
             if not isinstance(fill, _Scalar):
                 raise Unsupported("np.full of an array")
-            if fill.const is not None:
+            if fill.const is not None and dt.kind != "c":
                 return self._allocate(dt, shape, fill.const)
             arr = self._allocate(dt, shape)
             self._fill_loop(arr, fill)
@@ -239,6 +246,8 @@ class _Calls:
     def _abs(self, x):
         if not isinstance(x, _Scalar):
             raise Unsupported("abs of an array")
+        if x.dt.kind == "c":
+            return self._complex_abs(x)
         if x.dt.kind == "f":
             fn = self.b.module.declare_intrinsic("llvm.fabs", [_reg_type(x.dt)])
             return _Scalar(self.b.call(fn, [x.v]), x.dt)
@@ -253,7 +262,11 @@ class _Calls:
         if not isinstance(x, _Scalar):
             raise Unsupported(f"{name} of an array")
         b = self.b
+        if x.dt.kind == "c" and not numpy:
+            raise Unsupported(f"math.{name} of a complex number")
         if name in ("isfinite", "isnan", "isinf"):
+            if x.dt.kind == "c" and numpy:
+                return self._complex_test(name, x)
             if x.dt.kind != "f":
                 return _const(_B, name == "isfinite")
             if name == "isnan":
@@ -264,6 +277,10 @@ class _Calls:
             if name == "isinf":
                 return _Scalar(b.fcmp_ordered("==", ax, inf), _B)
             return _Scalar(b.fcmp_ordered("<", ax, inf), _B)
+        if name in ("conj", "conjugate") and numpy:
+            return self._conjugate(x)
+        if name in ("real", "imag") and numpy:
+            return self._part(name, x)
         if name in ("abs", "absolute", "fabs") and (numpy or name == "fabs"):
             return self._abs(x if name != "fabs" else self._cast(x, _F64D))
         if x.dt.kind != "f":

@@ -301,7 +301,7 @@ class Dispatcher:
                 self._refuse(str(e))
                 return self.numba(*args)
             self.compiled[key] = kernel
-            if self.on_compiled is not None:
+            if self.on_compiled is not None and _native_cacheable(kernel.record):
                 self.on_compiled(kernel)
         if fixed is not None:
             if kernel.writes_args:     # it must write the caller's own arrays
@@ -319,6 +319,15 @@ class Dispatcher:
         if log:
             with open(log, "a") as f:
                 f.write(f"{self.__name__}: {why}\n")
+
+
+def _native_cacheable(record) -> bool:
+    """Whether the native cache's reader (native._read_direct) accepts ``record``: it
+    takes arrays of bool, integer and float dtypes only, so a kernel of complex arrays
+    is not offered to its writer (the program is then not written to the native cache,
+    rather than written and rejected, with a warning, when read back)."""
+    return all(np.dtype(d).kind in "biuf" for d, _ in record["args"]) and \
+        all(np.dtype(d).kind in "biuf" for d, _, _ in record["buffers"])
 
 
 THREAD_POOL_SYMBOLS = frozenset({"numba_parallel_for", "get_num_threads"})

@@ -13,6 +13,7 @@ from llvmlite import ir
 
 from .. import memory, microkernel
 from .calls import _Calls
+from .complex import _ComplexScalars
 from .parallel import _ParallelLoops
 from .values import (
     _B,
@@ -41,7 +42,7 @@ from .values import (
 _ALLOCATIONS = ("empty", "zeros", "full", "copy")
 
 
-class _Kernel(_Calls, _ParallelLoops):
+class _Kernel(_Calls, _ComplexScalars, _ParallelLoops):
     """Translates one generated kernel function (AST) for given argument specs."""
 
     def __init__(self, fn: ast.FunctionDef, helpers: dict, specs, module, name,
@@ -64,6 +65,8 @@ class _Kernel(_Calls, _ParallelLoops):
         self.loops: list = []              # (continue block, break block)
         self.writes_args = False
         self.returns = None
+        self.fast = _FAST                  # the flags of float arithmetic
+        self.nonzero_names: list = []      # complex divisors (ast.dump) known not 0 here
 
     # -- module and function
 
@@ -483,7 +486,8 @@ class _Kernel(_Calls, _ParallelLoops):
         if isinstance(e, ast.Tuple):
             return _Tuple(self._expr(x) for x in e.elts)
         if isinstance(e, ast.BinOp):
-            return self._binop(e.op, self._expr(e.left), self._expr(e.right))
+            nonzero = bool(self.nonzero_names) and ast.dump(e.right) in self.nonzero_names
+            return self._binop(e.op, self._expr(e.left), self._expr(e.right), nonzero)
         if isinstance(e, ast.UnaryOp):
             return self._unary(e.op, self._expr(e.operand))
         if isinstance(e, ast.Compare):
@@ -495,6 +499,9 @@ class _Kernel(_Calls, _ParallelLoops):
                 out = self.b.and_(out, v) if isinstance(e.op, ast.And) else self.b.or_(out, v)
             return _Scalar(out, _B)
         if isinstance(e, ast.IfExp):
+            lazy = self._lazy_guarded(e)
+            if lazy is not None:
+                return lazy
             return self._select(self._truth(self._expr(e.test)), self._expr(e.body),
                                 self._expr(e.orelse))
         if isinstance(e, ast.Subscript):
@@ -515,8 +522,14 @@ class _Kernel(_Calls, _ParallelLoops):
             return _const(_F64D, math.inf)
         if isinstance(e.value, ast.Name) and e.value.id == "np" and e.attr == "nan":
             return _const(_F64D, math.nan)
-        if isinstance(e.value, ast.Name) and e.value.id == "math" and e.attr in ("pi", "e"):
+        if isinstance(e.value, ast.Name) and e.value.id == "math" and \
+                e.attr in ("pi", "e", "inf", "nan"):
             return _const(_F64D, getattr(math, e.attr))
+        if e.attr in ("real", "imag") and not (isinstance(e.value, ast.Name) and
+                                               e.value.id in ("np", "math")):
+            x = self._expr(e.value)
+            if isinstance(x, _Scalar):
+                return self._part(e.attr, x)
         raise Unsupported(f"attribute {ast.unparse(e)}")
 
     # indexing
@@ -604,6 +617,8 @@ class _Kernel(_Calls, _ParallelLoops):
         src = s.dt
         if src == dt:
             return s
+        if dt.kind == "c" or src.kind == "c":
+            return self._complex_cast(s, dt)
         if s.const is not None:
             with np.errstate(all="ignore"):
                 try:
@@ -639,17 +654,19 @@ class _Kernel(_Calls, _ParallelLoops):
         ext = b.sext if src.kind == "i" else b.zext
         return _Scalar(ext(v, to), dt, nonneg=s.nonneg)
 
-    def _binop(self, op, x, y):
+    def _binop(self, op, x, y, nonzero=False):
         if not (isinstance(x, _Scalar) and isinstance(y, _Scalar)):
             raise Unsupported("arithmetic on arrays")
         b = self.b
+        if x.dt.kind == "c" or y.dt.kind == "c":
+            return self._complex_binop(op, x, y, nonzero)
         if isinstance(op, (ast.BitAnd, ast.BitOr, ast.BitXor)) and x.dt.kind == "b" \
                 and y.dt.kind == "b":
             fn = {ast.BitAnd: b.and_, ast.BitOr: b.or_, ast.BitXor: b.xor}[type(op)]
             return _Scalar(fn(x.v, y.v), _B)
         if isinstance(op, ast.Div):
             t = _truediv_type(x.dt, y.dt)
-            return _Scalar(b.fdiv(self._cast(x, t).v, self._cast(y, t).v, flags=_FAST), t)
+            return _Scalar(b.fdiv(self._cast(x, t).v, self._cast(y, t).v, flags=self.fast), t)
         if isinstance(op, ast.Pow):
             t = _arith_type(x.dt, y.dt)
             if t.kind != "f":
@@ -662,7 +679,7 @@ class _Kernel(_Calls, _ParallelLoops):
             fns = {ast.Add: b.fadd, ast.Sub: b.fsub, ast.Mult: b.fmul}
             if type(op) not in fns:
                 raise Unsupported(f"float {type(op).__name__}")
-            return _Scalar(fns[type(op)](xv, yv, flags=_FAST), t)
+            return _Scalar(fns[type(op)](xv, yv, flags=self.fast), t)
         signed = t.kind == "i"
         both = x.nonneg and y.nonneg     # (indices: in range, so no overflow)
         if isinstance(op, ast.Add):
@@ -714,6 +731,8 @@ class _Kernel(_Calls, _ParallelLoops):
         if isinstance(op, ast.Not):
             return _Scalar(b.not_(self._truth(x)), _B)
         if isinstance(op, ast.USub):
+            if x.dt.kind == "c":
+                return self._complex_neg(x)
             if x.const is not None and x.dt.kind in "if":
                 return _const(x.dt, -x.const) if x.dt.kind == "f" or \
                     -x.const >= -(1 << 63) else _literal(-x.const)
@@ -740,6 +759,9 @@ class _Kernel(_Calls, _ParallelLoops):
             raise Unsupported(f"comparison {type(e.ops[0]).__name__}")
         if x.dt.kind == "b" and y.dt.kind == "b":
             return _Scalar(self.b.icmp_unsigned(op, x.v, y.v), _B)
+        if x.dt.kind == "c" or y.dt.kind == "c":
+            return self._complex_compare(op, x, y)
+        x, y = _exact_constant(x, y), _exact_constant(y, x)
         t = _arith_type(x.dt, y.dt)
         xv, yv = self._cast(x, t).v, self._cast(y, t).v
         if t.kind == "f":
@@ -759,6 +781,17 @@ class _Kernel(_Calls, _ParallelLoops):
             else:
                 raise Unsupported("a conditional expression of two types")
         return _Scalar(self.b.select(cond, x.v, y.v), x.dt)
+
+
+def _exact_constant(c, other):
+    """Integer constant ``c`` as a constant of float ``other``'s type when it is
+    exactly that float: a comparison with it (``x.real == 0`` of a float32) has the same
+    result in either type (Numba compares in float64)."""
+    if c.const is None or c.dt.kind not in _INT_KINDS or other.dt.kind != "f":
+        return c
+    if float(other.dt.type(c.const)) != c.const:
+        return c
+    return _const(other.dt, c.const)
 
 
 def _reusable_allocations(fn: ast.FunctionDef, assigned) -> frozenset:
