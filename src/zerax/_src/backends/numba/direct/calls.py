@@ -110,6 +110,8 @@ class _Calls:
                 if not isinstance(x, _Scalar) or x.dt != _F64D:
                     raise Unsupported(f"{f.id} of {getattr(x, 'dt', x)}")
                 return _Scalar(emit(self.b, x.v), _F64D)
+            if helper is not None and hasattr(helper, "py_func"):
+                return self._helper_call(helper, [self._expr(a) for a in e.args])
             raise Unsupported(f"call {f.id}")
         raise Unsupported(f"call {ast.unparse(f)}")
 
@@ -239,6 +241,11 @@ class _Calls:
         raise Unsupported(f"np.{name}")
 
     def _math_call(self, name, e):
+        if not e.keywords and len(e.args) == 2 and name in ("copysign", "atan2", "hypot"):
+            x, y = (self._expr(a) for a in e.args)
+            if not all(isinstance(v, _Scalar) and v.dt == _F64D for v in (x, y)):
+                raise Unsupported(f"math.{name} of these arguments")
+            return self._math2("arctan2" if name == "atan2" else name, x, y)
         if e.keywords or len(e.args) != 1:
             raise Unsupported(f"math.{name}")
         return self._math(name, self._expr(e.args[0]), numpy=False)
@@ -330,7 +337,8 @@ class _Calls:
                 fn = self.b.module.declare_intrinsic("llvm.pow", [_reg_type(t)])
                 return _Scalar(self.b.call(fn, [x.v, y.v]), t)
             if name == "copysign":
-                fn = self.b.module.declare_intrinsic("llvm.copysign", [_reg_type(t)])
+                ty = _reg_type(t)
+                fn = self._extern(f"llvm.copysign.f{8 * t.itemsize}", ty, [ty, ty])
                 return _Scalar(self.b.call(fn, [x.v, y.v]), t)
             symbol = {"arctan2": "atan2", "hypot": "hypot"}[name] + \
                 ("f" if t == _F32D else "")

@@ -225,29 +225,36 @@ class _ComplexScalars:
             return _const(t, complex(re.const, im.const))
         return self._make_complex(re.v, im.v, t)
 
-    # -- guarded division
+    # -- lazy conditional expressions
 
     def _lazy_guarded(self, e):
         """``p if (d.real == 0 and d.imag == 0) else q`` as Numba evaluates it (only the
         arm taken), ``q`` knowing ``d`` is not 0; None for another expression."""
-        name = _zero_guard(e.test)
-        if name is None:
+        guard = _zero_guard(e.test)
+        if guard is None:
             return None
+        return self._lazy_ifexp(self._truth(self._expr(e.test)), e.body, e.orelse, guard)
+
+    def _lazy_ifexp(self, cond, body, orelse, nonzero=None):
+        """``body if cond else orelse`` evaluating only the arm taken (branches and a
+        phi, which LLVM turns into a select where that is cheap and safe); ``nonzero``:
+        a divisor known not to be 0 in ``orelse``."""
         b = self.b
-        cond = self._truth(self._expr(e.test))
         then = self.func.append_basic_block("ifexp.then")
         other = self.func.append_basic_block("ifexp.else")
         done = self.func.append_basic_block("ifexp.done")
         b.cbranch(cond, then, other)
         b.position_at_end(then)
-        x = self._expr(e.body)
+        x = self._expr(body) if isinstance(body, ast.AST) else body
         then_end = self.b.block
         self.b.position_at_end(other)
-        self.nonzero_names.append(name)
+        if nonzero is not None:
+            self.nonzero_names.append(nonzero)
         try:
-            y = self._expr(e.orelse)
+            y = self._expr(orelse) if isinstance(orelse, ast.AST) else orelse
         finally:
-            self.nonzero_names.pop()
+            if nonzero is not None:
+                self.nonzero_names.pop()
         other_end = self.b.block
         if not (isinstance(x, _Scalar) and isinstance(y, _Scalar)):
             raise Unsupported("a conditional expression of arrays")
@@ -259,9 +266,11 @@ class _ComplexScalars:
             raise Unsupported("a conditional expression of two types")
         self.b.position_at_end(then_end)
         xv = self._cast(x, t).v
+        then_end = self.b.block
         self.b.branch(done)
         self.b.position_at_end(other_end)
         yv = self._cast(y, t).v
+        other_end = self.b.block
         self.b.branch(done)
         self.b.position_at_end(done)
         phi = self.b.phi(_reg_type(t))

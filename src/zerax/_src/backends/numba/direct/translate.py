@@ -14,6 +14,7 @@ from llvmlite import ir
 from .. import memory, microkernel
 from .calls import _Calls
 from .complex import _ComplexScalars
+from .helpers import _HelperCalls
 from .parallel import _ParallelLoops
 from .values import (
     _B,
@@ -42,7 +43,7 @@ from .values import (
 _ALLOCATIONS = ("empty", "zeros", "full", "copy")
 
 
-class _Kernel(_Calls, _ComplexScalars, _ParallelLoops):
+class _Kernel(_Calls, _ComplexScalars, _HelperCalls, _ParallelLoops):
     """Translates one generated kernel function (AST) for given argument specs."""
 
     def __init__(self, fn: ast.FunctionDef, helpers: dict, specs, module, name,
@@ -67,6 +68,9 @@ class _Kernel(_Calls, _ComplexScalars, _ParallelLoops):
         self.returns = None
         self.fast = _FAST                  # the flags of float arithmetic
         self.nonzero_names: list = []      # complex divisors (ast.dump) known not 0 here
+        self.helper_memo: dict = {}        # (py_func, arg dtypes) -> (function, result kind)
+        self.helper_returns = None         # a helper's [(block, value)] (helpers.py)
+        self.lazy_logic = False            # and/or/if-else evaluated lazily (helpers)
 
     # -- module and function
 
@@ -97,12 +101,7 @@ class _Kernel(_Calls, _ComplexScalars, _ParallelLoops):
         for k, (p, (dt, shape)) in enumerate(zip(params, self.specs)):
             self._bind(p, _Array(self.func.args[k], dt, shape, (("arg", k), 0)))
         self.params = params
-        self.assigned = _assignment_counts(self.fn)
-        self.induction = frozenset(
-            n.target.id for n in ast.walk(self.fn) if isinstance(n, ast.For)
-            and isinstance(n.target, ast.Name) and self.assigned[n.target.id] == 1)
-        self.reusable = _reusable_allocations(self.fn, self.assigned)
-        self.allocating = None      # the name the allocation being translated binds
+        self._prepare()
         self._block(self.fn.body)
         if not self.b.block.is_terminated:
             raise Unsupported("a kernel that does not end with a return")
@@ -122,6 +121,15 @@ class _Kernel(_Calls, _ComplexScalars, _ParallelLoops):
                     fn.args[index].add_attribute("noalias")
         self._export()
         return self
+
+    def _prepare(self):
+        """What the statements' translation knows of the whole function's names."""
+        self.assigned = _assignment_counts(self.fn)
+        self.induction = frozenset(
+            n.target.id for n in ast.walk(self.fn) if isinstance(n, ast.For)
+            and isinstance(n.target, ast.Name) and self.assigned[n.target.id] == 1)
+        self.reusable = _reusable_allocations(self.fn, self.assigned)
+        self.allocating = None      # the name the allocation being translated binds
 
     def _export(self):
         """The entry point, called as a CPython function (``PyObject *name(PyObject
@@ -261,6 +269,8 @@ class _Kernel(_Calls, _ComplexScalars, _ParallelLoops):
                 return _Array(v, kind[0], kind[1], origin)
             return _Scalar(v, kind,
                            nonneg=name in self.induction or name in self.nonneg_names)
+        if self.helper_returns is not None:
+            return self._global(name)
         raise Unsupported(f"name {name!r}")
 
     # -- statements
@@ -452,6 +462,8 @@ class _Kernel(_Calls, _ComplexScalars, _ParallelLoops):
         self.b.position_at_end(done)
 
     def _return(self, s):
+        if self.helper_returns is not None:
+            return self._helper_return(s)
         if self.loop_depth or self.returns is not None:
             raise Unsupported("a return inside a loop, or two returns")
         val = self._expr(s.value) if s.value is not None else _Tuple(())
@@ -492,6 +504,8 @@ class _Kernel(_Calls, _ComplexScalars, _ParallelLoops):
             return self._unary(e.op, self._expr(e.operand))
         if isinstance(e, ast.Compare):
             return self._compare(e)
+        if isinstance(e, ast.BoolOp) and self.lazy_logic:
+            return self._lazy_boolop(e)
         if isinstance(e, ast.BoolOp):
             vals = [self._truth(self._expr(x)) for x in e.values]
             out = vals[0]
@@ -499,6 +513,8 @@ class _Kernel(_Calls, _ComplexScalars, _ParallelLoops):
                 out = self.b.and_(out, v) if isinstance(e.op, ast.And) else self.b.or_(out, v)
             return _Scalar(out, _B)
         if isinstance(e, ast.IfExp):
+            if self.lazy_logic:
+                return self._lazy_ifexp(self._truth(self._expr(e.test)), e.body, e.orelse)
             lazy = self._lazy_guarded(e)
             if lazy is not None:
                 return lazy
