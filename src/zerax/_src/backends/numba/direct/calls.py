@@ -13,10 +13,12 @@ import numpy as np
 from llvmlite import ir
 
 from .. import lower_reduce, microkernel, threads
+from . import numba_cmath
 from .pairwise import _pairwise_function
 from .values import (
     _B,
     _BYTE_PTR,
+    _C128D,
     _DTYPE_NAMES,
     _F32D,
     _F64D,
@@ -110,7 +112,8 @@ class _Calls:
                 if not isinstance(x, _Scalar) or x.dt != _F64D:
                     raise Unsupported(f"{f.id} of {getattr(x, 'dt', x)}")
                 return _Scalar(emit(self.b, x.v), _F64D)
-            if helper is not None and hasattr(helper, "py_func"):
+            if helper is not None and (hasattr(helper, "py_func") or
+                                       helper in numba_cmath.TRANSLATABLE):
                 return self._helper_call(helper, [self._expr(a) for a in e.args])
             raise Unsupported(f"call {f.id}")
         raise Unsupported(f"call {ast.unparse(f)}")
@@ -271,6 +274,8 @@ class _Calls:
         b = self.b
         if x.dt.kind == "c" and not numpy:
             raise Unsupported(f"math.{name} of a complex number")
+        if x.dt == _C128D and name in numba_cmath.NP_FUNCTIONS:
+            return self._helper_call(numba_cmath.NP_FUNCTIONS[name], [x])
         if name in ("isfinite", "isnan", "isinf"):
             if x.dt.kind == "c" and numpy:
                 return self._complex_test(name, x)

@@ -23,6 +23,7 @@ import textwrap
 import numpy as np
 from llvmlite import ir
 
+from . import numba_cmath
 from .values import (
     _BYTE_PTR,
     Unsupported,
@@ -155,6 +156,8 @@ def _plain_function(disp):
     """The Python function of njit dispatcher ``disp`` when it is one the translator may
     compile as Numba does: options that the kernel's flags decide, no closure, no
     defaults."""
+    if disp in numba_cmath.TRANSLATABLE:
+        return disp
     py = getattr(disp, "py_func", None)
     if py is None or not type(disp).__module__.startswith("numba.") or \
             not isinstance(getattr(disp, "targetoptions", None), dict):
