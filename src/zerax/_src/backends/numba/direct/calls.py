@@ -1,8 +1,9 @@
 """The translation of calls: reshapes, allocations (``np.empty``/``zeros``/``full``/
 ``copy``), casts, the float math of ``np``/``math`` (LLVM intrinsics or libm), the
-builtins ``min``/``max``/``abs``/``int``/``float``/``bool``, and zerax's helpers
-(`threads`' task count and block claims, the pairwise sum, ``vecmath``'s emitters,
-`memory.hugepages`)."""
+builtins ``min``/``max``/``abs``/``int``/``float``/``bool``/``complex``, and zerax's
+helpers (`threads`' task count and block claims, the pairwise sum, ``vecmath``'s
+emitters, `memory.hugepages`; njit scalar helpers and Numba's complex functions go to
+helpers.py)."""
 
 from __future__ import annotations
 

@@ -125,6 +125,31 @@ class _HelperCalls:
             return _literal(value)
         raise Unsupported(f"name {name!r}")
 
+    def _constant_for(self, s):
+        """``for c in T`` over a global tuple ``T`` of numbers of one type (a helper's
+        coefficients), unrolled: the body once per item, in order."""
+        items = self.helpers.get(s.iter.id)
+        if s.orelse or not isinstance(s.target, ast.Name) or not isinstance(items, tuple) \
+                or not items or len({type(v) for v in items}) != 1 or \
+                type(items[0]) not in (bool, int, float) or len(items) > 64:
+            raise Unsupported("a for loop over this global")
+        name = s.target.id
+        self.induction = self.induction - {name}
+        done = self.func.append_basic_block("for.done")
+        for value in items:
+            nxt = self.func.append_basic_block("for.next")
+            self._bind(name, _literal(value))
+            self.loop_depth += 1
+            self.loops.append((nxt, done))
+            self._block(s.body)
+            self.loops.pop()
+            self.loop_depth -= 1
+            if not self.b.block.is_terminated:
+                self.b.branch(nxt)
+            self.b.position_at_end(nxt)
+        self.b.branch(done)
+        self.b.position_at_end(done)
+
     def _lazy_boolop(self, e):
         """``a and b``/``a or b`` evaluating ``b`` only when needed, as Python (a
         conversion in ``b`` that is undefined where ``a`` decides is never used)."""

@@ -368,6 +368,9 @@ class _Kernel(_Calls, _ComplexScalars, _HelperCalls, _ParallelLoops):
 
     def _for(self, s):
         it = s.iter
+        if self.helper_returns is not None and isinstance(it, ast.Name) and \
+                it.id not in self.slots:
+            return self._constant_for(s)
         if s.orelse or not isinstance(s.target, ast.Name) or not isinstance(it, ast.Call) \
                 or not isinstance(it.func, ast.Name) or \
                 it.func.id not in ("range", "prange") or it.keywords:
