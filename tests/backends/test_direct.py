@@ -267,3 +267,27 @@ def test_a_tampered_direct_record_is_rejected():
     for record in bad:
         with pytest.raises(diskcache.CacheRejected):
             native._read_direct(record, [b"obj"])
+
+
+FLOAT_MOD = """
+def kernel(a0, a1):
+    v1 = np.empty((N,), np.float64)
+    for i in range(N):
+        v1[i] = a0[i] % a1[i]
+    return (v1,)
+"""
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.lists(st.tuples(st.floats(), st.one_of(st.floats(), st.sampled_from([0.0, -0.0]))),
+                min_size=1, max_size=6))
+def test_float_remainder_is_pythons_with_nan_for_a_zero_divisor(pairs):
+    a = np.array([p[0] for p in pairs])
+    b = np.array([p[1] for p in pairs])
+    (r,) = _run_source(FLOAT_MOD.replace("N", str(len(a))), a, b)
+    for x, y, got in zip(a.tolist(), b.tolist(), r.tolist()):
+        if y == 0 or np.isnan(x) or np.isnan(y) or np.isinf(x):
+            assert np.isnan(got)
+        else:
+            want = x % y
+            assert got == want and np.signbit(got) == np.signbit(want)

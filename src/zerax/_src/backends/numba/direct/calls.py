@@ -113,6 +113,12 @@ class _Calls:
                 if not isinstance(x, _Scalar) or x.dt != _F64D:
                     raise Unsupported(f"{f.id} of {getattr(x, 'dt', x)}")
                 return _Scalar(emit(self.b, x.v), _F64D)
+            bitcast = _bitcast_types(helper) if len(e.args) == 1 else None
+            if bitcast is not None:
+                x = self._expr(e.args[0])
+                if not isinstance(x, _Scalar) or x.dt != bitcast[0]:
+                    raise Unsupported(f"{f.id} of {getattr(x, 'dt', x)}")
+                return _Scalar(self.b.bitcast(x.v, _reg_type(bitcast[1])), bitcast[1])
             if helper is not None and (hasattr(helper, "py_func") or
                                        helper in numba_cmath.TRANSLATABLE):
                 return self._helper_call(helper, [self._expr(a) for a in e.args])
@@ -299,6 +305,11 @@ class _Calls:
         if x.dt.kind != "f":
             raise Unsupported(f"{name} of {x.dt} (Numba converts integers its own way)")
         t = x.dt
+        if name == "sign" and numpy:      # Numba's real_sign: +-1, or x itself (0, nan)
+            zero = ir.Constant(x.v.type, 0.0)
+            neg = b.select(b.fcmp_ordered("<", x.v, zero), ir.Constant(x.v.type, -1.0), x.v)
+            return _Scalar(b.select(b.fcmp_ordered(">", x.v, zero),
+                                    ir.Constant(x.v.type, 1.0), neg), t)
         if not numpy and t != _F64D:
             raise Unsupported(f"math.{name} of {t}")
         intrinsic = {"sqrt": "llvm.sqrt", "exp": "llvm.exp", "log": "llvm.log",
@@ -335,6 +346,15 @@ class _Calls:
     def _math2(self, name, x, y):
         if not (isinstance(x, _Scalar) and isinstance(y, _Scalar)):
             raise Unsupported(f"np.{name} of arrays")
+        if name in ("remainder", "fmod") and x.dt == y.dt and x.dt.kind == "f":
+            # Numba's np_real_mod_impl / np_real_fmod_impl
+            b, zero = self.b, ir.Constant(x.v.type, 0.0)
+            res = b.frem(x.v, y.v, flags=self.fast)
+            if name == "fmod":
+                return _Scalar(res, x.dt)
+            fix = b.and_(b.fcmp_ordered("!=", res, zero),
+                         b.xor(b.fcmp_ordered("<", y.v, zero), b.fcmp_ordered("<", res, zero)))
+            return _Scalar(b.fadd(res, b.select(fix, y.v, zero), flags=self.fast), x.dt)
         if name in ("arctan2", "hypot", "power", "copysign"):
             t = _arith_type(x.dt, y.dt)
             if t.kind != "f" or x.dt != y.dt:
@@ -368,3 +388,18 @@ class _Calls:
         with b.if_then(b.icmp_unsigned(">", hi, lo)):
             b.call(madvise, [b.inttoptr(lo, _BYTE_PTR), b.sub(hi, lo),
                              ir.Constant(ir.IntType(32), 14)])    # MADV_HUGEPAGE
+
+
+def _bitcast_types(helper):
+    """(source, destination) dtypes of ``lower_elementwise``'s bitcast intrinsic
+    ``helper`` (one LLVM ``bitcast``), or None for another helper."""
+    if helper is None or type(helper).__module__.split(".")[0] != "numba":
+        return None
+    from .. import lower_elementwise
+    for (src, dst), fn in list(lower_elementwise._INTRINSICS.items()):
+        if fn is helper:
+            if src.kind not in "iuf" or dst.kind not in "iuf" or \
+                    src.itemsize != dst.itemsize or np.float16 in (src, dst):
+                return None
+            return src, dst
+    return None

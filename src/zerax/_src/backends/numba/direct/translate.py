@@ -696,6 +696,8 @@ class _Kernel(_Calls, _ComplexScalars, _HelperCalls, _ParallelLoops):
         xv, yv = self._cast(x, t).v, self._cast(y, t).v
         if t.kind == "f":
             fns = {ast.Add: b.fadd, ast.Sub: b.fsub, ast.Mult: b.fmul}
+            if isinstance(op, ast.Mod):
+                return _Scalar(self._float_mod(xv, yv), t)
             if type(op) not in fns:
                 raise Unsupported(f"float {type(op).__name__}")
             return _Scalar(fns[type(op)](xv, yv, flags=self.fast), t)
@@ -717,6 +719,20 @@ class _Kernel(_Calls, _ComplexScalars, _HelperCalls, _ParallelLoops):
         if isinstance(op, ast.RShift):
             return _Scalar((b.ashr if signed else b.lshr)(xv, yv), t)
         raise Unsupported(f"operator {type(op).__name__}")
+
+    def _float_mod(self, x, y):
+        """Python's float ``x % y`` as Numba computes it (``real_divmod``: C's fmod,
+        moved to the divisor's sign; a zero remainder signed as the divisor; fmod's nan
+        for a zero divisor, Numba's 'numpy' error model)."""
+        b = self.b
+        zero = ir.Constant(x.type, 0.0)
+        mod = b.frem(x, y, flags=self.fast)
+        y_neg = b.fcmp_ordered("<", y, zero)
+        moved = b.select(b.icmp_unsigned("!=", y_neg, b.fcmp_ordered("<", mod, zero)),
+                         b.fadd(mod, y, flags=self.fast), mod)
+        signed_zero = b.select(y_neg, ir.Constant(x.type, -0.0), zero)
+        out = b.select(b.fcmp_unordered("!=", mod, zero), moved, signed_zero)
+        return b.select(b.fcmp_ordered("==", y, zero), mod, out)
 
     def _int_divmod(self, floor_div, x, y, signed):
         """Python's floored ``//`` or ``%`` of integers, 0 for a zero divisor (Numba's
