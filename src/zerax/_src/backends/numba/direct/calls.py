@@ -13,7 +13,7 @@ import math
 import numpy as np
 from llvmlite import ir
 
-from .. import lower_reduce, microkernel, threads
+from .. import lower_elementwise, lower_reduce, microkernel, threads
 from . import numba_cmath
 from .pairwise import _pairwise_function
 from .values import (
@@ -395,7 +395,6 @@ def _bitcast_types(helper):
     ``helper`` (one LLVM ``bitcast``), or None for another helper."""
     if helper is None or type(helper).__module__.split(".")[0] != "numba":
         return None
-    from .. import lower_elementwise
     for (src, dst), fn in list(lower_elementwise._INTRINSICS.items()):
         if fn is helper:
             if src.kind not in "iuf" or dst.kind not in "iuf" or \

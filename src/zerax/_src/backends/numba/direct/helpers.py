@@ -23,6 +23,7 @@ import textwrap
 import numpy as np
 from llvmlite import ir
 
+from .. import lower_elementwise
 from . import numba_cmath
 from .values import (
     _BYTE_PTR,
@@ -200,7 +201,6 @@ def _source_tree(py) -> ast.FunctionDef:
     """The FunctionDef of ``py`` (threefry's, made by ``exec``, from the text it was
     made from)."""
     if py.__code__.co_filename == "<threefry2x32>":
-        from .. import lower_elementwise
         text = lower_elementwise._threefry_scalar_source()
     else:
         try:
