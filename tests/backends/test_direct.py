@@ -6,6 +6,7 @@ to exercise really were compiled by the translator, not handed to Numba.
 """
 
 import ast
+import math
 import textwrap
 
 import numpy as np
@@ -291,3 +292,54 @@ def test_float_remainder_is_pythons_with_nan_for_a_zero_divisor(pairs):
         else:
             want = x % y
             assert got == want and np.signbit(got) == np.signbit(want)
+
+
+_NUMBA_GAMMA = []
+
+
+def _numba_gamma(x):
+    if not _NUMBA_GAMMA:
+        import numba
+        _NUMBA_GAMMA.append(numba.njit(lambda x: math.gamma(x)))
+    return _NUMBA_GAMMA[0](x)
+
+
+MATH_FNS = """
+def kernel(a0, a1):
+    v1 = np.empty((N,), np.float64)
+    v2 = np.empty((N,), np.float64)
+    v3 = np.empty((N,), np.int64)
+    v4 = np.empty((N,), np.float64)
+    v5 = np.empty((N,), np.float64)
+    for i in range(N):
+        x = a0[i]
+        y = a1[i]
+        v1[i] = max(x, y) - min(x, y)
+        m, e = math.frexp(x)
+        v2[i] = math.ldexp(m, e + 3)
+        v3[i] = math.floor(x) // 2
+        v4[i] = math.gamma(x)
+        v5[i] = math.pow(abs(x), y)
+    return (v1, v2, v3, v4, v5)
+"""
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.lists(st.tuples(st.floats(-150, 150), st.one_of(st.floats(-4, 4), st.just(np.nan))),
+                min_size=1, max_size=6))
+def test_math_builtins_as_python_computes_them(pairs):
+    # Numba's math.* are Python's: min/max keep the first of equals and lose a later
+    # nan, frexp/ldexp are exact, floor is an int; gamma is Numba's own (its helperlib's,
+    # not CPython's: gamma(13) is 479001599.99999994 there)
+    a = np.array([p[0] for p in pairs])
+    b = np.array([p[1] for p in pairs])
+    v1, v2, v3, v4, v5 = _run_source(MATH_FNS.replace("N", str(len(a))), a, b)
+    for k, (x, y) in enumerate(zip(a.tolist(), b.tolist())):
+        np.testing.assert_equal(v1[k], max(x, y) - min(x, y))
+        assert v2[k] == x * 8.0 and v3[k] == math.floor(x) // 2
+        np.testing.assert_equal(v4[k], _numba_gamma(x))
+        if not np.isnan(y) and x != 0:
+            try:
+                assert v5[k] == math.pow(abs(x), y)
+            except OverflowError:
+                assert v5[k] == math.inf

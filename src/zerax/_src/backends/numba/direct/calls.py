@@ -22,8 +22,10 @@ from .values import (
     _C128D,
     _DTYPE_NAMES,
     _F32D,
+    _F64,
     _F64D,
     _I1,
+    _I32D,
     _I64,
     _I64D,
     Unsupported,
@@ -70,11 +72,14 @@ class _Calls:
             if f.id in ("min", "max") and len(e.args) == 2:
                 x, y = (self._expr(a) for a in e.args)
                 if not (isinstance(x, _Scalar) and isinstance(y, _Scalar)) or \
-                        x.dt.kind in "fc" or y.dt.kind in "fc":
-                    raise Unsupported("min/max of floats")
+                        x.dt.kind == "c" or y.dt.kind == "c":
+                    raise Unsupported("min/max of complex numbers")
+                # Numba's do_minmax: select(y > x, y, x) (ordered: a nan y loses)
                 t = _arith_type(x.dt, y.dt)
                 xv, yv = self._cast(x, t).v, self._cast(y, t).v
                 cmp = self.b.icmp_signed if t.kind == "i" else self.b.icmp_unsigned
+                if t.kind == "f":
+                    cmp = self.b.fcmp_ordered
                 pick_y = cmp("<" if f.id == "min" else ">", yv, xv)
                 nonneg = x.nonneg and y.nonneg if f.id == "min" else x.nonneg or y.nonneg
                 return _Scalar(self.b.select(pick_y, yv, xv), t, nonneg=nonneg)
@@ -251,14 +256,47 @@ class _Calls:
         raise Unsupported(f"np.{name}")
 
     def _math_call(self, name, e):
-        if not e.keywords and len(e.args) == 2 and name in ("copysign", "atan2", "hypot"):
+        if not e.keywords and len(e.args) == 2 and \
+                name in ("copysign", "atan2", "hypot", "pow"):
             x, y = (self._expr(a) for a in e.args)
             if not all(isinstance(v, _Scalar) and v.dt == _F64D for v in (x, y)):
                 raise Unsupported(f"math.{name} of these arguments")
-            return self._math2("arctan2" if name == "atan2" else name, x, y)
+            # (math.pow of floats is Numba's float ** float: llvm.pow)
+            return self._math2({"atan2": "arctan2", "pow": "power"}.get(name, name), x, y)
+        if not e.keywords and name in ("frexp", "ldexp"):
+            return self._frexp_ldexp(name, [self._expr(a) for a in e.args])
         if e.keywords or len(e.args) != 1:
             raise Unsupported(f"math.{name}")
         return self._math(name, self._expr(e.args[0]), numpy=False)
+
+    def _frexp_ldexp(self, name, args):
+        """Numba's ``math.frexp(x) -> (float64, intc)`` and ``math.ldexp(x, intc)`` of
+        a float64: its helperlib's ``numba_frexp``/``numba_ldexp``."""
+        i32 = ir.IntType(32)
+        if name == "frexp" and len(args) == 1 and isinstance(args[0], _Scalar) and \
+                args[0].dt == _F64D:
+            fn = self._numba_helper("numba_frexp", _F64, [_F64, i32.as_pointer()])
+            slot = self.alloca_builder.alloca(i32)
+            mant = self.b.call(fn, [args[0].v, slot])
+            return _Tuple([_Scalar(mant, _F64D), _Scalar(self.b.load(slot), _I32D)])
+        if name == "ldexp" and len(args) == 2 and all(isinstance(a, _Scalar) for a in args) \
+                and args[0].dt == _F64D and args[1].dt.kind in "iu":
+            fn = self._numba_helper("numba_ldexp", _F64, [_F64, i32])
+            fn.args[1].add_attribute("signext")
+            return _Scalar(self.b.call(fn, [args[0].v, self._cast(args[1], _I32D).v]), _F64D)
+        raise Unsupported(f"math.{name} of these arguments")
+
+    def _numba_helper(self, symbol, ret, params):
+        """The declaration of Numba's C helper ``symbol`` (``numba_<name>``), its address
+        made known to LLVM."""
+        import llvmlite.binding as ll
+        if not ll.address_of_symbol(symbol):
+            from numba import _helperlib  # Numba's C helpers (numba_gamma, ...)
+            address = _helperlib.c_helpers.get(symbol[len("numba_"):])
+            if not address:
+                raise Unsupported(f"no {symbol} in this process")
+            ll.add_symbol(symbol, address)
+        return self._extern(symbol, ret, params)
 
     def _abs(self, x):
         if not isinstance(x, _Scalar):
@@ -318,13 +356,17 @@ class _Calls:
                      "log2": "llvm.log2", "log10": "llvm.log10", "exp2": "llvm.exp2"}
         if name in intrinsic:
             fn = b.module.declare_intrinsic(intrinsic[name], [_reg_type(t)])
-            return _Scalar(b.call(fn, [x.v]), t)
+            out = _Scalar(b.call(fn, [x.v]), t)
+            if not numpy and name in ("floor", "ceil", "trunc"):
+                return self._cast(out, _I64D)      # Python's (and Numba's) int result
+            return out
         libm = {"tan": "tan", "arcsin": "asin", "arccos": "acos", "arctan": "atan",
                 "sinh": "sinh", "cosh": "cosh", "tanh": "tanh", "arcsinh": "asinh",
                 "arccosh": "acosh", "arctanh": "atanh", "expm1": "expm1",
                 "log1p": "log1p", "cbrt": "cbrt", "asin": "asin", "acos": "acos",
                 "atan": "atan", "asinh": "asinh", "acosh": "acosh", "atanh": "atanh",
-                "erf": "erf", "erfc": "erfc", "lgamma": "lgamma", "gamma": "tgamma"}
+                "erf": "erf", "erfc": "erfc", "lgamma": "lgamma",
+                "gamma": "numba_gamma"}      # Numba's math.gamma: its helperlib's
         if name in libm and (numpy or name not in ("arcsin", "arccos", "arctan")):
             if name in ("erf", "erfc", "lgamma", "gamma") and numpy:
                 raise Unsupported(f"np.{name}")
@@ -334,6 +376,9 @@ class _Calls:
 
     def _libm(self, symbol, t, args):
         import llvmlite.binding as ll
+        if symbol.startswith("numba_"):
+            ty = _reg_type(t)
+            return self.b.call(self._numba_helper(symbol, ty, [ty] * len(args)), args)
         if not ll.address_of_symbol(symbol):
             raise Unsupported(f"no {symbol} in this process")
         ty = _reg_type(t)

@@ -47,6 +47,7 @@ def _mem_type(dt: np.dtype):
 
 _B = np.dtype(np.bool_)
 _I64D = np.dtype(np.int64)
+_I32D = np.dtype(np.int32)
 _U64D = np.dtype(np.uint64)
 _F64D = np.dtype(np.float64)
 _F32D = np.dtype(np.float32)
