@@ -343,3 +343,28 @@ def test_math_builtins_as_python_computes_them(pairs):
                 assert v5[k] == math.pow(abs(x), y)
             except OverflowError:
                 assert v5[k] == math.inf
+
+
+def test_a_variable_of_two_types_has_numbas_unified_type():
+    # ``acc = one`` (int8) then ``acc = acc * x`` (int64): Numba types acc (and x) int64
+    # throughout (scalarmath.int_pow, a helper); ``k = 1`` then ``k = k + 0.5``: float64
+    a = np.arange(-10, 10, dtype=np.int8)
+    f = zx.jit(lambda a: zx.lax.integer_pow(a, 11))
+    out, ok = _compiled_directly(f, a)
+    assert ok
+    np.testing.assert_array_equal(np.asarray(out), a ** 11)
+    src = """
+    def kernel(a0):
+        v = np.empty((3,), np.float64)
+        for i in range(3):
+            k = 1
+            k = k + a0[i]
+            v[i] = k / 2
+        return (v,)
+    """
+    x = np.array([0.5, -1.0, 2.25])
+    (v,) = _run_source(textwrap.dedent(src), x)
+    np.testing.assert_array_equal(v, (1 + x) / 2)
+    mixed = src.replace("k = k + a0[i]", "k = np.uint64(k) + np.uint64(2)")
+    with pytest.raises(direct.Unsupported, match="changes type|a variable of"):
+        _run_source(textwrap.dedent(mixed), x)

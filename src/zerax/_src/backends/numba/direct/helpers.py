@@ -55,8 +55,7 @@ class _HelperCalls:
             memo[key] = None
             sub = type(self)(_source_tree(py), _Globals(py), (), self.module,
                              f"zerax.helper{len(memo)}.{py.__name__}", self.layout)
-            sub.helper_memo = memo
-            sub.fast = self.fast
+            sub.helper_memo, sub.fast, sub.forced, sub.owner = memo, self.fast, self.forced, py
             entry = memo[key] = sub._build_helper(dts)
         fn, kind = entry
         ty = _kind_type(kind)

@@ -18,7 +18,7 @@ from llvmlite import ir
 from .. import guard
 from ..machine import target_machine
 from .translate import _Kernel
-from .values import Unsupported
+from .values import Unsupported, _TypeChange, _unify
 
 # Counters for tests and diagnostics: kernels compiled here, and refused (with why).
 stats = {"compiled": 0, "refused": 0}
@@ -79,9 +79,23 @@ def compile_kernel(fn_ast: ast.FunctionDef, helpers: dict, specs) -> DirectKerne
         if kernel is not None:
             return kernel
         symbol = f"zerax_direct_{key}"
-        module = ir.Module(name=symbol)
-        module.triple = ll.get_process_triple()
-        k = _Kernel(fn_ast, helpers, specs, module, symbol, guard.layout()).build()
+        forced: dict = {}
+        for _ in range(8):      # again with each variable of two types unified (Numba's)
+            module = ir.Module(name=symbol)
+            module.triple = ll.get_process_triple()
+            k = _Kernel(fn_ast, helpers, specs, module, symbol, guard.layout())
+            k.forced = forced
+            try:
+                k.build()
+                break
+            except _TypeChange as e:
+                where = (e.owner, e.name)
+                unified = _unify(_unify(e.old, e.new), forced.get(where, e.old))
+                if where in forced and forced[where] == unified:
+                    raise Unsupported(str(e)) from None
+                forced[where] = unified
+        else:
+            raise Unsupported("variables of too many types")
         if k.returns is None:
             raise Unsupported("no return")
         if k.parallel:

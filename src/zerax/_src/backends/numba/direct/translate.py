@@ -38,6 +38,8 @@ from .values import (
     _Scalar,
     _truediv_type,
     _Tuple,
+    _TypeChange,
+    _unify,
 )
 
 _ALLOCATIONS = ("empty", "zeros", "full", "copy")
@@ -71,6 +73,8 @@ class _Kernel(_Calls, _ComplexScalars, _HelperCalls, _ParallelLoops):
         self.helper_memo: dict = {}        # (py_func, arg dtypes) -> (function, result kind)
         self.helper_returns = None         # a helper's [(block, value)] (helpers.py)
         self.lazy_logic = False            # and/or/if-else evaluated lazily (helpers)
+        self.owner = None                  # the helper's Python function (helpers.py)
+        self.forced: dict = {}             # (owner, name) -> unified dtype (_TypeChange)
 
     # -- module and function
 
@@ -222,6 +226,8 @@ class _Kernel(_Calls, _ComplexScalars, _HelperCalls, _ParallelLoops):
         if name in self.slots:
             slot, old = self.slots[name]
             if old != kind:
+                if isinstance(old, np.dtype) and isinstance(kind, np.dtype):
+                    raise _TypeChange(self.owner, name, old, kind)
                 raise Unsupported(f"{name!r} changes type ({old} -> {kind})")
             return slot
         if isinstance(kind, tuple):
@@ -242,6 +248,11 @@ class _Kernel(_Calls, _ComplexScalars, _HelperCalls, _ParallelLoops):
             self.renamed[name] = f"{name}.value"
             name = self.renamed[name]
         if isinstance(val, _Scalar):
+            forced = self.forced.get((self.owner, name))
+            if forced is not None:       # bound to several types: their unification
+                if _unify(forced, val.dt) != forced:
+                    raise _TypeChange(self.owner, name, forced, val.dt)
+                val = self._cast(val, forced)
             self.b.store(val.v, self._slot(name, val.dt))
             self.kinds.setdefault(name, val.dt)
             if val.nonneg and self.assigned[name] == 1:

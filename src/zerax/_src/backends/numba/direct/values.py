@@ -14,6 +14,16 @@ class Unsupported(Exception):
     """A construct this translator does not compile: Numba compiles the kernel."""
 
 
+class _TypeChange(Unsupported):
+    """A variable bound to scalars of two types (``owner``: the helper's Python function,
+    None for the kernel): Numba types it as their unification everywhere, so the
+    translation is done again with that type (`runtime.compile_kernel`)."""
+
+    def __init__(self, owner, name, old, new):
+        super().__init__(f"{name!r} changes type ({old} -> {new})")
+        self.owner, self.name, self.old, self.new = owner, name, old, new
+
+
 _I1, _I8, _I64 = ir.IntType(1), ir.IntType(8), ir.IntType(64)
 _F32, _F64 = ir.FloatType(), ir.DoubleType()
 _C64, _C128 = ir.LiteralStructType([_F32, _F32]), ir.LiteralStructType([_F64, _F64])
@@ -180,3 +190,21 @@ def _c_strides(shape, itemsize):
         strides.append(step)
         step *= n
     return tuple(reversed(strides))
+
+
+def _unify(a: np.dtype, b: np.dtype) -> np.dtype:
+    """Numba's one type of a variable bound to scalars of ``a`` and ``b`` (the subset:
+    integers of one signedness, the wider; an integer or float with a float64, float64;
+    complex numbers with numbers, NumPy's promotion); `Unsupported` for the others."""
+    if a == b:
+        return a
+    kinds = {a.kind, b.kind}
+    if "b" in kinds:
+        raise Unsupported(f"a variable of {a} and {b}")
+    if kinds <= set(_INT_KINDS) and len(kinds) == 1:
+        return a if a.itemsize >= b.itemsize else b
+    if "c" in kinds:
+        return np.promote_types(a, b)
+    if "f" in kinds and _F64D in (a, b):
+        return _F64D
+    raise Unsupported(f"a variable of {a} and {b}")
