@@ -6,6 +6,7 @@ to exercise really were compiled by the translator, not handed to Numba.
 """
 
 import ast
+import math
 import textwrap
 
 import numpy as np
@@ -185,9 +186,9 @@ def test_allocations_inside_loops_reuse_one_buffer_when_only_indexed():
 def test_refused_constructs_go_to_numba_with_the_same_results():
     z = np.array([1 + 2j, -0.5 + 0.25j, 3.0 - 1j])
     before = direct.stats["refused"]
-    out = zx.jit(lambda z: z * z + 1.0)(z)
-    assert direct.stats["refused"] > before                # complex: Numba's kernel
-    np.testing.assert_allclose(np.asarray(out), z * z + 1.0, rtol=1e-15)
+    out = zx.jit(lambda z: z ** z + 1.0)(z)
+    assert direct.stats["refused"] > before                # complex power: Numba's kernel
+    np.testing.assert_allclose(np.asarray(out), z ** z + 1.0, rtol=1e-13)
 
 
 INT_DIVMOD = """
@@ -267,3 +268,103 @@ def test_a_tampered_direct_record_is_rejected():
     for record in bad:
         with pytest.raises(diskcache.CacheRejected):
             native._read_direct(record, [b"obj"])
+
+
+FLOAT_MOD = """
+def kernel(a0, a1):
+    v1 = np.empty((N,), np.float64)
+    for i in range(N):
+        v1[i] = a0[i] % a1[i]
+    return (v1,)
+"""
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.lists(st.tuples(st.floats(), st.one_of(st.floats(), st.sampled_from([0.0, -0.0]))),
+                min_size=1, max_size=6))
+def test_float_remainder_is_pythons_with_nan_for_a_zero_divisor(pairs):
+    a = np.array([p[0] for p in pairs])
+    b = np.array([p[1] for p in pairs])
+    (r,) = _run_source(FLOAT_MOD.replace("N", str(len(a))), a, b)
+    for x, y, got in zip(a.tolist(), b.tolist(), r.tolist()):
+        if y == 0 or np.isnan(x) or np.isnan(y) or np.isinf(x):
+            assert np.isnan(got)
+        else:
+            want = x % y
+            assert got == want and np.signbit(got) == np.signbit(want)
+
+
+_NUMBA_GAMMA = []
+
+
+def _numba_gamma(x):
+    if not _NUMBA_GAMMA:
+        import numba
+        _NUMBA_GAMMA.append(numba.njit(lambda x: math.gamma(x)))
+    return _NUMBA_GAMMA[0](x)
+
+
+MATH_FNS = """
+def kernel(a0, a1):
+    v1 = np.empty((N,), np.float64)
+    v2 = np.empty((N,), np.float64)
+    v3 = np.empty((N,), np.int64)
+    v4 = np.empty((N,), np.float64)
+    v5 = np.empty((N,), np.float64)
+    for i in range(N):
+        x = a0[i]
+        y = a1[i]
+        v1[i] = max(x, y) - min(x, y)
+        m, e = math.frexp(x)
+        v2[i] = math.ldexp(m, e + 3)
+        v3[i] = math.floor(x) // 2
+        v4[i] = math.gamma(x)
+        v5[i] = math.pow(abs(x), y)
+    return (v1, v2, v3, v4, v5)
+"""
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.lists(st.tuples(st.floats(-150, 150), st.one_of(st.floats(-4, 4), st.just(np.nan))),
+                min_size=1, max_size=6))
+def test_math_builtins_as_python_computes_them(pairs):
+    # Numba's math.* are Python's: min/max keep the first of equals and lose a later
+    # nan, frexp/ldexp are exact, floor is an int; gamma is Numba's own (its helperlib's,
+    # not CPython's: gamma(13) is 479001599.99999994 there)
+    a = np.array([p[0] for p in pairs])
+    b = np.array([p[1] for p in pairs])
+    v1, v2, v3, v4, v5 = _run_source(MATH_FNS.replace("N", str(len(a))), a, b)
+    for k, (x, y) in enumerate(zip(a.tolist(), b.tolist())):
+        np.testing.assert_equal(v1[k], max(x, y) - min(x, y))
+        assert v2[k] == x * 8.0 and v3[k] == math.floor(x) // 2
+        np.testing.assert_equal(v4[k], _numba_gamma(x))
+        if not np.isnan(y) and x != 0:
+            try:
+                assert v5[k] == math.pow(abs(x), y)
+            except OverflowError:
+                assert v5[k] == math.inf
+
+
+def test_a_variable_of_two_types_has_numbas_unified_type():
+    # ``acc = one`` (int8) then ``acc = acc * x`` (int64): Numba types acc (and x) int64
+    # throughout (scalarmath.int_pow, a helper); ``k = 1`` then ``k = k + 0.5``: float64
+    a = np.arange(-10, 10, dtype=np.int8)
+    f = zx.jit(lambda a: zx.lax.integer_pow(a, 11))
+    out, ok = _compiled_directly(f, a)
+    assert ok
+    np.testing.assert_array_equal(np.asarray(out), a ** 11)
+    src = """
+    def kernel(a0):
+        v = np.empty((3,), np.float64)
+        for i in range(3):
+            k = 1
+            k = k + a0[i]
+            v[i] = k / 2
+        return (v,)
+    """
+    x = np.array([0.5, -1.0, 2.25])
+    (v,) = _run_source(textwrap.dedent(src), x)
+    np.testing.assert_array_equal(v, (1 + x) / 2)
+    mixed = src.replace("k = k + a0[i]", "k = np.uint64(k) + np.uint64(2)")
+    with pytest.raises(direct.Unsupported, match="changes type|a variable of"):
+        _run_source(textwrap.dedent(mixed), x)

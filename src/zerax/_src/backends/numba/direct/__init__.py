@@ -12,7 +12,9 @@ What the translator accepts is the subset the code generator writes: static shap
 C-contiguous arrays, ``for ... in range``/``while``/``if`` statements, scalar arithmetic
 with Numba's typing rules, element loads and stores, whole-array allocations
 (``np.empty``/``np.full``/``np.zeros``/``np.copy``), reshapes and leading-axis views,
-casts (``np.float32(x)``), the float math of ``np``/``math``/``vecmath``.  Anything
+casts (``np.float32(x)``), the float math of ``np``/``math``/``vecmath``, complex64 and
+complex128 scalars with Numba's arithmetic and complex functions, and calls to zerax's
+Numba-compiled scalar helpers (translated from their Python source).  Anything
 else raises `Unsupported`, and that kernel is compiled by Numba as before, so the
 subset can grow one construct at a time without changing any result.  Where Numba's
 semantics are subtle (mixed-sign integer promotion, float32 with int64, float ``//``)
@@ -34,8 +36,13 @@ The package, each module importing only those listed before it:
   computes with (``_Scalar``, ``_Array``, ...) and Numba's scalar typing rules;
 - ``pairwise.py``: the LLVM function of NumPy's pairwise summation;
 - ``parallel.py``: ``prange`` loops outlined into a body for ``numba_parallel_for``;
+- ``numba_cmath.py``: Numba's complex ``log``/``sqrt``/``arcsinh``/... as plain Python,
+  for ``helpers.py`` to translate;
+- ``helpers.py``: calls to njit scalar helpers, translated from their source into
+  internal functions of the module;
 - ``calls.py``: the translation of calls (allocations, ``np``/``math`` functions,
   zerax's helpers);
+- ``complex.py``: complex scalars (casts, arithmetic, comparisons, parts, tests);
 - ``translate.py``: the translator, ``_Kernel`` (statements, expressions, indexing,
   scalar arithmetic, the exported CPython entry point);
 - ``runtime.py``: the engine, `compile_kernel`, `DirectKernel`, `Dispatcher`, the

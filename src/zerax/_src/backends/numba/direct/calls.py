@@ -1,8 +1,9 @@
 """The translation of calls: reshapes, allocations (``np.empty``/``zeros``/``full``/
 ``copy``), casts, the float math of ``np``/``math`` (LLVM intrinsics or libm), the
-builtins ``min``/``max``/``abs``/``int``/``float``/``bool``, and zerax's helpers
-(`threads`' task count and block claims, the pairwise sum, ``vecmath``'s emitters,
-`memory.hugepages`)."""
+builtins ``min``/``max``/``abs``/``int``/``float``/``bool``/``complex``, and zerax's
+helpers (`threads`' task count and block claims, the pairwise sum, ``vecmath``'s
+emitters, `memory.hugepages`; njit scalar helpers and Numba's complex functions go to
+helpers.py)."""
 
 from __future__ import annotations
 
@@ -12,15 +13,19 @@ import math
 import numpy as np
 from llvmlite import ir
 
-from .. import lower_reduce, microkernel, threads
+from .. import lower_elementwise, lower_reduce, microkernel, threads
+from . import numba_cmath
 from .pairwise import _pairwise_function
 from .values import (
     _B,
     _BYTE_PTR,
+    _C128D,
     _DTYPE_NAMES,
     _F32D,
+    _F64,
     _F64D,
     _I1,
+    _I32D,
     _I64,
     _I64D,
     Unsupported,
@@ -49,6 +54,11 @@ class _Calls:
                 if math.prod(shape) != arr.size:
                     raise Unsupported("a reshape that changes the size")
                 return _Array(arr.ptr, arr.dt, shape, arr.origin)
+        if isinstance(f, ast.Attribute) and f.attr == "conjugate" and not e.args and \
+                not e.keywords:
+            x = self._expr(f.value)
+            if isinstance(x, _Scalar):
+                return self._conjugate(x)
         if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name):
             mod, name = f.value.id, f.attr
             if mod == "np":
@@ -62,16 +72,21 @@ class _Calls:
             if f.id in ("min", "max") and len(e.args) == 2:
                 x, y = (self._expr(a) for a in e.args)
                 if not (isinstance(x, _Scalar) and isinstance(y, _Scalar)) or \
-                        x.dt.kind == "f" or y.dt.kind == "f":
-                    raise Unsupported("min/max of floats")
+                        x.dt.kind == "c" or y.dt.kind == "c":
+                    raise Unsupported("min/max of complex numbers")
+                # Numba's do_minmax: select(y > x, y, x) (ordered: a nan y loses)
                 t = _arith_type(x.dt, y.dt)
                 xv, yv = self._cast(x, t).v, self._cast(y, t).v
                 cmp = self.b.icmp_signed if t.kind == "i" else self.b.icmp_unsigned
+                if t.kind == "f":
+                    cmp = self.b.fcmp_ordered
                 pick_y = cmp("<" if f.id == "min" else ">", yv, xv)
                 nonneg = x.nonneg and y.nonneg if f.id == "min" else x.nonneg or y.nonneg
                 return _Scalar(self.b.select(pick_y, yv, xv), t, nonneg=nonneg)
             if f.id == "abs" and len(e.args) == 1:
                 return self._abs(self._expr(e.args[0]))
+            if f.id == "complex":
+                return self._complex_builtin([self._expr(a) for a in e.args])
             if f.id in ("int", "float", "bool") and len(e.args) == 1:
                 x = self._expr(e.args[0])
                 if not isinstance(x, _Scalar) or f.id == "int" and x.dt.kind == "u":
@@ -103,6 +118,15 @@ class _Calls:
                 if not isinstance(x, _Scalar) or x.dt != _F64D:
                     raise Unsupported(f"{f.id} of {getattr(x, 'dt', x)}")
                 return _Scalar(emit(self.b, x.v), _F64D)
+            bitcast = _bitcast_types(helper) if len(e.args) == 1 else None
+            if bitcast is not None:
+                x = self._expr(e.args[0])
+                if not isinstance(x, _Scalar) or x.dt != bitcast[0]:
+                    raise Unsupported(f"{f.id} of {getattr(x, 'dt', x)}")
+                return _Scalar(self.b.bitcast(x.v, _reg_type(bitcast[1])), bitcast[1])
+            if helper is not None and (hasattr(helper, "py_func") or
+                                       helper in numba_cmath.TRANSLATABLE):
+                return self._helper_call(helper, [self._expr(a) for a in e.args])
             raise Unsupported(f"call {f.id}")
         raise Unsupported(f"call {ast.unparse(f)}")
 
@@ -148,7 +172,7 @@ class _Calls:
         in_loop = bool(self.loop_depth)
         if in_loop and (self.in_parallel or self.allocating not in self.reusable):
             raise Unsupported("an allocation inside a loop")
-        if dt.kind not in "biuf" or dt == np.float16:
+        if dt.kind not in "biufc" or dt == np.float16:
             raise Unsupported(f"an array of {dt}")
         k = len(self.buffers)
         if k >= self.n_alloc:
@@ -199,7 +223,7 @@ class _Calls:
             fill = self._expr(args[1])
             if not isinstance(fill, _Scalar):
                 raise Unsupported("np.full of an array")
-            if fill.const is not None:
+            if fill.const is not None and dt.kind != "c":
                 return self._allocate(dt, shape, fill.const)
             arr = self._allocate(dt, shape)
             self._fill_loop(arr, fill)
@@ -232,13 +256,53 @@ class _Calls:
         raise Unsupported(f"np.{name}")
 
     def _math_call(self, name, e):
+        if not e.keywords and len(e.args) == 2 and \
+                name in ("copysign", "atan2", "hypot", "pow"):
+            x, y = (self._expr(a) for a in e.args)
+            if not all(isinstance(v, _Scalar) and v.dt == _F64D for v in (x, y)):
+                raise Unsupported(f"math.{name} of these arguments")
+            # (math.pow of floats is Numba's float ** float: llvm.pow)
+            return self._math2({"atan2": "arctan2", "pow": "power"}.get(name, name), x, y)
+        if not e.keywords and name in ("frexp", "ldexp"):
+            return self._frexp_ldexp(name, [self._expr(a) for a in e.args])
         if e.keywords or len(e.args) != 1:
             raise Unsupported(f"math.{name}")
         return self._math(name, self._expr(e.args[0]), numpy=False)
 
+    def _frexp_ldexp(self, name, args):
+        """Numba's ``math.frexp(x) -> (float64, intc)`` and ``math.ldexp(x, intc)`` of
+        a float64: its helperlib's ``numba_frexp``/``numba_ldexp``."""
+        i32 = ir.IntType(32)
+        if name == "frexp" and len(args) == 1 and isinstance(args[0], _Scalar) and \
+                args[0].dt == _F64D:
+            fn = self._numba_helper("numba_frexp", _F64, [_F64, i32.as_pointer()])
+            slot = self.alloca_builder.alloca(i32)
+            mant = self.b.call(fn, [args[0].v, slot])
+            return _Tuple([_Scalar(mant, _F64D), _Scalar(self.b.load(slot), _I32D)])
+        if name == "ldexp" and len(args) == 2 and all(isinstance(a, _Scalar) for a in args) \
+                and args[0].dt == _F64D and args[1].dt.kind in "iu":
+            fn = self._numba_helper("numba_ldexp", _F64, [_F64, i32])
+            fn.args[1].add_attribute("signext")
+            return _Scalar(self.b.call(fn, [args[0].v, self._cast(args[1], _I32D).v]), _F64D)
+        raise Unsupported(f"math.{name} of these arguments")
+
+    def _numba_helper(self, symbol, ret, params):
+        """The declaration of Numba's C helper ``symbol`` (``numba_<name>``), its address
+        made known to LLVM."""
+        import llvmlite.binding as ll
+        if not ll.address_of_symbol(symbol):
+            from numba import _helperlib  # Numba's C helpers (numba_gamma, ...)
+            address = _helperlib.c_helpers.get(symbol[len("numba_"):])
+            if not address:
+                raise Unsupported(f"no {symbol} in this process")
+            ll.add_symbol(symbol, address)
+        return self._extern(symbol, ret, params)
+
     def _abs(self, x):
         if not isinstance(x, _Scalar):
             raise Unsupported("abs of an array")
+        if x.dt.kind == "c":
+            return self._complex_abs(x)
         if x.dt.kind == "f":
             fn = self.b.module.declare_intrinsic("llvm.fabs", [_reg_type(x.dt)])
             return _Scalar(self.b.call(fn, [x.v]), x.dt)
@@ -253,7 +317,13 @@ class _Calls:
         if not isinstance(x, _Scalar):
             raise Unsupported(f"{name} of an array")
         b = self.b
+        if x.dt.kind == "c" and not numpy:
+            raise Unsupported(f"math.{name} of a complex number")
+        if x.dt == _C128D and name in numba_cmath.NP_FUNCTIONS:
+            return self._helper_call(numba_cmath.NP_FUNCTIONS[name], [x])
         if name in ("isfinite", "isnan", "isinf"):
+            if x.dt.kind == "c" and numpy:
+                return self._complex_test(name, x)
             if x.dt.kind != "f":
                 return _const(_B, name == "isfinite")
             if name == "isnan":
@@ -264,11 +334,20 @@ class _Calls:
             if name == "isinf":
                 return _Scalar(b.fcmp_ordered("==", ax, inf), _B)
             return _Scalar(b.fcmp_ordered("<", ax, inf), _B)
+        if name in ("conj", "conjugate") and numpy:
+            return self._conjugate(x)
+        if name in ("real", "imag") and numpy:
+            return self._part(name, x)
         if name in ("abs", "absolute", "fabs") and (numpy or name == "fabs"):
             return self._abs(x if name != "fabs" else self._cast(x, _F64D))
         if x.dt.kind != "f":
             raise Unsupported(f"{name} of {x.dt} (Numba converts integers its own way)")
         t = x.dt
+        if name == "sign" and numpy:      # Numba's real_sign: +-1, or x itself (0, nan)
+            zero = ir.Constant(x.v.type, 0.0)
+            neg = b.select(b.fcmp_ordered("<", x.v, zero), ir.Constant(x.v.type, -1.0), x.v)
+            return _Scalar(b.select(b.fcmp_ordered(">", x.v, zero),
+                                    ir.Constant(x.v.type, 1.0), neg), t)
         if not numpy and t != _F64D:
             raise Unsupported(f"math.{name} of {t}")
         intrinsic = {"sqrt": "llvm.sqrt", "exp": "llvm.exp", "log": "llvm.log",
@@ -277,13 +356,17 @@ class _Calls:
                      "log2": "llvm.log2", "log10": "llvm.log10", "exp2": "llvm.exp2"}
         if name in intrinsic:
             fn = b.module.declare_intrinsic(intrinsic[name], [_reg_type(t)])
-            return _Scalar(b.call(fn, [x.v]), t)
+            out = _Scalar(b.call(fn, [x.v]), t)
+            if not numpy and name in ("floor", "ceil", "trunc"):
+                return self._cast(out, _I64D)      # Python's (and Numba's) int result
+            return out
         libm = {"tan": "tan", "arcsin": "asin", "arccos": "acos", "arctan": "atan",
                 "sinh": "sinh", "cosh": "cosh", "tanh": "tanh", "arcsinh": "asinh",
                 "arccosh": "acosh", "arctanh": "atanh", "expm1": "expm1",
                 "log1p": "log1p", "cbrt": "cbrt", "asin": "asin", "acos": "acos",
                 "atan": "atan", "asinh": "asinh", "acosh": "acosh", "atanh": "atanh",
-                "erf": "erf", "erfc": "erfc", "lgamma": "lgamma", "gamma": "tgamma"}
+                "erf": "erf", "erfc": "erfc", "lgamma": "lgamma",
+                "gamma": "numba_gamma"}      # Numba's math.gamma: its helperlib's
         if name in libm and (numpy or name not in ("arcsin", "arccos", "arctan")):
             if name in ("erf", "erfc", "lgamma", "gamma") and numpy:
                 raise Unsupported(f"np.{name}")
@@ -293,6 +376,9 @@ class _Calls:
 
     def _libm(self, symbol, t, args):
         import llvmlite.binding as ll
+        if symbol.startswith("numba_"):
+            ty = _reg_type(t)
+            return self.b.call(self._numba_helper(symbol, ty, [ty] * len(args)), args)
         if not ll.address_of_symbol(symbol):
             raise Unsupported(f"no {symbol} in this process")
         ty = _reg_type(t)
@@ -305,6 +391,15 @@ class _Calls:
     def _math2(self, name, x, y):
         if not (isinstance(x, _Scalar) and isinstance(y, _Scalar)):
             raise Unsupported(f"np.{name} of arrays")
+        if name in ("remainder", "fmod") and x.dt == y.dt and x.dt.kind == "f":
+            # Numba's np_real_mod_impl / np_real_fmod_impl
+            b, zero = self.b, ir.Constant(x.v.type, 0.0)
+            res = b.frem(x.v, y.v, flags=self.fast)
+            if name == "fmod":
+                return _Scalar(res, x.dt)
+            fix = b.and_(b.fcmp_ordered("!=", res, zero),
+                         b.xor(b.fcmp_ordered("<", y.v, zero), b.fcmp_ordered("<", res, zero)))
+            return _Scalar(b.fadd(res, b.select(fix, y.v, zero), flags=self.fast), x.dt)
         if name in ("arctan2", "hypot", "power", "copysign"):
             t = _arith_type(x.dt, y.dt)
             if t.kind != "f" or x.dt != y.dt:
@@ -313,7 +408,8 @@ class _Calls:
                 fn = self.b.module.declare_intrinsic("llvm.pow", [_reg_type(t)])
                 return _Scalar(self.b.call(fn, [x.v, y.v]), t)
             if name == "copysign":
-                fn = self.b.module.declare_intrinsic("llvm.copysign", [_reg_type(t)])
+                ty = _reg_type(t)
+                fn = self._extern(f"llvm.copysign.f{8 * t.itemsize}", ty, [ty, ty])
                 return _Scalar(self.b.call(fn, [x.v, y.v]), t)
             symbol = {"arctan2": "atan2", "hypot": "hypot"}[name] + \
                 ("f" if t == _F32D else "")
@@ -337,3 +433,17 @@ class _Calls:
         with b.if_then(b.icmp_unsigned(">", hi, lo)):
             b.call(madvise, [b.inttoptr(lo, _BYTE_PTR), b.sub(hi, lo),
                              ir.Constant(ir.IntType(32), 14)])    # MADV_HUGEPAGE
+
+
+def _bitcast_types(helper):
+    """(source, destination) dtypes of ``lower_elementwise``'s bitcast intrinsic
+    ``helper`` (one LLVM ``bitcast``), or None for another helper."""
+    if helper is None or type(helper).__module__.split(".")[0] != "numba":
+        return None
+    for (src, dst), fn in list(lower_elementwise._INTRINSICS.items()):
+        if fn is helper:
+            if src.kind not in "iuf" or dst.kind not in "iuf" or \
+                    src.itemsize != dst.itemsize or np.float16 in (src, dst):
+                return None
+            return src, dst
+    return None

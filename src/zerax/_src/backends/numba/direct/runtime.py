@@ -18,7 +18,7 @@ from llvmlite import ir
 from .. import guard
 from ..machine import target_machine
 from .translate import _Kernel
-from .values import Unsupported
+from .values import Unsupported, _TypeChange, _unify
 
 # Counters for tests and diagnostics: kernels compiled here, and refused (with why).
 stats = {"compiled": 0, "refused": 0}
@@ -79,9 +79,23 @@ def compile_kernel(fn_ast: ast.FunctionDef, helpers: dict, specs) -> DirectKerne
         if kernel is not None:
             return kernel
         symbol = f"zerax_direct_{key}"
-        module = ir.Module(name=symbol)
-        module.triple = ll.get_process_triple()
-        k = _Kernel(fn_ast, helpers, specs, module, symbol, guard.layout()).build()
+        forced: dict = {}
+        for _ in range(8):      # again with each variable of two types unified (Numba's)
+            module = ir.Module(name=symbol)
+            module.triple = ll.get_process_triple()
+            k = _Kernel(fn_ast, helpers, specs, module, symbol, guard.layout())
+            k.forced = forced
+            try:
+                k.build()
+                break
+            except _TypeChange as e:
+                where = (e.owner, e.name)
+                unified = _unify(_unify(e.old, e.new), forced.get(where, e.old))
+                if where in forced and forced[where] == unified:
+                    raise Unsupported(str(e)) from None
+                forced[where] = unified
+        else:
+            raise Unsupported("variables of too many types")
         if k.returns is None:
             raise Unsupported("no return")
         if k.parallel:
@@ -301,7 +315,7 @@ class Dispatcher:
                 self._refuse(str(e))
                 return self.numba(*args)
             self.compiled[key] = kernel
-            if self.on_compiled is not None:
+            if self.on_compiled is not None and _native_cacheable(kernel.record):
                 self.on_compiled(kernel)
         if fixed is not None:
             if kernel.writes_args:     # it must write the caller's own arrays
@@ -319,6 +333,15 @@ class Dispatcher:
         if log:
             with open(log, "a") as f:
                 f.write(f"{self.__name__}: {why}\n")
+
+
+def _native_cacheable(record) -> bool:
+    """Whether the native cache's reader (native._read_direct) accepts ``record``: it
+    takes arrays of bool, integer and float dtypes only, so a kernel of complex arrays
+    is not offered to its writer (the program is then not written to the native cache,
+    rather than written and rejected, with a warning, when read back)."""
+    return all(np.dtype(d).kind in "biuf" for d, _ in record["args"]) and \
+        all(np.dtype(d).kind in "biuf" for d, _, _ in record["buffers"])
 
 
 THREAD_POOL_SYMBOLS = frozenset({"numba_parallel_for", "get_num_threads"})

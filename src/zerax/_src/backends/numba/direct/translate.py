@@ -13,6 +13,8 @@ from llvmlite import ir
 
 from .. import memory, microkernel
 from .calls import _Calls
+from .complex import _ComplexScalars
+from .helpers import _HelperCalls
 from .parallel import _ParallelLoops
 from .values import (
     _B,
@@ -36,12 +38,14 @@ from .values import (
     _Scalar,
     _truediv_type,
     _Tuple,
+    _TypeChange,
+    _unify,
 )
 
 _ALLOCATIONS = ("empty", "zeros", "full", "copy")
 
 
-class _Kernel(_Calls, _ParallelLoops):
+class _Kernel(_Calls, _ComplexScalars, _HelperCalls, _ParallelLoops):
     """Translates one generated kernel function (AST) for given argument specs."""
 
     def __init__(self, fn: ast.FunctionDef, helpers: dict, specs, module, name,
@@ -64,6 +68,13 @@ class _Kernel(_Calls, _ParallelLoops):
         self.loops: list = []              # (continue block, break block)
         self.writes_args = False
         self.returns = None
+        self.fast = _FAST                  # the flags of float arithmetic
+        self.nonzero_names: list = []      # complex divisors (ast.dump) known not 0 here
+        self.helper_memo: dict = {}        # (py_func, arg dtypes) -> (function, result kind)
+        self.helper_returns = None         # a helper's [(block, value)] (helpers.py)
+        self.lazy_logic = False            # and/or/if-else evaluated lazily (helpers)
+        self.owner = None                  # the helper's Python function (helpers.py)
+        self.forced: dict = {}             # (owner, name) -> unified dtype (_TypeChange)
 
     # -- module and function
 
@@ -94,15 +105,7 @@ class _Kernel(_Calls, _ParallelLoops):
         for k, (p, (dt, shape)) in enumerate(zip(params, self.specs)):
             self._bind(p, _Array(self.func.args[k], dt, shape, (("arg", k), 0)))
         self.params = params
-        self.assigned = _assignment_counts(self.fn)
-        self.induction = frozenset(
-            n.target.id for n in ast.walk(self.fn) if isinstance(n, ast.For)
-            and isinstance(n.target, ast.Name) and self.assigned[n.target.id] == 1)
-        self._reusable = None       # computed at the first allocation inside a loop
-        self.tile_loops = _loops_over_tiles(self.fn, self.helpers) if any(
-            getattr(h, "tile_params", None) is not None for h in self.helpers.values()) \
-            else frozenset()
-        self.allocating = None      # the name the allocation being translated binds
+        self._prepare()
         self._block(self.fn.body)
         if not self.b.block.is_terminated:
             raise Unsupported("a kernel that does not end with a return")
@@ -122,6 +125,18 @@ class _Kernel(_Calls, _ParallelLoops):
                     fn.args[index].add_attribute("noalias")
         self._export()
         return self
+
+    def _prepare(self):
+        """What the statements' translation knows of the whole function's names."""
+        self.assigned = _assignment_counts(self.fn)
+        self.induction = frozenset(
+            n.target.id for n in ast.walk(self.fn) if isinstance(n, ast.For)
+            and isinstance(n.target, ast.Name) and self.assigned[n.target.id] == 1)
+        self._reusable = None       # computed at the first allocation inside a loop
+        self.tile_loops = _loops_over_tiles(self.fn, self.helpers) if any(
+            getattr(h, "tile_params", None) is not None for h in self.helpers.values()) \
+            else frozenset()
+        self.allocating = None      # the name the allocation being translated binds
 
     def _export(self):
         """The entry point, called as a CPython function (``PyObject *name(PyObject
@@ -214,6 +229,8 @@ class _Kernel(_Calls, _ParallelLoops):
         if name in self.slots:
             slot, old = self.slots[name]
             if old != kind:
+                if isinstance(old, np.dtype) and isinstance(kind, np.dtype):
+                    raise _TypeChange(self.owner, name, old, kind)
                 raise Unsupported(f"{name!r} changes type ({old} -> {kind})")
             return slot
         if isinstance(kind, tuple):
@@ -234,6 +251,11 @@ class _Kernel(_Calls, _ParallelLoops):
             self.renamed[name] = f"{name}.value"
             name = self.renamed[name]
         if isinstance(val, _Scalar):
+            forced = self.forced.get((self.owner, name))
+            if forced is not None:       # bound to several types: their unification
+                if _unify(forced, val.dt) != forced:
+                    raise _TypeChange(self.owner, name, forced, val.dt)
+                val = self._cast(val, forced)
             self.b.store(val.v, self._slot(name, val.dt))
             self.kinds.setdefault(name, val.dt)
             if val.nonneg and self.assigned[name] == 1:
@@ -261,6 +283,8 @@ class _Kernel(_Calls, _ParallelLoops):
                 return _Array(v, kind[0], kind[1], origin)
             return _Scalar(v, kind,
                            nonneg=name in self.induction or name in self.nonneg_names)
+        if self.helper_returns is not None:
+            return self._global(name)
         raise Unsupported(f"name {name!r}")
 
     @property
@@ -366,6 +390,9 @@ class _Kernel(_Calls, _ParallelLoops):
 
     def _for(self, s):
         it = s.iter
+        if self.helper_returns is not None and isinstance(it, ast.Name) and \
+                it.id not in self.slots:
+            return self._constant_for(s)
         if s.orelse or not isinstance(s.target, ast.Name) or not isinstance(it, ast.Call) \
                 or not isinstance(it.func, ast.Name) or \
                 it.func.id not in ("range", "prange") or it.keywords:
@@ -458,6 +485,8 @@ class _Kernel(_Calls, _ParallelLoops):
         self.b.position_at_end(done)
 
     def _return(self, s):
+        if self.helper_returns is not None:
+            return self._helper_return(s)
         if self.loop_depth or self.returns is not None:
             raise Unsupported("a return inside a loop, or two returns")
         val = self._expr(s.value) if s.value is not None else _Tuple(())
@@ -492,11 +521,14 @@ class _Kernel(_Calls, _ParallelLoops):
         if isinstance(e, ast.Tuple):
             return _Tuple(self._expr(x) for x in e.elts)
         if isinstance(e, ast.BinOp):
-            return self._binop(e.op, self._expr(e.left), self._expr(e.right))
+            nonzero = bool(self.nonzero_names) and ast.dump(e.right) in self.nonzero_names
+            return self._binop(e.op, self._expr(e.left), self._expr(e.right), nonzero)
         if isinstance(e, ast.UnaryOp):
             return self._unary(e.op, self._expr(e.operand))
         if isinstance(e, ast.Compare):
             return self._compare(e)
+        if isinstance(e, ast.BoolOp) and self.lazy_logic:
+            return self._lazy_boolop(e)
         if isinstance(e, ast.BoolOp):
             vals = [self._truth(self._expr(x)) for x in e.values]
             out = vals[0]
@@ -504,6 +536,11 @@ class _Kernel(_Calls, _ParallelLoops):
                 out = self.b.and_(out, v) if isinstance(e.op, ast.And) else self.b.or_(out, v)
             return _Scalar(out, _B)
         if isinstance(e, ast.IfExp):
+            if self.lazy_logic:
+                return self._lazy_ifexp(self._truth(self._expr(e.test)), e.body, e.orelse)
+            lazy = self._lazy_guarded(e)
+            if lazy is not None:
+                return lazy
             return self._select(self._truth(self._expr(e.test)), self._expr(e.body),
                                 self._expr(e.orelse))
         if isinstance(e, ast.Subscript):
@@ -524,8 +561,14 @@ class _Kernel(_Calls, _ParallelLoops):
             return _const(_F64D, math.inf)
         if isinstance(e.value, ast.Name) and e.value.id == "np" and e.attr == "nan":
             return _const(_F64D, math.nan)
-        if isinstance(e.value, ast.Name) and e.value.id == "math" and e.attr in ("pi", "e"):
+        if isinstance(e.value, ast.Name) and e.value.id == "math" and \
+                e.attr in ("pi", "e", "inf", "nan"):
             return _const(_F64D, getattr(math, e.attr))
+        if e.attr in ("real", "imag") and not (isinstance(e.value, ast.Name) and
+                                               e.value.id in ("np", "math")):
+            x = self._expr(e.value)
+            if isinstance(x, _Scalar):
+                return self._part(e.attr, x)
         raise Unsupported(f"attribute {ast.unparse(e)}")
 
     # indexing
@@ -613,6 +656,8 @@ class _Kernel(_Calls, _ParallelLoops):
         src = s.dt
         if src == dt:
             return s
+        if dt.kind == "c" or src.kind == "c":
+            return self._complex_cast(s, dt)
         if s.const is not None:
             with np.errstate(all="ignore"):
                 try:
@@ -648,17 +693,19 @@ class _Kernel(_Calls, _ParallelLoops):
         ext = b.sext if src.kind == "i" else b.zext
         return _Scalar(ext(v, to), dt, nonneg=s.nonneg)
 
-    def _binop(self, op, x, y):
+    def _binop(self, op, x, y, nonzero=False):
         if not (isinstance(x, _Scalar) and isinstance(y, _Scalar)):
             raise Unsupported("arithmetic on arrays")
         b = self.b
+        if x.dt.kind == "c" or y.dt.kind == "c":
+            return self._complex_binop(op, x, y, nonzero)
         if isinstance(op, (ast.BitAnd, ast.BitOr, ast.BitXor)) and x.dt.kind == "b" \
                 and y.dt.kind == "b":
             fn = {ast.BitAnd: b.and_, ast.BitOr: b.or_, ast.BitXor: b.xor}[type(op)]
             return _Scalar(fn(x.v, y.v), _B)
         if isinstance(op, ast.Div):
             t = _truediv_type(x.dt, y.dt)
-            return _Scalar(b.fdiv(self._cast(x, t).v, self._cast(y, t).v, flags=_FAST), t)
+            return _Scalar(b.fdiv(self._cast(x, t).v, self._cast(y, t).v, flags=self.fast), t)
         if isinstance(op, ast.Pow):
             t = _arith_type(x.dt, y.dt)
             if t.kind != "f":
@@ -669,9 +716,11 @@ class _Kernel(_Calls, _ParallelLoops):
         xv, yv = self._cast(x, t).v, self._cast(y, t).v
         if t.kind == "f":
             fns = {ast.Add: b.fadd, ast.Sub: b.fsub, ast.Mult: b.fmul}
+            if isinstance(op, ast.Mod):
+                return _Scalar(self._float_mod(xv, yv), t)
             if type(op) not in fns:
                 raise Unsupported(f"float {type(op).__name__}")
-            return _Scalar(fns[type(op)](xv, yv, flags=_FAST), t)
+            return _Scalar(fns[type(op)](xv, yv, flags=self.fast), t)
         signed = t.kind == "i"
         both = x.nonneg and y.nonneg     # (indices: in range, so no overflow)
         if isinstance(op, ast.Add):
@@ -690,6 +739,20 @@ class _Kernel(_Calls, _ParallelLoops):
         if isinstance(op, ast.RShift):
             return _Scalar((b.ashr if signed else b.lshr)(xv, yv), t)
         raise Unsupported(f"operator {type(op).__name__}")
+
+    def _float_mod(self, x, y):
+        """Python's float ``x % y`` as Numba computes it (``real_divmod``: C's fmod,
+        moved to the divisor's sign; a zero remainder signed as the divisor; fmod's nan
+        for a zero divisor, Numba's 'numpy' error model)."""
+        b = self.b
+        zero = ir.Constant(x.type, 0.0)
+        mod = b.frem(x, y, flags=self.fast)
+        y_neg = b.fcmp_ordered("<", y, zero)
+        moved = b.select(b.icmp_unsigned("!=", y_neg, b.fcmp_ordered("<", mod, zero)),
+                         b.fadd(mod, y, flags=self.fast), mod)
+        signed_zero = b.select(y_neg, ir.Constant(x.type, -0.0), zero)
+        out = b.select(b.fcmp_unordered("!=", mod, zero), moved, signed_zero)
+        return b.select(b.fcmp_ordered("==", y, zero), mod, out)
 
     def _int_divmod(self, floor_div, x, y, signed):
         """Python's floored ``//`` or ``%`` of integers, 0 for a zero divisor (Numba's
@@ -723,6 +786,8 @@ class _Kernel(_Calls, _ParallelLoops):
         if isinstance(op, ast.Not):
             return _Scalar(b.not_(self._truth(x)), _B)
         if isinstance(op, ast.USub):
+            if x.dt.kind == "c":
+                return self._complex_neg(x)
             if x.const is not None and x.dt.kind in "if":
                 return _const(x.dt, -x.const) if x.dt.kind == "f" or \
                     -x.const >= -(1 << 63) else _literal(-x.const)
@@ -749,6 +814,9 @@ class _Kernel(_Calls, _ParallelLoops):
             raise Unsupported(f"comparison {type(e.ops[0]).__name__}")
         if x.dt.kind == "b" and y.dt.kind == "b":
             return _Scalar(self.b.icmp_unsigned(op, x.v, y.v), _B)
+        if x.dt.kind == "c" or y.dt.kind == "c":
+            return self._complex_compare(op, x, y)
+        x, y = _exact_constant(x, y), _exact_constant(y, x)
         t = _arith_type(x.dt, y.dt)
         xv, yv = self._cast(x, t).v, self._cast(y, t).v
         if t.kind == "f":
@@ -784,6 +852,17 @@ def _loops_over_tiles(fn: ast.FunctionDef, helpers) -> set:
         return found
     visit(fn)
     return loops
+
+
+def _exact_constant(c, other):
+    """Integer constant ``c`` as a constant of float ``other``'s type when it is
+    exactly that float: a comparison with it (``x.real == 0`` of a float32) has the same
+    result in either type (Numba compares in float64)."""
+    if c.const is None or c.dt.kind not in _INT_KINDS or other.dt.kind != "f":
+        return c
+    if float(other.dt.type(c.const)) != c.const:
+        return c
+    return _const(other.dt, c.const)
 
 
 def _reusable_allocations(fn: ast.FunctionDef, assigned) -> frozenset:
