@@ -17,9 +17,10 @@ from zerax._src.backends.numba import native
 pytestmark = pytest.mark.skipif(not native.supported(),
                                 reason="the native cache handles ELF objects only")
 
-# Three programs: a prange kernel (>= 100k elements, its 4.8 MB output on huge pages:
+# Four programs: a prange kernel (>= 100k elements, its 4.8 MB output on huge pages:
 # the kernel calls libc's madvise, which the native loader must resolve), a program split around a BLAS
-# product (Python glue between kernels), and a scalar fori_loop; then a small kernel
+# product (Python glue between kernels), a scalar fori_loop and complex arithmetic; then a
+# small kernel
 # called directly with arguments it was not compiled for (a serial kernel, compiled by
 # backends/numba/direct/: a new signature is compiled there, a strided array copied).
 PROGRAMS = """
@@ -42,8 +43,14 @@ PROGRAMS = """
     small = zx.jit(lambda v: v * 2.0 + 1.0)
     v = np.arange(7.0)
     out["small"] = small(v)
+    numba_context = "_toplevel_target_context" in registry.cpu_target.__dict__
+    # complex arguments and arithmetic (last: generating complex code makes Numba
+    # dispatchers of its complex helpers, which builds Numba's context)
+    z = np.array([1 + 2j, -0.5 + 0.25j, 3.0 - 1j])
+    out["complex"] = zx.jit(lambda z: znp.stack([znp.real(z * z + 1.0),
+                                                znp.imag(znp.exp(z) / (z + 2.0))]))(z)
     report = {"stats": {k: native.stats[k] for k in ("loaded", "saved")},
-              "numba_context": "_toplevel_target_context" in registry.cpu_target.__dict__,
+              "numba_context": numba_context,
               "values": {k: np.asarray(r).ravel().tolist() for k, r in out.items()}}
     if "--guard" in sys.argv:
         kernel = small.lower(v).compile()._exe.kernel
@@ -84,15 +91,17 @@ def _expected():
     c = 1.0
     for i in range(1000):
         c = c * 0.999 + 0.001 * i
+    z = np.array([1 + 2j, -0.5 + 0.25j, 3.0 - 1j])
     return {"prange": np.tanh(a) * b + np.sqrt(a * a + 1.0),
             "blas": np.tanh(x @ w) * 2.0 + x, "fori": np.array([c]),
-            "small": np.arange(7.0) * 2.0 + 1.0}
+            "small": np.arange(7.0) * 2.0 + 1.0,
+            "complex": np.stack([(z * z + 1.0).real, (np.exp(z) / (z + 2.0)).imag])}
 
 
 def test_cold_process_writes_native_entries(warm_cache):
     d, cold = warm_cache
-    assert cold["stats"] == {"loaded": 0, "saved": 4}
-    assert len([n for n in os.listdir(d) if n.endswith(".native")]) == 4
+    assert cold["stats"] == {"loaded": 0, "saved": 5}
+    assert len([n for n in os.listdir(d) if n.endswith(".native")]) == 5
     for name, ref in _expected().items():
         np.testing.assert_allclose(cold["values"][name], ref.ravel(), rtol=1e-12, atol=1e-12)
 
@@ -100,7 +109,7 @@ def test_cold_process_writes_native_entries(warm_cache):
 def test_second_process_loads_natively_without_numba(warm_cache):
     d, cold = warm_cache
     warm, stderr = _run(d, "--guard")
-    assert warm["stats"] == {"loaded": 4, "saved": 0}
+    assert warm["stats"] == {"loaded": 5, "saved": 0}
     # Nothing went through Numba's dispatcher: its target context was never built
     # (the report is taken before the guard checks below, which do use Numba).
     assert warm["numba_context"] is False and cold["numba_context"] is True
@@ -132,11 +141,11 @@ def test_corrupt_native_file_warns_and_falls_back(warm_cache, tmp_path):
         f.write(b"ZERAX")
     report, stderr = _run(tmp_path)
     assert "native cache entry" in stderr and "could not be used" in stderr
-    assert report["stats"]["loaded"] == 2              # the two intact entries
+    assert report["stats"]["loaded"] == 3              # the three intact entries
     assert report["values"] == cold["values"]          # Numba's cache: the same code
     # The broken entries were replaced (from Numba's cache) for the next process.
     again, stderr = _run(tmp_path)
-    assert again["stats"] == {"loaded": 4, "saved": 0} and "could not be used" not in stderr
+    assert again["stats"] == {"loaded": 5, "saved": 0} and "could not be used" not in stderr
     assert again["values"] == cold["values"]
 
 

@@ -388,9 +388,9 @@ def _read_direct(k, blobs) -> dict:
                 origin = ((kind, index), off)
             returns.append((_shape_of(shape), origin))
         for d, _ in args:
-            _check(d.kind in "biuf" and d.isnative, "dtype")
+            _check(d.kind in "biufc" and d.isnative, "dtype")
         for d, _, _ in buffers:
-            _check(d.kind in "biuf" and d.isnative, "dtype")
+            _check(d.kind in "biufc" and d.isnative, "dtype")
     except (TypeError, ValueError, KeyError) as e:
         raise diskcache.CacheRejected(f"malformed entry ({e})") from None
     return {"object": blobs[k["object"]], "symbol": k["symbol"], "args": args,

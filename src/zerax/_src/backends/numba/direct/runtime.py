@@ -336,12 +336,13 @@ class Dispatcher:
 
 
 def _native_cacheable(record) -> bool:
-    """Whether the native cache's reader (native._read_direct) accepts ``record``: it
-    takes arrays of bool, integer and float dtypes only, so a kernel of complex arrays
-    is not offered to its writer (the program is then not written to the native cache,
-    rather than written and rejected, with a warning, when read back)."""
-    return all(np.dtype(d).kind in "biuf" for d, _ in record["args"]) and \
-        all(np.dtype(d).kind in "biuf" for d, _, _ in record["buffers"])
+    """Whether the native cache's reader (native._read_direct) accepts ``record``: arrays
+    of bool, integer, float and complex dtypes, and buffers whose constant fill is a
+    bool, int or float (a complex fill has no encoding there: such a kernel's program
+    is not written to the native cache, rather than written without its fill)."""
+    return all(np.dtype(d).kind in "biufc" for d, _ in record["args"]) and \
+        all(np.dtype(d).kind in "biufc" and (fill is None or type(fill) in (bool, int, float))
+            for d, _, fill in record["buffers"])
 
 
 THREAD_POOL_SYMBOLS = frozenset({"numba_parallel_for", "get_num_threads"})
