@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import threading
+import types
 from contextlib import contextmanager
 
 import numpy as np
@@ -202,6 +203,13 @@ class JitFunction:
         self._fast: dict = {}
         self._has_static = bool(self.static_argnums or self.static_argnames)
         self._lock = threading.Lock()
+
+    def __get__(self, instance, owner=None):
+        # As JAX's jitted functions: a jitted function defined in a class body is a
+        # method; the instance is its first argument (static with static_argnums=0).
+        if instance is None:
+            return self
+        return types.MethodType(self, instance)
 
     def _specialise(self, args, kwargs):
         n = len(args)
