@@ -21,11 +21,14 @@ from ._src.ops.misc import stop_gradient
 from ._src.ir.ir import ClosedJaxpr, Jaxpr, eval_jaxpr
 from ._src.api.extras import (
     ShapeDtypeStruct, block_until_ready, default_backend, device_count, device_put, devices,
-    eval_shape, linear_transpose, local_device_count, make_jaxpr,
+    eval_shape, linear_transpose, local_device_count, make_jaxpr, device_get, local_devices,
+    process_index, process_count, default_device, named_scope, named_call,
+    ensure_compile_time_eval,
 )
+from ._src.api.jit import clear_caches
 from ._src.base import dtypes  # noqa: E402  (dtypes.float0: the tangent dtype of integers)
 from . import numpy, lax, tree, tree_util, test_util, nn, scipy, random  # noqa: E402
-from . import debug, sharding
+from . import debug, sharding, typing
 
 jacobian = jacrev   # JAX's name for it
 
@@ -38,5 +41,7 @@ __all__ = [
     "jacrev", "hessian", "nn", "scipy", "jit", "disable_jit", "config", "ShapeDtypeStruct",
     "block_until_ready", "default_backend", "device_put", "devices", "eval_shape",
     "linear_transpose", "dtypes", "checkpoint_policies", "device_count", "local_device_count",
-    "debug", "sharding",
+    "debug", "sharding", "typing", "device_get", "local_devices", "process_index",
+    "process_count", "default_device", "named_scope", "named_call",
+    "ensure_compile_time_eval", "clear_caches",
 ]

@@ -82,3 +82,53 @@ def test_array_sharding_is_one_device_and_device_put_takes_it():
     assert isinstance(y, zx.Array) and y.devices() == {dev}
     with pytest.raises(zx.errors.ZeraxTypeError, match="zerax Device"):
         zx.sharding.SingleDeviceSharding("cpu:0")
+
+
+def test_device_get_and_process_helpers():
+    out = zx.device_get({"a": znp.arange(3.0), "b": (2, "s"), "c": np.ones(2)})
+    assert type(out["a"]) is np.ndarray and out["b"] == (2, "s")
+    np.testing.assert_array_equal(out["a"], [0.0, 1.0, 2.0])
+    with pytest.raises(zx.errors.ConcretizationError):
+        zx.jit(lambda x: zx.device_get(x))(1.0)
+    assert zx.local_devices() == zx.devices()
+    assert zx.process_index() == 0 and zx.process_count() == 1
+
+
+def test_scope_contexts_change_nothing():
+    @zx.jit
+    def f(x):
+        with zx.named_scope("block"), zx.ensure_compile_time_eval():
+            n = int(znp.sum(znp.array([1, 2])))      # concrete inside jit
+        return zx.named_call(znp.sin, name="s")(x) * n
+
+    with zx.default_device(zx.devices()[0]):
+        np.testing.assert_allclose(f(0.5), 3 * np.sin(0.5))
+    with pytest.raises(zx.errors.ZeraxTypeError):
+        with zx.named_scope(3):
+            pass
+
+
+def test_clear_caches_retraces():
+    traces = []
+
+    @zx.jit
+    def f(x):
+        traces.append(1)
+        return x * 2.0
+
+    f(1.0)
+    f(2.0)
+    assert len(traces) == 1
+    zx.clear_caches()
+    np.testing.assert_allclose(f(3.0), 6.0)
+    assert len(traces) == 2
+
+
+def test_typing_names():
+    from zerax.typing import ArrayLike, DTypeLike
+
+    def double(x: ArrayLike, dtype: DTypeLike = None):
+        return znp.asarray(x, dtype=dtype) * 2
+
+    np.testing.assert_array_equal(double([1.0, 2.0]), [2.0, 4.0])
+    assert "ArrayLike" in zx.typing.__all__

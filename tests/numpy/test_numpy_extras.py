@@ -749,3 +749,70 @@ def test_array_methods_forward_to_numpy_functions():
     idx = np.array([0, 1, 0])
     np.testing.assert_array_equal(zx.Array(idx).choose([[1, 2, 3], [4, 5, 6]]),
                                   idx.choose([[1, 2, 3], [4, 5, 6]]))
+
+
+# --------------------------------------------------------------------------- polyfit, roots
+
+
+@pytest.mark.parametrize("kw", [{}, {"w": "w"}, {"cov": True}, {"cov": "unscaled"},
+                                {"full": True}, {"rcond": 1e-3}])
+def test_polyfit_matches_numpy(kw):
+    rs = np.random.RandomState(0)
+    x, y, w = rs.randn(12), rs.randn(12), rs.rand(12) + 0.5
+    kw = {k: (w if v == "w" else v) for k, v in kw.items()}
+    for yy in (y, rs.randn(12, 3)):
+        want = np.polyfit(x, yy, 3, **kw)
+        got = znp.polyfit(x, yy, 3, **kw)
+        want = want if isinstance(want, tuple) else (want,)
+        got = got if isinstance(got, tuple) else (got,)
+        assert len(got) == len(want)
+        for g, v in zip(got, want):
+            np.testing.assert_allclose(np.asarray(g), v, rtol=1e-9, atol=1e-12)
+
+
+def test_polyfit_recovers_exact_polynomial_and_differentiates():
+    x = np.linspace(-2.0, 3.0, 9)
+    np.testing.assert_allclose(znp.polyfit(x, 2 * x ** 3 - x + 4, 3), [2, 0, -1, 4],
+                               atol=1e-10)
+    # the fit is linear in y: its gradient is the row of the pseudo-inverse
+    a = np.vander(x, 3)
+    pinv = np.linalg.pinv(a)
+    g = zx.grad(lambda y: znp.polyfit(x, y, 2)[0])(np.sin(x))
+    np.testing.assert_allclose(g, pinv[0], rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(zx.jit(lambda y: znp.polyfit(x, y, 2))(np.sin(x)),
+                               np.polyfit(x, np.sin(x), 2), rtol=1e-10)
+    with pytest.raises(zx.errors.ZeraxValueError):
+        znp.polyfit(x, x, -1)
+    with pytest.raises(zx.errors.ShapeError):
+        znp.polyfit(x, x[:3], 1)
+
+
+@pytest.mark.parametrize("p", [[1.0, -3.0, 2.0], [0.0, 0.0, 1.0, -6.0, 11.0, -6.0, 0.0, 0.0],
+                               [2.0, 0.0, 1.0], [0.0, 5.0], [3.0], [0.0, 0.0],
+                               [1.0, 2.0, 3.0, 4.0, 5.0], [1, 0, -1]])
+def test_roots_match_numpy(p):
+    got = znp.roots(znp.asarray(p))
+    want = np.roots(p)
+    assert got.shape == want.shape and got.dtype == np.complex128
+    np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(znp.sort_complex(got), np.sort_complex(want), rtol=1e-10,
+                               atol=1e-12)
+
+
+def test_roots_traced_without_stripping():
+    r = zx.jit(lambda p: znp.roots(p, strip_zeros=False))(znp.array([1.0, -3.0, 2.0]))
+    np.testing.assert_allclose(np.sort_complex(np.asarray(r)), [1.0, 2.0], atol=1e-12)
+    with pytest.raises(zx.errors.ConcretizationError):
+        zx.jit(znp.roots)(znp.array([1.0, -3.0, 2.0]))
+
+
+def test_sort_complex_and_print_helpers():
+    a = np.array([1 + 2j, 1 - 1j, 0.5 + 3j, -2.0 + 0j])
+    np.testing.assert_array_equal(znp.sort_complex(a), np.sort_complex(a))
+    assert znp.sort_complex(np.array([3, 1, 2])).dtype == np.complex128
+    x = znp.array([1.23456, 2.0])
+    assert znp.array_str(x, precision=2) == np.array_str(np.asarray(x), precision=2)
+    assert znp.array_repr(x, precision=2) == "Array([1.23, 2.  ], dtype=float64)"
+    with znp.printoptions(precision=1):
+        assert repr(x) == "Array([1.2, 2. ], dtype=float64)"
+    assert znp.get_printoptions() == np.get_printoptions()
