@@ -9,6 +9,7 @@ import pytest
 import zerax as zx
 import zerax.nn as nn
 import zerax.numpy as znp
+import zerax.random as zr
 from zerax import errors
 from zerax import tree_util as jtu
 
@@ -367,3 +368,17 @@ def test_checkpoint_and_hessian_vector_products_through_a_model():
     for a, b in zip(zx.tree_util.tree_leaves(eager), zx.tree_util.tree_leaves(jitted)):
         if nn.is_array(a):
             np.testing.assert_allclose(a, b, rtol=1e-12)
+
+
+def test_filter_vmap_models_with_none_fields():
+    # A Linear without bias has a None field: it has no leaf, so no axis, whether the
+    # model is shared (in_axes None), mapped (an ensemble) or returned.
+    lin = nn.Linear(3, 2, use_bias=False, key=zr.key(0))
+    xs = np.arange(12.0).reshape(4, 3)
+    out = nn.filter_vmap(lambda m, x: m(x), in_axes=(None, 0))(lin, xs)
+    np.testing.assert_allclose(out, xs @ np.asarray(lin.weight, np.float64).T, rtol=1e-6)
+    ens = nn.filter_vmap(lambda k: nn.Linear(3, 2, use_bias=False, key=k))(
+        zr.split(zr.key(1), 5))
+    assert ens.weight.shape == (5, 2, 3) and ens.bias is None
+    outs = nn.filter_vmap(lambda m, x: m(x), in_axes=(nn.if_array(0), None))(ens, xs[1])
+    np.testing.assert_allclose(outs, np.asarray(ens.weight, np.float64) @ xs[1], rtol=1e-6)
