@@ -190,7 +190,6 @@ def _resolve_axes(spec, tree, what):
         else:
             raise errors.ZeraxValueError(
                 f"filter_vmap: {what} leaves must be ints, None or callables, got {s!r}")
-        return None
     jtu.tree_map(one, spec, tree, is_leaf=lambda x: x is None)
     return axes
 
