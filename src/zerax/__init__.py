@@ -13,10 +13,10 @@ from ._src import ops as _ops  # noqa: F401  (registers every primitive)
 from ._src.interpreters.ad import grad, jvp, linearize, value_and_grad, vjp
 from ._src.core.array import Array
 from ._src.interpreters.batching import vmap
-from ._src.api.jacobians import hessian, jacfwd, jacrev
+from ._src.api.jacobians import elementwise_grad, hessian, jacfwd, jacrev
 from ._src.api.jit import disable_jit, jit
 from ._src.base.config import __version__, config
-from ._src.api.custom import (Function, checkpoint, checkpoint_policies, custom_jvp, custom_vjp, remat)
+from ._src.api.custom import (Function, checkpoint, checkpoint_policies, custom_gradient, custom_jvp, custom_vjp, remat)
 from ._src.ops.misc import stop_gradient
 from ._src.ir.ir import ClosedJaxpr, Jaxpr, eval_jaxpr
 from ._src.api.extras import (
@@ -43,5 +43,5 @@ __all__ = [
     "linear_transpose", "dtypes", "checkpoint_policies", "device_count", "local_device_count",
     "debug", "sharding", "typing", "device_get", "local_devices", "process_index",
     "process_count", "default_device", "named_scope", "named_call",
-    "ensure_compile_time_eval", "clear_caches",
+    "ensure_compile_time_eval", "clear_caches", "elementwise_grad", "custom_gradient",
 ]
