@@ -382,3 +382,36 @@ def test_filter_vmap_models_with_none_fields():
     assert ens.weight.shape == (5, 2, 3) and ens.bias is None
     outs = nn.filter_vmap(lambda m, x: m(x), in_axes=(nn.if_array(0), None))(ens, xs[1])
     np.testing.assert_allclose(outs, np.asarray(ens.weight, np.float64) @ xs[1], rtol=1e-6)
+
+
+def test_tree_serialise_leaves_is_equinoxs_npy_sequence(tmp_path):
+    import io
+    mlp = nn.MLP(2, 2, 4, 1, key=zr.key(0))
+    tree = {"model": mlp, "step": 7, "lr": 0.5, "tag": "x", "np": np.arange(3)}
+    nn.tree_serialise_leaves(tmp_path / "ckpt", tree)            # ".eqx" added
+    raw = (tmp_path / "ckpt.eqx").read_bytes()
+    # the format: np.save of every array/scalar leaf, in tree_leaves order
+    want = io.BytesIO()
+    for leaf in jtu.tree_leaves(tree):
+        if isinstance(leaf, (zx.Array, np.ndarray, int, float)):   # (not the functions)
+            np.save(want, np.asarray(leaf), allow_pickle=False)
+    assert raw == want.getvalue()
+    like = {"model": nn.filter_eval_shape(nn.MLP, 2, 2, 4, 1, key=zr.key(1)), "step": 0,
+            "lr": 0.0, "tag": "y", "np": np.zeros(3, np.int64)}
+    back = nn.tree_deserialise_leaves(tmp_path / "ckpt.eqx", like)
+    assert nn.tree_equal(back["model"], mlp)
+    assert back["step"] == 7 and back["lr"] == 0.5 and back["tag"] == "y"
+    assert type(back["np"]) is np.ndarray and type(back["model"].layers[0].weight) is zx.Array
+    with pytest.raises(errors.CheckpointError, match="shape"):
+        nn.tree_deserialise_leaves(tmp_path / "ckpt.eqx",
+                                   {**like, "model": nn.MLP(2, 3, 4, 1, key=zr.key(1))})
+    with pytest.raises(errors.CheckpointError, match="fewer"):
+        nn.tree_deserialise_leaves(tmp_path / "ckpt.eqx", [like, like])
+
+
+def test_filter_eval_shape_keeps_non_arrays():
+    s = nn.filter_eval_shape(nn.Linear, 3, 2, key=zr.key(0))
+    assert s.weight == zx.ShapeDtypeStruct((2, 3), np.float32) and s.in_features == 3
+    out = nn.filter_eval_shape(lambda x, f: (f(x) @ znp.ones((2, 5)), f), znp.ones((4, 2)),
+                               znp.tanh)
+    assert out[0] == zx.ShapeDtypeStruct((4, 5), np.float64) and out[1] is znp.tanh

@@ -816,3 +816,16 @@ def test_sort_complex_and_print_helpers():
     with znp.printoptions(precision=1):
         assert repr(x) == "Array([1.2, 2. ], dtype=float64)"
     assert znp.get_printoptions() == np.get_printoptions()
+
+
+def test_save_load_npy_and_npz(tmp_path):
+    x = znp.arange(6.0, dtype=znp.float32).reshape(2, 3)
+    znp.save(tmp_path / "x.npy", x)
+    np.testing.assert_array_equal(np.load(tmp_path / "x.npy"), np.asarray(x))
+    y = znp.load(tmp_path / "x.npy")
+    assert type(y) is zx.Array and y.dtype == np.float32
+    np.testing.assert_array_equal(y, x)
+    znp.savez(tmp_path / "z.npz", x, b=znp.ones(2))
+    with znp.load(tmp_path / "z.npz") as z:
+        np.testing.assert_array_equal(z["arr_0"], np.asarray(x))
+        np.testing.assert_array_equal(z["b"], [1.0, 1.0])

@@ -5,6 +5,7 @@ from .._src.numpy import __all__ as _all
 from .._src.numpy.types import ndarray  # noqa: F401
 from . import linalg  # noqa: F401
 from . import fft  # noqa: F401
+from .._src.numpy.npyio import load, save, savez  # noqa: F401
 from .._src.numpy.polyfit import array_repr, array_str, polyfit, roots, sort_complex  # noqa: F401
 # NumPy's print options, which the repr of zerax arrays follows
 from numpy import get_printoptions, printoptions, set_printoptions  # noqa: F401
@@ -32,4 +33,4 @@ int_, uint = int64, uint64
 __all__ = list(_all) + ["ndarray", "linalg", "fft", "single", "double", "csingle", "cdouble",
                         "int_", "uint", "isdtype", "iterable", "array_repr", "array_str", "polyfit",
                         "roots", "sort_complex", "get_printoptions", "printoptions",
-                        "set_printoptions"]
+                        "set_printoptions", "load", "save", "savez"]
