@@ -315,3 +315,34 @@ def test_freeze_flatten_and_scale_gradient():
     np.testing.assert_array_equal(np.asarray(optim.scale_gradient(x, 0.3)), np.asarray(x))
     g = zx.grad(lambda x: znp.sum(optim.scale_gradient(x, 0.3) ** 3))(x)
     np.testing.assert_allclose(np.asarray(g), 0.3 * 3 * np.asarray(x) ** 2, rtol=1e-15)
+
+
+def test_contrib_reduce_on_plateau_schedule():
+    # optax.contrib.reduce_on_plateau's rules, traced by hand: the scale halves when the
+    # averaged value has not improved (by rtol) for `patience` averages, then waits
+    # `cooldown` averages; the updates are multiplied by the scale.
+    import zerax.optim as optim
+    tx = optim.contrib.reduce_on_plateau(factor=0.5, patience=2, cooldown=1, rtol=0.1)
+    state = tx.init({"w": np.zeros(2, np.float32)})
+    assert state.scale.dtype == np.float32 and state.plateau_count.dtype == np.int32
+    values = [1.0, 0.95, 0.97, 0.5, 0.49, 0.48, 0.47, 0.46]
+    scales, counts = [], []
+    for v in values:
+        upd, state = tx.update({"w": np.ones(2, np.float32)}, state, value=v)
+        scales.append(float(state.scale))
+        counts.append(int(state.plateau_count))
+        np.testing.assert_allclose(upd["w"], [scales[-1]] * 2)
+    # 1.0 improves on inf; 0.95 and 0.97 are within 10% (plateau 1, 2 -> halve, cool 1);
+    # 0.5 improves (cooldown step: plateau reset); 0.49, 0.48 plateau 1, 2 -> halve;
+    # 0.47 cooldown; 0.46 plateau 1
+    assert scales == [1.0, 1.0, 0.5, 0.5, 0.5, 0.25, 0.25, 0.25]
+    assert counts == [0, 1, 0, 0, 1, 0, 0, 1]
+    acc = optim.contrib.reduce_on_plateau(factor=0.5, patience=1, accumulation_size=2)
+    s = acc.init(np.zeros(1))
+    for v in (1.0, 3.0, 2.5, 1.5):      # averages 2.0 then 2.0: one plateau -> halve
+        _, s = acc.update(np.ones(1), s, value=v)
+    assert float(s.scale) == 0.5 and float(s.best_value) == 2.0
+    with pytest.raises(errors.ZeraxValueError):
+        optim.contrib.reduce_on_plateau(factor=1.5)
+    with pytest.raises(errors.ZeraxTypeError, match="value"):
+        tx.update({"w": np.ones(2)}, state)
