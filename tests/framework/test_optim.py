@@ -346,3 +346,38 @@ def test_contrib_reduce_on_plateau_schedule():
         optim.contrib.reduce_on_plateau(factor=1.5)
     with pytest.raises(errors.ZeraxTypeError, match="value"):
         tx.update({"w": np.ones(2)}, state)
+
+
+def test_contrib_schedule_free_matches_recorded_optax():
+    # recorded with optax 0.2.x (jax_enable_x64): 12 steps on a least-squares problem
+    X = np.linspace(-1, 1, 12).reshape(6, 2)
+    y = X @ np.array([1.5, -0.5]) + 0.3
+
+    def loss(p):
+        return znp.mean((X @ p["w"] + p["b"] - y) ** 2)
+
+    cases = [
+        (optim.contrib.schedule_free_sgd(0.3, warmup_steps=3, weight_decay=1e-2),
+         [0.524550043425909, 0.5476195080014061], 0.12688205516523438,
+         [0.5128611081983837, 0.5357969963402786], 0.1261473847804221, 0.9500000804662723),
+        (optim.contrib.schedule_free_adamw(0.1, warmup_steps=4, weight_decay=1e-2),
+         [0.41093153903028284, 0.3997605241316105], 0.11818006330263654,
+         [0.38691317014390963, 0.3766491713556113], 0.12008231854417661,
+         0.09875000312924388),
+    ]
+    for opt, w, b, ew, eb, wsum in cases:
+        p = {"w": znp.zeros(2), "b": znp.asarray(0.0)}
+        s = opt.init(p)
+        step = zx.jit(lambda p, s, opt=opt: opt.update(zx.grad(loss)(p), s, p))
+        for _ in range(12):
+            u, s = step(p, s)
+            p = optim.apply_updates(p, u)
+        e = optim.contrib.schedule_free_eval_params(s, p)
+        np.testing.assert_allclose(p["w"], w, rtol=1e-8)
+        np.testing.assert_allclose(p["b"], b, rtol=1e-8)
+        np.testing.assert_allclose(e["w"], ew, rtol=1e-8)
+        np.testing.assert_allclose(e["b"], eb, rtol=1e-8)
+        np.testing.assert_allclose(s.weight_sum, wsum, rtol=1e-8)
+        assert s.step_count.dtype == np.int32 and int(s.step_count) == 13
+    with pytest.raises(errors.ZeraxValueError):
+        optim.contrib.schedule_free_eval_params(optim.adam(0.1).init(np.zeros(2)), np.zeros(2))
