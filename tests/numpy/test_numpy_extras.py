@@ -829,3 +829,14 @@ def test_save_load_npy_and_npz(tmp_path):
     with znp.load(tmp_path / "z.npz") as z:
         np.testing.assert_array_equal(z["arr_0"], np.asarray(x))
         np.testing.assert_array_equal(z["b"], [1.0, 1.0])
+
+
+def test_numpy_random_is_numpys_generator_for_autograd_programs():
+    # autograd's examples: `import autograd.numpy.random as npr`, `np.random.randn`
+    import zerax.numpy.random as npr
+    rs = znp.random.RandomState(0)
+    want = np.random.RandomState(0).randn(3, 2)
+    np.testing.assert_array_equal(rs.randn(3, 2), want)
+    assert npr is np.random
+    w = npr.RandomState(1).randn(3)
+    np.testing.assert_allclose(zx.grad(lambda v: znp.sum(znp.tanh(v)))(w), 1 - np.tanh(w) ** 2)
