@@ -415,3 +415,27 @@ def test_filter_eval_shape_keeps_non_arrays():
     out = nn.filter_eval_shape(lambda x, f: (f(x) @ znp.ones((2, 5)), f), znp.ones((4, 2)),
                                znp.tanh)
     assert out[0] == zx.ShapeDtypeStruct((4, 5), np.float64) and out[1] is znp.tanh
+
+
+def test_filter_jvp_vjp_jacobians_hold_non_float_leaves_fixed():
+    lin = nn.Linear(3, 2, key=zr.key(0))
+    w, b = np.asarray(lin.weight, np.float64), np.asarray(lin.bias, np.float64)
+    x = np.array([1.0, 2.0, 3.0])
+    # d(Wx + b) in the direction (dW, db, dx) = (1, 1, 0): row sums of x plus 1
+    tan = (jtu.tree_map(znp.ones_like, lin), np.zeros(3))
+    out, t = nn.filter_jvp(lambda m, v: m(v), (lin, x), tan)
+    np.testing.assert_allclose(out, w @ x + b, rtol=1e-6)
+    np.testing.assert_allclose(t, [x.sum() + 1] * 2, rtol=1e-6)
+    out, vjp_fn = nn.filter_vjp(lambda m, v, n: m(v) * n, lin, x, 3)
+    g_m, g_x, g_n = vjp_fn(np.ones(2))
+    np.testing.assert_allclose(g_m.weight, 3 * np.tile(x, (2, 1)), rtol=1e-6)
+    np.testing.assert_allclose(g_x, 3 * w.sum(0), rtol=1e-6)
+    assert g_n is None and g_m.in_features == 3
+    for jac in (nn.filter_jacfwd, nn.filter_jacrev):
+        J = jac(lambda m: m(x))(lin)
+        np.testing.assert_allclose(J.weight, np.einsum("ij,k->ijk", np.eye(2), x), rtol=1e-6)
+        np.testing.assert_allclose(J.bias, np.eye(2), rtol=1e-6)
+    H = nn.filter_hessian(lambda p: znp.sum(znp.sin(p[0]) * p[1]))([x, 2])
+    np.testing.assert_allclose(H[0][0], np.diag(-2 * np.sin(x)), rtol=1e-12)
+    assert H[0][1] is None and H[1] is None
+    assert float(nn.filter_jit(lambda p, y: p(y))(nn.Partial(znp.multiply, 2.0), 4.0)) == 8.0

@@ -22,6 +22,7 @@ from ._norm import BatchNorm, GroupNorm, LayerNorm, RMSNorm
 from ._misc import Dropout, Embedding, PReLU, RotaryPositionalEmbedding
 from ._attention import GRUCell, LSTMCell, MultiheadAttention, dot_product_attention_weights
 from ._summary import count_params, summary
+from ._transforms_ad import (Partial, filter_hessian, filter_jacfwd, filter_jacrev, filter_jvp, filter_vjp)
 from ._serialise import (default_deserialise_filter_spec, default_serialise_filter_spec, filter_eval_shape, tree_deserialise_leaves, tree_serialise_leaves)
 
 __all__ = list(_activations_all) + [
@@ -44,4 +45,5 @@ __all__ = list(_activations_all) + [
     "summary", "count_params",
     "tree_serialise_leaves", "tree_deserialise_leaves", "default_serialise_filter_spec",
     "default_deserialise_filter_spec", "filter_eval_shape",
+    "Partial", "filter_jvp", "filter_vjp", "filter_jacfwd", "filter_jacrev", "filter_hessian",
 ]
