@@ -40,7 +40,7 @@ def filter_jvp(fn: Callable, primals: Any, tangents: Any, **kwargs) -> tuple[Any
         raise errors.ZeraxTypeError("filter_jvp: primals and tangents must be tuples or lists")
     primals, tangents = tuple(primals), tuple(tangents)
     diff, nondiff = partition(primals, is_inexact_array)
-    t_leaves, t_def = jtu.tree_flatten(tangents)
+    t_leaves = jtu.tree_leaves(tangents)
     d_leaves, d_def = jtu.tree_flatten(diff)
     if len(t_leaves) != len(d_leaves):
         raise errors.ZeraxValueError(
