@@ -840,3 +840,19 @@ def test_numpy_random_is_numpys_generator_for_autograd_programs():
     assert npr is np.random
     w = npr.RandomState(1).randn(3)
     np.testing.assert_allclose(zx.grad(lambda v: znp.sum(znp.tanh(v)))(w), 1 - np.tanh(w) ** 2)
+
+
+def test_signbit_fmod_copysign_at_zero_without_warnings():
+    v = np.array([-0.0, 0.0, -1.5, 2.0, -np.inf, np.inf, 1e-300, -1e-300, -5e-324])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")       # the sign of zero is read without 1/0
+        for dt in (np.float64, np.float32, np.float16):
+            a = v.astype(dt)
+            np.testing.assert_array_equal(znp.signbit(a), np.signbit(a))
+            np.testing.assert_array_equal(zx.jit(znp.signbit)(a), np.signbit(a))
+            np.testing.assert_array_equal(znp.copysign(1.0, a), np.copysign(1.0, a))
+        x = np.arange(-3.0, 4.0)
+        got = np.asarray(znp.fmod(x, 3.0))
+        np.testing.assert_array_equal(got, np.fmod(x, 3.0))
+        np.testing.assert_array_equal(np.signbit(got), np.signbit(np.fmod(x, 3.0)))
+        assert float(zx.grad(lambda t: znp.fmod(t, 3.0))(-4.0)) == 1.0
