@@ -439,3 +439,34 @@ def test_filter_jvp_vjp_jacobians_hold_non_float_leaves_fixed():
     np.testing.assert_allclose(H[0][0], np.diag(-2 * np.sin(x)), rtol=1e-12)
     assert H[0][1] is None and H[1] is None
     assert float(nn.filter_jit(lambda p, y: p(y))(nn.Partial(znp.multiply, 2.0), 4.0)) == 8.0
+
+
+def test_abstract_vars_must_be_provided_by_concrete_modules():
+    class Base(nn.Module):
+        scale: nn.AbstractVar[float]
+        kind: nn.AbstractClassVar[str]
+
+        def __call__(self, x):
+            return self.scale * x
+
+    class Concrete(Base):
+        scale: float
+        kind = "plain"
+
+    class Prop(Base):
+        kind = "prop"
+
+        @property
+        def scale(self):
+            return 3.0
+
+    class Missing(Base):
+        scale: float
+
+    assert float(Concrete(2.0)(znp.asarray(1.5))) == 3.0
+    assert [f.name for f in dataclasses.fields(Concrete)] == ["scale"]
+    assert jtu.tree_leaves(Concrete(2.0)) == [2.0]
+    assert float(Prop()(znp.asarray(1.0))) == 3.0
+    for cls, missing in ((Base, "kind, scale"), (Missing, "kind")):
+        with pytest.raises(TypeError, match=missing):
+            cls(1.0) if cls is Missing else cls()

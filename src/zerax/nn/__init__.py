@@ -11,7 +11,7 @@ immutable pytrees with Equinox's API (`Module`, layers, filtered transforms, `St
 from .._src.api.nn import *  # noqa: F401,F403
 from .._src.api.nn import __all__ as _activations_all
 from . import initializers  # noqa: F401
-from ._module import BoundMethod, Module, field, module_update_wrapper, static_field
+from ._module import AbstractClassVar, AbstractVar, BoundMethod, Module, field, module_update_wrapper, static_field
 from ._filters import (apply_updates, combine, filter, inference_mode, is_array, is_array_like, is_inexact_array, is_inexact_array_like, partition, tree_at, tree_equal)
 from ._transforms import (filter_checkpoint, filter_grad, filter_jit, filter_value_and_grad, filter_vmap, if_array)
 from ._state import State, StateIndex, delete_init_state, make_with_state
@@ -27,7 +27,7 @@ from ._serialise import (default_deserialise_filter_spec, default_serialise_filt
 
 __all__ = list(_activations_all) + [
     "initializers",
-    "Module", "field", "static_field", "BoundMethod", "module_update_wrapper",
+    "Module", "AbstractVar", "AbstractClassVar", "field", "static_field", "BoundMethod", "module_update_wrapper",
     "is_array", "is_array_like", "is_inexact_array", "is_inexact_array_like", "filter",
     "partition", "combine", "tree_at", "inference_mode", "apply_updates", "tree_equal",
     "filter_jit", "filter_grad", "filter_value_and_grad", "filter_vmap", "if_array",
