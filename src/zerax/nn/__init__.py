@@ -27,7 +27,8 @@ from ._serialise import (default_deserialise_filter_spec, default_serialise_filt
 
 __all__ = list(_activations_all) + [
     "initializers",
-    "Module", "AbstractVar", "AbstractClassVar", "field", "static_field", "BoundMethod", "module_update_wrapper",
+    "Module", "AbstractVar", "AbstractClassVar", "field", "static_field", "BoundMethod",
+    "module_update_wrapper",
     "is_array", "is_array_like", "is_inexact_array", "is_inexact_array_like", "filter",
     "partition", "combine", "tree_at", "inference_mode", "apply_updates", "tree_equal",
     "filter_jit", "filter_grad", "filter_value_and_grad", "filter_vmap", "if_array",
