@@ -132,3 +132,25 @@ def test_typing_names():
 
     np.testing.assert_array_equal(double([1.0, 2.0]), [2.0, 4.0])
     assert "ArrayLike" in zx.typing.__all__
+
+
+def test_pmap_is_vmap_with_collectives_compiled():
+    x = np.arange(12.0).reshape(4, 3)
+    np.testing.assert_allclose(zx.pmap(lambda v: v ** 2)(x), x ** 2)
+    got = zx.pmap(lambda v: v / zx.lax.psum(v, "d"), axis_name="d")(x)
+    np.testing.assert_allclose(got, x / x.sum(0), rtol=1e-15)
+
+    def update(params, batch, lr):
+        g = zx.grad(lambda p: znp.sum((batch @ p) ** 2))(params)
+        return params - lr * zx.lax.pmean(g, "b")
+
+    step = zx.pmap(update, axis_name="b", static_broadcasted_argnums=(2,))
+    params = np.ones((4, 3))
+    batches = x[:, None, :] * np.ones((4, 2, 3))
+    per = np.stack([2 * b.T @ (b @ p) for p, b in zip(params, batches)])
+    np.testing.assert_allclose(step(params, batches, 0.1), params - 0.1 * per.mean(0),
+                               rtol=1e-12)
+    np.testing.assert_allclose(zx.pmap(lambda a, b: a + b, in_axes=(0, None))(x, np.ones(3)),
+                               x + 1)
+    with pytest.raises(zx.errors.ZeraxValueError, match="in_axes"):
+        zx.pmap(lambda a, b: a + b, in_axes=(0,))(x, x)
