@@ -154,3 +154,30 @@ def test_pmap_is_vmap_with_collectives_compiled():
                                x + 1)
     with pytest.raises(zx.errors.ZeraxValueError, match="in_axes"):
         zx.pmap(lambda a, b: a + b, in_axes=(0,))(x, x)
+
+
+def test_segment_reductions_against_python_loops():
+    rs = np.random.RandomState(0)
+    data = rs.randn(7, 2)
+    ids = np.array([0, 2, 2, -1, 4, 0, 9])          # -1 and 9 are dropped (5 segments)
+    n = 5
+    ops = {"sum": (zx.ops.segment_sum, np.add, 0.0),
+           "prod": (zx.ops.segment_prod, np.multiply, 1.0),
+           "max": (zx.ops.segment_max, np.maximum, -np.inf),
+           "min": (zx.ops.segment_min, np.minimum, np.inf)}
+    for name, (fn, op, ident) in ops.items():
+        want = np.full((n, 2), ident)
+        for row, i in zip(data, ids):
+            if 0 <= i < n:
+                want[i] = op(want[i], row)
+        np.testing.assert_allclose(fn(data, ids, n), want, rtol=1e-15, err_msg=name)
+        np.testing.assert_allclose(zx.jit(lambda d, s, fn=fn: fn(d, s, n))(data, ids), want,
+                                   rtol=1e-15, err_msg=name)
+    ints = zx.ops.segment_min(np.arange(4), np.array([1, 1, 0, 0]), 3)
+    np.testing.assert_array_equal(ints, [2, 0, np.iinfo(np.int64).max])
+    np.testing.assert_allclose(zx.ops.segment_sum(np.ones(3), np.array([0, 2, 2])), [1, 0, 2])
+    g = zx.grad(lambda d: znp.sum(zx.ops.segment_sum(d, np.array([0, 1, 1]), 2) ** 2))(
+        np.array([1.0, 2.0, 3.0]))
+    np.testing.assert_allclose(g, [2.0, 10.0, 10.0])
+    with pytest.raises(zx.errors.ShapeError):
+        zx.ops.segment_sum(np.ones(3), np.array([0, 1]), 2)
