@@ -381,3 +381,31 @@ def test_contrib_schedule_free_matches_recorded_optax():
         assert s.step_count.dtype == np.int32 and int(s.step_count) == 13
     with pytest.raises(errors.ZeraxValueError):
         optim.contrib.schedule_free_eval_params(optim.adam(0.1).init(np.zeros(2)), np.zeros(2))
+
+
+def test_more_losses_match_formulas_and_recorded_optax():
+    rs = np.random.RandomState(0)
+    e = rs.randn(6, 4)
+    lab = np.array([0, 0, 1, 1, 2, 2])
+    # recorded with optax (jax_enable_x64)
+    np.testing.assert_allclose(optim.losses.ntxent(e, lab), 8.625684901476854, rtol=1e-12)
+    np.testing.assert_allclose(optim.losses.ntxent(e, lab, temperature=0.5),
+                               2.0332178461001065, rtol=1e-12)
+    a, p, n = rs.randn(3, 4), rs.randn(3, 4), rs.randn(3, 4)
+    np.testing.assert_allclose(optim.losses.triplet_margin_loss(a, p, n),
+                               [0.0, 2.2251827076558266, 0.38600205101315654], rtol=1e-12)
+    np.testing.assert_allclose(
+        optim.losses.triplet_margin_loss(a, p, n, norm_degree=1, margin=2.0),
+        [0.0, 2.9327780181397687, 2.794957348035703], rtol=1e-12)
+    # formulas
+    lp = np.log(np.array([[0.2, 0.3, 0.5], [0.6, 0.3, 0.1]]))
+    t = np.array([[0.1, 0.4, 0.7], [0.5, 0.5, 0.2]])
+    want = (t * (np.log(t) - lp)).sum(-1) + (np.exp(lp) - t).sum(-1)
+    np.testing.assert_allclose(optim.losses.generalized_kl_divergence(lp, t), want, rtol=1e-13)
+    np.testing.assert_allclose(optim.convex_kl_divergence(lp, t), want, rtol=1e-13)
+    s = rs.randn(4, 5)
+    y = np.array([0, 3, 4, 1])
+    np.testing.assert_allclose(optim.losses.multiclass_perceptron_loss(s, y),
+                               s.max(-1) - s[np.arange(4), y], rtol=1e-15)
+    with pytest.raises(errors.ZeraxValueError):
+        optim.losses.ntxent(e, lab[:3])
