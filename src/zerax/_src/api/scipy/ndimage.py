@@ -37,7 +37,7 @@ def _round_away(a):
     return a if a.dtype.kind in "iu" else _lax_round(a)
 
 
-def map_coordinates(input, coordinates, order: int, mode: str = "constant",  # noqa: A002
+def map_coordinates(input, coordinates, order: int, mode: str = "constant",
                     cval=0.0):
     """``input`` sampled at ``coordinates`` (one array per axis of ``input``, all of the
     output's shape), SciPy's ``ndimage.map_coordinates`` with JAX's restrictions
