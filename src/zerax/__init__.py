@@ -13,19 +13,23 @@ from ._src import ops as _ops  # noqa: F401  (registers every primitive)
 from ._src.interpreters.ad import grad, jvp, linearize, value_and_grad, vjp
 from ._src.core.array import Array
 from ._src.interpreters.batching import vmap
-from ._src.api.jacobians import hessian, jacfwd, jacrev
+from ._src.api.jacobians import elementwise_grad, hessian, jacfwd, jacrev
 from ._src.api.jit import disable_jit, jit
 from ._src.base.config import __version__, config
-from ._src.api.custom import (Function, checkpoint, checkpoint_policies, custom_jvp, custom_vjp, remat)
+from ._src.api.custom import (Function, checkpoint, checkpoint_policies, custom_gradient, custom_jvp, custom_vjp, remat)
 from ._src.ops.misc import stop_gradient
 from ._src.ir.ir import ClosedJaxpr, Jaxpr, eval_jaxpr
 from ._src.api.extras import (
     ShapeDtypeStruct, block_until_ready, default_backend, device_count, device_put, devices,
-    eval_shape, linear_transpose, local_device_count, make_jaxpr,
+    eval_shape, linear_transpose, local_device_count, make_jaxpr, device_get, local_devices,
+    process_index, process_count, default_device, named_scope, named_call,
+    ensure_compile_time_eval,
 )
+from ._src.api.jit import clear_caches
+from ._src.api.pmap import pmap
 from ._src.base import dtypes  # noqa: E402  (dtypes.float0: the tangent dtype of integers)
 from . import numpy, lax, tree, tree_util, test_util, nn, scipy, random  # noqa: E402
-from . import debug, sharding
+from . import debug, image, ops, sharding, typing
 
 jacobian = jacrev   # JAX's name for it
 
@@ -38,5 +42,8 @@ __all__ = [
     "jacrev", "hessian", "nn", "scipy", "jit", "disable_jit", "config", "ShapeDtypeStruct",
     "block_until_ready", "default_backend", "device_put", "devices", "eval_shape",
     "linear_transpose", "dtypes", "checkpoint_policies", "device_count", "local_device_count",
-    "debug", "sharding",
+    "debug", "sharding", "typing", "device_get", "local_devices", "process_index",
+    "process_count", "default_device", "named_scope", "named_call",
+    "ensure_compile_time_eval", "clear_caches", "elementwise_grad", "custom_gradient",
+    "pmap", "ops", "image",
 ]

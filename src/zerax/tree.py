@@ -8,7 +8,32 @@ of `zerax.tree_util` (``tree.map`` is ``tree_util.tree_map``, and so on).
 [1, 2]
 """
 
-from ._src.core.tree import (tree_all as all, tree_flatten as flatten, tree_flatten_with_path as flatten_with_path, tree_leaves as leaves, tree_leaves_with_path as leaves_with_path, tree_map as map, tree_map_with_path as map_with_path, tree_reduce as reduce, tree_structure as structure, tree_transpose as transpose, tree_unflatten as unflatten)
+from ._src.core.tree import register_static as static
+from ._src.core.tree import tree_all as all
+from ._src.core.tree import tree_broadcast as broadcast
+from ._src.core.tree import tree_flatten as flatten
+from ._src.core.tree import tree_flatten_with_path as flatten_with_path
+from ._src.core.tree import tree_leaves as leaves
+from ._src.core.tree import tree_leaves_with_path as leaves_with_path
+from ._src.core.tree import tree_map as map
+from ._src.core.tree import tree_map_with_path as map_with_path
+from ._src.core.tree import tree_reduce as reduce
+from ._src.core.tree import tree_structure as structure
+from ._src.core.tree import tree_transpose as transpose
+from ._src.core.tree import tree_unflatten as unflatten
 
-__all__ = ["all", "flatten", "flatten_with_path", "leaves", "leaves_with_path", "map",
-           "map_with_path", "reduce", "structure", "transpose", "unflatten"]
+__all__ = [
+           "all",
+           "broadcast",
+           "flatten",
+           "flatten_with_path",
+           "leaves",
+           "leaves_with_path",
+           "map",
+           "map_with_path",
+           "reduce",
+           "static",
+           "structure",
+           "transpose",
+           "unflatten",
+]

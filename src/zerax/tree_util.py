@@ -5,7 +5,37 @@
 (2, [3])
 """
 
-from ._src.core.tree import (DictKey, FlattenedIndexKey, GetAttrKey, Partial, PyTreeDef, SequenceKey, all_leaves, keystr, register_dataclass, register_pytree_node, register_pytree_node_class, register_pytree_with_keys, register_pytree_with_keys_class, tree_all, tree_flatten, tree_flatten_with_path, tree_leaves, tree_leaves_with_path, tree_map, tree_map_with_path, tree_reduce, tree_structure, tree_transpose, tree_unflatten, treedef_is_leaf)
+from ._src.core.tree import (
+    DictKey,
+    FlattenedIndexKey,
+    GetAttrKey,
+    Partial,
+    PyTreeDef,
+    SequenceKey,
+    all_leaves,
+    keystr,
+    register_dataclass,
+    register_pytree_node,
+    register_pytree_node_class,
+    register_pytree_with_keys,
+    register_pytree_with_keys_class,
+    register_static,
+    tree_all,
+    tree_broadcast,
+    tree_flatten,
+    tree_flatten_with_path,
+    tree_leaves,
+    tree_leaves_with_path,
+    tree_map,
+    tree_map_with_path,
+    tree_reduce,
+    tree_structure,
+    tree_transpose,
+    tree_unflatten,
+    treedef_children,
+    treedef_is_leaf,
+    treedef_tuple,
+)
 
 __all__ = [
     "DictKey",
@@ -21,7 +51,9 @@ __all__ = [
     "register_pytree_node_class",
     "register_pytree_with_keys",
     "register_pytree_with_keys_class",
+    "register_static",
     "tree_all",
+    "tree_broadcast",
     "tree_flatten",
     "tree_flatten_with_path",
     "tree_leaves",
@@ -32,5 +64,7 @@ __all__ = [
     "tree_structure",
     "tree_transpose",
     "tree_unflatten",
+    "treedef_children",
     "treedef_is_leaf",
+    "treedef_tuple",
 ]

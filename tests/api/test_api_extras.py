@@ -82,3 +82,102 @@ def test_array_sharding_is_one_device_and_device_put_takes_it():
     assert isinstance(y, zx.Array) and y.devices() == {dev}
     with pytest.raises(zx.errors.ZeraxTypeError, match="zerax Device"):
         zx.sharding.SingleDeviceSharding("cpu:0")
+
+
+def test_device_get_and_process_helpers():
+    out = zx.device_get({"a": znp.arange(3.0), "b": (2, "s"), "c": np.ones(2)})
+    assert type(out["a"]) is np.ndarray and out["b"] == (2, "s")
+    np.testing.assert_array_equal(out["a"], [0.0, 1.0, 2.0])
+    with pytest.raises(zx.errors.ConcretizationError):
+        zx.jit(lambda x: zx.device_get(x))(1.0)
+    assert zx.local_devices() == zx.devices()
+    assert zx.process_index() == 0 and zx.process_count() == 1
+
+
+def test_scope_contexts_change_nothing():
+    @zx.jit
+    def f(x):
+        with zx.named_scope("block"), zx.ensure_compile_time_eval():
+            n = int(znp.sum(znp.array([1, 2])))      # concrete inside jit
+        return zx.named_call(znp.sin, name="s")(x) * n
+
+    with zx.default_device(zx.devices()[0]):
+        np.testing.assert_allclose(f(0.5), 3 * np.sin(0.5))
+    with pytest.raises(zx.errors.ZeraxTypeError):
+        with zx.named_scope(3):
+            pass
+
+
+def test_clear_caches_retraces():
+    traces = []
+
+    @zx.jit
+    def f(x):
+        traces.append(1)
+        return x * 2.0
+
+    f(1.0)
+    f(2.0)
+    assert len(traces) == 1
+    zx.clear_caches()
+    np.testing.assert_allclose(f(3.0), 6.0)
+    assert len(traces) == 2
+
+
+def test_typing_names():
+    from zerax.typing import ArrayLike, DTypeLike
+
+    def double(x: ArrayLike, dtype: DTypeLike = None):
+        return znp.asarray(x, dtype=dtype) * 2
+
+    np.testing.assert_array_equal(double([1.0, 2.0]), [2.0, 4.0])
+    assert "ArrayLike" in zx.typing.__all__
+
+
+def test_pmap_is_vmap_with_collectives_compiled():
+    x = np.arange(12.0).reshape(4, 3)
+    np.testing.assert_allclose(zx.pmap(lambda v: v ** 2)(x), x ** 2)
+    got = zx.pmap(lambda v: v / zx.lax.psum(v, "d"), axis_name="d")(x)
+    np.testing.assert_allclose(got, x / x.sum(0), rtol=1e-15)
+
+    def update(params, batch, lr):
+        g = zx.grad(lambda p: znp.sum((batch @ p) ** 2))(params)
+        return params - lr * zx.lax.pmean(g, "b")
+
+    step = zx.pmap(update, axis_name="b", static_broadcasted_argnums=(2,))
+    params = np.ones((4, 3))
+    batches = x[:, None, :] * np.ones((4, 2, 3))
+    per = np.stack([2 * b.T @ (b @ p) for p, b in zip(params, batches)])
+    np.testing.assert_allclose(step(params, batches, 0.1), params - 0.1 * per.mean(0),
+                               rtol=1e-12)
+    np.testing.assert_allclose(zx.pmap(lambda a, b: a + b, in_axes=(0, None))(x, np.ones(3)),
+                               x + 1)
+    with pytest.raises(zx.errors.ZeraxValueError, match="in_axes"):
+        zx.pmap(lambda a, b: a + b, in_axes=(0,))(x, x)
+
+
+def test_segment_reductions_against_python_loops():
+    rs = np.random.RandomState(0)
+    data = rs.randn(7, 2)
+    ids = np.array([0, 2, 2, -1, 4, 0, 9])          # -1 and 9 are dropped (5 segments)
+    n = 5
+    ops = {"sum": (zx.ops.segment_sum, np.add, 0.0),
+           "prod": (zx.ops.segment_prod, np.multiply, 1.0),
+           "max": (zx.ops.segment_max, np.maximum, -np.inf),
+           "min": (zx.ops.segment_min, np.minimum, np.inf)}
+    for name, (fn, op, ident) in ops.items():
+        want = np.full((n, 2), ident)
+        for row, i in zip(data, ids):
+            if 0 <= i < n:
+                want[i] = op(want[i], row)
+        np.testing.assert_allclose(fn(data, ids, n), want, rtol=1e-15, err_msg=name)
+        np.testing.assert_allclose(zx.jit(lambda d, s, fn=fn: fn(d, s, n))(data, ids), want,
+                                   rtol=1e-15, err_msg=name)
+    ints = zx.ops.segment_min(np.arange(4), np.array([1, 1, 0, 0]), 3)
+    np.testing.assert_array_equal(ints, [2, 0, np.iinfo(np.int64).max])
+    np.testing.assert_allclose(zx.ops.segment_sum(np.ones(3), np.array([0, 2, 2])), [1, 0, 2])
+    g = zx.grad(lambda d: znp.sum(zx.ops.segment_sum(d, np.array([0, 1, 1]), 2) ** 2))(
+        np.array([1.0, 2.0, 3.0]))
+    np.testing.assert_allclose(g, [2.0, 10.0, 10.0])
+    with pytest.raises(zx.errors.ShapeError):
+        zx.ops.segment_sum(np.ones(3), np.array([0, 1]), 2)

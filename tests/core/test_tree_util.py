@@ -355,3 +355,38 @@ def test_jax_tree_short_names():
     outer, inner = zerax.tree.structure([0, 0]), zerax.tree.structure((0, 0, 0))
     assert zerax.tree.transpose(outer, inner, [(1, 2, 3), (4, 5, 6)]) == ([1, 4], [2, 5], [3, 6])
     assert zerax.jacobian is zerax.jacrev
+
+
+def test_register_static_treedef_children_tuple_and_broadcast():
+    import zerax.numpy as znp
+
+    @tu.register_static
+    class Cfg:
+        def __init__(self, n):
+            self.n = n
+
+        def __hash__(self):
+            return hash(self.n)
+
+        def __eq__(self, other):
+            return isinstance(other, Cfg) and other.n == self.n
+
+    tree = {"cfg": Cfg(3), "w": 2.0}
+    assert tu.tree_leaves(tree) == [2.0]
+    out = zx.jit(lambda t: t["w"] * t["cfg"].n)(tree)      # static: keyed on its hash
+    assert float(out) == 6.0
+    assert tu.tree_map(lambda x: x, tree)["cfg"] is tree["cfg"]
+    g = zx.grad(lambda t: t["w"] ** 2 * t["cfg"].n)(tree)
+    assert float(g["w"]) == 12.0 and g["cfg"] == Cfg(3)
+    td = tu.tree_structure([1, (2, 3), {"a": 4}])
+    kids = tu.treedef_children(td)
+    assert kids == [tu.tree_structure(1), tu.tree_structure((2, 3)),
+                    tu.tree_structure({"a": 4})]
+    tup = tu.treedef_tuple(kids)
+    assert tup == tu.tree_structure((1, (2, 3), {"a": 4}))
+    assert tup.unflatten([1, 2, 3, 4]) == (1, (2, 3), {"a": 4})
+    assert tu.tree_broadcast([1, 2], [(10, 20), {"a": 30, "b": 40}]) == \
+        [(1, 1), {"a": 2, "b": 2}]
+    assert zx.tree.broadcast({"x": 0.5}, {"x": [1, 2, 3]}) == {"x": [0.5, 0.5, 0.5]}
+    np.testing.assert_array_equal(
+        tu.tree_broadcast(znp.ones(2), (1, 2))[0], np.ones(2))

@@ -92,3 +92,25 @@ def test_xlogy_xlog1py_derivatives_at_x_zero():
         assert fn(1, 2).dtype == np.float64
     with np.errstate(divide="ignore", invalid="ignore"):
         assert float(zx.grad(zsp.xlogy)(0.0, 0.0)) == -np.inf
+
+
+def test_softmax_log_softmax_logsumexp_where_mask():
+    # jax.nn's `where=`: masked-out elements do not count; softmax gives them 0,
+    # log_softmax -inf; gradients reach only the kept elements.
+    x = np.array([[1.0, 2.0, 3.0, 0.5], [4.0, -1.0, 0.0, 2.0]])
+    m = np.array([[True, False, True, True], [False, True, True, False]])
+    e = np.where(m, np.exp(x), 0.0)
+    ref = e / e.sum(-1, keepdims=True)
+    np.testing.assert_allclose(nn.softmax(x, where=m), ref, rtol=1e-14)
+    with np.errstate(divide="ignore"):
+        np.testing.assert_allclose(nn.log_softmax(x, where=m), np.log(ref), rtol=1e-13)
+    np.testing.assert_allclose(nn.logsumexp(x, axis=-1, where=m),
+                               np.log(e.sum(-1)), rtol=1e-14)
+    np.testing.assert_allclose(nn.softmax(x, axis=0, where=m),
+                               e / e.sum(0, keepdims=True), rtol=1e-14)
+    w = np.array([0.3, -1.0, 2.0, 0.7])
+    g = zx.grad(lambda v: zx.numpy.sum(nn.softmax(v, where=m[0]) * w))(x[0])
+    p = ref[0]
+    np.testing.assert_allclose(g, p * (w - np.sum(p * w)), rtol=1e-13, atol=1e-15)
+    g = zx.grad(lambda v: nn.log_softmax(v, where=m[0])[0])(x[0])
+    np.testing.assert_allclose(g, np.eye(4)[0] - p, rtol=1e-13, atol=1e-15)

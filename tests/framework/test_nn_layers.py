@@ -315,8 +315,18 @@ def test_dropout():
     kept = y != 0
     np.testing.assert_allclose(y[kept], 1 / 0.7)
     assert abs(kept.mean() - 0.7) < 0.03
-    mask = np.asarray(zr.bernoulli(zr.key(0), 0.7, (4000,)))
-    np.testing.assert_array_equal(kept, mask)                 # Equinox's draw
+    # Equinox's draw (in JAX's default mode, as its float32 parameters): the uniforms in
+    # the dtype of the keep probability, float32
+    mask = np.asarray(zr.bernoulli(zr.key(0), np.float32(0.7), (4000,)))
+    np.testing.assert_array_equal(kept, mask)
+    # recorded: equinox.nn.Dropout(p)(jnp.ones(12), key=k) > 0, with JAX's defaults
+    for p, key, want in ((0.3, zr.PRNGKey(5), [1, 0, 0, 1, 0, 1, 1, 1, 1, 1, 1, 1]),
+                         (0.5, zr.key(1), [1, 0, 1, 1, 0, 0, 0, 0, 1, 0, 1, 1])):
+        y32 = nn.Dropout(p)(np.ones(12, np.float32), key=key)
+        assert y32.dtype == np.float32
+        np.testing.assert_array_equal(np.asarray(y32) > 0, np.array(want, bool))
+        np.testing.assert_array_equal(np.asarray(nn.Dropout(p)(np.ones(12), key=key)) > 0,
+                                      np.array(want, bool))      # float64 x: the same mask
     assert d(x, inference=True) is x and nn.Dropout(0.3, inference=True)(x) is x
     assert nn.Dropout(0.0)(x) is x
     with pytest.raises(errors.ZeraxValueError, match="key"):

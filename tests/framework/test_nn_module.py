@@ -9,6 +9,7 @@ import pytest
 import zerax as zx
 import zerax.nn as nn
 import zerax.numpy as znp
+import zerax.random as zr
 from zerax import errors
 from zerax import tree_util as jtu
 
@@ -367,3 +368,105 @@ def test_checkpoint_and_hessian_vector_products_through_a_model():
     for a, b in zip(zx.tree_util.tree_leaves(eager), zx.tree_util.tree_leaves(jitted)):
         if nn.is_array(a):
             np.testing.assert_allclose(a, b, rtol=1e-12)
+
+
+def test_filter_vmap_models_with_none_fields():
+    # A Linear without bias has a None field: it has no leaf, so no axis, whether the
+    # model is shared (in_axes None), mapped (an ensemble) or returned.
+    lin = nn.Linear(3, 2, use_bias=False, key=zr.key(0))
+    xs = np.arange(12.0).reshape(4, 3)
+    out = nn.filter_vmap(lambda m, x: m(x), in_axes=(None, 0))(lin, xs)
+    np.testing.assert_allclose(out, xs @ np.asarray(lin.weight, np.float64).T, rtol=1e-6)
+    ens = nn.filter_vmap(lambda k: nn.Linear(3, 2, use_bias=False, key=k))(
+        zr.split(zr.key(1), 5))
+    assert ens.weight.shape == (5, 2, 3) and ens.bias is None
+    outs = nn.filter_vmap(lambda m, x: m(x), in_axes=(nn.if_array(0), None))(ens, xs[1])
+    np.testing.assert_allclose(outs, np.asarray(ens.weight, np.float64) @ xs[1], rtol=1e-6)
+
+
+def test_tree_serialise_leaves_is_equinoxs_npy_sequence(tmp_path):
+    import io
+    mlp = nn.MLP(2, 2, 4, 1, key=zr.key(0))
+    tree = {"model": mlp, "step": 7, "lr": 0.5, "tag": "x", "np": np.arange(3)}
+    nn.tree_serialise_leaves(tmp_path / "ckpt", tree)            # ".eqx" added
+    raw = (tmp_path / "ckpt.eqx").read_bytes()
+    # the format: np.save of every array/scalar leaf, in tree_leaves order
+    want = io.BytesIO()
+    for leaf in jtu.tree_leaves(tree):
+        if isinstance(leaf, (zx.Array, np.ndarray, int, float)):   # (not the functions)
+            np.save(want, np.asarray(leaf), allow_pickle=False)
+    assert raw == want.getvalue()
+    like = {"model": nn.filter_eval_shape(nn.MLP, 2, 2, 4, 1, key=zr.key(1)), "step": 0,
+            "lr": 0.0, "tag": "y", "np": np.zeros(3, np.int64)}
+    back = nn.tree_deserialise_leaves(tmp_path / "ckpt.eqx", like)
+    assert nn.tree_equal(back["model"], mlp)
+    assert back["step"] == 7 and back["lr"] == 0.5 and back["tag"] == "y"
+    assert type(back["np"]) is np.ndarray and type(back["model"].layers[0].weight) is zx.Array
+    with pytest.raises(errors.CheckpointError, match="shape"):
+        nn.tree_deserialise_leaves(tmp_path / "ckpt.eqx",
+                                   {**like, "model": nn.MLP(2, 3, 4, 1, key=zr.key(1))})
+    with pytest.raises(errors.CheckpointError, match="fewer"):
+        nn.tree_deserialise_leaves(tmp_path / "ckpt.eqx", [like, like])
+
+
+def test_filter_eval_shape_keeps_non_arrays():
+    s = nn.filter_eval_shape(nn.Linear, 3, 2, key=zr.key(0))
+    assert s.weight == zx.ShapeDtypeStruct((2, 3), np.float32) and s.in_features == 3
+    out = nn.filter_eval_shape(lambda x, f: (f(x) @ znp.ones((2, 5)), f), znp.ones((4, 2)),
+                               znp.tanh)
+    assert out[0] == zx.ShapeDtypeStruct((4, 5), np.float64) and out[1] is znp.tanh
+
+
+def test_filter_jvp_vjp_jacobians_hold_non_float_leaves_fixed():
+    lin = nn.Linear(3, 2, key=zr.key(0))
+    w, b = np.asarray(lin.weight, np.float64), np.asarray(lin.bias, np.float64)
+    x = np.array([1.0, 2.0, 3.0])
+    # d(Wx + b) in the direction (dW, db, dx) = (1, 1, 0): row sums of x plus 1
+    tan = (jtu.tree_map(znp.ones_like, lin), np.zeros(3))
+    out, t = nn.filter_jvp(lambda m, v: m(v), (lin, x), tan)
+    np.testing.assert_allclose(out, w @ x + b, rtol=1e-6)
+    np.testing.assert_allclose(t, [x.sum() + 1] * 2, rtol=1e-6)
+    out, vjp_fn = nn.filter_vjp(lambda m, v, n: m(v) * n, lin, x, 3)
+    g_m, g_x, g_n = vjp_fn(np.ones(2))
+    np.testing.assert_allclose(g_m.weight, 3 * np.tile(x, (2, 1)), rtol=1e-6)
+    np.testing.assert_allclose(g_x, 3 * w.sum(0), rtol=1e-6)
+    assert g_n is None and g_m.in_features == 3
+    for jac in (nn.filter_jacfwd, nn.filter_jacrev):
+        J = jac(lambda m: m(x))(lin)
+        np.testing.assert_allclose(J.weight, np.einsum("ij,k->ijk", np.eye(2), x), rtol=1e-6)
+        np.testing.assert_allclose(J.bias, np.eye(2), rtol=1e-6)
+    H = nn.filter_hessian(lambda p: znp.sum(znp.sin(p[0]) * p[1]))([x, 2])
+    np.testing.assert_allclose(H[0][0], np.diag(-2 * np.sin(x)), rtol=1e-12)
+    assert H[0][1] is None and H[1] is None
+    assert float(nn.filter_jit(lambda p, y: p(y))(nn.Partial(znp.multiply, 2.0), 4.0)) == 8.0
+
+
+def test_abstract_vars_must_be_provided_by_concrete_modules():
+    class Base(nn.Module):
+        scale: nn.AbstractVar[float]
+        kind: nn.AbstractClassVar[str]
+
+        def __call__(self, x):
+            return self.scale * x
+
+    class Concrete(Base):
+        scale: float
+        kind = "plain"
+
+    class Prop(Base):
+        kind = "prop"
+
+        @property
+        def scale(self):
+            return 3.0
+
+    class Missing(Base):
+        scale: float
+
+    assert float(Concrete(2.0)(znp.asarray(1.5))) == 3.0
+    assert [f.name for f in dataclasses.fields(Concrete)] == ["scale"]
+    assert jtu.tree_leaves(Concrete(2.0)) == [2.0]
+    assert float(Prop()(znp.asarray(1.0))) == 3.0
+    for cls, missing in ((Base, "kind, scale"), (Missing, "kind")):
+        with pytest.raises(TypeError, match=missing):
+            cls(1.0) if cls is Missing else cls()

@@ -315,3 +315,97 @@ def test_freeze_flatten_and_scale_gradient():
     np.testing.assert_array_equal(np.asarray(optim.scale_gradient(x, 0.3)), np.asarray(x))
     g = zx.grad(lambda x: znp.sum(optim.scale_gradient(x, 0.3) ** 3))(x)
     np.testing.assert_allclose(np.asarray(g), 0.3 * 3 * np.asarray(x) ** 2, rtol=1e-15)
+
+
+def test_contrib_reduce_on_plateau_schedule():
+    # optax.contrib.reduce_on_plateau's rules, traced by hand: the scale halves when the
+    # averaged value has not improved (by rtol) for `patience` averages, then waits
+    # `cooldown` averages; the updates are multiplied by the scale.
+    import zerax.optim as optim
+    tx = optim.contrib.reduce_on_plateau(factor=0.5, patience=2, cooldown=1, rtol=0.1)
+    state = tx.init({"w": np.zeros(2, np.float32)})
+    assert state.scale.dtype == np.float32 and state.plateau_count.dtype == np.int32
+    values = [1.0, 0.95, 0.97, 0.5, 0.49, 0.48, 0.47, 0.46]
+    scales, counts = [], []
+    for v in values:
+        upd, state = tx.update({"w": np.ones(2, np.float32)}, state, value=v)
+        scales.append(float(state.scale))
+        counts.append(int(state.plateau_count))
+        np.testing.assert_allclose(upd["w"], [scales[-1]] * 2)
+    # 1.0 improves on inf; 0.95 and 0.97 are within 10% (plateau 1, 2 -> halve, cool 1);
+    # 0.5 improves (cooldown step: plateau reset); 0.49, 0.48 plateau 1, 2 -> halve;
+    # 0.47 cooldown; 0.46 plateau 1
+    assert scales == [1.0, 1.0, 0.5, 0.5, 0.5, 0.25, 0.25, 0.25]
+    assert counts == [0, 1, 0, 0, 1, 0, 0, 1]
+    acc = optim.contrib.reduce_on_plateau(factor=0.5, patience=1, accumulation_size=2)
+    s = acc.init(np.zeros(1))
+    for v in (1.0, 3.0, 2.5, 1.5):      # averages 2.0 then 2.0: one plateau -> halve
+        _, s = acc.update(np.ones(1), s, value=v)
+    assert float(s.scale) == 0.5 and float(s.best_value) == 2.0
+    with pytest.raises(errors.ZeraxValueError):
+        optim.contrib.reduce_on_plateau(factor=1.5)
+    with pytest.raises(errors.ZeraxTypeError, match="value"):
+        tx.update({"w": np.ones(2)}, state)
+
+
+def test_contrib_schedule_free_matches_recorded_optax():
+    # recorded with optax 0.2.x (jax_enable_x64): 12 steps on a least-squares problem
+    X = np.linspace(-1, 1, 12).reshape(6, 2)
+    y = X @ np.array([1.5, -0.5]) + 0.3
+
+    def loss(p):
+        return znp.mean((X @ p["w"] + p["b"] - y) ** 2)
+
+    cases = [
+        (optim.contrib.schedule_free_sgd(0.3, warmup_steps=3, weight_decay=1e-2),
+         [0.524550043425909, 0.5476195080014061], 0.12688205516523438,
+         [0.5128611081983837, 0.5357969963402786], 0.1261473847804221, 0.9500000804662723),
+        (optim.contrib.schedule_free_adamw(0.1, warmup_steps=4, weight_decay=1e-2),
+         [0.41093153903028284, 0.3997605241316105], 0.11818006330263654,
+         [0.38691317014390963, 0.3766491713556113], 0.12008231854417661,
+         0.09875000312924388),
+    ]
+    for opt, w, b, ew, eb, wsum in cases:
+        p = {"w": znp.zeros(2), "b": znp.asarray(0.0)}
+        s = opt.init(p)
+        step = zx.jit(lambda p, s, opt=opt: opt.update(zx.grad(loss)(p), s, p))
+        for _ in range(12):
+            u, s = step(p, s)
+            p = optim.apply_updates(p, u)
+        e = optim.contrib.schedule_free_eval_params(s, p)
+        np.testing.assert_allclose(p["w"], w, rtol=1e-8)
+        np.testing.assert_allclose(p["b"], b, rtol=1e-8)
+        np.testing.assert_allclose(e["w"], ew, rtol=1e-8)
+        np.testing.assert_allclose(e["b"], eb, rtol=1e-8)
+        np.testing.assert_allclose(s.weight_sum, wsum, rtol=1e-8)
+        assert s.step_count.dtype == np.int32 and int(s.step_count) == 13
+    with pytest.raises(errors.ZeraxValueError):
+        optim.contrib.schedule_free_eval_params(optim.adam(0.1).init(np.zeros(2)), np.zeros(2))
+
+
+def test_more_losses_match_formulas_and_recorded_optax():
+    rs = np.random.RandomState(0)
+    e = rs.randn(6, 4)
+    lab = np.array([0, 0, 1, 1, 2, 2])
+    # recorded with optax (jax_enable_x64)
+    np.testing.assert_allclose(optim.losses.ntxent(e, lab), 8.625684901476854, rtol=1e-12)
+    np.testing.assert_allclose(optim.losses.ntxent(e, lab, temperature=0.5),
+                               2.0332178461001065, rtol=1e-12)
+    a, p, n = rs.randn(3, 4), rs.randn(3, 4), rs.randn(3, 4)
+    np.testing.assert_allclose(optim.losses.triplet_margin_loss(a, p, n),
+                               [0.0, 2.2251827076558266, 0.38600205101315654], rtol=1e-12)
+    np.testing.assert_allclose(
+        optim.losses.triplet_margin_loss(a, p, n, norm_degree=1, margin=2.0),
+        [0.0, 2.9327780181397687, 2.794957348035703], rtol=1e-12)
+    # formulas
+    lp = np.log(np.array([[0.2, 0.3, 0.5], [0.6, 0.3, 0.1]]))
+    t = np.array([[0.1, 0.4, 0.7], [0.5, 0.5, 0.2]])
+    want = (t * (np.log(t) - lp)).sum(-1) + (np.exp(lp) - t).sum(-1)
+    np.testing.assert_allclose(optim.losses.generalized_kl_divergence(lp, t), want, rtol=1e-13)
+    np.testing.assert_allclose(optim.convex_kl_divergence(lp, t), want, rtol=1e-13)
+    s = rs.randn(4, 5)
+    y = np.array([0, 3, 4, 1])
+    np.testing.assert_allclose(optim.losses.multiclass_perceptron_loss(s, y),
+                               s.max(-1) - s[np.arange(4), y], rtol=1e-15)
+    with pytest.raises(errors.ZeraxValueError):
+        optim.losses.ntxent(e, lab[:3])

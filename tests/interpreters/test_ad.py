@@ -271,3 +271,53 @@ def test_linearize_keeps_only_the_equations_its_tangents_need():
     assert [e.primitive.name for e in lin.closed.jaxpr.eqns] == ["mul"]
     y, f_jvp = zx.linearize(f, 1.0)
     assert float(f_jvp(1.0)) == 2.0
+
+
+def test_elementwise_grad_is_autograds():
+    # autograd's README: derivatives of tanh written out, to third order, elementwise
+    def tanh(x):
+        return (1.0 - znp.exp(-2 * x)) / (1.0 + znp.exp(-2 * x))
+
+    x = np.linspace(-3.0, 3.0, 9)
+    t = np.tanh(x)
+    d1 = 1 - t ** 2
+    d2 = -2 * t * d1
+    d3 = -2 * d1 ** 2 + 4 * t ** 2 * d1
+    eg = zx.elementwise_grad
+    np.testing.assert_allclose(eg(tanh)(x), d1, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(eg(eg(tanh))(x), d2, rtol=1e-10, atol=1e-13)
+    np.testing.assert_allclose(eg(eg(eg(tanh)))(x), d3, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(zx.jit(eg(tanh))(x), d1, rtol=1e-12, atol=1e-15)
+    # argnum, and a non-elementwise function: the gradient of the sum of its outputs
+    np.testing.assert_allclose(eg(lambda a, b: a * b, 1)(x, x + 1.0), x, rtol=1e-15)
+    m = np.arange(6.0).reshape(2, 3)
+    np.testing.assert_allclose(eg(lambda v: m @ v)(np.ones(3)), m.sum(0), rtol=1e-15)
+    with pytest.raises(errors.ZeraxValueError, match="argnum"):
+        eg(tanh, 2)(x)
+
+
+def test_custom_gradient_uses_the_returned_rule():
+    @zx.custom_gradient
+    def prod(x, y):
+        return x * y, lambda ct: (ct * 2.0, ct * 3.0)
+
+    assert float(prod(2.0, 5.0)) == 10.0
+    gx, gy = zx.grad(prod, (0, 1))(1.0, 2.0)
+    assert (float(gx), float(gy)) == (2.0, 3.0)
+    assert float(zx.jit(zx.grad(lambda x: prod(x, 2.0)))(1.0)) == 2.0
+    np.testing.assert_allclose(zx.vmap(zx.grad(lambda x: prod(x, x)))(np.arange(3.0)), [5.0] * 3)
+
+    @zx.custom_gradient
+    def clip_gradient(x):          # one argument: the rule may return the bare cotangent
+        return x, lambda g: znp.clip(g, -1.0, 1.0)
+
+    np.testing.assert_allclose(zx.grad(lambda x: znp.sum(5.0 * clip_gradient(x)))(
+        np.array([1.0, 2.0])), [1.0, 1.0])
+    # the rule may use forward values; second derivatives differentiate the rule
+    @zx.custom_gradient
+    def cube(x):
+        return x ** 3, lambda g: (g * 3.0 * x ** 2,)
+
+    assert float(zx.grad(zx.grad(cube))(2.0)) == 12.0
+    with pytest.raises(errors.ZeraxTypeError, match="pair"):
+        zx.grad(zx.custom_gradient(lambda x: x))(1.0)

@@ -51,3 +51,14 @@ def test_reduce_with_any_computation_and_pytrees():
     np.testing.assert_array_equal(lax.reduce(ints, 0, lax.bitwise_or, (1,)), [3, 12])
     with pytest.raises(zx.errors.ZeraxTypeError, match="init values"):
         lax.reduce((x, x), (0.0,), lax.add, (0,))
+
+
+def test_optimization_barrier_and_sharding_constraint_pass_values_through():
+    tree = {"a": np.arange(3.0), "b": (2.0, np.ones((2, 2), np.float32))}
+    for fn in (lax.optimization_barrier, lambda t: lax.with_sharding_constraint(t, None)):
+        out = fn(tree)
+        np.testing.assert_array_equal(out["a"], tree["a"])
+        assert out["b"][1].dtype == np.float32 and float(out["b"][0]) == 2.0
+        np.testing.assert_allclose(zx.grad(lambda x, fn=fn: znp.sum(fn(x) ** 2))(np.ones(2)),
+                                   [2.0, 2.0])
+        np.testing.assert_array_equal(zx.jit(fn)(tree)["a"], tree["a"])

@@ -749,3 +749,110 @@ def test_array_methods_forward_to_numpy_functions():
     idx = np.array([0, 1, 0])
     np.testing.assert_array_equal(zx.Array(idx).choose([[1, 2, 3], [4, 5, 6]]),
                                   idx.choose([[1, 2, 3], [4, 5, 6]]))
+
+
+# --------------------------------------------------------------------------- polyfit, roots
+
+
+@pytest.mark.parametrize("kw", [{}, {"w": "w"}, {"cov": True}, {"cov": "unscaled"},
+                                {"full": True}, {"rcond": 1e-3}])
+def test_polyfit_matches_numpy(kw):
+    rs = np.random.RandomState(0)
+    x, y, w = rs.randn(12), rs.randn(12), rs.rand(12) + 0.5
+    kw = {k: (w if v == "w" else v) for k, v in kw.items()}
+    for yy in (y, rs.randn(12, 3)):
+        want = np.polyfit(x, yy, 3, **kw)
+        got = znp.polyfit(x, yy, 3, **kw)
+        want = want if isinstance(want, tuple) else (want,)
+        got = got if isinstance(got, tuple) else (got,)
+        assert len(got) == len(want)
+        for g, v in zip(got, want):
+            np.testing.assert_allclose(np.asarray(g), v, rtol=1e-9, atol=1e-12)
+
+
+def test_polyfit_recovers_exact_polynomial_and_differentiates():
+    x = np.linspace(-2.0, 3.0, 9)
+    np.testing.assert_allclose(znp.polyfit(x, 2 * x ** 3 - x + 4, 3), [2, 0, -1, 4],
+                               atol=1e-10)
+    # the fit is linear in y: its gradient is the row of the pseudo-inverse
+    a = np.vander(x, 3)
+    pinv = np.linalg.pinv(a)
+    g = zx.grad(lambda y: znp.polyfit(x, y, 2)[0])(np.sin(x))
+    np.testing.assert_allclose(g, pinv[0], rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(zx.jit(lambda y: znp.polyfit(x, y, 2))(np.sin(x)),
+                               np.polyfit(x, np.sin(x), 2), rtol=1e-10)
+    with pytest.raises(zx.errors.ZeraxValueError):
+        znp.polyfit(x, x, -1)
+    with pytest.raises(zx.errors.ShapeError):
+        znp.polyfit(x, x[:3], 1)
+
+
+@pytest.mark.parametrize("p", [[1.0, -3.0, 2.0], [0.0, 0.0, 1.0, -6.0, 11.0, -6.0, 0.0, 0.0],
+                               [2.0, 0.0, 1.0], [0.0, 5.0], [3.0], [0.0, 0.0],
+                               [1.0, 2.0, 3.0, 4.0, 5.0], [1, 0, -1]])
+def test_roots_match_numpy(p):
+    got = znp.roots(znp.asarray(p))
+    want = np.roots(p)
+    assert got.shape == want.shape and got.dtype == np.complex128
+    np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(znp.sort_complex(got), np.sort_complex(want), rtol=1e-10,
+                               atol=1e-12)
+
+
+def test_roots_traced_without_stripping():
+    r = zx.jit(lambda p: znp.roots(p, strip_zeros=False))(znp.array([1.0, -3.0, 2.0]))
+    np.testing.assert_allclose(np.sort_complex(np.asarray(r)), [1.0, 2.0], atol=1e-12)
+    with pytest.raises(zx.errors.ConcretizationError):
+        zx.jit(znp.roots)(znp.array([1.0, -3.0, 2.0]))
+
+
+def test_sort_complex_and_print_helpers():
+    a = np.array([1 + 2j, 1 - 1j, 0.5 + 3j, -2.0 + 0j])
+    np.testing.assert_array_equal(znp.sort_complex(a), np.sort_complex(a))
+    assert znp.sort_complex(np.array([3, 1, 2])).dtype == np.complex128
+    x = znp.array([1.23456, 2.0])
+    assert znp.array_str(x, precision=2) == np.array_str(np.asarray(x), precision=2)
+    assert znp.array_repr(x, precision=2) == "Array([1.23, 2.  ], dtype=float64)"
+    with znp.printoptions(precision=1):
+        assert repr(x) == "Array([1.2, 2. ], dtype=float64)"
+    assert znp.get_printoptions() == np.get_printoptions()
+
+
+def test_save_load_npy_and_npz(tmp_path):
+    x = znp.arange(6.0, dtype=znp.float32).reshape(2, 3)
+    znp.save(tmp_path / "x.npy", x)
+    np.testing.assert_array_equal(np.load(tmp_path / "x.npy"), np.asarray(x))
+    y = znp.load(tmp_path / "x.npy")
+    assert type(y) is zx.Array and y.dtype == np.float32
+    np.testing.assert_array_equal(y, x)
+    znp.savez(tmp_path / "z.npz", x, b=znp.ones(2))
+    with znp.load(tmp_path / "z.npz") as z:
+        np.testing.assert_array_equal(z["arr_0"], np.asarray(x))
+        np.testing.assert_array_equal(z["b"], [1.0, 1.0])
+
+
+def test_numpy_random_is_numpys_generator_for_autograd_programs():
+    # autograd's examples: `import autograd.numpy.random as npr`, `np.random.randn`
+    import zerax.numpy.random as npr
+    rs = znp.random.RandomState(0)
+    want = np.random.RandomState(0).randn(3, 2)
+    np.testing.assert_array_equal(rs.randn(3, 2), want)
+    assert npr is np.random
+    w = npr.RandomState(1).randn(3)
+    np.testing.assert_allclose(zx.grad(lambda v: znp.sum(znp.tanh(v)))(w), 1 - np.tanh(w) ** 2)
+
+
+def test_signbit_fmod_copysign_at_zero_without_warnings():
+    v = np.array([-0.0, 0.0, -1.5, 2.0, -np.inf, np.inf, 1e-300, -1e-300, -5e-324])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")       # the sign of zero is read without 1/0
+        for dt in (np.float64, np.float32, np.float16):
+            a = v.astype(dt)
+            np.testing.assert_array_equal(znp.signbit(a), np.signbit(a))
+            np.testing.assert_array_equal(zx.jit(znp.signbit)(a), np.signbit(a))
+            np.testing.assert_array_equal(znp.copysign(1.0, a), np.copysign(1.0, a))
+        x = np.arange(-3.0, 4.0)
+        got = np.asarray(znp.fmod(x, 3.0))
+        np.testing.assert_array_equal(got, np.fmod(x, 3.0))
+        np.testing.assert_array_equal(np.signbit(got), np.signbit(np.fmod(x, 3.0)))
+        assert float(zx.grad(lambda t: znp.fmod(t, 3.0))(-4.0)) == 1.0

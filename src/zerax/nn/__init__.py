@@ -11,7 +11,7 @@ immutable pytrees with Equinox's API (`Module`, layers, filtered transforms, `St
 from .._src.api.nn import *  # noqa: F401,F403
 from .._src.api.nn import __all__ as _activations_all
 from . import initializers  # noqa: F401
-from ._module import BoundMethod, Module, field, module_update_wrapper, static_field
+from ._module import AbstractClassVar, AbstractVar, BoundMethod, Module, field, module_update_wrapper, static_field
 from ._filters import (apply_updates, combine, filter, inference_mode, is_array, is_array_like, is_inexact_array, is_inexact_array_like, partition, tree_at, tree_equal)
 from ._transforms import (filter_checkpoint, filter_grad, filter_jit, filter_value_and_grad, filter_vmap, if_array)
 from ._state import State, StateIndex, delete_init_state, make_with_state
@@ -22,10 +22,13 @@ from ._norm import BatchNorm, GroupNorm, LayerNorm, RMSNorm
 from ._misc import Dropout, Embedding, PReLU, RotaryPositionalEmbedding
 from ._attention import GRUCell, LSTMCell, MultiheadAttention, dot_product_attention_weights
 from ._summary import count_params, summary
+from ._transforms_ad import (Partial, filter_hessian, filter_jacfwd, filter_jacrev, filter_jvp, filter_vjp)
+from ._serialise import (default_deserialise_filter_spec, default_serialise_filter_spec, filter_eval_shape, tree_deserialise_leaves, tree_serialise_leaves)
 
 __all__ = list(_activations_all) + [
     "initializers",
-    "Module", "field", "static_field", "BoundMethod", "module_update_wrapper",
+    "Module", "AbstractVar", "AbstractClassVar", "field", "static_field", "BoundMethod",
+    "module_update_wrapper",
     "is_array", "is_array_like", "is_inexact_array", "is_inexact_array_like", "filter",
     "partition", "combine", "tree_at", "inference_mode", "apply_updates", "tree_equal",
     "filter_jit", "filter_grad", "filter_value_and_grad", "filter_vmap", "if_array",
@@ -41,4 +44,7 @@ __all__ = list(_activations_all) + [
     "Dropout", "Embedding", "PReLU", "RotaryPositionalEmbedding",
     "MultiheadAttention", "GRUCell", "LSTMCell", "dot_product_attention_weights",
     "summary", "count_params",
+    "tree_serialise_leaves", "tree_deserialise_leaves", "default_serialise_filter_spec",
+    "default_deserialise_filter_spec", "filter_eval_shape",
+    "Partial", "filter_jvp", "filter_vjp", "filter_jacfwd", "filter_jacrev", "filter_hessian",
 ]

@@ -60,6 +60,14 @@ class Dropout(Module):
                 "Dropout needs key= in training mode (or inference=True / "
                 "nn.inference_mode(model) to turn it off)")
         x = znp.asarray(x)
+        if isinstance(self.p, (int, float)):
+            q = 1.0 - self.p
+            # JAX draws the uniforms behind the mask in the dtype of the keep probability:
+            # float32 for a Python float in its default mode, where Equinox runs (and
+            # whose float32 parameters zerax.nn's defaults follow), so the same key
+            # drops the same elements as Equinox
+            mask = random_module().bernoulli(key, np.float32(1) - np.float32(self.p), x.shape)
+            return znp.where(mask, x / q, 0)     # (a Python float: x keeps its dtype)
         q = 1 - lax.stop_gradient(self.p)
         mask = random_module().bernoulli(key, q, x.shape)
         return znp.where(mask, x / q, 0)

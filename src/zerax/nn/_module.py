@@ -106,10 +106,72 @@ def _flatten_with_keys(cls, dynamic, static):
     return flatten_with_keys, unflatten
 
 
+class _AbstractAnnotation:
+    """``AbstractVar[T]`` / ``AbstractClassVar[T]``: an annotation naming an attribute a
+    concrete subclass must provide (as a field, a class attribute or a property)."""
+
+    def __init__(self, kind, tp):
+        self.kind, self.tp = kind, tp
+
+    def __repr__(self):
+        return f"{self.kind}[{self.tp!r}]"
+
+
+class AbstractVar:
+    """Annotate ``name: AbstractVar[T]`` in an abstract module: every concrete subclass
+    must provide ``name`` (a field, a class attribute or a property); instantiating one
+    that does not is a ``TypeError`` (Equinox's ``AbstractVar``).
+
+    >>> import zerax.nn as nn
+    >>> class Base(nn.Module):
+    ...     size: nn.AbstractVar[int]
+    >>> class Concrete(Base):
+    ...     size: int
+    >>> Concrete(3).size
+    3
+    """
+
+    def __class_getitem__(cls, tp):
+        return _AbstractAnnotation("AbstractVar", tp)
+
+
+class AbstractClassVar:
+    """``name: AbstractClassVar[T]``: a class attribute every concrete subclass must set
+    (Equinox's ``AbstractClassVar``).
+
+    >>> import zerax.nn as nn
+    >>> class Base(nn.Module):
+    ...     kind: nn.AbstractClassVar[str]
+    >>> class Concrete(Base):
+    ...     kind = "conv"
+    >>> Concrete().kind
+    'conv'
+    """
+
+    def __class_getitem__(cls, tp):
+        return _AbstractAnnotation("AbstractClassVar", tp)
+
+
+def _is_abstract_annotation(v) -> bool:
+    if isinstance(v, _AbstractAnnotation):
+        return True
+    # string annotations (``from __future__ import annotations``)
+    return isinstance(v, str) and (v.startswith(("AbstractVar[", "AbstractClassVar["))
+                                   or ".AbstractVar[" in v or ".AbstractClassVar[" in v)
+
+
 class _ModuleMeta(type):
     def __new__(mcs, name, bases, ns, **kwargs):
         custom_init = "__init__" in ns
         annotated = ns.get("__annotations__", {})
+        # abstract attributes are not fields: remember them, to check at instantiation
+        abstract = {k for k, v in annotated.items() if _is_abstract_annotation(v)}
+        if abstract:
+            ns["__annotations__"] = {k: v for k, v in annotated.items() if k not in abstract}
+            annotated = ns["__annotations__"]
+        inherited_abstract = set()
+        for b in bases:
+            inherited_abstract |= set(getattr(b, "_zx_abstract", ()))
         for k, v in list(ns.items()):
             # Wrap plain functions so bound methods are pytrees (Equinox's semantics);
             # dunders other than __call__ stay plain (Python calls them itself), and a
@@ -122,6 +184,8 @@ class _ModuleMeta(type):
         cls._zx_custom_init = custom_init or inherited
         cls = dataclasses.dataclass(cls, init=not cls._zx_custom_init, repr=False, eq=False)
         fields = dataclasses.fields(cls)
+        provided = {f.name for f in fields} | {k for k in ns if k not in abstract}
+        cls._zx_abstract = frozenset((inherited_abstract - provided) | abstract)
         cls._zx_dynamic = tuple(f.name for f in fields if not f.metadata.get("static"))
         cls._zx_static = tuple(f.name for f in fields if f.metadata.get("static"))
         cls._zx_converters = tuple((f.name, f.metadata["converter"]) for f in fields
@@ -131,6 +195,11 @@ class _ModuleMeta(type):
         return cls
 
     def __call__(cls, *args, **kwargs):
+        if cls._zx_abstract:
+            raise TypeError(
+                f"Can't instantiate abstract module {cls.__name__}: it does not provide "
+                f"the abstract attribute(s) {', '.join(sorted(cls._zx_abstract))} "
+                "(declare them as fields, class attributes or properties in a subclass).")
         self = cls.__new__(cls)
         ids = _init_ids()
         ids.add(id(self))

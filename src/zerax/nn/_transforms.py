@@ -176,16 +176,22 @@ class if_array:
 
 
 def _resolve_axes(spec, tree, what):
-    """Per-leaf axes of ``tree`` from a prefix tree of ints / None / callables."""
+    """Per-leaf axes of ``tree`` (one per leaf of ``jtu.tree_leaves(tree)``, in order)
+    from a prefix tree of ints / None / callables.  (``None`` nodes of ``tree``, such as
+    a Linear's absent bias, have no leaves and so get no axis.)"""
+    axes: list = []
+
     def one(s, sub):
+        leaves = jtu.tree_leaves(sub)
         if s is None or isinstance(s, int):
-            return jtu.tree_map(lambda _: s, sub)
-        if callable(s):
-            return jtu.tree_map(s, sub)
-        raise errors.ZeraxValueError(
-            f"filter_vmap: {what} leaves must be ints, None or callables, got {s!r}")
-    full = jtu.tree_map(one, spec, tree, is_leaf=lambda x: x is None)
-    return jtu.tree_leaves(full, is_leaf=lambda x: x is None)
+            axes.extend([s] * len(leaves))
+        elif callable(s):
+            axes.extend(s(x) for x in leaves)
+        else:
+            raise errors.ZeraxValueError(
+                f"filter_vmap: {what} leaves must be ints, None or callables, got {s!r}")
+    jtu.tree_map(one, spec, tree, is_leaf=lambda x: x is None)
+    return axes
 
 
 def filter_vmap(fun: Callable | None = None, *, in_axes: Any = if_array(0),

@@ -5,6 +5,17 @@ from .._src.numpy import __all__ as _all
 from .._src.numpy.types import ndarray  # noqa: F401
 from . import linalg  # noqa: F401
 from . import fft  # noqa: F401
+from .._src.numpy.npyio import load, save, savez  # noqa: F401
+from .._src.numpy.polyfit import array_repr, array_str, polyfit, roots, sort_complex  # noqa: F401
+# NumPy's stateful generator (autograd's ``autograd.numpy.random``): data and initial
+# values for autograd-style programs (``np.random.randn``, ``npr.RandomState(0)``); it
+# gives NumPy arrays, is not traced, and is not zerax.random's keyed, splittable PRNG
+from numpy import random  # noqa: F401
+import sys as _sys
+
+_sys.modules[__name__ + ".random"] = random     # (so `import zerax.numpy.random` works)
+# NumPy's print options, which the repr of zerax arrays follows
+from numpy import get_printoptions, printoptions, set_printoptions  # noqa: F401
 
 # the scalar types, callable as casts (JAX's); dtypes and constants, NumPy's own objects
 from .._src.numpy.types import (  # noqa: F401
@@ -27,4 +38,6 @@ csingle, cdouble = complex64, complex128
 int_, uint = int64, uint64
 
 __all__ = list(_all) + ["ndarray", "linalg", "fft", "single", "double", "csingle", "cdouble",
-                        "int_", "uint", "isdtype", "iterable"]
+                        "int_", "uint", "isdtype", "iterable", "array_repr", "array_str", "polyfit",
+                        "roots", "sort_complex", "get_printoptions", "printoptions",
+                        "set_printoptions", "load", "save", "savez", "random"]

@@ -20,7 +20,7 @@ products (``zerax.jvp(zerax.grad(f))``).
 
 from typing import Any, Callable
 
-from . import losses, schedules, tree, tree_utils  # noqa: F401
+from . import contrib, losses, schedules, tree, tree_utils  # noqa: F401
 from ._accumulation import (AddDecayedWeightsState, AddNoiseState, ApplyEvery, EmaState, TraceState, NonNegativeParamsState, WeightDecaySchedule, ZeroNansState, adaptive_grad_clip, add_decayed_weights, add_noise, apply_every, clip, clip_by_block_rms, clip_by_global_norm, ema, keep_params_nonnegative, per_example_global_norm_clip, trace, unitwise_clip, unitwise_norm, zero_nans)
 from ._alias import (adabelief, adadelta, adafactor, adagrad, adam, adamax, adamaxw, adamw, adan, amsgrad, fromage, lamb, lars, lion, nadam, nadamw, noisy_sgd, novograd, optimistic_adam_v2, optimistic_gradient_descent, polyak_sgd, radam, rmsprop, rprop, sgd, sign_sgd, signum, sm3, yogi)
 from ._base import (EmptyState, GradientTransformation, GradientTransformationExtraArgs, NO_PARAMS_MSG, OptState, Params, Schedule, ScalarOrSchedule, Updates, apply_updates, chain, identity, incremental_update, init_empty_state, named_chain, periodic_update, safe_increment, safe_int32_increment, safe_norm, safe_root_mean_squares, set_to_zero, stateless, stateless_with_tree_map, with_extra_args_support)
@@ -33,7 +33,7 @@ from ._linesearch import (BacktrackingLinesearchInfo, ScaleByBacktrackingLinesea
 from ._lbfgs import ScaleByLBFGSState, lbfgs, scale_by_lbfgs  # noqa: F401
 from ._second_order import (GaussNewtonState, HessianFreeState, LevenbergMarquardtState, NewtonCGState, gauss_newton, hessian_free, levenberg_marquardt, newton_cg)
 from ._hutchinson import AdaHessianState, SophiaState, adahessian, sophia  # noqa: F401
-from .losses import (cosine_distance, cosine_similarity, hinge_loss, huber_loss, kl_divergence, l2_loss, log_cosh, safe_softmax_cross_entropy, sigmoid_binary_cross_entropy, sigmoid_focal_loss, smooth_labels, softmax_cross_entropy, softmax_cross_entropy_with_integer_labels, squared_error)
+from .losses import (convex_kl_divergence, cosine_distance, cosine_similarity, ntxent, hinge_loss, huber_loss, kl_divergence, l2_loss, log_cosh, safe_softmax_cross_entropy, sigmoid_binary_cross_entropy, sigmoid_focal_loss, smooth_labels, softmax_cross_entropy, softmax_cross_entropy_with_integer_labels, squared_error)
 from .tree_utils import tree_l2_norm as global_norm  # noqa: F401
 from .tree_utils import (tree_bias_correction as bias_correction, tree_update_infinity_moment as update_infinity_moment, tree_update_moment as update_moment, tree_update_moment_per_elem_norm as update_moment_per_elem_norm)
 from ._wrappers import ShouldSkipUpdateFunction  # noqa: F401

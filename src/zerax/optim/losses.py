@@ -322,3 +322,11 @@ def smooth_labels(labels: Any, alpha: Any, *, axis: Any = -1, where: Optional[An
     else:
         n = znp.sum(where, axis, keepdims=True)
     return (1.0 - alpha) * labels + alpha / n
+
+
+from ._losses_more import (  # noqa: E402  (they build on the losses above)
+    convex_kl_divergence, generalized_kl_divergence, multiclass_perceptron_loss, ntxent,
+    triplet_margin_loss)
+
+__all__ += ["convex_kl_divergence", "generalized_kl_divergence", "multiclass_perceptron_loss",
+            "ntxent", "triplet_margin_loss"]

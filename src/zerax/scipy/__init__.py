@@ -2,4 +2,4 @@
 
 from . import linalg, optimize, special  # noqa: F401
 from . import stats  # noqa: F401
-from . import integrate, signal  # noqa: F401
+from . import fft, integrate, ndimage, signal  # noqa: F401

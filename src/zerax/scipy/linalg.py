@@ -16,9 +16,11 @@ Array([1., 1.], dtype=float64)
 from .._src.api.scipy.linalg import (  # noqa: F401
     cho_factor, cho_solve, cholesky, det, eigh, inv, lu, lu_factor, lu_solve, qr, solve,
     solve_triangular, svd)
+from .._src.api.scipy.special_matrices import (  # noqa: F401
+    block_diag, circulant, hankel, hilbert, polar, toeplitz)
 from .._src.api.scipy.matfuncs import (  # noqa: F401
     expm, expm_frechet, logm, solve_banded, solve_sylvester, sqrtm)
 
-__all__ = ["cho_factor", "cho_solve", "cholesky", "det", "eigh", "expm", "expm_frechet", "inv",
+__all__ = ["block_diag", "circulant", "hankel", "hilbert", "polar", "toeplitz", "cho_factor", "cho_solve", "cholesky", "det", "eigh", "expm", "expm_frechet", "inv",
            "logm", "lu", "lu_factor", "lu_solve", "qr", "solve", "solve_banded",
            "solve_sylvester", "solve_triangular", "sqrtm", "svd"]

@@ -380,3 +380,56 @@ class Function:
         outs = call(*xs)
         single.append(len(outs) == 1)
         return outs[0] if single[0] else outs
+
+
+# --------------------------------------------------------------------------- custom_gradient
+
+def custom_gradient(fun):
+    """A function that returns its value and its own backward rule (JAX's
+    ``jax.custom_gradient``, TensorFlow's style): ``fun(*args)`` returns ``(value,
+    vjp)``, where ``vjp(ct)`` gives the cotangent of each argument (a tuple, or the one
+    cotangent of a single argument).  Called, it gives ``value``; differentiated, its
+    ``vjp``.  It is a `custom_vjp` whose backward pass calls ``fun`` again on the saved
+    arguments to get the rule (the residuals are the arguments).
+
+    >>> import zerax as zx, zerax.numpy as znp
+    >>> @zx.custom_gradient
+    ... def f(x):
+    ...     return znp.sin(x), lambda g: g * 10.0
+    >>> float(f(0.0)), float(zx.grad(f)(0.0))
+    (0.0, 10.0)
+    """
+    if not callable(fun):
+        raise errors.ZeraxTypeError(
+            f"custom_gradient takes a function, got {type(fun).__name__}.")
+    name = fun_name(fun)
+
+    def _split(res):
+        if not (isinstance(res, tuple) and len(res) == 2 and callable(res[1])):
+            raise errors.ZeraxTypeError(
+                f"the function {name} given to custom_gradient must return a pair "
+                "(value, vjp function).")
+        return res
+
+    def primal(*args):
+        return _split(fun(*args))[0]
+    functools.update_wrapper(primal, fun)
+    wrapped = custom_vjp(primal)
+
+    def fwd(*args):
+        return _split(fun(*args))[0], args
+
+    def bwd(args, ct):
+        cts = _split(fun(*args))[1](ct)
+        if len(args) == 1 and not (isinstance(cts, (tuple, list)) and len(cts) == 1):
+            cts = (cts,)
+        return tuple(cts)
+
+    wrapped.defvjp(fwd, bwd)
+
+    @functools.wraps(fun)
+    def call(*args, **kwargs):
+        if kwargs:
+            args = _resolve_kwargs(fun, args, kwargs)
+        return wrapped(*args)
+    return call

@@ -5,6 +5,10 @@ functions live in ``lax.abstract_eval`` (control flow uses them) and are re-expo
 
 from __future__ import annotations
 
+import contextlib
+
+import numpy as np
+
 from .. import backends as _backends
 from ..base.config import config
 from ..core import tree
@@ -92,3 +96,119 @@ def local_device_count(backend=None) -> int:
 def default_backend():
     """JAX's platform name of the backend jit compiles for (``"cpu"``)."""
     return _backends.platform_of(config.backend)
+
+
+def device_get(x):
+    """``x`` with every array leaf as a NumPy array on the host (JAX's
+    ``jax.device_get``); other leaves (Python numbers, strings) are returned as they are.
+
+    >>> import zerax as zx, zerax.numpy as znp
+    >>> out = zx.device_get({"loss": znp.asarray(0.5), "step": 3})
+    >>> type(out["loss"]).__name__, out["step"]
+    ('ndarray', 3)
+    """
+    def get(v):
+        if isinstance(v, Tracer):
+            raise errors.ConcretizationError(
+                "device_get of a traced value: it has no value while a transform traces "
+                "the function. Return the value and call device_get on the result.")
+        if isinstance(v, Array):
+            return np.asarray(v._value)
+        return v
+    return tree.tree_map(get, x)
+
+
+def local_devices(process_index=None, backend=None):
+    """The devices of this process (one process: all of `devices`).
+
+    >>> import zerax as zx
+    >>> zx.local_devices() == zx.devices()
+    True
+    """
+    del process_index
+    return devices(backend)
+
+
+def process_index(backend=None) -> int:
+    """This process's index among the processes of the program: 0 (JAX's
+    ``jax.process_index``; zerax programs are one process unless `zerax.distributed`).
+
+    >>> import zerax as zx
+    >>> zx.process_index()
+    0
+    """
+    return 0
+
+
+def process_count(backend=None) -> int:
+    """The number of processes of the program: 1 (JAX's ``jax.process_count``).
+
+    >>> import zerax as zx
+    >>> zx.process_count()
+    1
+    """
+    return 1
+
+
+@contextlib.contextmanager
+def default_device(device):
+    """A context in which arrays are created on ``device`` (JAX's
+    ``jax.default_device``); zerax has one host CPU device, where arrays are created
+    anyway, so any device of `devices` is accepted and the context changes nothing.
+
+    >>> import zerax as zx, zerax.numpy as znp
+    >>> with zx.default_device(zx.devices()[0]):
+    ...     float(znp.ones(2).sum())
+    2.0
+    """
+    if device is not None and not isinstance(device, (Device, str)):
+        raise errors.ZeraxTypeError(
+            f"default_device takes a device of zerax.devices() (or None), got "
+            f"{type(device).__name__}.")
+    yield
+
+
+@contextlib.contextmanager
+def named_scope(name: str):
+    """A context naming the operations traced inside it (JAX's ``jax.named_scope``, for
+    profiles); zerax's programs keep no names, so it only checks ``name``.
+
+    >>> import zerax as zx, zerax.numpy as znp
+    >>> with zx.named_scope("layer1"):
+    ...     float(znp.tanh(0.0))
+    0.0
+    """
+    if not isinstance(name, str):
+        raise errors.ZeraxTypeError(f"named_scope takes a string, got {type(name).__name__}.")
+    yield
+
+
+def named_call(fun, *, name=None):
+    """``fun`` itself (JAX's ``jax.named_call``, which names its trace in profiles).
+
+    >>> import zerax as zx, zerax.numpy as znp
+    >>> float(zx.named_call(znp.sin, name="s")(0.0))
+    0.0
+    """
+    if not callable(fun):
+        raise errors.ZeraxTypeError(f"named_call takes a function, got {type(fun).__name__}.")
+    return fun
+
+
+@contextlib.contextmanager
+def ensure_compile_time_eval():
+    """JAX's ``jax.ensure_compile_time_eval``: operations on values that do not depend on
+    the traced arguments run at once, giving concrete arrays (so ``int(...)`` of them
+    works inside ``jit``). zerax already does this everywhere, so the context changes
+    nothing.
+
+    >>> import zerax as zx, zerax.numpy as znp
+    >>> @zx.jit
+    ... def f(x):
+    ...     with zx.ensure_compile_time_eval():
+    ...         n = int(znp.sum(znp.array([1, 2])))
+    ...     return x * n
+    >>> float(f(2.0))
+    6.0
+    """
+    yield

@@ -196,3 +196,38 @@ def hessian(fun, argnums=0, has_aux: bool = False, holomorphic: bool = False):
            [ 0., 12.]], dtype=float64)
     """
     return jacfwd(jacrev(fun, argnums, has_aux, holomorphic), argnums, has_aux, holomorphic)
+
+
+def elementwise_grad(fun, argnum=0):
+    """autograd's ``elementwise_grad``: the vector-Jacobian product of ``fun`` with ones,
+    i.e. the gradient of ``sum(fun(x))`` with respect to argument ``argnum``.  For a
+    function acting elementwise that is the derivative of each output with respect to
+    its own input, in one reverse pass, and it nests (``elementwise_grad`` of
+    ``elementwise_grad`` is the second derivative of an elementwise function).
+
+    >>> import zerax as zx, zerax.numpy as znp
+    >>> d2 = zx.elementwise_grad(zx.elementwise_grad(znp.tanh))
+    >>> d2(znp.array([0.5, 1.0])).round(4)
+    Array([-0.7269, -0.6397], dtype=float64)
+    """
+    if not callable(fun):
+        raise errors.ZeraxTypeError(
+            f"elementwise_grad takes a function, got {type(fun).__name__}.")
+    if not isinstance(argnum, int):
+        raise errors.ZeraxTypeError(
+            f"elementwise_grad: argnum must be an int (one argument), got {argnum!r}.")
+
+    @functools.wraps(fun)
+    def egrad(*args, **kwargs):
+        if not -len(args) <= argnum < len(args):
+            raise errors.ZeraxValueError(
+                f"elementwise_grad of {fun_name(fun)}: argnum={argnum} but only "
+                f"{len(args)} positional argument(s) were given.")
+        i = argnum % len(args)
+
+        def one(x):
+            return fun(*args[:i], x, *args[i + 1:], **kwargs)
+        out, back = vjp_with(one, (args[i],), False, True)
+        ones = tree.tree_map(lambda y: np.ones(tuple(y.shape), y.dtype), out)
+        return back(ones)[0]
+    return egrad

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import functools
 import threading
+import types
+import weakref
 from contextlib import contextmanager
 
 import numpy as np
@@ -187,6 +189,28 @@ def _fast_flatten(x, key: list, vals: list):
         raise _Slow
 
 
+_live_jit_functions: weakref.WeakSet = weakref.WeakSet()
+
+
+def clear_caches() -> None:
+    """Forget every traced and compiled program of the jitted functions alive (JAX's
+    ``jax.clear_caches``): the next call of each traces and compiles again (the
+    on-disk cache of compiled kernels, ``ZERAX_CACHE_DIR``, still serves it).
+
+    >>> import zerax as zx
+    >>> f = zx.jit(lambda x: x * 2.0)
+    >>> float(f(1.0))
+    2.0
+    >>> zx.clear_caches()
+    >>> float(f(3.0))
+    6.0
+    """
+    for f in list(_live_jit_functions):
+        with f._lock:
+            f._cache.clear()
+            f._fast.clear()
+
+
 class JitFunction:
     """The result of `jit`: call it like the original function."""
 
@@ -202,6 +226,14 @@ class JitFunction:
         self._fast: dict = {}
         self._has_static = bool(self.static_argnums or self.static_argnames)
         self._lock = threading.Lock()
+        _live_jit_functions.add(self)
+
+    def __get__(self, instance, owner=None):
+        # As JAX's jitted functions: a jitted function defined in a class body is a
+        # method; the instance is its first argument (static with static_argnums=0).
+        if instance is None:
+            return self
+        return types.MethodType(self, instance)
 
     def _specialise(self, args, kwargs):
         n = len(args)

@@ -127,8 +127,9 @@ def ndtr(x):
     return 0.5 * erfc(-x * (1.0 / math.sqrt(2.0)))
 
 
-def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
-    """``log(sum(b * exp(a)))`` over ``axis``, computed stably.
+def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False, where=None):
+    """``log(sum(b * exp(a)))`` over ``axis``, computed stably; ``where`` leaves elements
+    out (JAX's signature).
 
     >>> import zerax.scipy.special as zsp
     >>> round(float(zsp.logsumexp([1.0, 2.0, 3.0])), 6)
@@ -137,6 +138,11 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
     a = jnp.asarray(a)
     if a.dtype.kind not in "fc":
         a = a.astype(np.float64)
+    if where is not None:
+        mask = jnp.asarray(where)
+        a = jnp.where(mask, a, jnp.asarray(-np.inf, dtype=a.dtype))
+        if b is not None:
+            b = jnp.where(mask, jnp.asarray(b), 0)
     amax = jnp.max(a, axis=axis, keepdims=True)
     # A shift that is finite even when a whole slice is -inf; it carries no gradient.
     shift = stop_gradient(jnp.where(jnp.isfinite(amax), amax, 0))
@@ -154,17 +160,52 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
     return out
 
 
-def softmax(x, axis=-1):
-    """``exp(x) / sum(exp(x))`` along ``axis``, computed stably."""
+def _masked_max(x, axis, where):
+    """The max over ``axis`` (kept), of the ``where`` elements only when given; a slice
+    with none of them gets -inf; no gradient flows through it."""
+    if where is None:
+        return stop_gradient(jnp.max(x, axis=axis, keepdims=True))
+    return stop_gradient(jnp.max(x, axis=axis, keepdims=True, where=where,
+                                 initial=-np.inf))
+
+
+def softmax(x, axis=-1, where=None):
+    """``exp(x) / sum(exp(x))`` along ``axis``, computed stably; with ``where`` (a mask
+    broadcastable to ``x``) only those elements count and the others are 0 (JAX's
+    ``jax.nn.softmax``).
+
+    >>> import zerax.nn as nn
+    >>> nn.softmax([1.0, 2.0, 3.0], where=[True, False, True]).round(4)
+    Array([0.1192, 0.    , 0.8808], dtype=float64)
+    """
     x = jnp.asarray(x)
-    shift = stop_gradient(jnp.max(x, axis=axis, keepdims=True))
-    e = jnp.exp(x - shift)
+    if x.dtype.kind not in "fc":
+        x = x.astype(np.float64)
+    shift = _masked_max(x, axis, where)
+    if where is None:
+        e = jnp.exp(x - shift)
+        return e / jnp.sum(e, axis=axis, keepdims=True)
+    mask = jnp.asarray(where)
+    e = jnp.where(mask, jnp.exp(jnp.where(mask, x - shift, 0)), 0)
     return e / jnp.sum(e, axis=axis, keepdims=True)
 
 
-def log_softmax(x, axis=-1):
-    """``x - logsumexp(x)`` along ``axis``."""
+def log_softmax(x, axis=-1, where=None):
+    """``x - logsumexp(x)`` along ``axis``; with ``where`` only those elements count and
+    the others are -inf (JAX's ``jax.nn.log_softmax``).
+
+    >>> import zerax.nn as nn
+    >>> nn.log_softmax([0.0, 5.0, 0.0], where=[True, False, True]).round(4)
+    Array([-0.6931,    -inf, -0.6931], dtype=float64)
+    """
     x = jnp.asarray(x)
-    shift = stop_gradient(jnp.max(x, axis=axis, keepdims=True))
+    if x.dtype.kind not in "fc":
+        x = x.astype(np.float64)
+    shift = _masked_max(x, axis, where)
     shifted = x - shift
-    return shifted - jnp.log(jnp.sum(jnp.exp(shifted), axis=axis, keepdims=True))
+    if where is None:
+        return shifted - jnp.log(jnp.sum(jnp.exp(shifted), axis=axis, keepdims=True))
+    mask = jnp.asarray(where)
+    shifted = jnp.where(mask, shifted, 0)
+    total = jnp.sum(jnp.where(mask, jnp.exp(shifted), 0), axis=axis, keepdims=True)
+    return jnp.where(mask, shifted - jnp.log(total), -np.inf)

@@ -608,3 +608,54 @@ register_pytree_node(
     Partial,
     lambda p: ((p.args, p.keywords), p.func),
     lambda func, children: Partial(func, *children[0], **children[1]))
+
+
+def register_static(cls: type) -> type:
+    """Register ``cls`` as a pytree node with no children: its instances are static
+    structure (aux data), never leaves, so transforms pass them through untouched and
+    ``jit`` keys on their hash (JAX's ``tree_util.register_static``; instances must be
+    hashable).  Usable as a class decorator.
+
+    >>> @register_static
+    ... class Config:
+    ...     def __init__(self, n): self.n = n
+    ...     def __hash__(self): return hash(self.n)
+    ...     def __eq__(self, other): return isinstance(other, Config) and other.n == self.n
+    >>> tree_leaves([Config(2), 1.0])
+    [1.0]
+    """
+    register_pytree_node(cls, lambda x: ((), x), lambda aux, _: aux)
+    return cls
+
+
+def treedef_children(treedef: PyTreeDef) -> list[PyTreeDef]:
+    """The structures of the children of ``treedef``'s root node (JAX's name).
+
+    >>> treedef_children(tree_structure([1, (2, 3)]))
+    [PyTreeDef(*), PyTreeDef((*, *))]
+    """
+    return treedef.children()
+
+
+def treedef_tuple(treedefs: Iterable[PyTreeDef]) -> PyTreeDef:
+    """The structure of a tuple whose elements have the structures ``treedefs``.
+
+    >>> treedef_tuple([tree_structure(1), tree_structure([1, 2])])
+    PyTreeDef((*, [*, *]))
+    """
+    return PyTreeDef(tuple, None, list(treedefs), _REGISTRY[tuple])
+
+
+def tree_broadcast(prefix_tree: Any, full_tree: Any,
+                   is_leaf: Callable[[Any], bool] | None = None) -> Any:
+    """``prefix_tree`` with each of its leaves repeated over the subtree of
+    ``full_tree`` at its place, so the result has ``full_tree``'s structure (JAX's
+    ``tree_util.tree_broadcast``).
+
+    >>> tree_broadcast([1, 2], [(10, 20), {"a": 30}])
+    [(1, 1), {'a': 2}]
+    """
+    leaves, treedef = tree_flatten(prefix_tree, is_leaf)
+    subtrees = treedef.flatten_up_to(full_tree)
+    out = [tree_map(lambda _, v=v: v, sub, is_leaf=is_leaf) for v, sub in zip(leaves, subtrees)]
+    return treedef.unflatten(out)

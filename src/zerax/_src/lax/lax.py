@@ -713,3 +713,27 @@ def nextafter(x1, x2):
         a = broadcast_to_shape(a, shape) if sa != () else a
         b = broadcast_to_shape(b, shape) if sb != () else b
     return _fp.nextafter(a, b)
+
+
+def optimization_barrier(operand):
+    """``operand`` (a pytree of arrays) unchanged: JAX's ``lax.optimization_barrier``
+    stops XLA from moving computations across it (e.g. to keep a rematerialisation);
+    zerax's compiler does not reorder across function results that way, so the values
+    pass through as they are.
+
+    >>> import zerax.lax as lax, zerax.numpy as znp
+    >>> lax.optimization_barrier((znp.ones(2), 3.0))
+    (Array([1., 1.], dtype=float64), Array(3., dtype=float64))
+    """
+    return tree.tree_map(lambda x: as_input(x, "optimization_barrier operand"), operand)
+
+
+def with_sharding_constraint(x, shardings):
+    """``x`` unchanged: JAX's sharding annotation has no effect on zerax's one device.
+
+    >>> import zerax.lax as lax, zerax.numpy as znp
+    >>> lax.with_sharding_constraint(znp.arange(3.0), None)
+    Array([0., 1., 2.], dtype=float64)
+    """
+    del shardings
+    return tree.tree_map(lambda v: as_input(v, "with_sharding_constraint argument"), x)

@@ -428,9 +428,9 @@ def copysign(x1, x2, /):
 
 
 def _signbit(x):
-    zero = np.zeros((), x.dtype)
-    neg_zero = ew.bitwise_and(ew.eq(x, zero), ew.lt(ew.div(np.ones((), x.dtype), x), zero))
-    return ew.bitwise_or(ew.lt(x, zero), neg_zero)
+    # atan2(x, -1) is -pi for x < 0 and for -0.0, +pi for +0.0 (and x > 0 gives a value
+    # in (0, pi)): the sign of zero without dividing by it (no divide-by-zero warning)
+    return ew.lt(ew.bind(ew.atan2_p, x, np.full((), -1.0, x.dtype)), np.zeros((), x.dtype))
 
 
 def signbit(x, /):
