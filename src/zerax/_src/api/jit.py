@@ -20,6 +20,7 @@ import numpy as np
 from ... import errors
 from ..backends import backend_for, get_backend
 from ..base.config import config
+from ..base.gc_pause import gc_paused
 from ..core import tree
 from ..core.api_util import OutTree, as_input, flatten_fun
 from ..core.array import Array
@@ -284,8 +285,9 @@ class JitFunction:
         key = (key, named_axis_env())
         entry = self._cache.get(key)
         if entry is None:
-            jaxpr, consts, out_tree = self._trace(args, kwargs, leaves, in_tree, dyn_pos, st_kw,
-                                                  key[0][-1])
+            with gc_paused():
+                jaxpr, consts, out_tree = self._trace(args, kwargs, leaves, in_tree, dyn_pos,
+                                                      st_kw, key[0][-1])
             entry = (jaxpr, consts, out_tree)
             if not any(isinstance(c, Tracer) for c in consts):
                 with self._lock:

@@ -19,6 +19,7 @@ import time
 from contextlib import contextmanager
 
 from .config import config
+from .gc_pause import gc_paused
 
 logger = logging.getLogger("zerax")
 
@@ -39,7 +40,8 @@ def compiling(what: str, detail: str = "", elapsed: float = 0.0):
     after = config.compile_notice_s
     notice = _Notice(what, detail, None if after is None else max(after - elapsed, 0.001))
     try:
-        yield
+        with gc_paused():
+            yield
     finally:
         notice.cancel()
         seconds = time.perf_counter() - start

@@ -16,6 +16,7 @@ import numpy as np
 from .... import errors
 from ...base.compile_log import compiling
 from ...base.dtypes import float0
+from ...base.gc_pause import gc_paused
 from ...core.core import run_impl
 from ...ir.ir import ClosedJaxpr, Jaxpr, dce, eval_jaxpr
 from ...ops.linalg import dot_general_p, product_work
@@ -53,7 +54,8 @@ class NumbaExecutable:
         start, loaded, built = time.perf_counter(), native.stats["loaded"], \
             compile_stats["compiled"]
         try:
-            kernel, self.source = compile_jaxpr(jaxpr)
+            with gc_paused():
+                kernel, self.source = compile_jaxpr(jaxpr)
         except LoweringError as e:
             where = f" (at {e.source})" if getattr(e, "source", None) else ""
             raise errors.NotSupportedError(
