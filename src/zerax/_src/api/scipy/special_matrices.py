@@ -55,6 +55,15 @@ def block_diag(*arrs):
     return _jnp.concatenate(rows, axis=0)
 
 
+def _common_batch(c, r):
+    """``c`` and ``r`` in their common dtype, broadcast to their common batch shape (all
+    but the last axis)."""
+    batch = np.broadcast_shapes(tuple(c.shape[:-1]), tuple(r.shape[:-1]))
+    dtype = np.result_type(c.dtype, r.dtype)
+    return (_jnp.broadcast_to(c.astype(dtype), batch + (c.shape[-1],)),
+            _jnp.broadcast_to(r.astype(dtype), batch + (r.shape[-1],)))
+
+
 def toeplitz(c, r=None):
     """The Toeplitz matrix with first column ``c`` and first row ``r`` (default
     ``conj(c)``; ``r[0]`` is ignored, ``c[0]`` is the diagonal), SciPy's ``toeplitz``;
@@ -68,11 +77,8 @@ def toeplitz(c, r=None):
     """
     c = _jnp.atleast_1d(_arr(c, "toeplitz"))
     r = _jnp.conj(c) if r is None else _jnp.atleast_1d(_arr(r, "toeplitz"))
+    c, r = _common_batch(c, r)
     m, n = c.shape[-1], r.shape[-1]
-    batch = np.broadcast_shapes(tuple(c.shape[:-1]), tuple(r.shape[:-1]))
-    dtype = np.result_type(c.dtype, r.dtype)
-    c = _jnp.broadcast_to(c.astype(dtype), batch + (m,))
-    r = _jnp.broadcast_to(r.astype(dtype), batch + (n,))
     # vals = [c[m-1], ..., c[1], c[0], r[1], ..., r[n-1]]; entry (i, j) is vals[m-1-i+j]
     vals = _jnp.concatenate([_jnp.flip(c, axis=-1), r[..., 1:]], axis=-1)
     idx = (m - 1) - np.arange(m)[:, None] + np.arange(n)[None, :]
@@ -91,11 +97,8 @@ def hankel(c, r=None):
     """
     c = _jnp.atleast_1d(_arr(c, "hankel"))
     r = _jnp.zeros_like(c) if r is None else _jnp.atleast_1d(_arr(r, "hankel"))
+    c, r = _common_batch(c, r)
     m, n = c.shape[-1], r.shape[-1]
-    batch = np.broadcast_shapes(tuple(c.shape[:-1]), tuple(r.shape[:-1]))
-    dtype = np.result_type(c.dtype, r.dtype)
-    c = _jnp.broadcast_to(c.astype(dtype), batch + (m,))
-    r = _jnp.broadcast_to(r.astype(dtype), batch + (n,))
     vals = _jnp.concatenate([c, r[..., 1:]], axis=-1)
     idx = np.arange(m)[:, None] + np.arange(n)[None, :]
     return vals[..., idx]
