@@ -62,3 +62,20 @@ def test_optimization_barrier_and_sharding_constraint_pass_values_through():
         np.testing.assert_allclose(zx.grad(lambda x, fn=fn: znp.sum(fn(x) ** 2))(np.ones(2)),
                                    [2.0, 2.0])
         np.testing.assert_array_equal(zx.jit(fn)(tree)["a"], tree["a"])
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.tuples(st.integers(-50, 50), st.integers(-9, 9).filter(bool)),
+                min_size=1, max_size=8),
+       st.lists(st.tuples(st.floats(-1e3, 1e3), st.floats(-50, 50).filter(lambda v: v != 0)),
+                min_size=1, max_size=8))
+def test_rem_has_the_sign_of_the_dividend_as_c_fmod(ints, floats):
+    # lax.rem is C's fmod (JAX's): rem(-7, 3) == -1, where numpy.remainder gives 2
+    a, b = (np.array(v, np.int64) for v in zip(*ints))
+    np.testing.assert_array_equal(np.asarray(lax.rem(a, b)), np.fmod(a, b))
+    np.testing.assert_array_equal(np.asarray(zx.jit(lax.rem)(a, b)), np.fmod(a, b))
+    x, y = (np.array(v, np.float64) for v in zip(*floats))
+    for got in (lax.rem(x, y), zx.jit(lax.rem)(x, y)):
+        got = np.asarray(got)
+        np.testing.assert_array_equal(got, np.fmod(x, y))
+        assert (np.signbit(got) == np.signbit(np.fmod(x, y))).all()

@@ -240,3 +240,11 @@ def test_real_losses_check_grads_order_2():
     for loss in (_loss_mix, _loss_mix2, _loss_mix3):
         check_grads(lambda a, b, f=loss: znp.sum(f(zx.lax.complex(a, b))), (x, y), order=2,
                     modes=("fwd", "rev"))
+
+
+def test_isinf_of_complex_is_either_part_infinite():
+    # NumPy's rule: isinf(complex(nan, inf)) is True (a nan part does not hide the other)
+    z = np.array([complex(np.nan, np.inf), complex(np.inf, np.nan), 1 + 2j,
+                  complex(np.nan, 0.0), complex(-np.inf, 1.0), complex(0.0, -np.inf)])
+    for got in (znp.isinf(z), zx.jit(znp.isinf)(z)):
+        np.testing.assert_array_equal(np.asarray(got), np.isinf(z))

@@ -330,7 +330,17 @@ add = _wrap(ew.add_p, "Elementwise x + y.")
 sub = _wrap(ew.sub_p, "Elementwise x - y.")
 mul = _wrap(ew.mul_p, "Elementwise x * y.")
 div = _wrap(ew.div_p, "Elementwise x / y (floats).")
-rem = _wrap(ew.rem_p, "Elementwise remainder.")
+def rem(x, y):
+    """Elementwise remainder with the sign of ``x`` (C's ``fmod``; JAX's ``lax.rem``:
+    ``rem(-7, 3)`` is -1, where ``numpy.remainder`` gives 2).
+
+    >>> import numpy as np
+    >>> from zerax import lax
+    >>> lax.rem(np.array([-7, 7]), np.array([3, -3]))
+    Array([-1,  1], dtype=int64)
+    """
+    return ew.truncated_rem(*_coerce(x, y))
+
 pow = _wrap(ew.pow_p, "Elementwise x ** y.")  # noqa: A001
 max = _wrap(ew.max_p, "Elementwise maximum.")  # noqa: A001
 min = _wrap(ew.min_p, "Elementwise minimum.")  # noqa: A001

@@ -471,15 +471,7 @@ def fmin(x1, x2, /):
 def fmod(x1, x2, /):
     """Remainder with the sign of the dividend (C's fmod)."""
     a, b = _promote2("fmod", np.fmod, x1, x2)
-    if a.dtype.kind == "f":
-        # |a| mod |b| is exact and already fmod's magnitude; the sign is a's.  (Fixing
-        # up rem(a, b) by subtracting b instead cancels digits when |a| < |b|.)
-        r = ew.rem(ew.bind(ew.abs_p, a), ew.bind(ew.abs_p, b))
-        return ew.select_n(_signbit(a), r, ew.neg(r))
-    r = ew.rem(a, b)
-    zero = np.zeros((), r.dtype)
-    wrong_sign = ew.bitwise_and(ew.ne(r, zero), ew.ne(ew.lt(r, zero), ew.lt(a, zero)))
-    return ew.select_n(wrong_sign, r, ew.sub(r, b))
+    return ew.truncated_rem(a, b)
 
 
 def _promote2(fname, np_fn, x1, x2):
@@ -538,8 +530,11 @@ def isfinite(x, /):
 def isinf(x, /):
     """Elementwise infinity test."""
     x = check_arg(x, "isinf")
-    if result_type(x).kind not in "fc":
+    kind = result_type(x).kind
+    if kind not in "fc":
         return ew.ne(x, x)
+    if kind == "c":    # either part infinite (NumPy: isinf(complex(nan, inf)) is True)
+        return ew.bitwise_or(isinf(ew.bind(ew.real_p, x)), isinf(ew.bind(ew.imag_p, x)))
     return ew.bitwise_not(ew.bitwise_or(ew.is_finite(x), ew.isnan(x)))
 
 

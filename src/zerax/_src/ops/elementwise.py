@@ -180,6 +180,22 @@ def rem(x, y):
     return bind(rem_p, x, y)
 
 
+def truncated_rem(x, y):
+    """The remainder with the sign of the dividend (C's ``fmod``, JAX's ``lax.rem``): a
+    composition of `rem` (which has the divisor's sign, as NumPy's ``remainder``)."""
+    if x.dtype.kind == "f":
+        # |x| mod |y| is exact and already the magnitude; the sign is x's, read with
+        # atan2 (-pi for x < 0 and for -0.0) so that -0.0 keeps its sign.  (Fixing up
+        # rem(x, y) by subtracting y instead cancels digits when |x| < |y|.)
+        r = rem(bind(abs_p, x), bind(abs_p, y))
+        negative = lt(bind(atan2_p, x, np.full((), -1.0, x.dtype)), np.zeros((), x.dtype))
+        return select_n(negative, r, neg(r))
+    r = rem(x, y)
+    zero = np.zeros((), r.dtype)
+    wrong_sign = bitwise_and(ne(r, zero), ne(lt(r, zero), lt(x, zero)))
+    return select_n(wrong_sign, r, sub(r, y))
+
+
 def sign(x):
     return bind(sign_p, x)
 
