@@ -179,9 +179,9 @@ class NumbaBackend:
     def to_host(self, buffer):
         return buffer
 
-    def compile(self, jaxpr, name: str):
+    def compile(self, jaxpr, name: str, *, fast_math: bool = False):
         if kernel_ir_enabled() and covers(jaxpr) is None:
-            return CpuExecutable(jaxpr, name)
+            return CpuExecutable(jaxpr, name, fast_math=fast_math)
         return NumbaExecutable(jaxpr, name)
 
     def source(self, jaxpr) -> str:
