@@ -102,6 +102,8 @@ class Emitter:
         self.flags = ("fast",) if fast_math else ()
         self.parallel = False          # whether the kernel runs a parallel loop
         self.outlined = 0
+        self.trig_args = None          # [arguments of sin/cos] while emitting a block
+                                       # with the branch-free sin/cos (see _parallel_for)
 
     # ------------------------------------------------------------------ functions
 
@@ -289,7 +291,10 @@ class Emitter:
                 self.scope.pointers[id(buf)] = b.load(b.gep(
                     envp, [ir.Constant(_I32, 0), ir.Constant(_I32, len(vars_) + j)]))
             lo, hi = body_fn.args[1], body_fn.args[2]
-            self._loop(s.var, lo, hi, lambda: self._block(s.body))
+            if _uses_trig(s.body) and _rerunnable(s.body):
+                self._rerun_if_out_of_range(s, lo, hi)
+            else:
+                self._loop(s.var, lo, hi, lambda: self._block(s.body))
 
         self._function(body_fn, _Scope(), emit_body)
         rows = _block_rows(s)
@@ -298,6 +303,30 @@ class Emitter:
         self.b.call(pfor, [self.b.bitcast(body_fn, _PTR), self.b.bitcast(env, _PTR), start,
                            count, ir.Constant(_I64, rows)])
         self.parallel = True
+
+    def _rerun_if_out_of_range(self, s, lo, hi):
+        """The block with sin/cos as `mathlib.sin_cos_selects` (exact below
+        `mathlib.SIN_COS_RANGE`, vectorisable: the quadrant branches of the exact code
+        are mispredicted on random arguments), then, if any argument was beyond that
+        range, the block again with the exact code.  Only for a body that reads no
+        buffer it writes, so running it twice stores the same values."""
+        b = self.b
+        ok = self.alloca_b.alloca(_I1, name="trig.ok")
+        b.store(ir.Constant(_I1, 1), ok)
+
+        def fast_body():
+            self.trig_args = []
+            self._block(s.body)
+            args, self.trig_args = self.trig_args, None
+            limit = ir.Constant(_F64, mathlib.SIN_COS_RANGE)
+            inside = b.load(ok)
+            for a in args:
+                inside = b.and_(inside, b.fcmp_ordered(
+                    "<", self._intrinsic("llvm.fabs", _F64, [a]), limit))
+            b.store(inside, ok)
+        self._loop(s.var, lo, hi, fast_body)
+        with b.if_then(b.not_(b.load(ok)), likely=False):
+            self._loop(s.var, lo, hi, lambda: self._block(s.body))
 
     def _var_value(self, v):
         if v in self.scope.values:
@@ -722,10 +751,13 @@ class Emitter:
         """A float function of one argument, computed in float64 (float32 rounds once)."""
         b = self.b
         wide = b.fpext(x, _F64) if d == np.float32 else x
-        if name in _INLINE:
-            fn = mathlib.module_function(self.module, f"zerax.{name}",
-                                         lambda bb, v, f=_INLINE[name]: f(mathlib._F(bb, v)).v)
-            y = b.call(fn, [wide])
+        if name in _INLINE:        # branch-free: inline, so the loop vectorises
+            y = _INLINE[name](mathlib._F(b, wide)).v
+        elif name in ("sin", "cos") and self.trig_args is not None:
+            # in a block that is run again with the exact code when an argument is
+            # out of range (`_rerun_if_out_of_range`): branch-free, vectorisable
+            self.trig_args.append(wide)
+            y = mathlib.sin_cos_selects(mathlib._F(b, wide), name == "sin").v
         elif name in ("sin", "cos"):
             want_sin = name == "sin"
             fn = mathlib.module_function(
@@ -749,6 +781,49 @@ class Emitter:
 Emitter._STMT = {K.Let: Emitter._let, K.Declare: Emitter._declare, K.Assign: Emitter._assign,
                  K.Store: Emitter._store, K.For: Emitter._for, K.If: Emitter._if,
                  K.While: Emitter._while, K.Reduce: Emitter._reduce, K.Call: Emitter._call}
+
+
+def _uses_trig(stmts) -> bool:
+    def walk(e):
+        t = type(e)
+        if t is K.Op:
+            return (e.op in ("sin", "cos") and e.dtype.kind == "f") or any(map(walk, e.args))
+        if t is K.Load:
+            return any(map(walk, e.index))
+        return False
+    for s in _walk(stmts):
+        t = type(s)
+        if (t is K.Let and walk(s.expr)) or (t is K.Store and walk(s.value)):
+            return True
+    return False
+
+
+def _rerunnable(stmts) -> bool:
+    """Whether running ``stmts`` twice stores what running them once does: plain
+    `Let`s and `Store`s (and loops of them) that read no buffer they write."""
+    written, loaded = set(), set()
+    for s in _walk(stmts):
+        t = type(s)
+        if t is K.Let:
+            _loads(s.expr, loaded)
+        elif t is K.Store:
+            written.add(id(s.buf.root))
+            for e in (s.value, *s.index):
+                _loads(e, loaded)
+        elif t is not K.For:
+            return False
+    return not (loaded & written)
+
+
+def _loads(e, out):
+    t = type(e)
+    if t is K.Load:
+        out.add(id(e.buf.root))
+        for i in e.index:
+            _loads(i, out)
+    elif t is K.Op:
+        for a in e.args:
+            _loads(a, out)
 
 
 def _writes_inputs(kernel) -> bool:
