@@ -62,7 +62,7 @@ def test_module_is_immutable_and_init_checks():
         def __init__(self):
             self.a = 1
 
-    with pytest.raises(errors.ZeraxValueError, match="did not set the field"):
+    with pytest.raises(TypeError, match="Field 'b' was not initialized"):   # Equinox's type
         Missing()
 
     class Checked(nn.Module):

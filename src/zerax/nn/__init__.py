@@ -8,11 +8,14 @@ immutable pytrees with Equinox's API (`Module`, layers, filtered transforms, `St
 (3, 1)
 """
 
-from .._src.api.nn import *  # noqa: F401,F403
-from .._src.api.nn import __all__ as _activations_all
+import sys as _sys
+
+from ._activations import *  # noqa: F401,F403
+from ._activations import __all__ as _activations_all
 from . import initializers  # noqa: F401
-from ._module import AbstractClassVar, AbstractVar, BoundMethod, Module, field, module_update_wrapper, static_field
-from ._filters import (apply_updates, combine, filter, inference_mode, is_array, is_array_like, is_inexact_array, is_inexact_array_like, partition, tree_at, tree_equal)
+from ._module import AbstractClassVar, AbstractVar, BoundMethod, Module, Partial, field, module_update_wrapper, static_field
+from ._filters import (apply_updates, combine, filter, is_array, is_array_like, is_inexact_array, is_inexact_array_like, partition)
+from ._tree import (inference_mode, tree_at, tree_check, tree_equal, tree_flatten_one_level, tree_pformat, tree_pprint)
 from ._transforms import (filter_checkpoint, filter_grad, filter_jit, filter_value_and_grad, filter_vmap, if_array)
 from ._state import State, StateIndex, delete_init_state, make_with_state
 from ._linear import MLP, Identity, Lambda, Linear, Sequential, StatefulLayer
@@ -22,7 +25,7 @@ from ._norm import BatchNorm, GroupNorm, LayerNorm, RMSNorm
 from ._misc import Dropout, Embedding, PReLU, RotaryPositionalEmbedding
 from ._attention import GRUCell, LSTMCell, MultiheadAttention, dot_product_attention_weights
 from ._summary import count_params, summary
-from ._transforms_ad import (Partial, filter_hessian, filter_jacfwd, filter_jacrev, filter_jvp, filter_vjp)
+from ._transforms_ad import (filter_hessian, filter_jacfwd, filter_jacrev, filter_jvp, filter_vjp)
 from ._serialise import (default_deserialise_filter_spec, default_serialise_filter_spec, filter_eval_shape, tree_deserialise_leaves, tree_serialise_leaves)
 
 __all__ = list(_activations_all) + [
@@ -31,6 +34,7 @@ __all__ = list(_activations_all) + [
     "module_update_wrapper",
     "is_array", "is_array_like", "is_inexact_array", "is_inexact_array_like", "filter",
     "partition", "combine", "tree_at", "inference_mode", "apply_updates", "tree_equal",
+    "tree_check", "tree_flatten_one_level", "tree_pformat", "tree_pprint", "nn",
     "filter_jit", "filter_grad", "filter_value_and_grad", "filter_vmap", "if_array",
     "filter_checkpoint",
     "State", "StateIndex", "make_with_state", "delete_init_state",
@@ -48,3 +52,7 @@ __all__ = list(_activations_all) + [
     "default_deserialise_filter_spec", "filter_eval_shape",
     "Partial", "filter_jvp", "filter_vjp", "filter_jacfwd", "filter_jacrev", "filter_hessian",
 ]
+
+# `import zerax.nn as eqx` replaces `import equinox as eqx`: Equinox's top level (eqx.Module,
+# eqx.filter_jit, eqx.tree_at...) and its `eqx.nn` (eqx.nn.Linear...) are both this module.
+nn = _sys.modules[__name__]

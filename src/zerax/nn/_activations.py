@@ -1,5 +1,5 @@
-"""Neural-network activation functions and attention (the `zerax.nn` namespace), as
-compositions.
+"""JAX's ``jax.nn`` in `zerax.nn`: activation functions and ``dot_product_attention``,
+as compositions of `zerax.numpy` operations.
 
 Like JAX's, ``relu`` has derivative 0 at 0, and ``gelu`` uses the tanh approximation
 unless ``approximate=False``.
@@ -11,17 +11,67 @@ import math
 
 import numpy as np
 
-from .. import numpy as jnp
-from ... import errors
-from ..numpy._util import normalize_axis
-from ..ops.misc import stop_gradient
-from .scipy_special import erf, expit, log_softmax, logsumexp, softmax
+import zerax.numpy as jnp
+from .. import errors
+from ..lax import stop_gradient
+from ..scipy.special import erf, expit, logsumexp
 
 __all__ = ["relu", "relu6", "sigmoid", "softplus", "log_sigmoid", "silu", "swish", "gelu",
            "elu", "leaky_relu", "celu", "selu", "hard_tanh", "softmax", "log_softmax",
            "logsumexp", "one_hot", "standardize", "glu", "hard_sigmoid", "hard_silu",
            "hard_swish", "identity", "log1mexp", "logmeanexp", "mish", "soft_sign",
            "sparse_plus", "sparse_sigmoid", "squareplus", "tanh", "dot_product_attention"]
+
+
+def _masked_max(x, axis, where):
+    """The max over ``axis`` (kept), of the ``where`` elements only when given; a slice
+    with none of them gets -inf; no gradient flows through it."""
+    if where is None:
+        return stop_gradient(jnp.max(x, axis=axis, keepdims=True))
+    return stop_gradient(jnp.max(x, axis=axis, keepdims=True, where=where,
+                                 initial=-np.inf))
+
+
+def softmax(x, axis=-1, where=None):
+    """``exp(x) / sum(exp(x))`` along ``axis``, computed stably; with ``where`` (a mask
+    broadcastable to ``x``) only those elements count and the others are 0 (JAX's
+    ``jax.nn.softmax``).
+
+    >>> import zerax.nn as nn
+    >>> nn.softmax([1.0, 2.0, 3.0], where=[True, False, True]).round(4)
+    Array([0.1192, 0.    , 0.8808], dtype=float64)
+    """
+    x = jnp.asarray(x)
+    if x.dtype.kind not in "fc":
+        x = x.astype(np.float64)
+    shift = _masked_max(x, axis, where)
+    if where is None:
+        e = jnp.exp(x - shift)
+        return e / jnp.sum(e, axis=axis, keepdims=True)
+    mask = jnp.asarray(where)
+    e = jnp.where(mask, jnp.exp(jnp.where(mask, x - shift, 0)), 0)
+    return e / jnp.sum(e, axis=axis, keepdims=True)
+
+
+def log_softmax(x, axis=-1, where=None):
+    """``x - logsumexp(x)`` along ``axis``; with ``where`` only those elements count and
+    the others are -inf (JAX's ``jax.nn.log_softmax``).
+
+    >>> import zerax.nn as nn
+    >>> nn.log_softmax([0.0, 5.0, 0.0], where=[True, False, True]).round(4)
+    Array([-0.6931,    -inf, -0.6931], dtype=float64)
+    """
+    x = jnp.asarray(x)
+    if x.dtype.kind not in "fc":
+        x = x.astype(np.float64)
+    shift = _masked_max(x, axis, where)
+    shifted = x - shift
+    if where is None:
+        return shifted - jnp.log(jnp.sum(jnp.exp(shifted), axis=axis, keepdims=True))
+    mask = jnp.asarray(where)
+    shifted = jnp.where(mask, shifted, 0)
+    total = jnp.sum(jnp.where(mask, jnp.exp(shifted), 0), axis=axis, keepdims=True)
+    return jnp.where(mask, shifted - jnp.log(total), -np.inf)
 
 
 def relu(x):
@@ -266,7 +316,10 @@ def glu(x, axis=-1):
     Array([0.5, 1. ], dtype=float64)
     """
     x = jnp.asarray(x)
-    axis = normalize_axis(axis, x.ndim, "nn.glu")
+    if not -x.ndim <= axis < x.ndim:
+        raise errors.ShapeError(f"zerax.nn.glu: axis {axis} is out of bounds for an array "
+                                f"of rank {x.ndim}")
+    axis = axis % x.ndim
     if x.shape[axis] % 2:
         raise errors.ShapeError(f"zerax.nn.glu: the size {x.shape[axis]} of axis {axis} must "
                                 "be divisible by 2")
