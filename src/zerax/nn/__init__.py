@@ -16,7 +16,7 @@ from . import initializers  # noqa: F401
 from ._module import AbstractClassVar, AbstractVar, BoundMethod, Module, Partial, field, module_update_wrapper, static_field
 from ._filters import (apply_updates, combine, filter, is_array, is_array_like, is_inexact_array, is_inexact_array_like, partition)
 from ._tree import (inference_mode, tree_at, tree_check, tree_equal, tree_flatten_one_level, tree_pformat, tree_pprint)
-from ._transforms import (filter_checkpoint, filter_grad, filter_jit, filter_value_and_grad, filter_vmap, if_array)
+from ._transforms import (clear_caches, filter_checkpoint, filter_grad, filter_jit, filter_pmap, filter_value_and_grad, filter_vmap, if_array)
 from ._state import State, StateIndex, delete_init_state, make_with_state
 from ._linear import MLP, Identity, Lambda, Linear, Sequential, StatefulLayer
 from ._conv import (Conv, Conv1d, Conv2d, Conv3d, ConvTranspose, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d)
@@ -36,7 +36,7 @@ __all__ = list(_activations_all) + [
     "partition", "combine", "tree_at", "inference_mode", "apply_updates", "tree_equal",
     "tree_check", "tree_flatten_one_level", "tree_pformat", "tree_pprint", "nn",
     "filter_jit", "filter_grad", "filter_value_and_grad", "filter_vmap", "if_array",
-    "filter_checkpoint",
+    "filter_checkpoint", "filter_pmap", "clear_caches",
     "State", "StateIndex", "make_with_state", "delete_init_state",
     "Linear", "Identity", "MLP", "Sequential", "Lambda", "StatefulLayer",
     "Conv", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose", "ConvTranspose1d",

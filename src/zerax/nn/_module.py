@@ -260,6 +260,22 @@ _MSG_INIT_FALSE = ("{cls}.{name} is a field(init=False) holding floating-point v
 _abstract_module_registry: weakref.WeakSet = weakref.WeakSet()
 
 
+class _WrapperAttrs:
+    """The `module_update_wrapper` attributes of an instance, in its treedef: compared
+    whole, hashed by name (``__annotations__`` is a dict)."""
+
+    __slots__ = ("values",)
+
+    def __init__(self, values):
+        self.values = values
+
+    def __eq__(self, other):
+        return isinstance(other, _WrapperAttrs) and self.values == other.values
+
+    def __hash__(self):
+        return hash(self.values[1:3])   # __name__, __qualname__
+
+
 def _flatten_functions(cls, dynamic: tuple, static: tuple, slotted: frozenset):
     """The pytree functions of a Module class: dynamic fields are children, static fields
     and the `module_update_wrapper` attributes (when present) are the auxiliary data."""
@@ -275,7 +291,8 @@ def _flatten_functions(cls, dynamic: tuple, static: tuple, slotted: frozenset):
 
     def aux_of(x):
         d = x.__dict__
-        extra = None if len(d) == nfields else tuple(d.get(k, MISSING) for k in wrapper)
+        extra = None if len(d) == nfields else _WrapperAttrs(
+            tuple(d.get(k, MISSING) for k in wrapper))
         return (extra,) + tuple(get(x, n) for n in static)
 
     def flatten(x):
@@ -291,7 +308,7 @@ def _flatten_functions(cls, dynamic: tuple, static: tuple, slotted: frozenset):
                 object.__setattr__(obj, n, v)
         extra = aux[0]
         if extra is not None:
-            for n, v in zip(wrapper, extra):
+            for n, v in zip(wrapper, extra.values):
                 if v is not MISSING:
                     obj.__dict__[n] = v
         for n, v in zip(static, aux[1:]):
