@@ -25,6 +25,7 @@ from ._norm import BatchNorm, GroupNorm, LayerNorm, RMSNorm
 from ._misc import Dropout, Embedding, PReLU, RotaryPositionalEmbedding
 from ._attention import GRUCell, LSTMCell, MultiheadAttention, dot_product_attention_weights
 from ._summary import count_params, summary
+from ._reparam import Shared, SharedNode, SpectralNorm, WeightNorm
 from ._transforms_ad import (filter_hessian, filter_jacfwd, filter_jacrev, filter_jvp, filter_vjp)
 from ._serialise import (default_deserialise_filter_spec, default_serialise_filter_spec, filter_eval_shape, tree_deserialise_leaves, tree_serialise_leaves)
 
@@ -44,7 +45,8 @@ __all__ = list(_activations_all) + [
     "Pool", "MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d",
     "AdaptivePool", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d",
     "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AdaptiveMaxPool3d",
-    "LayerNorm", "RMSNorm", "GroupNorm", "BatchNorm",
+    "LayerNorm", "RMSNorm", "GroupNorm", "BatchNorm", "SpectralNorm", "WeightNorm", "Shared",
+    "SharedNode",
     "Dropout", "Embedding", "PReLU", "RotaryPositionalEmbedding",
     "MultiheadAttention", "GRUCell", "LSTMCell", "dot_product_attention_weights",
     "summary", "count_params",
