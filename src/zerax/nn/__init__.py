@@ -25,6 +25,7 @@ from ._norm import BatchNorm, GroupNorm, LayerNorm, RMSNorm
 from ._misc import Dropout, Embedding, PReLU, RotaryPositionalEmbedding
 from ._attention import GRUCell, LSTMCell, MultiheadAttention, dot_product_attention_weights
 from ._summary import count_params, summary
+from ._custom import filter_closure_convert, filter_custom_jvp, filter_custom_vjp, filter_make_jaxpr
 from ._reparam import Shared, SharedNode, SpectralNorm, WeightNorm
 from ._transforms_ad import (filter_hessian, filter_jacfwd, filter_jacrev, filter_jvp, filter_vjp)
 from ._serialise import (default_deserialise_filter_spec, default_serialise_filter_spec, filter_eval_shape, tree_deserialise_leaves, tree_serialise_leaves)
@@ -52,6 +53,7 @@ __all__ = list(_activations_all) + [
     "summary", "count_params",
     "tree_serialise_leaves", "tree_deserialise_leaves", "default_serialise_filter_spec",
     "default_deserialise_filter_spec", "filter_eval_shape",
+    "filter_custom_jvp", "filter_custom_vjp", "filter_make_jaxpr", "filter_closure_convert",
     "Partial", "filter_jvp", "filter_vjp", "filter_jacfwd", "filter_jacrev", "filter_hessian",
 ]
 
