@@ -137,7 +137,7 @@ class _FilterCompiled:
     def __call__(self, *args, **kwargs):
         w = self._wrapper
         dyn, (jitted, box) = _jit_split(w._fun, args, kwargs, w.fn)
-        if (jitted, box) is not self._expected:
+        if jitted is not self._expected[0]:
             raise errors.ZeraxTypeError(
                 f"the compiled {w.fn} was lowered for other arguments (different static "
                 "values, shapes or dtypes); call the filter_jit function itself to compile "
