@@ -148,7 +148,8 @@ def _process_annotation(annotation) -> tuple[bool, bool]:
         return False, text.startswith(("ClassVar[", "typing.ClassVar["))
     if annotation in (AbstractVar, AbstractClassVar):
         raise errors.ZeraxTypeError(
-            "AbstractVar and AbstractClassVar need a type: write AbstractVar[int]")
+            "Cannot use unsubscripted AbstractVar or AbstractClassVar: give the type, "
+            "AbstractVar[int]")
     origin = get_origin(annotation)
     if origin is AbstractVar or origin is AbstractClassVar:
         if len(get_args(annotation)) != 1:
@@ -168,8 +169,8 @@ def _abstract_attributes(cls) -> tuple[frozenset, frozenset]:
             if is_abstract:
                 if name in kls.__dict__:
                     raise errors.ZeraxTypeError(
-                        f"{kls.__name__}.{name} is declared abstract, so it cannot have a "
-                        "value in the same class")
+                        f"Abstract attribute {kls.__name__}.{name} cannot have value: "
+                        "give it its value in a subclass")
                 if is_class:
                     abstract_vars.discard(name)
                     abstract_class_vars.add(name)
@@ -389,12 +390,13 @@ class _ModuleMeta(abc.ABCMeta):
             raise errors.ZeraxTypeError(
                 f"Can't instantiate abstract module {cls.__name__} (declared with "
                 "is_abstract=True): instantiate a concrete subclass")
-        if cls.__abstractclassvars__ or cls.__abstractvars__:
-            missing = sorted(cls.__abstractclassvars__ | cls.__abstractvars__)
-            raise errors.ZeraxTypeError(
-                f"Can't instantiate abstract module {cls.__name__}: it does not provide "
-                f"the abstract attribute(s) {', '.join(missing)} (declare them as fields, "
-                "class attributes or properties in a subclass).")
+        for kind, names in (("abstract class attributes", cls.__abstractclassvars__),
+                            ("abstract attributes", cls.__abstractvars__)):
+            if names:   # (Equinox's wording, which programs match on)
+                raise errors.ZeraxTypeError(
+                    f"Can't instantiate abstract class {cls.__name__} with {kind} "
+                    f"{', '.join(sorted(names))}: provide them in a subclass (as fields, "
+                    "class attributes or properties)")
         if cls._zx_dataclass_init:
             for x in jtu.tree_leaves((args, kwargs)):
                 _warn_transformed(cls, x)
