@@ -23,13 +23,23 @@ __all__ = ["relu", "relu6", "sigmoid", "softplus", "log_sigmoid", "silu", "swish
            "sparse_plus", "sparse_sigmoid", "squareplus", "tanh", "dot_product_attention"]
 
 
-def _masked_max(x, axis, where):
-    """The max over ``axis`` (kept), of the ``where`` elements only when given; a slice
-    with none of them gets -inf; no gradient flows through it."""
-    if where is None:
-        return stop_gradient(jnp.max(x, axis=axis, keepdims=True))
-    return stop_gradient(jnp.max(x, axis=axis, keepdims=True, where=where,
-                                 initial=-np.inf))
+def _float(x):
+    x = jnp.asarray(x)
+    return x if x.dtype.kind in "fc" else x.astype(np.float64)
+
+
+def log_softmax(x, axis=-1, where=None):
+    """``x - logsumexp(x)`` along ``axis``; with ``where`` only those elements count and
+    the others are -inf (JAX's ``jax.nn.log_softmax``).
+
+    >>> import zerax.nn as nn
+    >>> nn.log_softmax([0.0, 5.0, 0.0], where=[True, False, True]).round(4)
+    Array([-0.6931,    -inf, -0.6931], dtype=float64)
+    """
+    x = _float(x)
+    # (logsumexp's shift carries no gradient, so the derivative is softmax's)
+    out = x - logsumexp(x, axis=axis, keepdims=True, where=where)
+    return out if where is None else jnp.where(where, out, -np.inf)
 
 
 def softmax(x, axis=-1, where=None):
@@ -41,38 +51,7 @@ def softmax(x, axis=-1, where=None):
     >>> nn.softmax([1.0, 2.0, 3.0], where=[True, False, True]).round(4)
     Array([0.1192, 0.    , 0.8808], dtype=float64)
     """
-    x = jnp.asarray(x)
-    if x.dtype.kind not in "fc":
-        x = x.astype(np.float64)
-    shift = _masked_max(x, axis, where)
-    if where is None:
-        e = jnp.exp(x - shift)
-        return e / jnp.sum(e, axis=axis, keepdims=True)
-    mask = jnp.asarray(where)
-    e = jnp.where(mask, jnp.exp(jnp.where(mask, x - shift, 0)), 0)
-    return e / jnp.sum(e, axis=axis, keepdims=True)
-
-
-def log_softmax(x, axis=-1, where=None):
-    """``x - logsumexp(x)`` along ``axis``; with ``where`` only those elements count and
-    the others are -inf (JAX's ``jax.nn.log_softmax``).
-
-    >>> import zerax.nn as nn
-    >>> nn.log_softmax([0.0, 5.0, 0.0], where=[True, False, True]).round(4)
-    Array([-0.6931,    -inf, -0.6931], dtype=float64)
-    """
-    x = jnp.asarray(x)
-    if x.dtype.kind not in "fc":
-        x = x.astype(np.float64)
-    shift = _masked_max(x, axis, where)
-    shifted = x - shift
-    if where is None:
-        return shifted - jnp.log(jnp.sum(jnp.exp(shifted), axis=axis, keepdims=True))
-    mask = jnp.asarray(where)
-    shifted = jnp.where(mask, shifted, 0)
-    total = jnp.sum(jnp.where(mask, jnp.exp(shifted), 0), axis=axis, keepdims=True)
-    return jnp.where(mask, shifted - jnp.log(total), -np.inf)
-
+    return jnp.exp(log_softmax(x, axis=axis, where=where))
 
 def relu(x):
     """``max(x, 0)`` with derivative 0 at 0.

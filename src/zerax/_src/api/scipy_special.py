@@ -17,7 +17,7 @@ from ..ops import elementwise as ew
 from ..ops.misc import stop_gradient
 
 __all__ = ["erf", "erfc", "erfinv", "gammaln", "digamma", "polygamma", "expit", "logit",
-           "xlogy", "xlog1py", "logsumexp", "ndtr"]
+           "xlogy", "xlog1py", "logsumexp", "ndtr", "softmax", "log_softmax"]
 
 
 def _float(x, fname):
@@ -158,3 +158,54 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False, where=Non
     if return_sign:
         return out, sign
     return out
+
+
+def _masked_max(x, axis, where):
+    """The max over ``axis`` (kept), of the ``where`` elements only when given; a slice
+    with none of them gets -inf; no gradient flows through it."""
+    if where is None:
+        return stop_gradient(jnp.max(x, axis=axis, keepdims=True))
+    return stop_gradient(jnp.max(x, axis=axis, keepdims=True, where=where,
+                                 initial=-np.inf))
+
+
+def softmax(x, axis=-1, where=None):
+    """``exp(x) / sum(exp(x))`` along ``axis``, computed stably; with ``where`` (a mask
+    broadcastable to ``x``) only those elements count and the others are 0 (JAX's
+    ``jax.nn.softmax``).
+
+    >>> import zerax.nn as nn
+    >>> nn.softmax([1.0, 2.0, 3.0], where=[True, False, True]).round(4)
+    Array([0.1192, 0.    , 0.8808], dtype=float64)
+    """
+    x = jnp.asarray(x)
+    if x.dtype.kind not in "fc":
+        x = x.astype(np.float64)
+    shift = _masked_max(x, axis, where)
+    if where is None:
+        e = jnp.exp(x - shift)
+        return e / jnp.sum(e, axis=axis, keepdims=True)
+    mask = jnp.asarray(where)
+    e = jnp.where(mask, jnp.exp(jnp.where(mask, x - shift, 0)), 0)
+    return e / jnp.sum(e, axis=axis, keepdims=True)
+
+
+def log_softmax(x, axis=-1, where=None):
+    """``x - logsumexp(x)`` along ``axis``; with ``where`` only those elements count and
+    the others are -inf (JAX's ``jax.nn.log_softmax``).
+
+    >>> import zerax.nn as nn
+    >>> nn.log_softmax([0.0, 5.0, 0.0], where=[True, False, True]).round(4)
+    Array([-0.6931,    -inf, -0.6931], dtype=float64)
+    """
+    x = jnp.asarray(x)
+    if x.dtype.kind not in "fc":
+        x = x.astype(np.float64)
+    shift = _masked_max(x, axis, where)
+    shifted = x - shift
+    if where is None:
+        return shifted - jnp.log(jnp.sum(jnp.exp(shifted), axis=axis, keepdims=True))
+    mask = jnp.asarray(where)
+    shifted = jnp.where(mask, shifted, 0)
+    total = jnp.sum(jnp.where(mask, jnp.exp(shifted), 0), axis=axis, keepdims=True)
+    return jnp.where(mask, shifted - jnp.log(total), -np.inf)
