@@ -37,8 +37,13 @@ def log_softmax(x, axis=-1, where=None):
     Array([-0.6931,    -inf, -0.6931], dtype=float64)
     """
     x = _float(x)
-    # (logsumexp's shift carries no gradient, so the derivative is softmax's)
-    out = x - logsumexp(x, axis=axis, keepdims=True, where=where)
+    # Shifted by the (masked) max first: logsumexp of values near 0 keeps the log(n) that
+    # x - logsumexp(x) would lose for huge |x| (a fully masked attention row). The shift
+    # carries no gradient; a slice with no element to count gets none.
+    m = (jnp.max(x, axis=axis, keepdims=True) if where is None else
+         jnp.max(x, axis=axis, keepdims=True, where=where, initial=-np.inf))
+    shifted = x - stop_gradient(jnp.where(jnp.isfinite(m), m, 0))
+    out = shifted - logsumexp(shifted, axis=axis, keepdims=True, where=where)
     return out if where is None else jnp.where(where, out, -np.inf)
 
 
