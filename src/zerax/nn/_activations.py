@@ -29,8 +29,8 @@ def _float(x):
 
 
 def log_softmax(x, axis=-1, where=None):
-    """``x - logsumexp(x)`` along ``axis``; with ``where`` only those elements count and
-    the others are -inf (JAX's ``jax.nn.log_softmax``).
+    """JAX's ``jax.nn.log_softmax``: ``x - logsumexp(x)`` along ``axis``, over the
+    elements a ``where`` mask keeps (the others get -inf).
 
     >>> import zerax.nn as nn
     >>> nn.log_softmax([0.0, 5.0, 0.0], where=[True, False, True]).round(4)
@@ -48,15 +48,15 @@ def log_softmax(x, axis=-1, where=None):
 
 
 def softmax(x, axis=-1, where=None):
-    """``exp(x) / sum(exp(x))`` along ``axis``, computed stably; with ``where`` (a mask
-    broadcastable to ``x``) only those elements count and the others are 0 (JAX's
-    ``jax.nn.softmax``).
+    """JAX's ``jax.nn.softmax``: ``exp(log_softmax(x))``, so the elements a ``where``
+    mask leaves out are 0 and the others sum to 1 along ``axis``.
 
     >>> import zerax.nn as nn
     >>> nn.softmax([1.0, 2.0, 3.0], where=[True, False, True]).round(4)
     Array([0.1192, 0.    , 0.8808], dtype=float64)
     """
     return jnp.exp(log_softmax(x, axis=axis, where=where))
+
 
 def relu(x):
     """``max(x, 0)`` with derivative 0 at 0.

@@ -66,6 +66,16 @@ class _Method(Module):
         return Partial(self, instance)
 
 
+class _FunWrapper(_Method):
+    """A wrapper module around the function ``_fun`` (its ``__wrapped__``)."""
+
+    _fun: Callable
+
+    @property
+    def __wrapped__(self):
+        return self._fun
+
+
 # ------------------------------------------------------------------ filter_jit
 # (name, treedef, mask, static leaves, array signature) -> (jitted flat function, out box)
 _JIT_CACHE: dict = {}
@@ -209,13 +219,8 @@ def filter_jit(fun: Callable | None = None, *, donate: str = "none") -> Callable
 
 
 # ------------------------------------------------------------------ gradients
-class _ValueAndGradWrapper(_Method):
-    _fun: Callable
+class _ValueAndGradWrapper(_FunWrapper):
     _has_aux: bool = field(static=True)
-
-    @property
-    def __wrapped__(self):
-        return self._fun
 
     def __call__(self, x, /, *args, **kwargs):
         diff, nondiff = partition(x, is_inexact_array)
@@ -303,16 +308,11 @@ def _resolve_axes(spec, tree, what):
     return axes
 
 
-class _VmapWrapper(_Method):
-    _fun: Callable
+class _VmapWrapper(_FunWrapper):
     _in_axes: Any = field(static=True)
     _out_axes: Any = field(static=True)
     _axis_name: Any = field(static=True)
     _axis_size: Any = field(static=True)
-
-    @property
-    def __wrapped__(self):
-        return self._fun
 
     def __call__(self, *args, **kwargs):
         fun, in_axes, out_axes = self._fun, self._in_axes, self._out_axes
@@ -392,17 +392,8 @@ def filter_vmap(fun: Callable | None = None, *, in_axes: Any = if_array(0),
     return module_update_wrapper(_VmapWrapper(fun, in_axes, out_axes, axis_name, axis_size))
 
 
-class _PmapWrapper(_Method):
-    _fun: Callable
-    _in_axes: Any = field(static=True)
-    _out_axes: Any = field(static=True)
-    _axis_name: Any = field(static=True)
-    _axis_size: Any = field(static=True)
+class _PmapWrapper(_VmapWrapper):
     _donate: str = field(static=True)
-
-    @property
-    def __wrapped__(self):
-        return self._fun
 
     def __call__(self, *args, **kwargs):
         vmapped = _VmapWrapper(self._fun, self._in_axes, self._out_axes, self._axis_name,
@@ -432,14 +423,9 @@ def filter_pmap(fun: Callable | None = None, *, in_axes: Any = if_array(0),
 
 
 # ------------------------------------------------------------------ checkpoint
-class _CheckpointWrapper(_Method):
-    _fun: Callable
+class _CheckpointWrapper(_FunWrapper):
     _prevent_cse: bool = field(static=True)
     _policy: Any = field(static=True)
-
-    @property
-    def __wrapped__(self):
-        return self._fun
 
     def __call__(self, *args, **kwargs):
         dyn, static = partition((args, kwargs), is_array)
