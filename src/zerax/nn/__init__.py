@@ -1,6 +1,7 @@
 """`zerax.nn`: activation functions and attention (JAX's `jax.nn` names), networks as
 immutable pytrees with Equinox's API (`Module`, layers, filtered transforms, `State`), and
-`zerax.nn.initializers` (JAX's).
+`zerax.nn.initializers` (JAX's). ``import zerax.nn as eqx`` replaces
+``import equinox as eqx``: this module is also its ``eqx.nn`` (``zerax.nn.nn``).
 
 >>> import zerax as zx, zerax.nn as nn, zerax.random as zr, zerax.numpy as znp
 >>> mlp = nn.MLP(2, 1, width_size=4, depth=1, key=zr.key(0))
