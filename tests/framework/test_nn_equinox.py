@@ -442,3 +442,25 @@ def test_filter_pmap_and_vmap_wrappers():
     np.testing.assert_allclose(out, zx.vmap(lambda w, b: w @ jnp.ones(2, jnp.float32) + b)(
         ens.weight, ens.bias), rtol=1e-6)
     assert eqx.if_array(1) == eqx.if_array(1) and eqx.if_array(1) != eqx.if_array(0)
+
+
+def test_jax_names_equinox_programs_import():
+    seen = []
+
+    def f(x):
+        seen.append(isinstance(x, zx.core.Tracer))
+        return x * 2
+
+    f(jnp.ones(2))
+    zx.jit(f)(jnp.ones(2))
+    zx.grad(lambda x: f(x).sum())(jnp.ones(2))
+    zx.vmap(f)(jnp.ones(2))
+    assert seen == [False, True, True, True]
+    with zx.numpy_dtype_promotion("standard"):
+        assert (jnp.ones(2, jnp.float16) + jnp.ones(2, jnp.float32)).dtype == np.float32
+    with pytest.raises(errors.NotSupportedError, match="strict"):
+        with zx.numpy_dtype_promotion("strict"):
+            pass
+    with pytest.raises(ValueError):
+        with zx.numpy_dtype_promotion("loose"):
+            pass
