@@ -238,3 +238,39 @@ def test_fast_math_is_asked_for():
     np.testing.assert_allclose(fast, a * b + c, rtol=1e-12, atol=1e-15)
     exact = np.asarray(zx.jit(lambda a, b, c: a * b + c)(a, b, c))
     np.testing.assert_array_equal(exact, a * b + c)
+
+
+DOT_CASES = [   # (lhs shape, rhs shape, dimension numbers)
+    ((5, 7), (7, 3), (((1,), (0,)), ((), ()))),             # small: loops
+    ((64, 96), (96, 80), (((1,), (0,)), ((), ()))),         # x @ w: gemm, no copies
+    ((64, 96), (80, 96), (((1,), (1,)), ((), ()))),         # x @ w.T
+    ((96, 64), (96, 80), (((0,), (0,)), ((), ()))),         # x.T @ g
+    ((3, 4, 5, 6), (3, 6, 5, 7), (((3, 2), (1, 2)), ((0,), (0,)))),   # batched, copied
+    ((6, 20, 30), (30, 6, 25), (((2,), (0,)), ((0,), (1,)))),          # batch not leading
+    ((700,), (700,), (((0,), (0,)), ((), ()))),             # a dot of vectors: 0-d
+]
+
+
+@pytest.mark.parametrize("case", range(len(DOT_CASES)))
+@pytest.mark.parametrize("dtype", ["float64", "float32", "int64", "int32"])
+def test_products_equal_numpys(case, dtype):
+    """Products: the same BLAS as NumPy for float products of some size (so up to
+    BLAS's own blocking, nearly its bits), loops otherwise; integers exact."""
+    ls, rs, dn = DOT_CASES[case]
+    rng = np.random.default_rng(case)
+    if dtype.startswith("int"):
+        a, b = (rng.integers(-50, 50, s).astype(dtype) for s in (ls, rs))
+    else:
+        a, b = (rng.standard_normal(s).astype(dtype) for s in (ls, rs))
+    f = lambda x, y: zx.lax.dot_general(x, y, dn)          # noqa: E731
+    with zx.disable_jit():
+        want = np.asarray(f(a, b))
+    got = np.asarray(zx.jit(f)(a, b))
+    assert got.dtype == want.dtype and got.shape == want.shape
+    if dtype.startswith("int"):
+        np.testing.assert_array_equal(got, want)
+    else:
+        k = int(np.prod([ls[d] for d in dn[0][0]]))
+        eps = np.finfo(dtype).eps
+        scale = np.abs(a).max() * np.abs(b).max() * k
+        np.testing.assert_allclose(got, want, rtol=0, atol=4 * k * eps * scale / max(k, 1))

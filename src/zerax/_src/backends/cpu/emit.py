@@ -33,7 +33,7 @@ import numpy as np
 from llvmlite import ir
 
 from .. import kernel_ir as K
-from . import mathlib
+from . import blas, mathlib
 
 _I1, _I8, _I32, _I64 = ir.IntType(1), ir.IntType(8), ir.IntType(32), ir.IntType(64)
 _F32, _F64 = ir.FloatType(), ir.DoubleType()
@@ -101,6 +101,7 @@ class Emitter:
         self.data_offset = data_offset
         self.flags = ("fast",) if fast_math else ()
         self.parallel = False          # whether the kernel runs a parallel loop
+        self.blas_letters = set()      # the BLAS gemm it calls: "d", "s"
         self.outlined = 0
         self.trig_args = None          # [arguments of sin/cos] while emitting a block
                                        # with the branch-free sin/cos (see _parallel_for)
@@ -400,7 +401,65 @@ class Emitter:
         return self.b.call(fn, [self.b.bitcast(env, _PTR), ir.Constant(_I64, 0), n])
 
     def _call(self, s):
-        raise EmitError(f"the CPU emitter has no routine {s.name!r}")
+        routine = self._CALLS.get(s.name)
+        if routine is None:
+            raise EmitError(f"the CPU emitter has no routine {s.name!r}")
+        routine(self, s)
+
+    def _gemm(self, s):
+        """BLAS's ``cblas_?gemm`` (row major) per batch element: C = op(A) op(B)."""
+        a, bm, c = s.args
+        p = s.params
+        found = blas.gemm(c.dtype)
+        if found is None:
+            self._gemm_loops(s)
+            return
+        symbol, ilp64 = found
+        self.blas_letters.add("d" if c.dtype == np.float64 else "s")
+        it = _I64 if ilp64 else _I32
+        ty = reg_type(c.dtype)
+        ptr = ty.as_pointer()
+        fn = self._extern(symbol, _VOID, [_I32, _I32, _I32, it, it, it, ty, ptr, it, ptr, it,
+                                          ty, ptr, it])
+        m, n, k = p["m"], p["n"], p["k"]
+        lda = m if p["trans_a"] else k
+        ldb = k if p["trans_b"] else n
+        pa, pb, pc = (self.scope.pointers[id(x.root)] for x in (a, bm, c))
+        i32 = lambda v: ir.Constant(_I32, v)       # noqa: E731
+        iv = lambda v: ir.Constant(it, v)          # noqa: E731
+
+        def one(bi):
+            off = lambda base, size: self.b.gep(base, [self.b.mul(bi, ir.Constant(_I64, size))])  # noqa: E731,E501
+            self.b.call(fn, [i32(101), i32(112 if p["trans_a"] else 111),
+                             i32(112 if p["trans_b"] else 111), iv(m), iv(n), iv(k),
+                             ir.Constant(ty, 1.0), off(pa, m * k), iv(lda), off(pb, k * n),
+                             iv(ldb), ir.Constant(ty, 0.0), off(pc, m * n), iv(n)])
+        if p["batch"] == 1:
+            one(ir.Constant(_I64, 0))
+        else:
+            bi = K.Var(f"gemm{self.outlined}.b", K.I64)
+            self.outlined += 1
+            self._loop(bi, ir.Constant(_I64, 0), ir.Constant(_I64, p["batch"]),
+                       lambda: one(self.scope.values[bi]))
+
+    def _gemm_loops(self, s):
+        """``gemm`` as loops, where no BLAS library was found (the same products, in
+        the kernel's own order)."""
+        a, bm, c = s.args
+        p = s.params
+        names = K.Namer()
+        bi, i, j, kk = (names.var(f"gemm.{v}", K.I64) for v in "bijk")
+        acc = names.var("gemm.acc", c.dtype)
+        ai = (bi, kk, i) if p["trans_a"] else (bi, i, kk)
+        bj = (bi, j, kk) if p["trans_b"] else (bi, kk, j)
+        prod = K.op("mul", K.Load(a, ai), K.Load(bm, bj))
+        body = [K.Declare(acc, K.Const(0.0, c.dtype)),
+                K.Reduce(acc, "add", kk, p["k"], [], prod),
+                K.Store(c, (bi, i, j), acc)]
+        self._block([K.For(bi, 0, p["batch"], [K.For(i, 0, p["m"], [
+            K.For(j, 0, p["n"], body)])])])
+
+    _CALLS = {"gemm": _gemm}
 
     _STMT = {}
 

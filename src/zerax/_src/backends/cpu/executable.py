@@ -17,9 +17,11 @@ from ...base.compile_log import compiling
 from ...base.dtypes import float0
 from ...base.gc_pause import gc_paused
 from ...ir.ir import Jaxpr, dce
+from ...ops.linalg import dot_general_p, product_work
 from .. import kernel_ir as K
 from ..lowering import lower_program
 from ..sizes import check_program
+from . import blas, threads
 from . import compile as cpu_compile
 
 
@@ -53,6 +55,8 @@ class CpuExecutable:
         self.source = K.format_kernel(self.kernel_ir)
         self._lowered_s = time.perf_counter() - start
         self._fast_math = fast_math
+        self._blas_work = max((product_work(e)[1] for e in jaxpr.eqns
+                               if e.primitive is dot_general_p), default=0)
         self._loaded = None
         self.kernel = self._first_call
 
@@ -86,6 +90,8 @@ class CpuExecutable:
                 os_ = [aligned_empty(s, d) for s, d in outs]
                 fn(*vals, *os_)
                 return os_
+        if self._loaded.blas:
+            call = blas.limited(call, self._blas_work, threads.setting)
         return call
 
     def run(self, *vals):
