@@ -187,9 +187,11 @@ def test_casts_equal_numpys_within_range(pair, data):
     elements = _elements(src, finite=True)
     if src.kind == "f" and dst.kind in "iu":
         info = np.iinfo(dst)
-        span = 2.0 ** (8 * dst.itemsize)      # a power of two: exact in every width
-        elements = st.floats(-span, span, width=src.itemsize * 8).filter(
-            lambda v: info.min <= math.trunc(v) <= info.max)
+        lo = src.type(info.min)                    # 0 or -2^n: exact in every width
+        hi = src.type(info.max)
+        if float(hi) > info.max:                   # rounded up: the float below it
+            hi = np.nextafter(hi, src.type(0))
+        elements = st.floats(float(lo), float(hi), width=src.itemsize * 8)
     x = data.draw(hnp.arrays(src, (N,), elements=elements))
     with np.errstate(all="ignore"):
         want = bind(ew.convert_element_type_p, x, new_dtype=dst)
