@@ -21,6 +21,7 @@ from ...ir.ir import ClosedJaxpr, Jaxpr, Literal, Var
 from .context import Ctx, Unlowerable
 from .elementwise import scalar_rules
 from .fused import fusible, lower_fused
+from .indexing import rules as _indexing_rules
 from .linalg import rules as _linalg_rules
 from .reduce import rules as _reduce_rules
 from .shape import rules as _shape_rules
@@ -28,7 +29,7 @@ from .shape import rules as _shape_rules
 __all__ = ["Unlowerable", "lower_program", "covers", "rules", "scalar_rules"]
 
 # primitive -> rule(ctx, eqn): the statement-level rules
-rules: dict = {**_shape_rules, **_reduce_rules, **_linalg_rules}
+rules: dict = {**_shape_rules, **_reduce_rules, **_linalg_rules, **_indexing_rules}
 
 # The dtypes the targets have scalars of.
 _DTYPES = frozenset(np.dtype(d) for d in (
