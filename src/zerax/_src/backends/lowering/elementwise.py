@@ -37,8 +37,27 @@ for _p, _name in {
         ew.tan_p: "tan", ew.asin_p: "asin", ew.acos_p: "acos", ew.atan_p: "atan",
         ew.sinh_p: "sinh", ew.cosh_p: "cosh", ew.tanh_p: "tanh", ew.asinh_p: "asinh",
         ew.acosh_p: "acosh", ew.atanh_p: "atanh", ew.sqrt_p: "sqrt", ew.cbrt_p: "cbrt",
-        ew.abs_p: "abs"}.items():
+        ew.real_p: "real", ew.imag_p: "imag", ew.conj_p: "conj"}.items():
     scalar_rules[_p] = _op(_name)
+
+
+# The elementwise primitives whose complex forms the targets compute (the others
+# are refused for complex operands: `Unlowerable`).
+_COMPLEX_OK = frozenset({ew.add_p, ew.sub_p, ew.mul_p, ew.div_p, ew.neg_p, ew.sign_p,
+                         ew.eq_p, ew.ne_p, ew.max_p, ew.min_p, ew.exp_p, ew.exp2_p,
+                         ew.log_p, ew.log1p_p, ew.expm1_p, ew.sin_p, ew.cos_p, ew.tan_p,
+                         ew.asin_p, ew.acos_p, ew.atan_p, ew.sinh_p, ew.cosh_p, ew.tanh_p,
+                         ew.asinh_p, ew.acosh_p, ew.atanh_p, ew.sqrt_p, ew.rsqrt_p,
+                         ew.abs_p, ew.real_p, ew.imag_p, ew.conj_p, ew.complex_p,
+                         ew.convert_element_type_p, ew.select_n_p, ew.isnan_p,
+                         ew.is_finite_p, ew.integer_pow_p, ew.clamp_p, misc.stop_gradient_p})
+
+
+def complex_ok(eqn) -> bool:
+    """Whether the targets compute ``eqn`` when some of its values are complex."""
+    if eqn.primitive not in _COMPLEX_OK:
+        return False
+    return eqn.primitive is not ew.integer_pow_p or eqn.params["y"] in (-1, 0, 1, 2)
 
 
 def _pow(args, in_dtypes, out_dtype):
@@ -99,6 +118,15 @@ def _convert(args, in_dtypes, out_dtype, *, new_dtype):
     return K.cast(args[0], new_dtype)
 
 
+def _abs(args, in_dtypes, out_dtype):
+    """|x|; of a complex number, its modulus (a real)."""
+    return K.op("cabs" if np.dtype(in_dtypes[0]).kind == "c" else "abs", args[0])
+
+
+def _complex(args, in_dtypes, out_dtype):
+    return K.make_complex(args[0], args[1], out_dtype)
+
+
 def _identity(args, in_dtypes, out_dtype, **params):
     return args[0]
 
@@ -107,4 +135,5 @@ scalar_rules.update({
     ew.pow_p: _pow, ew.integer_pow_p: _integer_pow, ew.rsqrt_p: _rsqrt,
     ew.logistic_p: _logistic, ew.select_n_p: _select_n, ew.clamp_p: _clamp,
     ew.convert_element_type_p: _convert, misc.stop_gradient_p: _identity,
+    ew.abs_p: _abs, ew.complex_p: _complex,
 })
