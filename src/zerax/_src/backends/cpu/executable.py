@@ -140,7 +140,12 @@ def _host_call(eqn):
     multiple = eqn.primitive.multiple_results
 
     def call(*args):
-        out = impl(*[np.ascontiguousarray(a) for a in args], **params)
-        return [np.ascontiguousarray(o) for o in out] if multiple else \
-            [np.ascontiguousarray(out)]
+        out = impl(*[_c_order(a) for a in args], **params)
+        return [_c_order(o) for o in out] if multiple else [_c_order(out)]
     return call
+
+
+def _c_order(a):
+    """``a`` as a C-contiguous array (0-d stays 0-d, unlike np.ascontiguousarray)."""
+    a = np.asarray(a)
+    return a if a.flags.c_contiguous else np.array(a, order="C")

@@ -167,7 +167,16 @@ def lower_program(jaxpr: Jaxpr, name: str = "kernel") -> K.Kernel:
         if type(v) is Var and v not in inputs and v not in ctx.out_slots:
             ctx.out_slots[v] = buf
     total_uses = _uses(jaxpr)
+    for k, e in enumerate(jaxpr.eqns):
+        for a in e.invars:
+            if type(a) is Var:
+                ctx.last_use[a] = k
+    for a in jaxpr.outvars:
+        if type(a) is Var:
+            ctx.last_use[a] = len(jaxpr.eqns)
+    order = {id(e): k for k, e in enumerate(jaxpr.eqns)}
     for kind, eqns in plan_groups(jaxpr, fusible):
+        ctx.position = max(order[id(e)] for e in eqns)
         if kind == "fused":
             lower_fused(ctx, eqns, total_uses)
             continue

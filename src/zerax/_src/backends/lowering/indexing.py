@@ -8,7 +8,8 @@ its element (broadcast against the others) read as int64, wrapped when negative,
 clamped (``clip``) or checked (``fill``/``drop``).  An index array's value is read
 once, in the innermost loop it depends on.  A checked gather reads a clamped position
 and selects the fill value where the index was out of bounds (no branch); a scatter
-copies its operand and then updates it in one serial loop in C order (repeated indices
+copies its operand (or takes its buffer, when nothing reads the operand later: an
+update in place) and then updates it in one serial loop in C order (repeated indices
 accumulate in that order; for ``set`` the last one wins), as the implementation does.
 """
 
@@ -163,10 +164,12 @@ def _scatter(op):
         (out,) = eqn.outvars
         indexer, mode = eqn.params["indexer"], eqn.params["mode"]
         dtype = np.dtype(out.aval.dtype)
-        buf = ctx.new_buffer(out)
-        src = _operand(ctx, x)
-        with ctx.nest(x.aval.shape) as i:
-            ctx.emit(K.Store(buf, i, src(i)))
+        buf = ctx.take_buffer(x, out)          # in place when nothing reads x later
+        if buf is None:
+            buf = ctx.new_buffer(out)
+            src = _operand(ctx, x)
+            with ctx.nest(x.aval.shape) as i:
+                ctx.emit(K.Store(buf, i, src(i)))
         checked = mode == "drop"
         _, static_oob = _index_status(x.aval.shape, indexer, checked)
         if (int(np.prod(x.aval.shape, dtype=np.int64)) == 0 or
