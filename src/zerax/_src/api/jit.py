@@ -236,7 +236,9 @@ class JitFunction:
             return self
         return types.MethodType(self, instance)
 
-    def _specialise(self, args, kwargs):
+    def _split(self, args, kwargs):
+        """The static arguments and the flattened dynamic ones: (static positional
+        (index, value) pairs, dynamic positions, static keywords, leaves, in_tree)."""
         n = len(args)
         st_nums = sorted({i % n for i in self.static_argnums if -n <= i < n})
         static = tuple((i, args[i]) for i in st_nums)
@@ -244,6 +246,10 @@ class JitFunction:
         st_kw = tuple(sorted((k, v) for k, v in kwargs.items() if k in self.static_argnames))
         dyn_kw = {k: v for k, v in kwargs.items() if k not in self.static_argnames}
         leaves, in_tree = tree.tree_flatten(([args[i] for i in dyn_pos], dyn_kw))
+        return static, dyn_pos, st_kw, leaves, in_tree
+
+    def _specialise(self, args, kwargs):
+        static, dyn_pos, st_kw, leaves, in_tree = self._split(args, kwargs)
         # Python numbers are weakly typed, as in JAX: traced as int64/float64/complex128
         # values that promote as Python scalars (so lr * float32 params stays float32)
         weak = tuple(type(x) if type(x) in (int, float, complex) else None for x in leaves)
@@ -258,7 +264,7 @@ class JitFunction:
             ) from None
         return key, leaves, in_tree, dyn_pos, dict(st_kw)
 
-    def _trace(self, args, kwargs, leaves, in_tree, dyn_pos, st_kw, weak):
+    def _trace(self, args, kwargs, in_avals, in_tree, dyn_pos, st_kw, weak):
         def call(fun, dyn):
             dyn_args, dyn_kw = dyn
             full = list(args)
@@ -275,9 +281,19 @@ class JitFunction:
                     x._weak_type = w
             return [as_input(o, f"output of {self.name}") for o in flat_fun(*xs)]
 
-        jaxpr, consts = trace_closed(flat, [get_aval(x) for x in leaves], self.name,
-                                     track_source=True)
+        jaxpr, consts = trace_closed(flat, in_avals, self.name, track_source=True)
         return jaxpr, consts, out_tree.tree
+
+    def trace_abstract(self, args, kwargs, leaf_aval):
+        """The program for arguments whose array leaves stand for avals given by
+        ``leaf_aval(leaf)`` (shapes without values, for ``zerax.export``): ``(jaxpr,
+        consts, in_tree, out_tree)``, static arguments taken as in a call."""
+        _, dyn_pos, st_kw, leaves, in_tree = self._split(args, kwargs)
+        weak = tuple(type(x) if type(x) in (int, float, complex) else None for x in leaves)
+        avals = [leaf_aval(x) for x in leaves]
+        jaxpr, consts, out_tree = self._trace(args, kwargs, avals, in_tree, dyn_pos,
+                                              dict(st_kw), weak)
+        return jaxpr, consts, in_tree, out_tree
 
     def _entry(self, args, kwargs):
         key, leaves, in_tree, dyn_pos, st_kw = self._specialise(args, kwargs)
@@ -286,8 +302,8 @@ class JitFunction:
         entry = self._cache.get(key)
         if entry is None:
             with gc_paused():
-                jaxpr, consts, out_tree = self._trace(args, kwargs, leaves, in_tree, dyn_pos,
-                                                      st_kw, key[0][-1])
+                jaxpr, consts, out_tree = self._trace(args, kwargs, [get_aval(x) for x in leaves],
+                                                      in_tree, dyn_pos, st_kw, key[0][-1])
             entry = (jaxpr, consts, out_tree)
             if not any(isinstance(c, Tracer) for c in consts):
                 with self._lock:
