@@ -19,6 +19,7 @@ Array([0., 0., 0.], dtype=float32)
 from ._src.api.export.exported import (
     Exported, default_export_platform, deserialize, export,
 )
+from ._src.api.export.onnx_export import to_onnx
 from ._src.api.export.trees import (
     register_namedtuple_serialization, register_pytree_node_serialization,
 )
@@ -26,4 +27,4 @@ from ._src.core.shape_poly import DimExpr, SymbolicScope, is_symbolic_dim, symbo
 
 __all__ = ["Exported", "export", "deserialize", "symbolic_shape", "SymbolicScope",
            "is_symbolic_dim", "DimExpr", "register_pytree_node_serialization",
-           "register_namedtuple_serialization", "default_export_platform"]
+           "register_namedtuple_serialization", "default_export_platform", "to_onnx"]

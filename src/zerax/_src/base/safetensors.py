@@ -132,7 +132,7 @@ def _header_crc(raw: bytes) -> str:
 def encode_block(tensors, metadata: dict[str, str], error=CheckpointError) -> bytes:
     """A whole block in memory (header and data)."""
     parts = [encode_header(tensors, metadata, error)]
-    parts += [np.ascontiguousarray(a).tobytes() for _, a in tensors]
+    parts += [np.asarray(a).tobytes() for _, a in tensors]
     return b"".join(parts)
 
 

@@ -47,7 +47,8 @@ def write_blob(manifest: dict, consts: list[np.ndarray], version: str) -> bytes:
     """The blob of ``manifest`` (JSON-able) and its constants table."""
     tensors, complex_names = [], []
     for i, c in enumerate(consts):
-        c = np.ascontiguousarray(c)
+        c = np.asarray(c)
+        c = c if c.flags.c_contiguous else c.copy()   # (0-d stays 0-d)
         if c.dtype.kind == "c":   # stored as (re, im) pairs, as zerax.io does
             complex_names.append(_table_name(i))
             c = c.view(c.real.dtype.newbyteorder("<")).reshape(c.shape + (2,))
@@ -140,6 +141,6 @@ def read_blob(blob) -> tuple[dict, list[np.ndarray], dict]:
         if name in complex_names:
             if a.ndim == 0 or a.shape[-1] != 2 or a.dtype.kind != "f" or a.itemsize < 4:
                 raise ExportError(f"complex constant {i} is not stored as float pairs")
-            a = np.ascontiguousarray(a).view(np.dtype(f"c{2 * a.itemsize}"))[..., 0]
+            a = a.copy().view(np.dtype(f"c{2 * a.itemsize}"))[..., 0]
         consts.append(a.astype(a.dtype.newbyteorder("="), copy=False))
     return manifest, consts, {"format_version": version, "zerax_version": zerax_version}

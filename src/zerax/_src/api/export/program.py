@@ -25,6 +25,7 @@ from ...core.shape_poly import DimExpr
 from ...ir.ir import ClosedJaxpr, Eqn, Jaxpr, Literal, Var, typecheck
 from ...ops.custom_calls import custom_jvp_call_p, custom_vjp_call_p
 from ....errors import ExportError
+from .validate import check_eqn, check_names
 
 # dtypes an exported program may hold, by name
 DTYPES = {name: np.dtype(name) for name in (
@@ -146,7 +147,7 @@ class Encoder:
             arr = np.asarray(getattr(value, "_value", value))
             dtype_name(arr.dtype)
             k = self._index[key] = len(self.consts)
-            self.consts.append(np.ascontiguousarray(arr))
+            self.consts.append(arr if arr.flags.c_contiguous else arr.copy())
             self._keep.append(value)
         return k
 
@@ -195,6 +196,7 @@ class Encoder:
             if prim.name in _NOT_EXPORTABLE:
                 raise ExportError(f"the program uses '{prim.name}', which cannot be exported: "
                                   f"{_NOT_EXPORTABLE[prim.name]}")
+            check_names(prim, eqn.params, f"exporting primitive '{prim.name}'")
             ins = [self._atom(a, env) for a in eqn.invars]
             params = {k: self._param(v, prim.name, k, depth) for k, v in sorted(eqn.params.items())}
             outs = [define(v, env) for v in eqn.outvars]
@@ -362,6 +364,8 @@ class Decoder:
             if not isinstance(e["params"], dict):
                 raise ExportError(f"{w}.params: expected an object")
             params = {k: self.param(v, f"{w}.params.{k}", depth) for k, v in e["params"].items()}
+            if self.env is not None:
+                check_eqn(prim, params, [a.aval for a in ins], w)
             outs = [define(a, f"{w}.out[{k}]") for k, a in enumerate(self._list(e["out"], w))]
             if (len(outs) != 1) and not prim.multiple_results:
                 raise ExportError(f"{w}: {name} has one output, the program lists {len(outs)}")

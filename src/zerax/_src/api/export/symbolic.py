@@ -254,7 +254,7 @@ def _iota(arr: np.ndarray):
         if offset != 0:
             count = count + offset
         if np.broadcast_to(count.reshape(shape), arr.shape).tobytes() == \
-                np.ascontiguousarray(arr).tobytes():
+                arr.tobytes():
             return d, scale, offset
     return None
 
@@ -282,9 +282,9 @@ def _const_kind(arrs):
     for a in arrs:
         base = a[tuple(0 if d in varying else slice(None) for d in range(a.ndim))]
         full = base.reshape([a.shape[d] if d in kept else 1 for d in range(a.ndim)])
-        if np.broadcast_to(full, a.shape).tobytes() != np.ascontiguousarray(a).tobytes():
+        if np.broadcast_to(full, a.shape).tobytes() != a.tobytes():
             return None
-        bases.append(np.ascontiguousarray(base))
+        bases.append(base.copy())
     if not varying or not all(_same_array(bases[0], b) for b in bases):
         return None
     return ("broadcast", bases[0], kept)
