@@ -16,7 +16,7 @@ import numpy as np
 from ...core import tree
 from ...core.api_util import as_input
 from ...core.avals import ShapedArray
-from ...core.core import get_aval
+from ...core.core import Tracer, get_aval
 from ...core.shape_poly import DimExpr, SymbolicScope
 from ...interpreters.ad import vjp as ad_vjp
 from ...ir.ir import eval_jaxpr, pp_jaxpr
@@ -148,11 +148,17 @@ class Exported:
         """Call the program (eagerly, or inside ``jit``/``vmap``/``grad``) on arguments
         of the exported structure, shapes and dtypes (symbolic dimensions: any size)."""
         if self._call_jit is None:
-            self._call_jit = self._make_call()
-        return self._call_jit(*args, **kwargs)
+            self._call_jit = self._make_calls()
+        plain, differentiable = self._call_jit
+        # Concrete arguments run the program as it is (its kernels are the original
+        # function's); under a transform it is wrapped so that its derivative is the
+        # serialised VJP, as in JAX (and a custom rule inside still holds).
+        if any(isinstance(x, Tracer) for x in tree.tree_leaves((args, kwargs))):
+            return differentiable(*args, **kwargs)
+        return plain(*args, **kwargs)
 
     # -- calling
-    def _make_call(self):
+    def _make_calls(self):
         def primal(*leaves):
             jaxpr, consts = self._instantiate([get_aval(x) for x in leaves])
             return eval_jaxpr(jaxpr, consts, *leaves)
@@ -172,18 +178,19 @@ class Exported:
 
         flat.defvjp(fwd, bwd)
 
-        def call_exported(*args, **kwargs):
-            leaves, in_tree = tree.tree_flatten((list(args), kwargs))
-            if in_tree != self.in_tree:
-                raise ExportError(
-                    f"the exported function {self.fun_name!r} takes (args, kwargs) structured "
-                    f"{self.in_tree}, but was called with {in_tree}")
-            leaves = [as_input(x, f"argument of the exported {self.fun_name}")
-                      for x in leaves]
-            return tree.tree_unflatten(self.out_tree, flat(*leaves))
-
-        call_exported.__name__ = call_exported.__qualname__ = self.fun_name
-        return jit(call_exported)
+        def wrap(run):
+            def call_exported(*args, **kwargs):
+                leaves, in_tree = tree.tree_flatten((list(args), kwargs))
+                if in_tree != self.in_tree:
+                    raise ExportError(
+                        f"the exported function {self.fun_name!r} takes (args, kwargs) "
+                        f"structured {self.in_tree}, but was called with {in_tree}")
+                leaves = [as_input(x, f"argument of the exported {self.fun_name}")
+                          for x in leaves]
+                return tree.tree_unflatten(self.out_tree, run(*leaves))
+            call_exported.__name__ = call_exported.__qualname__ = self.fun_name
+            return jit(call_exported)
+        return wrap(primal), wrap(flat)
 
     def _sizes(self, avals) -> dict:
         """The value of every dimension variable, from the arguments' avals; an error
