@@ -132,6 +132,9 @@ class Compiled:
         return tree.tree_unflatten(low.out_tree, outs)
 
 
+MISS = object()   # dispatch_fast: the call is not of a signature seen before
+
+
 class _Slow(Exception):
     """An argument the dispatch fast path does not read (a tracer, a custom pytree
     node, an unhashable static value): the call takes the full path."""
@@ -341,26 +344,33 @@ class JitFunction:
         key.append(len(args))
         return tuple(key), vals
 
-    def __call__(self, *args, **kwargs):
-        if config.jit_disabled:
-            return self.fun(*args, **kwargs)
-        # The dispatch fast path: arguments of a seen signature go straight to the
-        # compiled kernel (no second flattening, no copies of C-contiguous arrays).
+    def dispatch_fast(self, args, kwargs):
+        """``(result, signature)`` when the arguments are of a signature seen before (the
+        dispatch fast path: straight to the compiled kernel, no second flattening, no
+        copies of C-contiguous arrays); else ``(MISS, signature or None)``."""
         try:
             sig, vals = self._fast_key(args, kwargs)
             hit = self._fast.get(sig)
         except (_Slow, TypeError):   # (TypeError: an unhashable static value)
-            sig = hit = None
-        if hit is not None:
-            run, const_vals, single, out_tree, alias = hit
-            outs = run(*const_vals, *vals)
-            if nan_checks[0]:   # jax_debug_nans: name the operation (ops/debug_nans.py)
-                check_jit_outputs(self.name, outs, lambda: self._deoptimized(args, kwargs))
-            if alias:   # an input returned as it is: never hand back the caller's buffer
-                outs = [np.array(o) if k in alias else o for k, o in enumerate(outs)]
-            if single:
-                return Array._wrap(outs[0])
-            return tree.tree_unflatten(out_tree, [Array._wrap(o) for o in outs])
+            return MISS, None
+        if hit is None:
+            return MISS, sig
+        run, const_vals, single, out_tree, alias = hit
+        outs = run(*const_vals, *vals)
+        if nan_checks[0]:   # jax_debug_nans: name the operation (ops/debug_nans.py)
+            check_jit_outputs(self.name, outs, lambda: self._deoptimized(args, kwargs))
+        if alias:   # an input returned as it is: never hand back the caller's buffer
+            outs = [np.array(o) if k in alias else o for k, o in enumerate(outs)]
+        if single:
+            return Array._wrap(outs[0]), sig
+        return tree.tree_unflatten(out_tree, [Array._wrap(o) for o in outs]), sig
+
+    def __call__(self, *args, **kwargs):
+        if config.jit_disabled:
+            return self.fun(*args, **kwargs)
+        out, sig = self.dispatch_fast(args, kwargs)
+        if out is not MISS:
+            return out
         (jaxpr, consts, out_tree), leaves = self._entry(args, kwargs)
         if any(isinstance(x, Tracer) for x in leaves) or \
                 any(isinstance(c, Tracer) for c in consts):

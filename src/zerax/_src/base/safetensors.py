@@ -258,13 +258,14 @@ def check_tensor(name: str, buf, crcs, where: str, error=CheckpointError) -> Non
 def decode_block(blob, where: str, error=CheckpointError):
     """Read a whole in-memory block: ``(arrays, metadata)``, every number checked and
     every CRC verified; the arrays are fresh (they do not share ``blob``'s memory)."""
-    blob = bytes(blob)
-    f = io.BytesIO(blob)
-    tensors, metadata, _ = read_header(f, len(blob), where, error)
+    blob = memoryview(blob).cast("B")
+    n = len(blob)
+    head = 8 + min(int.from_bytes(blob[:8], "little") if n >= 8 else 0, n)
+    tensors, metadata, _ = read_header(io.BytesIO(blob[:head]), n, where, error)
     crcs = tensor_crcs(metadata, tensors, where, error)
     arrays = {}
     for name, (dt, shape, begin, end) in sorted(tensors.items(), key=lambda kv: kv[1][2]):
-        buf = memoryview(blob)[begin:end]
+        buf = blob[begin:end]
         check_tensor(name, buf, crcs, where, error)
         arrays[name] = np.frombuffer(buf, dt).reshape(shape).copy()
     return arrays, metadata

@@ -75,10 +75,10 @@ def read_blob(blob) -> tuple[dict, list[np.ndarray], dict]:
     if not isinstance(blob, (bytes, bytearray, memoryview)):
         raise ExportError(f"deserialize takes the bytes of serialize(), got "
                           f"{type(blob).__name__}")
-    blob = bytes(blob)
+    blob = memoryview(blob).cast("B")   # read in place: the weights may be large
     n = len(blob)
-    if n < _FIXED + _DIGEST or blob[:8] != MAGIC:
-        if n >= 8 and blob[:8] == MAGIC:
+    if n < _FIXED + _DIGEST or bytes(blob[:8]) != MAGIC:
+        if n >= 8 and bytes(blob[:8]) == MAGIC:
             raise ExportError(f"the exported program is truncated: {n} bytes")
         raise ExportError("these bytes are not a zerax exported program (they do not start "
                           "with its magic number)" + (f"; only {n} bytes" if n < 28 else ""))
@@ -89,7 +89,7 @@ def read_blob(blob) -> tuple[dict, list[np.ndarray], dict]:
                               f"{total} bytes")
         raise ExportError(f"the exported program has {n - total} bytes after its end "
                           f"({total} bytes): damaged, or two blobs written into one")
-    if hashlib.sha256(blob[:-_DIGEST]).digest() != blob[-_DIGEST:]:
+    if hashlib.sha256(blob[:-_DIGEST]).digest() != bytes(blob[-_DIGEST:]):
         newer = " (or is written in a newer format)" if version > FORMAT_VERSION else ""
         raise ExportError("the exported program is damaged: its SHA-256 does not match its "
                           f"bytes (a changed byte or a bad copy){newer}")
@@ -114,11 +114,11 @@ def read_blob(blob) -> tuple[dict, list[np.ndarray], dict]:
 
     (vlen,) = struct.unpack("<H", take(2, "version length"))
     try:
-        zerax_version = take(vlen, "zerax version").decode("ascii")
+        zerax_version = bytes(take(vlen, "zerax version")).decode("ascii")
     except UnicodeDecodeError:
         raise ExportError("the exported program's zerax version is not ASCII") from None
     (mlen,) = struct.unpack("<Q", take(8, "manifest length"))
-    manifest = parse_json(take(mlen, "manifest"), "the manifest of the exported program",
+    manifest = parse_json(bytes(take(mlen, "manifest")), "the manifest of the exported program",
                           ExportError)
     (clen,) = struct.unpack("<Q", take(8, "constants length"))
     block = take(clen, "constants")

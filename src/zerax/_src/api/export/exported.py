@@ -22,9 +22,9 @@ from ...interpreters.ad import vjp as ad_vjp
 from ...ir.ir import eval_jaxpr, pp_jaxpr
 from ...ir.tracing import trace_closed
 from ...lax.lax import full_like
-from ...base.config import __version__
+from ...base.config import __version__, config
 from ..custom import custom_vjp
-from ..jit import JitFunction, jit
+from ..jit import MISS, JitFunction, jit
 from ....errors import ExportError
 from .blob import FORMAT_VERSION, read_blob, write_blob
 from .program import Decoder
@@ -153,6 +153,10 @@ class Exported:
         # Concrete arguments run the program as it is (its kernels are the original
         # function's); under a transform it is wrapped so that its derivative is the
         # serialised VJP, as in JAX (and a custom rule inside still holds).
+        if not config.jit_disabled:
+            out, _ = plain.dispatch_fast(args, kwargs)   # a call seen before: no tracer
+            if out is not MISS:
+                return out
         if any(isinstance(x, Tracer) for x in tree.tree_leaves((args, kwargs))):
             return differentiable(*args, **kwargs)
         return plain(*args, **kwargs)
