@@ -5,6 +5,8 @@ same bits on the same sizes), and with NumPy; derivatives of loaded programs wit
 original's (and finite differences through check_grads); symbolic dimensions with every
 batch size drawn by hypothesis; errors by their messages."""
 
+import json
+
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -12,6 +14,7 @@ from hypothesis import given, settings, strategies as st
 import zerax as zx
 import zerax.numpy as znp
 from zerax import export, lax, nn
+from zerax._src.api.export import blob as blob_format
 from zerax.errors import ExportError
 from zerax.test_util import check_grads
 
@@ -308,3 +311,34 @@ def test_symbolic_shape_parsing():
         int(B)
     with pytest.raises(zx.errors.NotSupportedError):
         export.symbolic_shape("b", constraints=["b > a"])
+
+
+def test_zerax_nn_modules_as_inputs():
+    """Parameters as inputs in their Module (Equinox's partition): zerax.nn's classes
+    are found in the loading process by name, among its pytree classes (never imported);
+    a class the loading process does not define is refused by name."""
+    model = _f32(nn.MLP(4, 2, width_size=5, depth=1, key=zx.random.key(2)))
+    params, static = nn.partition(model, nn.is_array)
+    f = zx.jit(lambda p, x: zx.vmap(nn.combine(p, static))(x))
+    loaded = export.deserialize(
+        export.export(f)(params, zx.ShapeDtypeStruct((B, 4), "float32")).serialize(1))
+    x = np.random.default_rng(4).standard_normal((3, 4)).astype("float32")
+    np.testing.assert_array_equal(loaded.call(params, x), f(params, x))
+    g = zx.grad(lambda p: loaded.call(p, x).sum())(params)
+    want = zx.grad(lambda p: f(p, x).sum())(params)
+    for a, b in zip(zx.tree.leaves(g), zx.tree.leaves(want)):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+    class Local(nn.Module):
+        w: object
+
+        def __call__(self, x):
+            return x * self.w
+
+    blob = export.export(zx.jit(lambda m, x: m(x)))(Local(np.ones(2)), np.ones(2)).serialize()
+    assert export.deserialize(blob).call(Local(np.full(2, 3.0)), np.ones(2)).tolist() == [3, 3]
+    manifest, consts, _ = blob_format.read_blob(blob)
+    text = json.dumps(manifest).replace(".<locals>.Local", ".<locals>.Gone")
+    forged = blob_format.write_blob(json.loads(text), consts, "0.1.0")
+    with pytest.raises(ExportError, match="this process has not defined"):
+        export.deserialize(forged)

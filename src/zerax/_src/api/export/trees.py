@@ -94,9 +94,13 @@ def tree_json(td) -> dict:
         return {tag: {"keys": [_key_json(k) for k in td._aux], "children": kids}}
     reg = _by_type.get(t)
     if reg is None:
+        aux = _aux_json(td._aux)
+        if aux is not _NOT_JSON and t in tree._REGISTRY:
+            return {"node": {"class": _class_name(t), "aux": aux, "children": kids}}
         raise ExportError(
-            f"the arguments or results hold a {t.__name__} node, which cannot be serialised: "
-            "register it with zerax.export.register_pytree_node_serialization (or "
+            f"the arguments or results hold a {t.__name__} node whose auxiliary data "
+            f"({str(td._aux)[:80]}) is not plain data, so it cannot be serialised: register "
+            "it with zerax.export.register_pytree_node_serialization (or "
             "register_namedtuple_serialization), in this process and the one that loads it, "
             "or pass/return plain dicts, lists and tuples")
     aux = td._aux
@@ -146,6 +150,19 @@ def tree_from_json(node, where="tree", depth=0):
         if t is dict and keys != list(tree._sorted_keys(keys)):
             raise ExportError(f"{where}: a dict node's keys are not in sorted order")
         return tree.PyTreeDef(t, tuple(keys), children, tree._spec_for(t))
+    if tag == "node":
+        if not isinstance(body, dict) or set(body) != {"class", "aux", "children"} or \
+                not isinstance(body["class"], str):
+            raise ExportError(f"{where}: malformed node")
+        t = _registered_class(body["class"])
+        if t is None:
+            raise ExportError(
+                f"{where}: the exported program's arguments or results hold a "
+                f"{body['class']!r:.80} node, a class this process has not defined (it is "
+                "looked up among the pytree node classes already registered, never "
+                "imported): import the module that defines it before deserialize")
+        return tree.PyTreeDef(t, _aux_from_json(body["aux"], where), kids(body["children"]),
+                              tree._spec_for(t))
     if tag == "custom":
         if not isinstance(body, dict) or set(body) != {"name", "aux", "children"} or \
                 not isinstance(body["name"], str) or not isinstance(body["aux"], str):
@@ -165,6 +182,68 @@ def tree_from_json(node, where="tree", depth=0):
                               f"deserialise ({type(e).__name__}: {e})") from None
         return tree.PyTreeDef(t, aux, kids(body["children"]), tree._spec_for(t))
     raise ExportError(f"{where}: unknown tree node {tag!r:.40}")
+
+
+_NOT_JSON = object()
+_KEYS = {tree.GetAttrKey: ("attr", "name"), tree.DictKey: ("key", "key"),
+         tree.SequenceKey: ("index", "idx"), tree.FlattenedIndexKey: ("flat", "key")}
+
+
+def _class_name(t) -> str:
+    return f"{t.__module__}.{t.__qualname__}"
+
+
+def _registered_class(name: str):
+    """The pytree node class of this process named ``module.qualname`` (None if there
+    is none, or several)."""
+    found = [t for t in tree._REGISTRY if _class_name(t) == name]
+    return found[0] if len(found) == 1 else None
+
+
+def _aux_json(aux, depth=0):
+    """The auxiliary data of a registered node (a ``zerax.nn`` Module's field names and
+    static fields) as tagged JSON, when it is plain data; else ``_NOT_JSON``."""
+    if depth > 20:
+        return _NOT_JSON
+    t = type(aux)
+    if aux is None or t in (bool, int, str):
+        return aux
+    if t is float:
+        return {"float": aux.hex()}
+    if t in (tuple, list):
+        items = [_aux_json(a, depth + 1) for a in aux]
+        if any(i is _NOT_JSON for i in items):
+            return _NOT_JSON
+        return items if t is tuple else {"list": items}
+    if t in _KEYS:
+        tag, field = _KEYS[t]
+        inner = _aux_json(getattr(aux, field), depth + 1)
+        return _NOT_JSON if inner is _NOT_JSON else {tag: inner}
+    return _NOT_JSON
+
+
+def _aux_from_json(node, where, depth=0):
+    if depth > 20:
+        raise ExportError(f"{where}: a node's auxiliary data is nested too deeply")
+    if node is None or type(node) in (bool, int, str):
+        return node
+    if isinstance(node, list):
+        return tuple(_aux_from_json(a, where, depth + 1) for a in node)
+    if isinstance(node, dict) and len(node) == 1:
+        (tag, body), = node.items()
+        if tag == "float" and isinstance(body, str):
+            try:
+                return float.fromhex(body)
+            except (ValueError, OverflowError):
+                pass
+        elif tag == "list":
+            if isinstance(body, list):
+                return [_aux_from_json(a, where, depth + 1) for a in body]
+        else:
+            for cls, (name, _) in _KEYS.items():
+                if tag == name:
+                    return cls(_aux_from_json(body, where, depth + 1))
+    raise ExportError(f"{where}: malformed auxiliary data {str(node)[:60]}")
 
 
 def leaf_names(in_tree) -> list[str]:
