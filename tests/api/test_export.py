@@ -342,3 +342,10 @@ def test_zerax_nn_modules_as_inputs():
     forged = blob_format.write_blob(json.loads(text), consts, "0.1.0")
     with pytest.raises(ExportError, match="this process has not defined"):
         export.deserialize(forged)
+
+
+def test_to_onnx_without_onnx_names_the_extra(monkeypatch):
+    import sys
+    monkeypatch.setitem(sys.modules, "onnx", None)   # as if it were not installed
+    with pytest.raises(zx.errors.MissingDependencyError, match=r"zerax\[onnx\]"):
+        export.to_onnx(znp.sin, np.zeros(2))
