@@ -30,7 +30,9 @@ from ....errors import ExportError
 from .program import Encoder, float_json, poly_json
 
 MAX_VARIABLES = 4
-_PRIMES = [p for p in range(11, 400) if all(p % q for q in range(2, int(p ** 0.5) + 1))]
+# (not sizes models are often made of: 16, 32, 28, 10, 13 features... that would let two
+# different shapes coincide at a probe and be merged)
+_PRIMES = [p for p in range(37, 500) if all(p % q for q in range(2, int(p ** 0.5) + 1))]
 
 
 def variables_of(avals) -> tuple[list[str], object]:
@@ -53,7 +55,7 @@ def variables_of(avals) -> tuple[list[str], object]:
 
 
 def probe_values(names, scope) -> dict[str, tuple[int, int, int]]:
-    """Three distinct sizes per variable (two to fit, one to verify): primes from 11
+    """Three distinct sizes per variable (two to fit, one to verify): primes from 37
     up (no variable shares one with another), within the variable's bounds."""
     used, out = set(), {}
     for name in names:
