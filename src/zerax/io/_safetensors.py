@@ -17,6 +17,7 @@ import stat
 import sys
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 
 try:  # POSIX: a writer holds a lock on its temporary file (see remove_stale_temporaries)
     import fcntl
@@ -170,14 +171,22 @@ def write_file(path: str, tensors: list[tuple[str, np.ndarray]],
     the new file survives a power loss or OS crash, not only a crash of this process.  The
     array buffers are written as they are, one large write each (no copy); the header
     holds their CRCs (see ``zerax._safetensors``)."""
-    head = _fmt.encode_header(tensors, metadata)
+    # The tensors' CRCs are computed on another thread while the tensors are written (both
+    # release the GIL), then the header is written again with them (the same length).
+    placeholder = {name: "0" * 8 for name, _ in tensors}
+    head = _fmt.encode_header(tensors, metadata, crcs=placeholder)
+    total = sum(arr.nbytes for _, arr in tensors)
     fd, tmp = _temporary(path)
+    pool = ThreadPoolExecutor(1) if total >= _OVERLAP_BYTES else None
     try:
         try:
+            crcs = pool.submit(_crcs, tensors) if pool is not None else None
             _write_all(fd, head)
             for _, arr in tensors:
                 if arr.nbytes:
                     _write_all(fd, arr)
+            crcs = crcs.result() if crcs is not None else _crcs(tensors)
+            _write_at(fd, _fmt.encode_header(tensors, metadata, crcs=crcs), 0)
             if durable:
                 os.fsync(fd)
             if os.name == "nt":  # Windows renames no open file; it has no flock either
@@ -196,8 +205,31 @@ def write_file(path: str, tensors: list[tuple[str, np.ndarray]],
         except OSError:
             pass
         raise
+    finally:
+        if pool is not None:
+            pool.shutdown()
     if durable:
         _fsync_dir(os.path.dirname(os.path.abspath(path)))
+
+
+_OVERLAP_BYTES = 1 << 22   # below this, the CRCs cost less than a thread
+
+
+def _crcs(tensors) -> dict:
+    return {name: _fmt.crc32(arr) for name, arr in tensors}
+
+
+def _write_at(fd: int, buf: bytes, offset: int) -> None:
+    if hasattr(os, "pwrite"):
+        view = memoryview(buf)
+        while view:
+            n = os.pwrite(fd, view, offset)
+            view, offset = view[n:], offset + n
+        return
+    end = os.lseek(fd, 0, os.SEEK_CUR)   # Windows: no pwrite
+    os.lseek(fd, offset, os.SEEK_SET)
+    _write_all(fd, buf)
+    os.lseek(fd, end, os.SEEK_SET)
 
 
 def _fsync_dir(directory: str) -> None:

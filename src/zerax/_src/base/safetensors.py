@@ -96,17 +96,20 @@ def crc32(buf) -> str:
 
 # --------------------------------------------------------------------------- writing
 
-def encode_header(tensors, metadata: dict[str, str], error=CheckpointError) -> bytes:
+def encode_header(tensors, metadata: dict[str, str], error=CheckpointError,
+                  crcs: dict | None = None) -> bytes:
     """The 8-byte length and the JSON header of a block holding ``tensors`` (name,
-    C-contiguous little-endian array) and ``metadata``, with the integrity entries."""
+    C-contiguous little-endian array) and ``metadata``, with the integrity entries
+    (``crcs``: the tensors' CRCs if already known; every CRC has 8 digits, so a header
+    written with placeholders has the length of the final one)."""
     header: dict = {"__metadata__": dict(metadata)}
     offset = 0
-    crcs = {}
+    if crcs is None:
+        crcs = {name: crc32(arr) for name, arr in tensors}
     for name, arr in tensors:
         header[name] = {"dtype": dtype_name(arr.dtype, error), "shape": list(arr.shape),
                         "data_offsets": [offset, offset + arr.nbytes]}
         offset += arr.nbytes
-        crcs[name] = crc32(arr)
     meta = header["__metadata__"]
     for key in (TENSOR_CRC, HEADER_CRC):
         if key in meta:
