@@ -31,6 +31,7 @@ from ._src.base import dtypes  # noqa: E402  (dtypes.float0: the tangent dtype o
 from . import numpy, lax, tree, tree_util, test_util, nn, scipy, random  # noqa: E402
 from . import debug, image, ops, sharding, typing
 from . import core  # noqa: E402  (jax.core's public names)
+from . import export  # noqa: E402  (zerax.export: program format, ONNX)
 
 jacobian = jacrev   # JAX's name for it
 
@@ -46,5 +47,5 @@ __all__ = [
     "debug", "sharding", "typing", "device_get", "local_devices", "process_index",
     "process_count", "default_device", "named_scope", "named_call",
     "ensure_compile_time_eval", "clear_caches", "elementwise_grad", "custom_gradient",
-    "pmap", "ops", "image", "core", "numpy_dtype_promotion",
+    "pmap", "ops", "image", "core", "numpy_dtype_promotion", "export",
 ]

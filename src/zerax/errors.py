@@ -29,6 +29,7 @@ __all__ = [
     "OptimizerStateError",
     "TreeMismatchError",
     "CheckpointError",
+    "ExportError",
     "DatasetError",
     "MissingDependencyError",
     "KeyTypeError",
@@ -123,6 +124,13 @@ class TreeMismatchError(ZeraxError, ValueError):
 class CheckpointError(ZeraxError, ValueError):
     """A checkpoint file that cannot be read back (truncated, corrupt, lying about its
     contents, or not matching the ``like`` tree), or a tree that cannot be saved."""
+
+
+class ExportError(ZeraxError, ValueError):
+    """An exported program (``zerax.export``) that cannot be written (a primitive or a
+    tree node it cannot serialise), read back (truncated, damaged, from a newer zerax, an
+    unknown primitive) or called (arguments of the wrong structure, shape or dtype; a
+    derivative beyond the ``vjp_order`` it was serialised with)."""
 
 
 class DatasetError(ZeraxError, ValueError):

@@ -611,11 +611,18 @@ def jvp_jaxpr(jaxpr, nonzero, with_primals: bool = False):
         n = len(jaxpr.invars)
 
         def f(*args):
-            primals, ts = args[:n], iter(args[n:])
-            tangents = [next(ts) if m else np.zeros(a.shape, a.dtype)
-                        for m, a in zip(nonzero, jaxpr.in_avals)]
-            p_out, t_out = jvp(lambda *p: eval_jaxpr(jaxpr, [], *p), tuple(primals),
-                               tuple(tangents))
+            # Only the flagged inputs carry tangents; the others enter as plain values
+            # (symbolic zeros inside, not zero arrays: a custom_vjp's derivative in the
+            # program has none along its residuals, and nested derived programs keep it so).
+            primals, ts = args[:n], args[n:]
+            moving = [i for i, m in enumerate(nonzero) if m]
+
+            def along(*xs):
+                full = list(primals)
+                for i, x in zip(moving, xs):
+                    full[i] = x
+                return eval_jaxpr(jaxpr, [], *full)
+            p_out, t_out = jvp(along, tuple(primals[i] for i in moving), tuple(ts))
             t_out = [t if a.dtype.kind in "fc" else np.zeros(a.shape, a.dtype)
                      for t, a in zip(t_out, jaxpr.out_avals)]
             return list(p_out) + t_out if with_primals else t_out

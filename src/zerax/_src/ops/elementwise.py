@@ -440,7 +440,7 @@ def _select_dtype(pred, *cases, **params):
     return same_dtype("select_n", cases)
 
 
-select_n_p = elementwise("select_n", _select_impl, 3, dtype_rule=_select_dtype)
+select_n_p = elementwise("select_n", _select_impl, (2, None), dtype_rule=_select_dtype)
 
 
 def select_n(pred, *cases):
