@@ -71,6 +71,7 @@ OPS: dict[str, tuple[int, str]] = {
     "sinh": (1, "math"), "cosh": (1, "math"), "tanh": (1, "math"),
     "asinh": (1, "math"), "acosh": (1, "math"), "atanh": (1, "math"),
     "atan2": (2, "math"), "pow": (2, "math"),
+    "erf": (1, "math"), "erfc": (1, "math"), "lgamma": (1, "math"),
     # complex numbers
     "real": (1, "real"), "imag": (1, "real"), "cabs": (1, "real"),
     "complex": (2, "cast"), "conj": (1, "same"),
