@@ -63,7 +63,7 @@ CASES = {
     ew.atan2_p: (FLOATS, 2, APPROX), ew.pow_p: (FLOATS, 2, APPROX),
     ew.rsqrt_p: (FLOATS, 1, APPROX), ew.logistic_p: (FLOATS, 1, APPROX),
     ew.erf_p: (FLOATS, 1, EXACT), ew.erfc_p: (FLOATS, 1, EXACT),     # the same libm calls
-    ew.lgamma_p: (FLOATS, 1, EXACT),
+    ew.lgamma_p: (FLOATS, 1, EXACT), ew.fma_p: (FLOATS, 3, EXACT),
 }
 # primitives with static parameters: (params, how they are checked)
 PARAM_CASES = [

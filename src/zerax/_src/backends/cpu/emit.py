@@ -560,6 +560,10 @@ class Emitter(ComplexOps):
             raise EmitError(str(err)) from None
         if kind == "cmp":
             return self._compare(name, dtype, *args)
+        if name == "fma":
+            fn = self.module.declare_intrinsic("llvm.fma", [args[0].type],
+                                               ir.FunctionType(args[0].type, [args[0].type] * 3))
+            return self.b.call(fn, args)
         if arity == 2:
             return self._binary(name, dtype, *args)
         return self._unary(name, dtype, args[0])

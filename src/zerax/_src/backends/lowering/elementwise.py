@@ -40,7 +40,7 @@ for _p, _name in {
         ew.tan_p: "tan", ew.asin_p: "asin", ew.acos_p: "acos", ew.atan_p: "atan",
         ew.sinh_p: "sinh", ew.cosh_p: "cosh", ew.tanh_p: "tanh", ew.asinh_p: "asinh",
         ew.acosh_p: "acosh", ew.atanh_p: "atanh", ew.sqrt_p: "sqrt", ew.cbrt_p: "cbrt",
-        ew.real_p: "real", ew.imag_p: "imag", ew.conj_p: "conj"}.items():
+        ew.real_p: "real", ew.imag_p: "imag", ew.conj_p: "conj", ew.fma_p: "fma"}.items():
     scalar_rules[_p] = _op(_name)
 
 
