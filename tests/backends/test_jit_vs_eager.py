@@ -22,7 +22,9 @@ import zerax as zx
 from zerax._src.backends.lowering import scalar_rules
 from zerax._src.core.core import bind
 from zerax._src.ops import elementwise as ew
+from zerax._src.ops import bitcast as bc
 from zerax._src.ops import misc
+from zerax._src.ops import random_bits as rb
 
 ULPS = 4
 N = 37                    # elements per case (odd: loop remainders are exercised)
@@ -60,6 +62,8 @@ CASES = {
     ew.atanh_p: (FLOATS, 1, APPROX), ew.cbrt_p: (FLOATS, 1, APPROX),
     ew.atan2_p: (FLOATS, 2, APPROX), ew.pow_p: (FLOATS, 2, APPROX),
     ew.rsqrt_p: (FLOATS, 1, APPROX), ew.logistic_p: (FLOATS, 1, APPROX),
+    ew.erf_p: (FLOATS, 1, EXACT), ew.erfc_p: (FLOATS, 1, EXACT),     # the same libm calls
+    ew.lgamma_p: (FLOATS, 1, EXACT), ew.fma_p: (FLOATS, 3, EXACT),
 }
 # primitives with static parameters: (params, how they are checked)
 PARAM_CASES = [
@@ -75,7 +79,7 @@ CAST_PAIRS = [(s, t) for s in ("bool",) + FLOATS + INTS for t in ("bool",) + FLO
 
 def test_every_kernel_ir_primitive_has_a_case():
     covered = set(CASES) | {p for p, *_ in PARAM_CASES} | {ew.convert_element_type_p} | \
-        set(COMPLEX_CASES) | {ew.complex_p}
+        set(COMPLEX_CASES) | {ew.complex_p, rb.threefry2x32_p, bc.bitcast_convert_type_p}
     assert set(scalar_rules) <= covered, set(scalar_rules) - covered
 
 
@@ -341,3 +345,20 @@ def test_complex_jit_equals_eager(prim, data):
         err = np.where(same, 0.0, np.abs(got - want) / scale)
     assert not np.isnan(err).any() and err.max() <= ULPS * np.finfo(part).eps, \
         (what, got[np.argmax(err)], want[np.argmax(err)])
+
+
+@settings(max_examples=10)
+@given(data=st.data())
+def test_threefry_and_bitcasts_are_the_references_bits(data):
+    u32 = np.dtype(np.uint32)
+    words = [data.draw(hnp.arrays(u32, (N,), elements=_elements(u32))) for _ in range(4)]
+    for out in ("pair", "xor"):
+        want = np.asarray(bind(rb.threefry2x32_p, *words, out=out))
+        got = np.asarray(_compiled(rb.threefry2x32_p, {"out": out}, ("uint32",) * 4)(*words))
+        _check(got, want, EXACT, f"threefry2x32 {out}")
+    for src, dst in (("uint32", "float32"), ("float64", "int64"), ("int16", "uint16")):
+        x = data.draw(hnp.arrays(np.dtype(src), (N,), elements=_elements(src)))
+        want = np.asarray(bind(bc.bitcast_convert_type_p, x, new_dtype=np.dtype(dst)))
+        got = np.asarray(_compiled(bc.bitcast_convert_type_p, {"new_dtype": np.dtype(dst)},
+                                   (src,))(x))
+        assert got.tobytes() == want.tobytes() and got.dtype == want.dtype

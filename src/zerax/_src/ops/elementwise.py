@@ -15,6 +15,7 @@ import math
 import numpy as np
 
 from ... import errors
+from ..base import fma as _fma
 from ..base import special
 from ..core.ad_util import Zero, install_add, is_undefined
 from ..core.core import ShapedArray, Tracer, bind
@@ -515,6 +516,21 @@ clamp_p = elementwise("clamp", lambda lo, x, hi: np.minimum(np.maximum(x, lo), h
 
 def clamp(lo, x, hi):
     return bind(clamp_p, lo, x, hi)
+
+
+# a * b + c rounded once (IEEE's fusedMultiplyAdd).  Not a JAX primitive: the random
+# samplers use it where XLA's code generator fuses their multiply and add, so that
+# their bits are JAX's under jit and eagerly alike (compiled code never contracts a
+# multiply and an add by itself; see docs/compiler.md).
+fma_p = elementwise("fma", lambda a, b, c: _fma.fma(a, b, c), 3, kinds="f")
+
+
+def fma(a, b, c):
+    return bind(fma_p, a, b, c)
+
+
+defjvp(fma_p, lambda g, ans, a, b, c: mul(g, b), lambda g, ans, a, b, c: mul(a, g),
+       lambda g, ans, a, b, c: g)
 
 
 def _zero_like(x):

@@ -93,20 +93,36 @@ def available() -> bool:
 
 # --------------------------------------------------------------------------- threads
 
-_idle = [0.0, 1]
+_idle = [0.0, 1, None]   # [when last read, idle threads then, smoothed busy count]
+
+
+def _busy_elsewhere() -> float:
+    """Threads running or runnable now besides this one: Linux's instantaneous count
+    (/proc/loadavg's fourth field), else the 1-minute load average less one."""
+    try:
+        with open("/proc/loadavg") as f:
+            running = int(f.read().split()[3].split("/")[0])
+        return max(0.0, running - 1.0)
+    except (OSError, ValueError, IndexError):
+        try:
+            return max(0.0, os.getloadavg()[0] - 1.0)
+        except OSError:
+            return 0.0
 
 
 def idle_threads(num_threads: int) -> int:
-    """The threads of the setting that other processes leave idle: the setting less the
-    runnable processes beside this one (1-minute load average), at least 1; read at
-    most once a second."""
+    """The threads of the setting that other work leaves idle: the setting less the
+    threads running beside this one, at least 1; sampled at most every 0.25 s and
+    smoothed over the last few samples.  (It was the 1-minute load average, which
+    lags by a minute: near a load of 1.5 on two cores its rounding flipped from one
+    process to the next, so the same MLP step ran its products on one BLAS thread in
+    some processes and on two in others, 7.3 against 5.3 ms; issue 28.)"""
     now = time.monotonic()
-    if now - _idle[0] > 1.0:
-        try:
-            others = max(0.0, os.getloadavg()[0] - 1.0)
-        except OSError:
-            others = 0.0
-        _idle[0], _idle[1] = now, max(1, min(num_threads, num_threads - round(others)))
+    if now - _idle[0] > 0.25:
+        busy = _busy_elsewhere()
+        smooth = busy if _idle[2] is None else 0.5 * _idle[2] + 0.5 * busy
+        _idle[0], _idle[2] = now, smooth
+        _idle[1] = max(1, min(num_threads, num_threads - round(smooth)))
     return _idle[1]
 
 

@@ -132,13 +132,29 @@ class ComplexOps:
             return self._c_make(b.fneg(a), b.fneg(c))
         if name == "conj":
             return self._c_make(a, b.fneg(c))
-        if name == "sign":       # z / |z|, 0 for 0 (NumPy 2)
-            r = self._c_abs(a, c)
-            zero = ir.Constant(a.type, 0.0)
-            is_zero = b.fcmp_ordered("==", r, zero)
-            q = self._c_make(b.fdiv(a, r), b.fdiv(c, r))
-            return b.select(is_zero, self._c_make(zero, zero), q)
+        if name == "sign":
+            return self._c_sign(a, c)
         return self._c_math(name, dtype, a, c)
+
+    def _c_sign(self, a, c):
+        """NumPy 2's complex sign: z / |z|; 0 for 0; NaN for NaN; for an infinite |z|,
+        the unit along the infinite part (NaN when both parts are infinite)."""
+        b = self.b
+        t = a.type
+        zero, one, nan = ir.Constant(t, 0.0), ir.Constant(t, 1.0), ir.Constant(t, math.nan)
+        r = self._c_abs(a, c)
+        inf = ir.Constant(t, math.inf)
+
+        def isinf(v):
+            return b.fcmp_ordered("==", self._intrinsic("llvm.fabs", t, [v]), inf)
+        unit_re = self._c_make(self._copysign(one, a), zero)
+        unit_im = self._c_make(zero, self._copysign(one, c))
+        nans = self._c_make(nan, nan)
+        infinite = b.select(isinf(a), b.select(isinf(c), nans, unit_re), unit_im)
+        finite = b.select(b.fcmp_ordered("==", r, zero), self._c_make(zero, zero),
+                          self._c_make(b.fdiv(a, r), b.fdiv(c, r)))
+        out = b.select(isinf(r), infinite, finite)
+        return b.select(b.fcmp_unordered("uno", r, r), nans, out)
 
     def _c_abs(self, a, c):
         t = a.type
@@ -161,24 +177,30 @@ class ComplexOps:
         if name == "exp2":        # NumPy's nc_exp2: exp(z ln 2), the product in z's type
             ln2 = ir.Constant(a.type, math.log(2.0))
             a, c, name = b.fmul(a, ln2), b.fmul(c, ln2), "exp"
+        if name in ("expm1", "log1p"):
+            # NumPy's own formulas in the parts' precision (libm's float functions for
+            # complex64, as NumPy's nc_expm1f/nc_log1pf call them)
+            t = a.type
+            suffix = "f" if narrow else ""
+
+            def real(fn, *args):
+                return b.call(self._extern(fn + suffix, t, [t] * len(args)), list(args))
+            if name == "expm1":
+                s = real("sin", b.fmul(c, ir.Constant(t, 0.5)))
+                re = b.fsub(b.fmul(real("expm1", a), real("cos", c)),
+                            b.fmul(b.fmul(ir.Constant(t, 2.0), s), s))
+                im = b.fmul(real("exp", a), real("sin", c))
+            else:
+                a1 = b.fadd(a, ir.Constant(t, 1.0))
+                re = real("log", real("hypot", a1, c))
+                im = real("atan2", c, a1)
+            return self._c_make(re, im)
         if narrow:
             a, c = b.fpext(a, _F64), b.fpext(c, _F64)
-
-        def real(fn, *args):
-            return b.call(self._extern(fn, _F64, [_F64] * len(args)), list(args))
         if name in _LIBC:
             z = b.call(self._extern(_LIBC[name], ir.LiteralStructType([_F64, _F64]),
                                     [_F64, _F64]), [a, c])
             re, im = self._c_parts(z)
-        elif name == "expm1":     # NumPy's nc_expm1
-            s = real("sin", b.fmul(c, ir.Constant(_F64, 0.5)))
-            re = b.fsub(b.fmul(real("expm1", a), real("cos", c)),
-                        b.fmul(b.fmul(ir.Constant(_F64, 2.0), s), s))
-            im = b.fmul(real("exp", a), real("sin", c))
-        elif name == "log1p":     # NumPy's nc_log1p
-            a1 = b.fadd(a, ir.Constant(_F64, 1.0))
-            re = real("log", real("hypot", a1, c))
-            im = real("atan2", c, a1)
         else:
             raise NotImplementedError(f"{name} of complex numbers")
         if narrow:

@@ -81,7 +81,8 @@ def supported_dtype(dtype) -> bool:
 # Math functions of float64 taken from libm (the inline ones are `mathlib`'s).
 _LIBM = {"tan": "tan", "asin": "asin", "acos": "acos", "sinh": "sinh", "cosh": "cosh",
          "asinh": "asinh", "acosh": "acosh", "atanh": "atanh", "cbrt": "cbrt",
-         "exp2": "exp2", "atan2": "atan2", "pow": "pow"}
+         "exp2": "exp2", "atan2": "atan2", "pow": "pow", "erf": "erf", "erfc": "erfc",
+         "lgamma": "lgamma"}
 _INLINE = {"exp": mathlib._exp, "expm1": mathlib._expm1, "log": mathlib._log,
            "log1p": mathlib._log1p, "tanh": mathlib._tanh, "atan": mathlib._arctan}
 
@@ -559,6 +560,10 @@ class Emitter(ComplexOps):
             raise EmitError(str(err)) from None
         if kind == "cmp":
             return self._compare(name, dtype, *args)
+        if name == "fma":
+            fn = self.module.declare_intrinsic("llvm.fma", [args[0].type],
+                                               ir.FunctionType(args[0].type, [args[0].type] * 3))
+            return self.b.call(fn, args)
         if arity == 2:
             return self._binary(name, dtype, *args)
         return self._unary(name, dtype, args[0])

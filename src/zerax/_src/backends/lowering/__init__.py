@@ -92,8 +92,8 @@ def format_steps(steps) -> str:
     """The readable form of a program's steps (``jit(f).lower(x).as_text()``)."""
     return "\n\n".join(
         K.format_kernel(s.kernel) if s.kernel is not None else
-        f"host {s.eqn.primitive.name}({', '.join(map(str, s.ins))}) -> "
-        f"({', '.join(map(str, s.outs))})" for s in steps)
+        f"host {s.eqn.primitive.name}({', '.join(v.aval.str_short() for v in s.ins)}) -> "
+        f"({', '.join(v.aval.str_short() for v in s.outs)})" for s in steps)
 
 
 def lower_steps(jaxpr: Jaxpr) -> list:

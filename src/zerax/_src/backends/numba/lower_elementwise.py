@@ -88,6 +88,7 @@ _SCALAR = {
     ew.rsqrt_p: "1.0 / np.sqrt({0})", ew.cbrt_p: "np.cbrt({0})", ew.abs_p: "np.abs({0})",
     ew.real_p: "{0}.real", ew.imag_p: "{0}.imag", ew.conj_p: "np.conj({0})",
     ew.complex_p: "complex({0}, {1})",
+    ew.fma_p: "{0} * {1} + {2}",     # contracted into one FMA (KERNEL_FASTMATH)
 }
 for _p, _t in _SCALAR.items():
     scalar_rules[_p] = _scalar(_t)

@@ -14,10 +14,9 @@ The model, fixed here:
   them, except for products large enough that threading pays on any machine
   (``cpu.blas.PARALLEL_BLAS_MIN_WORK`` multiply-adds or more in one product), which get
   ``num_threads``, and medium products (``cpu.blas.SHARED_BLAS_MIN_WORK`` or more), which get
-  the threads of the setting that other processes leave idle (``idle_threads``: the
-  setting less the other runnable processes of the last minute's load average, read at
-  most once a second), so a quiet machine multiplies on every core and a busy one on
-  one.  The BLAS thread count is set through the libraries' own calls
+  the threads of the setting that other work leaves idle (``idle_threads``: the
+  setting less the threads running beside this one now, `cpu.blas.idle_threads`), so a
+  quiet machine multiplies on every core and a busy one on one.  The BLAS thread count is set through the libraries' own calls
   (``openblas_set_num_threads`` found in the loaded library) around each program call
   and restored after it, so NumPy code outside zerax keeps its own setting.
 
