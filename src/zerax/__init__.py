@@ -30,6 +30,9 @@ from ._src.api.pmap import pmap
 from ._src.base import dtypes  # noqa: E402  (dtypes.float0: the tangent dtype of integers)
 from . import numpy, lax, tree, tree_util, test_util, nn, scipy, random  # noqa: E402
 from . import debug, image, ops, sharding, typing
+from . import distributed  # noqa: E402
+from ._src.api.shard_map import shard_map  # noqa: E402
+from ._src.api.sharding import make_mesh  # noqa: E402
 
 jacobian = jacrev   # JAX's name for it
 
@@ -45,5 +48,5 @@ __all__ = [
     "debug", "sharding", "typing", "device_get", "local_devices", "process_index",
     "process_count", "default_device", "named_scope", "named_call",
     "ensure_compile_time_eval", "clear_caches", "elementwise_grad", "custom_gradient",
-    "pmap", "ops", "image",
+    "pmap", "ops", "image", "distributed", "shard_map", "make_mesh",
 ]

@@ -90,6 +90,12 @@ def split_axes(axis_size, groups):
     return local, tuple(procs)
 
 
+def describe(prim_name: str, axis_name, groups) -> str:
+    """``psum over 'data'``: a collective over its process axes, for messages."""
+    names = [repr(n) for n, g in zip(axis_name, groups) if g >= 0]
+    return f"{prim_name} over {', '.join(names)}"
+
+
 def communicator(groups):
     """The transport over the process axes ``groups`` together (backends/mpi)."""
     group = process_groups.get(groups[0])
@@ -135,7 +141,8 @@ def _reduce_impl(prim):
         if prim is psum_p and local != 1:  # every member of a vmap axis holds x
             x = (x * _size_in(x.dtype, local)).astype(x.dtype)
         if procs:
-            return communicator(procs).allreduce(x, _MPI_OPS[prim], prim.name)
+            return communicator(procs).allreduce(x, _MPI_OPS[prim],
+                                                 describe(prim.name, axis_name, groups))
         return x
     return impl
 
@@ -218,5 +225,5 @@ axis_index_p.unsupported["transpose"] = "axis_index has no operands"
 
 
 __all__ = ["psum_p", "pmax_p", "pmin_p", "axis_index_p", "axis_names", "axis_params",
-           "bind_collective", "collective", "communicator", "member_varying_error",
+           "bind_collective", "collective", "communicator", "describe", "member_varying_error",
            "rest_params", "split_axes"]

@@ -32,7 +32,7 @@ from ..core.core import ShapedArray, bind
 from ..interpreters.ad import jvp_rules, transpose_rules
 from ..interpreters.batching import batch_rules, bdim_at_front, moveaxis
 from ..interpreters.tape import vjp_rules
-from .collectives import collective, communicator, member_varying_error, split_axes
+from .collectives import collective, communicator, describe, member_varying_error, split_axes
 from .elementwise import select_n
 from .gather import take_along_axis
 from .reduce import reduce_sum
@@ -91,7 +91,7 @@ def _all_gather_impl(x, *, axis_name, axis_size, groups, axis):
     x = np.asarray(x)
     if comm is None:   # every member of a vmap axis holds x
         return np.stack([x] * size, axis=axis)
-    return np.moveaxis(comm.allgather(x, "all_gather"), 0, axis)
+    return np.moveaxis(comm.allgather(x, describe("all_gather", axis_name, groups)), 0, axis)
 
 
 def _all_gather_batch(vals, dims, *, frame, axis, **params):
@@ -142,7 +142,8 @@ def _psum_scatter_impl(x, *, axis_name, axis_size, groups, scatter_dimension):
         if size != 1:
             raise member_varying_error("psum_scatter", axis_name[0])
         return np.take(x, 0, axis=scatter_dimension)
-    return comm.reduce_scatter(np.moveaxis(x, scatter_dimension, 0), "psum_scatter")
+    return comm.reduce_scatter(np.moveaxis(x, scatter_dimension, 0),
+                               describe("psum_scatter", axis_name, groups))
 
 
 def _psum_scatter_batch(vals, dims, *, frame, scatter_dimension, **params):
@@ -183,7 +184,8 @@ def _all_to_all_impl(x, *, axis_name, axis_size, groups, split_axis, concat_axis
         if size != 1:
             raise member_varying_error("all_to_all", axis_name[0])
         return np.moveaxis(x, split_axis, concat_axis)
-    out = comm.alltoall(np.moveaxis(x, split_axis, 0), "all_to_all")
+    out = comm.alltoall(np.moveaxis(x, split_axis, 0),
+                        describe("all_to_all", axis_name, groups))
     return np.moveaxis(out, 0, concat_axis)
 
 
@@ -231,7 +233,7 @@ def _ppermute_impl(x, *, axis_name, axis_size, groups, perm):
             return np.zeros_like(x)
         raise member_varying_error("ppermute (of a permutation not onto every member)",
                                    axis_name[0])
-    return comm.permute(x, perm, "ppermute")
+    return comm.permute(x, perm, describe("ppermute", axis_name, groups))
 
 
 def _ppermute_batch(vals, dims, *, frame, perm, **params):
