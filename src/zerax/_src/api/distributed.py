@@ -44,9 +44,9 @@ def initialize(coordinator_address=None, num_processes=None, process_id=None,
     JAX's arguments are accepted: a coordinator address has no use over MPI, and
     ``num_processes``/``process_id``, when given, must agree with MPI's world.  On a
     job of several processes it also makes an uncaught exception in one process end
-    the whole job with that process's traceback printed once, and, unless
-    ``ZERAX_NUM_THREADS`` says otherwise, gives compiled programs the cores of this
-    machine shared among its processes.
+    the whole job with that process's traceback printed once, leaves the notices of
+    long compiles to process 0, and, unless ``ZERAX_NUM_THREADS`` says otherwise, gives
+    compiled programs the cores of this machine shared among its processes.
 
     >>> from zerax import distributed
     >>> distributed.initialize()
@@ -62,6 +62,8 @@ def initialize(coordinator_address=None, num_processes=None, process_id=None,
         if w.size > 1:
             _mpi.install_fault_handler(w)
             _share_cores(w)
+            if w.rank != 0:   # one "compiling ..." notice per job, from process 0
+                config.compile_notice_s = None
     _state["explicit"] = True
     if num_processes is not None and int(num_processes) != w.size:
         raise errors.DistributedError(
@@ -183,7 +185,13 @@ def spmd(fun=None, axis_name="data"):
 
 # --------------------------------------------------------------------------- utilities
 
+def _is_array(leaf) -> bool:
+    return isinstance(leaf, (Array, np.ndarray, np.generic, Tracer, int, float, complex))
+
+
 def _leaves(what, x):
+    """The array leaves of ``x`` as NumPy arrays (other leaves, a Module's functions
+    say, stay as they are: ``None`` in the list), and the tree."""
     leaves, treedef = tree.tree_flatten(x)
     vals = []
     for i, leaf in enumerate(leaves):
@@ -192,9 +200,9 @@ def _leaves(what, x):
                 f"{what} of a traced value (leaf {i}): it moves concrete arrays between "
                 "processes; call it outside jit/grad/vmap, or use a collective "
                 "(lax.all_gather) inside spmd instead.")
-        vals.append(np.asarray(as_input(leaf, f"{what} leaf {i}")._value
-                               if not isinstance(leaf, np.ndarray) else leaf))
-    return vals, treedef
+        vals.append(np.asarray(as_input(leaf, f"{what} leaf {i}")._value)
+                    if _is_array(leaf) else None)
+    return leaves, vals, treedef
 
 
 def broadcast(x, root: int = 0):
@@ -211,11 +219,14 @@ def broadcast(x, root: int = 0):
     if not 0 <= int(root) < w.size:
         raise errors.ZeraxValueError(f"broadcast: root={root} is not a process of the "
                                      f"{w.size} of this job")
-    vals, treedef = _leaves("broadcast", x)
-    if w.size > 1:
-        comm = world_mesh().communicator((0,))
-        vals = [comm.broadcast(v, int(root), "broadcast") for v in vals]
-    return tree.tree_unflatten(treedef, [Array(v) for v in vals])
+    leaves, vals, treedef = _leaves("broadcast", x)
+    comm = world_mesh().communicator((0,)) if w.size > 1 else None
+    out = []
+    for leaf, v in zip(leaves, vals):
+        if v is not None:
+            leaf = Array(v if comm is None else comm.broadcast(v, int(root), "broadcast"))
+        out.append(leaf)
+    return tree.tree_unflatten(treedef, out)
 
 
 def process_allgather(x, tiled: bool = False):
@@ -229,9 +240,12 @@ def process_allgather(x, tiled: bool = False):
     Array([[0., 1.]], dtype=float64)
     """
     w = world()
-    vals, treedef = _leaves("process_allgather", x)
+    leaves, vals, treedef = _leaves("process_allgather", x)
     out = []
-    for v in vals:
+    for leaf, v in zip(leaves, vals):
+        if v is None:
+            out.append(leaf)
+            continue
         g = world_mesh().communicator((0,)).allgather(v, "process_allgather") \
             if w.size > 1 else v[None]
         if tiled:

@@ -43,8 +43,15 @@ def _digest(text: str) -> int:
     return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=7).digest(), "little")
 
 
+def _contiguous(x) -> np.ndarray:
+    """``x`` as a C-contiguous array of its own shape (NumPy's ascontiguousarray makes
+    a 0-d array 1-d)."""
+    x = np.asarray(x)
+    return x if x.flags.c_contiguous else np.ascontiguousarray(x).reshape(x.shape)
+
+
 def _as_bytes(x: np.ndarray) -> np.ndarray:
-    return np.ascontiguousarray(x).reshape(-1).view(np.uint8)
+    return _contiguous(x).reshape(-1).view(np.uint8)
 
 
 class Communicator:
@@ -90,7 +97,7 @@ class Communicator:
     # -- collectives
     def allreduce(self, x: np.ndarray, op: str, what: str) -> np.ndarray:
         """The elementwise ``op`` ("sum", "max", "min") of ``x`` over the processes."""
-        x = np.ascontiguousarray(x)
+        x = _contiguous(x)
         dtype = x.dtype
         if dtype.kind == "c" and op != "sum":
             raise errors.ZeraxTypeError(
@@ -116,7 +123,7 @@ class Communicator:
 
     def allgather(self, x: np.ndarray, what: str) -> np.ndarray:
         """Every process's ``x``, stacked along a new first dimension."""
-        x = np.ascontiguousarray(x)
+        x = _contiguous(x)
         self._agree(what, x)
         out = np.empty((self.size,) + x.shape, x.dtype)
         self.comm.Allgather(_as_bytes(x), out.reshape(-1).view(np.uint8))
@@ -124,7 +131,7 @@ class Communicator:
 
     def reduce_scatter(self, x: np.ndarray, what: str) -> np.ndarray:
         """Row ``rank`` of the sum over the processes of ``x`` (``x.shape[0] == size``)."""
-        x = np.ascontiguousarray(x)
+        x = _contiguous(x)
         self._agree(what, x)
         dtype = x.dtype
         work = x.astype(np.float32) if dtype == np.float16 else x
@@ -134,7 +141,7 @@ class Communicator:
 
     def alltoall(self, x: np.ndarray, what: str) -> np.ndarray:
         """Row ``rank`` of every process's ``x``, stacked (``x.shape[0] == size``)."""
-        x = np.ascontiguousarray(x)
+        x = _contiguous(x)
         self._agree(what, x)
         out = np.empty_like(x)
         self.comm.Alltoall(_as_bytes(x), out.reshape(-1).view(np.uint8))
@@ -142,7 +149,7 @@ class Communicator:
 
     def permute(self, x: np.ndarray, perm, what: str) -> np.ndarray:
         """The ``x`` of the process that sends here (zeros if none): one Sendrecv."""
-        x = np.ascontiguousarray(x)
+        x = _contiguous(x)
         self._agree(what, x, f" {list(perm)}")
         MPI = mpi()
         dest = next((t for s, t in perm if s == self.rank), MPI.PROC_NULL)
@@ -155,7 +162,7 @@ class Communicator:
 
     def broadcast(self, x: np.ndarray, root: int, what: str) -> np.ndarray:
         """Process ``root``'s ``x`` (every process passes one of the same shape)."""
-        x = np.ascontiguousarray(x)
+        x = _contiguous(x)
         self._agree(what, x, f" from {root}")
         out = x.copy() if self.rank == root else np.empty_like(x)
         if x.size:
