@@ -189,7 +189,7 @@ def shard_map(f=None, mesh=None, in_specs=None, out_specs=None, check_rep=None,
             out_axes = tree.tree_map(lambda s, a=a: 0 if a in _names(s) else None,
                                      out_specs, is_leaf=_is_spec)
             fn = vmap(fn, in_axes=tuple(0 if p[k] else None for p in present),
-                      out_axes=out_axes, axis_name=a)
+                      out_axes=out_axes, axis_name=a, axis_size=layout.size(a))
         with bind_process_axes(frames):
             out = fn(*blocks)
             out_leaves, out_tree = tree.tree_flatten(out)

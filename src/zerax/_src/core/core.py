@@ -252,7 +252,10 @@ def bind(prim: Primitive, *args, **params):
             if t.level > level:
                 top, level = t, t.level
     if prim.named_axes:
-        for t in named_axis_frames(params["axis_name"]):
+        # the vmaps among the named axes take part (an axis recorded as a process axis,
+        # ``groups`` entry >= 0, is no trace's: a program traced inside spmd runs anywhere)
+        names = [n for n, g in zip(params["axis_name"], params["groups"]) if g < 0]
+        for t in named_axis_frames(names):
             if t.level > level:   # (a ProcessAxis has level -1: never handles it)
                 top, level = t, t.level
     if top is None:
