@@ -88,6 +88,22 @@ def collectives():
     perm_loss = lambda v: znp.sum(lax.ppermute(v, "data", ring) * _input(r))  # noqa: E731
     np.testing.assert_allclose(distributed.spmd(zx.grad(perm_loss))(x), _input((r + 1) % n))
 
+    # loops, branches and nested jit whose bodies call MPI: compiled bodies in a host loop
+    def loops(v):
+        c, ys = lax.scan(lambda c, t: (c + lax.psum(c * t, "data"), lax.psum(c * c, "data")),
+                         v, np.arange(1.0, 4.0))
+        w = lax.while_loop(lambda a: a[0, 0] < 100.0, lambda a: a + lax.psum(a, "data"),
+                           v + 1.0)
+        b = lax.cond(v[0, 0] > -1, lambda a: lax.all_gather(a, "data").sum(0), lambda a: a, v)
+        return c, ys, w, b, zx.jit(lambda a: lax.pmean(a, "data"))(v)
+
+    eager = distributed.spmd(loops)(x)
+    for got, want in zip(zx.jit(distributed.spmd(loops))(x), eager):
+        np.testing.assert_allclose(got, want, rtol=1e-13)
+    np.testing.assert_allclose(eager[3], xs.sum(0), rtol=1e-13)
+    carry = distributed.spmd(zx.grad(lambda v: znp.sum(loops(v)[0])))
+    np.testing.assert_allclose(zx.jit(carry)(x), carry(x), rtol=1e-12)
+
     # a vmap inside the processes: tuples of a process axis and a vmap axis
     batch = np.stack([x, 2 * x])       # each process: 2 members along "i"
     both = distributed.spmd(zx.vmap(lambda b: (lax.psum(b, ("data", "i")),
