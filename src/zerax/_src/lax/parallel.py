@@ -26,7 +26,7 @@ import numpy as np
 from ... import errors
 from ..core import tree
 from ..ops.collectives import (axis_index_p, axis_names, axis_params, bind_collective,
-                               pmax_p, pmin_p, psum_p)
+                               pmax_p, pmin_p, psum_p)  # noqa: F401
 from ..ops.elementwise import add, convert_element_type, lt, mul, select_n
 from ..ops.exchange import all_gather_p, all_to_all_p, ppermute_p, psum_scatter_p
 from ..ops.shape import reshape
@@ -68,17 +68,18 @@ def _dim(what, param, d, nd, rank):
 
 
 def _reduction(name, prim, x, axis_name, groups):
+    """One variadic equation for every leaf of ``x`` (over processes: one MPI call per
+    dtype for a whole network's gradients)."""
     _no_groups(name, groups)
     names = axis_names(axis_name)
-
-    def one(leaf):
-        leaf = _check_array(name, leaf)
-        if not names:
-            return leaf
-        if np.dtype(leaf.dtype) == np.bool_ and prim is psum_p:  # JAX counts in int32
-            leaf = convert_element_type(leaf, np.int32)
-        return bind_collective(prim, leaf, names=names)
-    return tree.tree_map(one, x)
+    leaves, treedef = tree.tree_flatten(x)
+    leaves = [_check_array(name, leaf) for leaf in leaves]
+    if not names or not leaves:
+        return tree.tree_unflatten(treedef, leaves)
+    if prim is psum_p:   # JAX counts booleans in int32
+        leaves = [convert_element_type(v, np.int32) if np.dtype(v.dtype) == np.bool_ else v
+                  for v in leaves]
+    return tree.tree_unflatten(treedef, bind_collective(prim, *leaves, names=names))
 
 
 def psum(x, axis_name, *, axis_index_groups=None):

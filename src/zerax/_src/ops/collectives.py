@@ -51,9 +51,9 @@ def axis_names(axis_name) -> tuple:
     return tuple(axis_name) if isinstance(axis_name, (tuple, list)) else (axis_name,)
 
 
-def collective(name: str) -> Primitive:
+def collective(name: str, multiple_results: bool = False) -> Primitive:
     """A primitive over named axes (its params: axis_name, axis_size, groups, ...)."""
-    prim = Primitive(name)
+    prim = Primitive(name, multiple_results=multiple_results)
     prim.named_axes = True
     return prim
 
@@ -121,66 +121,78 @@ def _size_in(x_dtype, n):
 
 
 # --------------------------------------------------------------------------- psum, pmax, pmin
+# Variadic, as JAX's: one equation reduces every leaf of a pytree, so that over processes
+# a network's gradients take one MPI call per dtype (a bucket, as PyTorch's DDP makes)
+# instead of one per array.
 
-psum_p = collective("psum")
-pmax_p = collective("pmax")
-pmin_p = collective("pmin")
+psum_p = collective("psum", multiple_results=True)
+pmax_p = collective("pmax", multiple_results=True)
+pmin_p = collective("pmin", multiple_results=True)
 
 _REDUCERS = {psum_p: reduce_sum, pmax_p: reduce_max, pmin_p: reduce_min}
 _MPI_OPS = {psum_p: "sum", pmax_p: "max", pmin_p: "min"}
 
 
-def _same_aval(x, **params):
-    return ShapedArray(x.shape, x.dtype)
+def _same_avals(*xs, **params):
+    return [ShapedArray(x.shape, x.dtype) for x in xs]
 
 
 def _reduce_impl(prim):
-    def impl(x, *, axis_name, axis_size, groups):
+    def impl(*xs, axis_name, axis_size, groups):
         local, procs = split_axes(axis_size, groups)
-        x = np.asarray(x)
+        xs = [np.asarray(x) for x in xs]
         if prim is psum_p and local != 1:  # every member of a vmap axis holds x
-            x = (x * _size_in(x.dtype, local)).astype(x.dtype)
+            xs = [(x * _size_in(x.dtype, local)).astype(x.dtype) for x in xs]
         if procs:
-            return communicator(procs).allreduce(x, _MPI_OPS[prim],
+            return communicator(procs).allreduce(xs, _MPI_OPS[prim],
                                                  describe(prim.name, axis_name, groups))
-        return x
+        return xs
     return impl
 
 
 def _reduce_batch(prim):
     def rule(vals, dims, *, frame, **params):
-        (x,), (d,) = vals, dims
         name, size = frame
         if name not in params["axis_name"]:  # another vmap's axis: member by member
-            return bind(prim, x, **params), d
-        if d is None:
-            out = x * _size_in(x.dtype, size) if prim is psum_p else x
-        else:
-            out = _REDUCERS[prim](x, (d,))
+            return bind(prim, *vals, **params), list(dims)
+        outs = []
+        for x, d in zip(vals, dims):
+            if d is None:
+                outs.append(x * _size_in(x.dtype, size) if prim is psum_p else x)
+            else:
+                outs.append(_REDUCERS[prim](x, (d,)))
         rest = rest_params(params, name)
         if rest["axis_name"]:
-            out = bind(prim, out, **rest)
-        return out, None
+            outs = bind(prim, *outs, **rest)
+        return outs, [None] * len(outs)
     return rule
 
 
 for _p in (psum_p, pmax_p, pmin_p):
     _p.impl = _reduce_impl(_p)
-    _p.abstract_eval = _same_aval
+    _p.abstract_eval = _same_avals
     batch_rules[_p] = _reduce_batch(_p)
     vjp_rules.pop(_p, None)
 
 
+def _psum_nonzero(xs, params):
+    """psum of the operands that are not symbolic zeros (zeros stay)."""
+    live = [k for k, x in enumerate(xs) if type(x) is not Zero]
+    outs = list(xs)
+    if live:
+        for k, o in zip(live, bind(psum_p, *[xs[k] for k in live], **params)):
+            outs[k] = o
+    return outs
+
+
 def _psum_jvp(primals, tangents, **params):
-    (x,), (t,) = primals, tangents
-    out = bind(psum_p, x, **params)
-    return out, t if type(t) is Zero else bind(psum_p, t, **params)
+    return bind(psum_p, *primals, **params), _psum_nonzero(tangents, params)
 
 
-def _psum_transpose(ct, x, **params):
+def _psum_transpose(cts, *xs, **params):
     # psum's Jacobian is the all-ones matrix over the members: symmetric, so its
     # transpose is psum again (JAX's rule), over processes as over a vmap axis
-    return [ct if type(ct) is Zero else bind(psum_p, ct, **params)]
+    return _psum_nonzero(cts, params)
 
 
 jvp_rules[psum_p] = _psum_jvp

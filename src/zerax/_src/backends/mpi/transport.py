@@ -34,7 +34,7 @@ from .... import errors
 from ...core.core import process_groups
 from .world import World, mpi
 
-_DESCRIPTION_BYTES = 160
+_DESCRIPTION_BYTES = 400
 _group_ids = itertools.count()
 
 
@@ -62,12 +62,15 @@ class Communicator:
         self.size, self.rank = comm.Get_size(), comm.Get_rank()
 
     # -- agreement
-    def _agree(self, what: str, x: np.ndarray, detail: str = "", nan: bool = False) -> bool:
-        """Check that every process calls ``what`` on an operand of ``x``'s shape and
-        dtype; returns whether any process's operand holds a NaN (when ``nan``)."""
-        text = f"{what}{detail} of {x.dtype.name}{list(x.shape)}"
+    def _agree(self, what: str, x, detail: str = "", nan: bool = False) -> bool:
+        """Check that every process calls ``what`` on operands (an array or a list of
+        them) of the same shapes and dtypes; returns whether any process's operands hold
+        a NaN (when ``nan``)."""
+        xs = x if isinstance(x, list) else [x]
+        text = f"{what}{detail} of " + ", ".join(f"{v.dtype.name}{list(v.shape)}" for v in xs)
         h = _digest(text)
-        has_nan = int(bool(nan) and bool(np.isnan(x).any()))
+        has_nan = int(bool(nan) and any(v.dtype.kind == "f" and bool(np.isnan(v).any())
+                                        for v in xs))
         buf = np.array([h, -h, has_nan], np.int64)
         out = np.empty(3, np.int64)
         self.comm.Allreduce(buf, out, op=mpi().MAX)
@@ -95,31 +98,45 @@ class Communicator:
         return err
 
     # -- collectives
-    def allreduce(self, x: np.ndarray, op: str, what: str) -> np.ndarray:
-        """The elementwise ``op`` ("sum", "max", "min") of ``x`` over the processes."""
-        x = _contiguous(x)
-        dtype = x.dtype
-        if dtype.kind == "c" and op != "sum":
+    def allreduce(self, xs: list, op: str, what: str) -> list:
+        """The elementwise ``op`` ("sum", "max", "min") over the processes of each array
+        of ``xs``: one agreement check, and one Allreduce per dtype (the arrays of a
+        dtype are packed into one buffer first, unless there is only one)."""
+        xs = [_contiguous(x) for x in xs]
+        if any(x.dtype.kind == "c" for x in xs) and op != "sum":
             raise errors.ZeraxTypeError(
                 f"{what} of complex values over processes: complex numbers have no order "
                 "(take pmax of their real part or magnitude)")
-        has_nan = self._agree(what, x, nan=op != "sum" and dtype.kind == "f")
-        work = x
-        if dtype == np.float16:
-            work = x.astype(np.float32)
-        elif dtype == np.bool_:
-            work = x.view(np.uint8)
+        floats = [x for x in xs if x.dtype.kind == "f"]
+        has_nan = self._agree(what, xs, nan=op != "sum" and bool(floats))
         MPI = mpi()
-        out = np.empty_like(work)
-        self.comm.Allreduce(work, out, op={"sum": MPI.SUM, "max": MPI.MAX,
-                                           "min": MPI.MIN}[op])
-        if has_nan:   # NaN wins, as in the vmap reduction (NumPy's maximum)
-            mask = np.isnan(x).view(np.uint8)
-            anywhere = np.empty_like(mask)
-            self.comm.Allreduce(mask, anywhere, op=MPI.MAX)
-            out[anywhere.astype(bool)] = np.nan
-        return out if out.dtype == dtype else out.astype(dtype) if dtype != np.bool_ \
-            else out.view(np.bool_)
+        mpi_op = {"sum": MPI.SUM, "max": MPI.MAX, "min": MPI.MIN}[op]
+        outs: list = [None] * len(xs)
+        by_dtype: dict = {}
+        for k, x in enumerate(xs):
+            by_dtype.setdefault(x.dtype, []).append(k)
+        for dtype, ks in by_dtype.items():
+            work = xs[ks[0]] if len(ks) == 1 else np.concatenate([xs[k].reshape(-1)
+                                                                   for k in ks])
+            if dtype == np.float16:       # MPI has no float16 arithmetic
+                work = work.astype(np.float32)
+            elif dtype == np.bool_:
+                work = work.view(np.uint8)
+            out = np.empty_like(work)
+            if out.size:
+                self.comm.Allreduce(work, out, op=mpi_op)
+            if has_nan and dtype.kind == "f":   # NaN wins, as in the vmap reduction
+                mask = np.isnan(work).view(np.uint8)
+                anywhere = np.empty_like(mask)
+                self.comm.Allreduce(mask, anywhere, op=MPI.MAX)
+                out[anywhere.astype(bool)] = np.nan
+            out = out.view(np.bool_) if dtype == np.bool_ else out.astype(dtype, copy=False)
+            start = 0
+            for k in ks:   # (views of the one result buffer: never written again)
+                n = xs[k].size
+                outs[k] = out[start:start + n].reshape(xs[k].shape) if len(ks) > 1 else out
+                start += n
+        return outs
 
     def allgather(self, x: np.ndarray, what: str) -> np.ndarray:
         """Every process's ``x``, stacked along a new first dimension."""

@@ -12,10 +12,9 @@ Compiled code meets a collective in two cases:
   (`host_loops`);
 - over a **vmap axis** whose operand does not vary over it (a jitted function called
   inside the vmap with unmapped arguments): every member holds the operand, so
-  ``psum`` multiplies by the members and ``pmax``/``pmin`` keep it (fused elementwise
-  code); ``all_gather`` stacks copies on the host; those whose result differs between
+  ``psum`` multiplies by the members and ``pmax``/``pmin`` keep it; ``all_gather`` stacks copies on the host; those whose result differs between
   the members (``psum_scatter``, ``all_to_all``, a partial ``ppermute``) raise the
-  implementation's error.
+  implementation's error.  (The reductions are variadic: one equation per pytree.)
 
 ``axis_index`` of a process axis is this process's constant position.
 """
@@ -27,7 +26,8 @@ import numpy as np
 from ...ops import collectives as co
 from ...ops import exchange as ex
 from .fusion import LoweringError
-from .rules import host_rules, lowering_rules, scalar_rules
+from .lower_util import array_of
+from .rules import host_rules, lowering_rules
 
 
 def over_processes(eqn) -> bool:
@@ -37,20 +37,24 @@ def over_processes(eqn) -> bool:
                                                 eqn.params["axis_size"]))
 
 
-def _reduce_scalar(prim):
-    def rule(args, in_dtypes, out_dtype, ctx, *, axis_name, axis_size, groups):
-        local, procs = co.split_axes(axis_size, groups)
+def _reduce_lower(prim):
+    """Each operand of an unmapped psum times the members (pmax/pmin: a copy)."""
+    def rule(ctx, eqn):
+        local, procs = co.split_axes(eqn.params["axis_size"], eqn.params["groups"])
         if procs:   # (top-level ones run on the host: this is a loop or branch body)
-            raise LoweringError(prim, f"{prim.name} over the process axes {axis_name} "
-                                "cannot run inside this compiled loop body")
-        if prim is co.psum_p and local != 1:
-            return f"{args[0]} * np.{np.dtype(out_dtype).name}({local})"
-        return args[0]
+            raise LoweringError(prim, f"{prim.name} over the process axes "
+                                f"{eqn.params['axis_name']} cannot run inside this "
+                                "compiled loop body")
+        ctx.emit(f"# {prim.name} of values every member holds")
+        for x, ov in zip(eqn.invars, eqn.outvars):
+            dt = np.dtype(ov.aval.dtype).name
+            factor = f" * np.{dt}({local})" if prim is co.psum_p and local != 1 else ""
+            ctx.emit(f"{ctx.out(ov)} = np.asarray({array_of(ctx, x)}{factor}).astype(np.{dt})")
     return rule
 
 
 for _p in (co.psum_p, co.pmax_p, co.pmin_p):
-    scalar_rules[_p] = _reduce_scalar(_p)
+    lowering_rules[_p] = _reduce_lower(_p)
     host_rules[_p] = over_processes
 
 for _p in (ex.all_gather_p, ex.psum_scatter_p, ex.all_to_all_p, ex.ppermute_p):
