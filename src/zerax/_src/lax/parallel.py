@@ -184,6 +184,21 @@ def all_gather(x, axis_name, *, axis_index_groups=None, axis=0, tiled=False):
     return tree.tree_map(one, x)
 
 
+def _members_dimension(what, which, leaf, d, names, sizes, tiled):
+    """``leaf`` with dimension ``d`` opened into one dimension per axis of ``names``
+    (their members, row-major) and, when ``tiled``, one more for the block of rows each
+    member holds; untiled, dimension ``d`` must have one entry per member."""
+    m, n = math.prod(sizes), leaf.shape[d]
+    if (n % m if tiled else n != m):
+        raise errors.ShapeError(
+            f"{what} over {names} ({m} members) needs {which} of the operand (shape "
+            f"{tuple(leaf.shape)}) to {'be a multiple of' if tiled else 'equal'} {m} "
+            f"(at {errors.user_frame()})")
+    shape = list(leaf.shape)
+    shape[d:d + 1] = list(sizes) + ([n // m] if tiled else [])
+    return reshape(leaf, shape)
+
+
 def psum_scatter(x, axis_name, *, scatter_dimension=0, axis_index_groups=None, tiled=False):
     """The sum of ``x`` over the members, split along ``scatter_dimension``: member
     ``k`` gets block ``k`` (that dimension, of one entry per member, removed; with
@@ -197,21 +212,12 @@ def psum_scatter(x, axis_name, *, scatter_dimension=0, axis_index_groups=None, t
     _no_groups("psum_scatter", axis_index_groups)
     names = axis_names(axis_name)
     sizes = _sizes(names)
-    m = math.prod(sizes)
 
     def one(leaf):
         leaf = _check_array("psum_scatter", leaf)
         nd = len(leaf.shape)
         d = _dim("psum_scatter", "scatter_dimension", scatter_dimension, nd, nd)
-        n = leaf.shape[d]
-        if (n % m if tiled else n != m):
-            raise errors.ShapeError(
-                f"psum_scatter over {names} ({m} members) needs dimension {d} of the "
-                f"operand (shape {tuple(leaf.shape)}) to "
-                f"{'be a multiple of' if tiled else 'equal'} {m} (at {errors.user_frame()})")
-        shape = list(leaf.shape)
-        shape[d:d + 1] = list(sizes) + ([n // m] if tiled else [])
-        y = reshape(leaf, shape)
+        y = _members_dimension("psum_scatter", f"dimension {d}", leaf, d, names, sizes, tiled)
         for name in names:   # each takes its member's block of the next dimension
             y = bind_collective(psum_scatter_p, y, names=(name,), scatter_dimension=d)
         return y
@@ -242,15 +248,7 @@ def all_to_all(x, axis_name, split_axis, concat_axis, *, axis_index_groups=None,
         nd = len(leaf.shape)
         s = _dim("all_to_all", "split_axis", split_axis, nd, nd)
         c = _dim("all_to_all", "concat_axis", concat_axis, nd, nd)
-        n = leaf.shape[s]
-        if (n % m if tiled else n != m):
-            raise errors.ShapeError(
-                f"all_to_all over {names} ({m} members) needs split_axis={s} of the "
-                f"operand (shape {tuple(leaf.shape)}) to "
-                f"{'be a multiple of' if tiled else 'equal'} {m} (at {errors.user_frame()})")
-        shape = list(leaf.shape)
-        shape[s:s + 1] = list(sizes) + ([n // m] if tiled else [])
-        y = reshape(leaf, shape)
+        y = _members_dimension("all_to_all", f"split_axis={s}", leaf, s, names, sizes, tiled)
         for j in range(k):   # each exchanges its own index: destination for source
             y = bind_collective(all_to_all_p, y, names=(names[j],), split_axis=s + j,
                                 concat_axis=s + j)
