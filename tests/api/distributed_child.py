@@ -174,7 +174,7 @@ def fault(kind):
     print(f"not reached {r}", flush=True)
 
 
-def fit(directory, stop_after, epochs, out):
+def fit(directory, stop_after, epochs, out, jit=False):
     """Data-parallel training of a small model with dropout, checkpointed by process 0
     every 2 steps; stops (as a crash would) after ``stop_after`` steps, or resumes from
     the directory's last checkpoint and saves the final parameters to ``out``."""
@@ -199,7 +199,7 @@ def fit(directory, stop_after, epochs, out):
     try:
         model, _, history = train.fit(
             model, optim.adam(1e-2), train.losses.cross_entropy, loader, epochs=epochs,
-            metrics=["accuracy"], key=zr.key(7), progress=False, jit=False,
+            metrics=["accuracy"], key=zr.key(7), progress=False, jit=jit,
             distributed=True, resume=manager,
             callbacks=[train.Checkpoint(manager, every_n_steps=2), StopAt()])
     except Stop:
@@ -239,6 +239,7 @@ if __name__ == "__main__":
         fault(what)
     elif what == "fit":
         args = sys.argv[2:]
-        fit(args[0], int(args[1]), int(args[2]), args[3] if len(args) > 3 else None)
+        fit(args[0], int(args[1]), int(args[2]), args[3] if len(args) > 3 else None,
+            jit="--jit" in args)
     else:
         raise SystemExit(f"unknown program {what!r}")

@@ -116,9 +116,13 @@ def _train_step_fn(model, opt_state, state, batch, key, step, cfg):
 
 
 def _pmean(tree, axis_name):
-    """The mean over the processes of every floating-point leaf (others kept)."""
-    return tu.tree_map(lambda v: zerax.lax.pmean(v, axis_name)
-                       if nn.is_inexact_array(v) else v, tree)
+    """The mean over the processes of every floating-point leaf (others kept), all in
+    one collective (one round of MPI calls per step)."""
+    leaves, treedef = tu.tree_flatten(tree)
+    at = [k for k, v in enumerate(leaves) if nn.is_inexact_array(v)]
+    for k, mean in zip(at, zerax.lax.pmean([leaves[k] for k in at], axis_name)):
+        leaves[k] = mean
+    return tu.tree_unflatten(treedef, leaves)
 
 
 def _eval_step_fn(model, state, batch, cfg):
