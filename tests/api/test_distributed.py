@@ -88,6 +88,13 @@ def test_devices_and_meshes(local_devices):
     with pytest.raises(errors.ZeraxTypeError):
         P(3)
     assert P("a", ("b", "c")).axes_of(3) == [("a",), ("b", "c"), ()]
+    # the parameters a partitioning pass binds a collective with (issue 31)
+    from zerax._src.api.sharding import mesh_layout
+    layout = mesh_layout(zx.make_mesh((1, 4), ("p", "local")))
+    assert layout.process_axes == ["p"] and layout.local_axes == ["local"]
+    params = layout.collective_params(("p", "local"))
+    assert params["axis_size"] == (1, 4) and params["groups"][0] >= 0 and \
+        params["groups"][1] == -1
 
 
 def test_shard_map_over_local_devices(local_devices):

@@ -247,6 +247,17 @@ class MeshLayout:
     def size(self, name) -> int:
         return self.mesh.shape[name]
 
+    def collective_params(self, names) -> dict:
+        """The ``axis_name``/``axis_size``/``groups`` parameters of a collective over the
+        mesh axes ``names`` in this process's program (a process axis by its group, a
+        local axis as a vmap axis): what a pass that partitions a program over the mesh
+        binds its psum, all_gather, psum_scatter or all_to_all with, with no axis bound
+        while it runs."""
+        names = tuple(names)
+        groups = dict(zip(self.process_axes, self.process_mesh.group_ids))
+        return {"axis_name": names, "axis_size": tuple(self.size(n) for n in names),
+                "groups": tuple(groups.get(n, -1) for n in names)}
+
 
 _layouts: dict = {}
 
