@@ -8,8 +8,9 @@ traceback, once, headed by the process that raised it, and then ends the whole j
 with ``MPI_Abort`` (the launcher stops every process and exits with an error).
 
 Printed once: the first process of a machine to fail writes the traceback (it takes a
-marker file named by the job's id); a process of that machine failing at the same
-moment writes one line naming its own exception.  An error every process raises alike
+marker file named by the job's random id, an empty file left in the temporary
+directory); a process of that machine failing at the same moment writes one line
+naming its own exception.  An error every process raises alike
 (`CollectiveMismatchError`: all of them see the mismatch) is written by process 0 only.
 Processes that do not write wait a few seconds for the writer's abort before aborting
 themselves, so that the writer is not stopped mid-traceback.
