@@ -132,6 +132,19 @@ def collectives():
                        in_specs=P(("data", "model")), out_specs=P())
     np.testing.assert_allclose(tot(glob), glob.reshape(2 * n, -1, 3).sum(0), rtol=1e-12)
     zx.config.update("num_cpu_devices", 1)
+    if n == 4:   # a 2 x 2 grid of processes: sub-communicators per axis, row-major
+        grid = Mesh(np.array(zx.devices()).reshape(2, 2), ("a", "b"))
+        g4 = np.arange(16.0).reshape(4, 4)
+        per = zx.shard_map(lambda blk: (lax.psum(blk, "a"), lax.psum(blk, "b"),
+                                        lax.all_gather(blk, ("b", "a"), tiled=True)),
+                           mesh=grid, in_specs=P("a", "b"), out_specs=(P(None, "b"),
+                                                                        P("a", None), P()))
+        sa, sb, gathered = per(g4)
+        blocks = g4.reshape(2, 2, 2, 2).transpose(0, 2, 1, 3)   # [a, b] -> 2x2 block
+        np.testing.assert_array_equal(sa, np.concatenate(list(blocks.sum(0)), axis=1))
+        np.testing.assert_array_equal(sb, np.concatenate(list(blocks.sum(1)), axis=0))
+        np.testing.assert_array_equal(
+            gathered, np.concatenate([blocks[a, b] for b in range(2) for a in range(2)]))
 
     # utilities
     b = distributed.broadcast({"w": x, "f": np.tanh}, root=n - 1)

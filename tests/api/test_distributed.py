@@ -28,7 +28,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 SRC = os.path.join(ROOT, "src")
 CHILD = os.path.join(HERE, "distributed_child.py")
-LAUNCH_TIMEOUT_S = 300   # one mpiexec job (compiles included, on a busy 2-core machine)
+LAUNCH_TIMEOUT_S = 240   # one mpiexec job (compiles included, on a busy 2-core machine)
 
 
 @pytest.fixture
