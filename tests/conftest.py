@@ -42,3 +42,12 @@ def backend(request):
         yield request.param
     finally:
         zx.config.update("backend", old)
+
+
+@pytest.fixture
+def numba_path(monkeypatch):
+    """Compile through the generated-source (Numba) path, as every program was before
+    the kernel IR: for the tests of that path, which still compiles the programs the
+    kernel-IR lowering does not carry yet (``ZERAX_KERNEL_IR=0``, read at each compile,
+    and inherited by the processes a test starts)."""
+    monkeypatch.setenv("ZERAX_KERNEL_IR", "0")

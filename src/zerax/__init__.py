@@ -23,13 +23,14 @@ from ._src.api.extras import (
     ShapeDtypeStruct, block_until_ready, default_backend, device_count, device_put, devices,
     eval_shape, linear_transpose, local_device_count, make_jaxpr, device_get, local_devices,
     process_index, process_count, default_device, named_scope, named_call,
-    ensure_compile_time_eval,
+    ensure_compile_time_eval, numpy_dtype_promotion,
 )
 from ._src.api.jit import clear_caches
 from ._src.api.pmap import pmap
 from ._src.base import dtypes  # noqa: E402  (dtypes.float0: the tangent dtype of integers)
 from . import numpy, lax, tree, tree_util, test_util, nn, scipy, random  # noqa: E402
 from . import debug, image, ops, sharding, typing
+from . import core  # noqa: E402  (jax.core's public names)
 from . import distributed  # noqa: E402
 from ._src.api.shard_map import shard_map  # noqa: E402
 from ._src.api.sharding import make_mesh  # noqa: E402
@@ -48,5 +49,6 @@ __all__ = [
     "debug", "sharding", "typing", "device_get", "local_devices", "process_index",
     "process_count", "default_device", "named_scope", "named_call",
     "ensure_compile_time_eval", "clear_caches", "elementwise_grad", "custom_gradient",
-    "pmap", "ops", "image", "distributed", "shard_map", "make_mesh",
+    "pmap", "ops", "image", "core", "numpy_dtype_promotion", "distributed", "shard_map",
+    "make_mesh",
 ]

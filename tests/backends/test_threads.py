@@ -23,7 +23,7 @@ def restore_threads():
     zx.config.update("num_threads", before)
 
 
-def test_setting_drives_numba_pool(restore_threads):
+def test_setting_drives_numba_pool(restore_threads, numba_path):
     f = zx.jit(lambda x: znp.sin(x) * 2.0)
     x = np.linspace(0.0, 1.0, 200_000)            # large enough for a parallel loop
     zx.config.update("num_threads", 1)
@@ -34,6 +34,18 @@ def test_setting_drives_numba_pool(restore_threads):
     zx.config.update("num_threads", pool)
     np.testing.assert_allclose(np.asarray(f(x)), np.sin(x) * 2.0, rtol=1e-15)
     assert numba.get_num_threads() == pool
+
+
+def test_setting_drives_the_kernel_ir_pool(restore_threads):
+    from zerax._src.backends.cpu import threads as pool
+    f = zx.jit(lambda x: znp.sin(x) * 2.0)
+    x = np.linspace(0.0, 1.0, 200_000)            # large enough for a parallel loop
+    assert "parallel for" in f.lower(x).as_text()
+    for n in (1, 2, 1):
+        zx.config.update("num_threads", n)
+        np.testing.assert_allclose(np.asarray(f(x)), np.sin(x) * 2.0, rtol=1e-15)
+        assert pool._global("zerax_pool.threads").value == n
+        assert len(pool._pool.threads) >= n - 1      # workers started as needed
 
 
 @pytest.mark.parametrize("bad", [0, -2, 1.5, "two", True, None])
@@ -85,12 +97,12 @@ def test_programs_with_products_are_wrapped():
         return znp.tanh(x @ w).sum()
     g = zx.jit(zx.grad(f))
     low = g.lower(w1, x)
-    exe = executable_for(low.jaxpr, low.name)
-    assert "_dot_general(" in low.as_text()           # a BLAS call from the program
-    assert getattr(exe.kernel, "zerax_threaded", False)
     t = np.tanh(x @ w1)
     np.testing.assert_allclose(np.asarray(g(w1, x)), x.T @ (1 - t * t),
                                rtol=1e-10, atol=1e-13)
+    exe = executable_for(low.jaxpr, low.name)
+    assert "call gemm(" in low.as_text()              # a BLAS call from the kernel
+    assert getattr(exe.kernel, "zerax_threaded", False)
     small = zx.jit(lambda a: a + 1.0)                   # no BLAS, no prange: not wrapped
     small(np.ones(3))
     low = small.lower(np.ones(3))
@@ -98,10 +110,11 @@ def test_programs_with_products_are_wrapped():
 
 
 def test_blas_threads_follow_the_product_size_and_the_idle_cores(monkeypatch):
+    from zerax._src.backends.cpu import blas
     n = threads.num_threads()
     assert threads.blas_threads_for(10**6) == 1
-    assert threads.blas_threads_for(threads.PARALLEL_BLAS_MIN_WORK) == n
+    assert threads.blas_threads_for(blas.PARALLEL_BLAS_MIN_WORK) == n
     for load, idle in ((0.2, n), (1.0 + n, 1), (1.0 + n + 3, 1)):
-        monkeypatch.setattr(threads.os, "getloadavg", lambda: (load, load, load))
-        threads._idle[0] = -10.0                      # force a fresh reading
-        assert threads.blas_threads_for(threads.SHARED_BLAS_MIN_WORK) == idle
+        monkeypatch.setattr(blas.os, "getloadavg", lambda: (load, load, load))
+        blas._idle[0] = -10.0                         # force a fresh reading
+        assert threads.blas_threads_for(blas.SHARED_BLAS_MIN_WORK) == idle
