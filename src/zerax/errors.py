@@ -34,6 +34,8 @@ __all__ = [
     "MissingDependencyError",
     "KeyTypeError",
     "SeedOverflowError",
+    "DistributedError",
+    "CollectiveMismatchError",
     "user_frame",
 ]
 
@@ -149,6 +151,16 @@ class KeyTypeError(ZeraxError, TypeError):
 
 class SeedOverflowError(ZeraxError, OverflowError):
     """A PRNG seed outside [-2**63, 2**64 - 1] (it does not fit in 64 bits)."""
+
+
+class DistributedError(ZeraxError, RuntimeError):
+    """A program running on several processes (`zerax.distributed`) went wrong: MPI is
+    missing or was started wrongly, or the processes disagree on what they run."""
+
+
+class CollectiveMismatchError(DistributedError, ValueError):
+    """The processes of a collective passed operands of different shapes or dtypes (or
+    called different collectives); every process raises it, with each one's operand."""
 
 
 _internal_files: dict = {}   # co_filename -> whether it is zerax's (or importlib's)

@@ -187,8 +187,8 @@ COVERED_ELSEWHERE = {"custom_jvp_call", "custom_vjp_call", "checkpoint", "checkp
                      # real-order Bessel functions and the spherical harmonics' Legendre
                      # part: check_grads in tests/api/test_special_bessel_order.py
                      "bessel_jv", "bessel_iv", "sph_legendre",
-                     # collectives over named vmap axes: check_grads in test_collectives.py
-                     "psum", "all_gather",
+                     # collectives over named axes: check_grads in test_collectives.py
+                     "psum", "all_gather", "psum_scatter", "ppermute", "all_to_all",
                      # general eigendecomposition: check_grads in test_linalg_eig.py
                      "eig",
                      # no outputs (its JVP passes primals through): test_debug.py

@@ -24,7 +24,7 @@ from ..base.gc_pause import gc_paused
 from ..core import tree
 from ..core.api_util import OutTree, as_input, flatten_fun
 from ..core.array import Array
-from ..core.core import Tracer, bind, get_aval, named_axis_env
+from ..core.core import Tracer, bind, get_aval, named_axis_env, process_axis_env
 from ..ir.ir import Var
 from ..ir.tracing import fun_name, trace_closed
 from ..ops.call import jit_p
@@ -303,8 +303,9 @@ class JitFunction:
 
     def _entry(self, args, kwargs):
         key, leaves, in_tree, dyn_pos, st_kw = self._specialise(args, kwargs)
-        # collectives read the named vmap axes live while tracing (their sizes)
-        key = (key, named_axis_env())
+        # collectives read the named axes live while tracing (their sizes, and which
+        # of them span processes)
+        key = (key, named_axis_env(), process_axis_env())
         entry = self._cache.get(key)
         if entry is None:
             with gc_paused():
@@ -345,6 +346,7 @@ class JitFunction:
                     key.append(k)
                     _fast_flatten(kwargs[k], key, vals)
         key.append(len(args))
+        key.append(process_axis_env())   # a program traced inside spmd calls MPI
         return tuple(key), vals
 
     def dispatch_fast(self, args, kwargs):
