@@ -1,10 +1,11 @@
 """`zerax.experimental`: JAX's ``jax.experimental`` names that example programs import.
 
 ``ode.odeint``: adaptive Dormand-Prince integration with adjoint gradients.
+``jet.jet``: Taylor-mode differentiation (``zerax.jet``).
 
 >>> from zerax.experimental.ode import odeint
 """
 
-from . import ode  # noqa: F401
+from . import jet, ode  # noqa: F401
 
-__all__ = ["ode"]
+__all__ = ["jet", "ode"]
