@@ -243,6 +243,16 @@ def _scatter_mul_rule(primals, series, *, indexer, mode):
     return out, [conv(a, b, k) for k in range(1, K + 1)]
 
 
+def _gather_rule(primals, series, *, indexer, mode, fill_value):
+    # linear in the operand; positions out of bounds ("fill") take 0 in the coefficients
+    x, *idx = primals
+    g = P["gather"]
+    out = bind(g, x, *idx, indexer=indexer, mode=mode, fill_value=fill_value)
+    fill = 0 if mode == "fill" else None
+    return out, [None if t is None else bind(g, t, *idx, indexer=indexer, mode=mode,
+                                             fill_value=fill) for t in series[0]]
+
+
 def _triangular_solve_rule(primals, series, **params):
     """``op(A) X = B``: ``X_k = op(A0)^-1 (B_k - sum_{j>=1} op(A_j) X_{k-j})``."""
     (a, b), (sa, sb) = primals, series
@@ -377,13 +387,24 @@ def _debug_callback_rule(primals, series, **params):
     return bind(P["debug_callback"], *primals, **params), []
 
 
+def _complex_abs(z, at_zero):
+    # sqrt(re^2 + im^2), away from z == 0 where |z| is not smooth: there the JVP rule's
+    # value, zero (z is replaced by 1 first, so that nothing divides by zero, even in
+    # the derivatives of this series)
+    one = np.ones((), get_aval(z).dtype)
+    safe = ew.select_n(at_zero, z, one)
+    r = ew.sqrt(ew.add(ew.mul(ew.real(safe), ew.real(safe)), ew.mul(ew.imag(safe), ew.imag(safe))))
+    return ew.select_n(at_zero, r, np.zeros((), get_aval(r).dtype))
+
+
 def _abs_rule(primals, series):
     (x,) = primals
     if get_aval(x).dtype.kind != "c":
         return _piecewise_linear(P["abs"])(primals, series)
-    return _with_own_primal(P["abs"], _composed(
-        lambda z: ew.sqrt(ew.add(ew.mul(ew.real(z), ew.real(z)),
-                                 ew.mul(ew.imag(z), ew.imag(z))))))(primals, series)
+    out = bind(P["abs"], x)
+    at_zero = ew.eq(out, np.zeros((), get_aval(out).dtype))
+    _, s = jet_flat(lambda z: [_complex_abs(z, at_zero)], primals, series, order_of(series))
+    return out, s[0]
 
 
 # --------------------------------------------------------------------------- the table
@@ -394,7 +415,7 @@ _ZERO = ("floor_divide", "sign", "floor", "ceil", "round", "eq", "ne", "lt", "le
          "threefry2x32", "axis_index")
 _LINEAR = ("add", "sub", "neg", "real", "imag", "conj", "complex", "convert_element_type",
            "broadcast_in_dim", "reshape", "transpose", "squeeze", "concatenate", "pad",
-           "slice", "rev", "dynamic_slice", "dynamic_update_slice", "gather", "scatter",
+           "slice", "rev", "dynamic_slice", "dynamic_update_slice", "scatter",
            "scatter_add", "select_n", "reduce_sum", "cumsum", "window_patches",
            "window_patches_add", "fft", "psum", "all_gather")
 _PIECEWISE_LINEAR = ("max", "min", "clamp", "rem", "sort", "reduce_max", "reduce_min",
@@ -420,6 +441,7 @@ jet_rules[P["reduce_prod"]] = _with_own_primal(P["reduce_prod"], _composed(_redu
 jet_rules[P["cumprod"]] = _with_own_primal(P["cumprod"], _composed(
     lambda x, *, axis, reverse: _prefix_scan(ew.mul, x, axis, reverse)))
 jet_rules[P["scatter_mul"]] = _scatter_mul_rule
+jet_rules[P["gather"]] = _gather_rule
 jet_rules[P["triangular_solve"]] = _triangular_solve_rule
 jet_rules[jit_p] = _jit_rule
 jet_rules[remat_p] = _remat_rule
