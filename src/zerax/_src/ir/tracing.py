@@ -73,7 +73,8 @@ class RecordingTrace(Trace):
         self._cse = {} if cse else None
         self.eqns: list = []
         self.invars: list = []
-        self._const_vars: dict[int, Var] = {}
+        # id(value) -> (var, value): the value is held so that its id stays its own
+        self._const_vars: dict[int, tuple] = {}
         self.const_values: dict[Var, object] = {}
         self.producer: dict[Var, object] = {}  # var -> the equation that defines it
 
@@ -88,16 +89,17 @@ class RecordingTrace(Trace):
             return x.var
         if not isinstance(x, Tracer) and _is_scalar_const(x):
             return Literal(getattr(x, "_value", x))
-        v = self._const_vars.get(id(x))
+        known = self._const_vars.get(id(x))
+        if known is not None:
+            return known[0]
+        key = _small_const_key(x) if self._cse is not None else None
+        v = None if key is None else self._cse.get(key)
         if v is None:
-            key = _small_const_key(x) if self._cse is not None else None
-            v = None if key is None else self._cse.get(key)
-            if v is None:
-                v = Var(get_aval(x))
-                self.const_values[v] = x
-                if key is not None:
-                    self._cse[key] = v
-            self._const_vars[id(x)] = v
+            v = Var(get_aval(x))
+            self.const_values[v] = x
+            if key is not None:
+                self._cse[key] = v
+        self._const_vars[id(x)] = (v, x)
         return v
 
     def value_of(self, atom):
