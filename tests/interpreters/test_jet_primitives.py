@@ -34,6 +34,7 @@ S3, S23 = (3,), (2, 3)
 _IDX = np.array([2, 0, 2])
 _SPD = np.array([[3.0, 0.5, 0.2], [0.5, 2.5, 0.3], [0.2, 0.3, 2.0]])
 _PRED = np.array([True, False, True])
+_ARANGE23 = np.arange(6.0).reshape(2, 3)
 
 
 def _spd(a):
@@ -106,7 +107,7 @@ CASES.update({
     "sph_legendre": (lambda t: sps.sph_harm_y(np.array(3), np.array(1), t,
                                               np.array(0.2)).real, [F(S3, 0.3, 1.2)], 6),
     # shapes and indexing
-    "broadcast_in_dim": (lambda x: znp.sin(znp.broadcast_to(x, (2, 3))) * np.arange(6.0).reshape(2, 3),
+    "broadcast_in_dim": (lambda x: znp.sin(znp.broadcast_to(x, (2, 3))) * _ARANGE23,
                          [F(S3, -1, 1)], 8),
     "reshape": (lambda x: znp.sin(x.reshape(3, 2))[1:], [F(S23, -1, 1)], 8),
     "transpose": (lambda x: znp.exp(x.T) @ np.ones(2), [F(S23, -1, 1)], 8),
