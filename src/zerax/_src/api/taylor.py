@@ -44,6 +44,10 @@ def _term(t, p, where):
     return t
 
 
+def _known_zero(t) -> bool:
+    return not isinstance(t, Tracer) and not np.any(concrete_value(t))
+
+
 def _integer_series(p, terms, where):
     """Integer and boolean primals have no series: theirs must be zero."""
     for t in terms:
@@ -127,7 +131,9 @@ def _jet_leaves(fun, primals, series, factorial_scaled):
                 ts = [_term(t, p_leaf, f"term {k} of {where}") for k, t in enumerate(terms)]
                 if factorial_scaled:
                     ts = [_scaled(t, 1.0 / math.factorial(k + 1)) for k, t in enumerate(ts)]
-                leaf_series.append(ts)
+                # a term known to be zero is None for the rules (no work, no equations:
+                # the common direction (1, 0, .., 0) moves only the first coefficient)
+                leaf_series.append([None if _known_zero(t) else t for t in ts])
         leaves.extend(p_leaves)
         in_tree.append((p_tree, len(p_leaves)))
 
