@@ -15,7 +15,7 @@ import numpy as np
 
 from ... import errors
 from ..core import tree
-from ..core.api_util import as_input, as_output
+from ..core.api_util import as_input, as_output, normalize_argnums
 from ..core.core import Tracer, concrete_value, get_aval
 from ..interpreters.jet import jet_flat
 from ..ir.tracing import fun_name
@@ -192,11 +192,7 @@ def derivatives(fun, order: int, argnums: int = 0, direction=None):
 
     @functools.wraps(fun)
     def derivatives_fun(*args, **kwargs):
-        if not -len(args) <= argnums < len(args):
-            raise errors.ZeraxTypeError(
-                f"derivatives: argnums={argnums} is out of range for {name}, called with "
-                f"{len(args)} positional argument(s).")
-        i = argnums % len(args)
+        (i,) = normalize_argnums(argnums, len(args), name)[1]
         x = args[i]
         x_leaves, x_tree = tree.tree_flatten(x)
         x_leaves = [as_input(v, f"argument {i} of {name}") for v in x_leaves]

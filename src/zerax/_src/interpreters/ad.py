@@ -50,13 +50,10 @@ def _differentiable(dtype) -> bool:
 # --------------------------------------------------------------------------- JVP
 
 
-class JVPTracer(Tracer):
-    __slots__ = ("primal", "tangent")
-
-    def __init__(self, trace, primal, tangent):
-        self._trace = trace
-        self.primal = primal
-        self.tangent = tangent
+class PrimalTracer(Tracer):
+    """A tracer that carries its primal value beside what the transform adds (a tangent,
+    a Taylor series): its type and its concrete value are the primal's."""
+    __slots__ = ("primal",)
 
     @property
     def aval(self):
@@ -74,6 +71,15 @@ class JVPTracer(Tracer):
         # Python control flow on a value being differentiated is fine (as in JAX):
         # the primal decides, and its derivative follows the branch taken.
         return self.primal
+
+
+class JVPTracer(PrimalTracer):
+    __slots__ = ("tangent",)
+
+    def __init__(self, trace, primal, tangent):
+        self._trace = trace
+        self.primal = primal
+        self.tangent = tangent
 
 
 class JVPTrace(Trace):

@@ -21,10 +21,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.core import Trace, Tracer, bind, get_aval, new_trace, rule_table
+from ..core.core import Trace, bind, get_aval, new_trace, rule_table
 from ..ir.ir import eval_jaxpr
 from ..ir.tracing import trace_closed
-from .ad import derived_program
+from .ad import PrimalTracer, derived_program
 
 # prim -> rule(primals, series, **params) -> (primal_out, series_out).  ``series[i]``
 # is None (operand i has no series) or a list of K coefficients, each an array or None
@@ -45,30 +45,15 @@ def is_float(x) -> bool:
     return get_aval(x).dtype.kind in "fc"
 
 
-class JetTracer(Tracer):
-    __slots__ = ("primal", "terms")
+class JetTracer(PrimalTracer):
+    """A primal and its ``terms`` (as under jvp, Python control flow on the value is
+    decided by its primal, and the series follows the branch taken)."""
+    __slots__ = ("terms",)
 
     def __init__(self, trace, primal, terms):
         self._trace = trace
         self.primal = primal
         self.terms = terms
-
-    @property
-    def aval(self):
-        return get_aval(self.primal)
-
-    @property
-    def shape(self):
-        return self.primal.shape
-
-    @property
-    def dtype(self):
-        return self.primal.dtype
-
-    def to_concrete(self, what):
-        # As under jvp: Python control flow on a value is decided by its primal, and the
-        # series follows the branch taken.
-        return self.primal
 
 
 class JetTrace(Trace):
