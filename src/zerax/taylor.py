@@ -6,8 +6,8 @@ returns ``fun``'s value and its first ``order`` derivatives (or directional
 derivatives) as one function.
 
 >>> import zerax as zx, zerax.numpy as znp
->>> [float(d) for d in zx.taylor.derivatives(znp.sin, 4)(0.0)]
-[0.0, 1.0, 0.0, -1.0, 0.0]
+>>> [round(float(d), 6) for d in zx.taylor.derivatives(znp.sin, 4)(0.5)]
+[0.479426, 0.877583, -0.479426, -0.877583, 0.479426]
 """
 
 from ._src.api.taylor import derivatives, jet

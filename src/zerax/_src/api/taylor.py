@@ -77,9 +77,12 @@ def jet(fun, primals, series, factorial_scaled: bool = True, **_):
     ``jvp``) and ``custom_vjp`` ones (through their primal function).
 
     >>> import zerax as zx, zerax.numpy as znp
-    >>> y, (d1, d2, d3) = zx.jet(znp.sin, (0.0,), ((1.0, 0.0, 0.0),))
+    >>> y, (d1, d2, d3) = zx.jet(znp.exp, (0.0,), ((1.0, 0.0, 0.0),))
     >>> float(y), float(d1), float(d2), float(d3)
-    (0.0, 1.0, 0.0, -1.0)
+    (1.0, 1.0, 1.0, 1.0)
+    >>> y, (d1, d2) = zx.jet(znp.sin, (0.5,), ((2.0, 0.0),))      # along x(t) = 0.5 + 2t
+    >>> round(float(d1), 6), round(float(d2), 6)
+    (1.755165, -1.917702)
     """
     out_tree, outs, out_terms = _jet_leaves(fun, primals, series, factorial_scaled)
     return (tree.tree_unflatten(out_tree, [as_output(o) for o in outs]),

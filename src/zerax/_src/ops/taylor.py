@@ -14,9 +14,10 @@ with itself.  The rules come in kinds:
 - *analytic*: elementwise math, by recurrences of O(K^2) operations
   (``ops/taylor_elementwise.py``);
 - *composed*: the series of an equivalent composition of primitives (cumprod and
-  reduce_prod as log-depth scans of products, |z| of a complex z);
+  reduce_prod as log-depth scans of products, scatter_mul);
 - *from the JVP rule* (`jet_from_jvp`): ``y' = J(x) x'``, whose first K-1
-  coefficients are a jet of order K-1 of the JVP rule: the decompositions, custom_jvp
+  coefficients are a jet of order K-1 of the JVP rule: the decompositions, |z| of a
+  complex z, custom_jvp
   functions (JAX's jet ignores their rule; zerax follows it, so jet agrees with nested
   jvp) and the internal loop primitives.  Polynomial in K where the JVP rule calls the
   primitive once (each order adds one jet of the order below);
@@ -387,24 +388,11 @@ def _debug_callback_rule(primals, series, **params):
     return bind(P["debug_callback"], *primals, **params), []
 
 
-def _complex_abs(z, at_zero):
-    # sqrt(re^2 + im^2), away from z == 0 where |z| is not smooth: there the JVP rule's
-    # value, zero (z is replaced by 1 first, so that nothing divides by zero, even in
-    # the derivatives of this series)
-    one = np.ones((), get_aval(z).dtype)
-    safe = ew.select_n(at_zero, z, one)
-    r = ew.sqrt(ew.add(ew.mul(ew.real(safe), ew.real(safe)), ew.mul(ew.imag(safe), ew.imag(safe))))
-    return ew.select_n(at_zero, r, np.zeros((), get_aval(r).dtype))
-
-
 def _abs_rule(primals, series):
-    (x,) = primals
-    if get_aval(x).dtype.kind != "c":
-        return _piecewise_linear(P["abs"])(primals, series)
-    out = bind(P["abs"], x)
-    at_zero = ew.eq(out, np.zeros((), get_aval(out).dtype))
-    _, s = jet_flat(lambda z: [_complex_abs(z, at_zero)], primals, series, order_of(series))
-    return out, s[0]
+    # |z| of a complex z is not piecewise linear: from its JVP rule (which also gives
+    # nested jvp's values at z = 0, where |z| is not smooth)
+    kind = get_aval(primals[0]).dtype.kind
+    return (_from_jvp if kind == "c" else _piecewise_linear)(P["abs"])(primals, series)
 
 
 # --------------------------------------------------------------------------- the table
