@@ -448,3 +448,12 @@ P["function_call"].unsupported["jet"] = (
     "a zerax.Function is differentiated through its backward only, which says nothing "
     "about its higher derivatives; write it with zerax operations (or as a custom_jvp)")
 custom_lin_p.unsupported["jet"] = custom_lin_p.unsupported["lower_numba"]
+
+# A primitive declared without a Taylor rule of its own (one added after this table was
+# written) gets the rule from its JVP rule: exact, and polynomial in the order when that
+# rule calls the primitive once; tests/interpreters/test_jet_primitives.py lists it until
+# it is tested there.
+for _prim in list(all_primitives().values()):
+    if _prim not in jet_rules and "jet" not in _prim.unsupported and _prim in jvp_rules \
+            and "jvp" not in _prim.unsupported:
+        jet_rules[_prim] = _from_jvp(_prim)
