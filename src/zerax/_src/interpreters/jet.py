@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ... import errors
 from ..core.core import Trace, bind, get_aval, new_trace, rule_table
 from ..ir.ir import eval_jaxpr
 from ..ir.tracing import trace_closed
@@ -75,7 +76,8 @@ class JetTrace(Trace):
         if terms is None or not is_float(primal) or all(t is None for t in terms):
             return primal
         if len(terms) != self.order:
-            raise AssertionError(f"a series of {len(terms)} terms in a jet of order {self.order}")
+            raise errors.ZeraxInternalError(
+                f"a series of {len(terms)} terms in a jet of order {self.order}")
         return JetTracer(self, primal, list(terms))
 
     def process_primitive(self, prim, args, params):
