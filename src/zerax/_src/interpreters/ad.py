@@ -263,7 +263,8 @@ def _scalar_map(lin) -> bool:
     outs = [a for a, m in zip(lin.out_avals, lin.out_mask) if m]
     if len(ins) != 1 or len(outs) != 1:
         return False
-    if any(a.shape != () or a.dtype.kind != "f" for a in (ins[0], outs[0])):
+    if any(a.shape != () or a.dtype.kind != "f" for a in (ins[0], outs[0])) \
+            or ins[0].dtype != outs[0].dtype:   # (the transpose converts back)
         return False
     return not uses_primitive(lin.closed.jaxpr, _not_self_adjoint)
 
