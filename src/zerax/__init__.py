@@ -30,8 +30,6 @@ from ._src.api.pmap import pmap
 from ._src.base import dtypes  # noqa: E402  (dtypes.float0: the tangent dtype of integers)
 from . import numpy, lax, tree, tree_util, test_util, nn, scipy, random  # noqa: E402
 from . import debug, image, ops, sharding, typing
-from . import taylor  # noqa: E402  (Taylor mode)
-from .taylor import jet  # noqa: E402
 
 jacobian = jacrev   # JAX's name for it
 
@@ -48,5 +46,10 @@ __all__ = [
     "process_count", "default_device", "named_scope", "named_call",
     "ensure_compile_time_eval", "clear_caches", "elementwise_grad", "custom_gradient",
     "pmap", "ops", "image",
-    "jet", "taylor",
 ]
+
+# Taylor mode (issue 32)
+from . import taylor  # noqa: E402
+from .taylor import jet  # noqa: E402
+
+__all__ += ["jet", "taylor"]
