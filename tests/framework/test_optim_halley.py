@@ -93,19 +93,11 @@ def test_quadratic_line_minimum_in_one_halley_step():
     assert int(state[1].iterations) <= 2
 
 
-@settings(max_examples=8, deadline=None)
-@given(st.floats(-2, 2), st.floats(-2, 2), st.floats(0.5, 3.0))
-def test_line_minimum_against_bisection(a, b, c):
-    def f(x):
-        return znp.sum(znp.exp(c * x) - 2.0 * x) + znp.cosh(x[0])   # convex: one minimum
-    x0 = znp.array([a, b])
-    x1, state = _step(optim.chain(optim.sgd(1.0), optim.scale_by_halley_linesearch()), f, x0)
-    # NumPy: phi'(t) = 0 by bisection along d = -grad
-    d = -np.asarray(zx.grad(f)(x0))
-    assume(np.linalg.norm(d) > 1e-3)    # (at a stationary point every step is a minimum)
-
+def _line_minimum_numpy(x0, d, c):
+    """The step t > 0 with phi'(t) = 0 along d, by bisection in NumPy, for
+    f(x) = sum(exp(c x) - 2 x) + cosh(x[0])."""
     def dphi(t):
-        x = np.asarray(x0) + t * d
+        x = x0 + t * d
         g = c * np.exp(c * x) - 2.0
         g[0] += np.sinh(x[0])
         return g @ d
@@ -115,7 +107,34 @@ def test_line_minimum_against_bisection(a, b, c):
     for _ in range(200):
         mid = 0.5 * (lo + hi)
         lo, hi = (mid, hi) if dphi(mid) < 0 else (lo, mid)
-    np.testing.assert_allclose(float(state[1].stepsize), lo, rtol=1e-7)
+    return lo
+
+
+def _convex(c):
+    return lambda x: znp.sum(znp.exp(c * x) - 2.0 * x) + znp.cosh(x[0])   # one minimum
+
+
+@settings(max_examples=8, deadline=None)
+@given(st.floats(-2, 2), st.floats(-2, 2), st.floats(0.5, 3.0))
+def test_line_minimum_against_bisection(a, b, c):
+    f = _convex(c)
+    x0 = znp.array([a, b])
+    d = -np.asarray(zx.grad(f)(x0))
+    assume(np.linalg.norm(d) > 1e-3)    # (at a stationary point every step is a minimum)
+    x1, state = _step(optim.chain(optim.sgd(1.0), optim.scale_by_halley_linesearch()), f, x0)
+    np.testing.assert_allclose(float(state[1].stepsize),
+                               _line_minimum_numpy(np.asarray(x0), d, c), rtol=1e-7)
+
+
+def test_line_search_converged_at_rounding_level_stays():
+    # from (1, 1) with c = 3 the search brackets, bisects, then Halley converges; a last
+    # step below rounding must end it, not restart bisection
+    f, x0 = _convex(3.0), znp.array([1.0, 1.0])
+    d = -np.asarray(zx.grad(f)(x0))
+    _, state = _step(optim.chain(optim.sgd(1.0), optim.scale_by_halley_linesearch()), f, x0)
+    np.testing.assert_allclose(float(state[1].stepsize),
+                               _line_minimum_numpy(np.asarray(x0), d, 3.0), rtol=1e-12)
+    assert int(state[1].iterations) < 15
 
 
 def test_armijo_safeguard_and_an_ascent_direction():

@@ -124,11 +124,14 @@ def _halley_1d(dphi, a0, maxiter, tol):
             halley = -2 * g * h / den
             step = znp.where((den > 0) & znp.isfinite(halley), halley, -g / h)
         cand = a + step
-        ok = ((h > 0) & znp.isfinite(cand) & (cand > lo) & (cand < hi)
-              & (znp.abs(step) <= 0.5 * znp.abs(dx_old)))
+        # a step below the tolerance is convergence (at rounding level a + step may not
+        # even leave a, which the bracket test would send back to bisection)
+        small = (h > 0) & (znp.abs(step) <= tol * (1 + znp.abs(a)))
+        ok = small | ((h > 0) & znp.isfinite(cand) & (cand > lo) & (cand < hi)
+                      & (znp.abs(step) <= 0.5 * znp.abs(dx_old)))
         a_new = znp.where(ok, cand, znp.where(znp.isfinite(hi), 0.5 * (lo + hi), 2 * a))
         dx = a_new - a
-        done = (g == 0) | (znp.abs(dx) <= tol * (1 + znp.abs(a_new)))
+        done = (g == 0) | small | (znp.abs(dx) <= tol * (1 + znp.abs(a_new)))
         return k + 1, znp.where(g == 0, a, a_new), lo, hi, dx, done
     inf = znp.asarray(np.inf, a0.dtype)
     init = (znp.zeros((), np.int32), a0, znp.zeros_like(a0), inf, inf, znp.asarray(False))
