@@ -53,3 +53,9 @@ __all__ = [
     "pmap", "ops", "image", "core", "numpy_dtype_promotion", "export", "distributed",
     "shard_map", "make_mesh",
 ]
+
+# Taylor mode (issue 32)
+from . import taylor  # noqa: E402
+from .taylor import jet  # noqa: E402
+
+__all__ += ["jet", "taylor"]

@@ -2,11 +2,11 @@
 
 ``ode.odeint``: adaptive Dormand-Prince integration with adjoint gradients;
 ``multihost_utils``: broadcasts and gathers between the processes of a
-`zerax.distributed` job.
+`zerax.distributed` job; ``jet.jet``: Taylor-mode differentiation (``zerax.jet``).
 
 >>> from zerax.experimental.ode import odeint
 """
 
-from . import multihost_utils, ode  # noqa: F401
+from . import jet, multihost_utils, ode  # noqa: F401
 
-__all__ = ["multihost_utils", "ode"]
+__all__ = ["jet", "multihost_utils", "ode"]
