@@ -97,6 +97,7 @@ def test_max_min_clamp_select(vals):
            (np.float64(-5.0), a, np.float64(5.0)))
     pred = a > b
     _check(lambda x, y: bind(prims["select_n"], pred, x, y), (a, b))
+    _check(lambda x, y, z: bind(prims["fma"], x, y, z), (a, b, a * b))
     _check(lambda x: bind(prims["convert_element_type"], x, new_dtype=np.dtype(np.float64)),
            (a.astype(np.float32),))
 
@@ -153,7 +154,7 @@ def test_every_differentiable_primitive_is_covered_here():
         "broadcast_in_dim", "reshape", "transpose", "squeeze", "concatenate", "pad", "slice",
         "dynamic_slice", "dynamic_update_slice", "rev", "reduce_sum", "reduce_max",
         "reduce_min", "reduce_prod", "cumsum", "cumprod", "cummax", "cummin",
-        "window_patches", "window_patches_add",
+        "window_patches", "window_patches_add", "fma",
     } | COVERED_ELSEWHERE
     differentiable = {n for n, p in all_primitives().items()
                       if p in jvp_rules and "jvp" not in p.unsupported

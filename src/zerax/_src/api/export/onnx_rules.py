@@ -65,8 +65,25 @@ def _ne(ctx, eqn, ins):
     return ctx.node("Not", [ctx.node("Equal", ins)])
 
 
-def _rem(ctx, eqn, ins):   # lax.rem is C's fmod: the sign of the dividend
-    return ctx.node("Mod", ins, fmod=1)
+def _rem(ctx, eqn, ins):
+    """NumPy's remainder (the sign of the divisor; ``lax.rem``, C's fmod, is a
+    composition of it): ONNX's integer Mod is that; for floats, fmod fixed up."""
+    if _in_aval(eqn).dtype.kind != "f":
+        return ctx.node("Mod", ins, fmod=0)
+    x, y = ins
+    r = ctx.node("Mod", ins, fmod=1)
+    zero = scalar(ctx, 0.0, _in_aval(eqn).dtype)
+    fix = ctx.node("And", [ctx.node("Not", [ctx.node("Equal", [r, zero])]),
+                           ctx.node("Xor", [ctx.node("Less", [r, zero]),
+                                            ctx.node("Less", [y, zero])])])
+    return ctx.node("Where", [fix, ctx.node("Add", [r, y]), r])
+
+
+def _fma(ctx, eqn, ins):
+    """a * b + c: ONNX has no fused multiply-add, so this rounds twice (an ulp from
+    zerax's one rounding at most)."""
+    a, b, c = ins
+    return ctx.node("Add", [ctx.node("Mul", [a, b]), c])
 
 
 def _logical(bool_op, int_op):
@@ -82,6 +99,7 @@ def _logical(bool_op, int_op):
 
 onnx_rules[ew.ne_p] = _ne
 onnx_rules[ew.rem_p] = _rem
+onnx_rules[ew.fma_p] = _fma
 onnx_rules[ew.and_p] = _logical("And", "BitwiseAnd")
 onnx_rules[ew.or_p] = _logical("Or", "BitwiseOr")
 onnx_rules[ew.xor_p] = _logical("Xor", "BitwiseXor")
@@ -369,6 +387,9 @@ _NONE = {
     "pmax": "collectives run across devices; an ONNX model runs on one",
     "pmin": "collectives run across devices; an ONNX model runs on one",
     "all_gather": "collectives run across devices; an ONNX model runs on one",
+    "all_to_all": "collectives run across devices; an ONNX model runs on one",
+    "ppermute": "collectives run across devices; an ONNX model runs on one",
+    "psum_scatter": "collectives run across devices; an ONNX model runs on one",
     "axis_index": "collectives run across devices; an ONNX model runs on one",
     "debug_callback": "a host callback calls Python, which an ONNX model cannot",
     "function_call": "a zerax.Function's forward is Python (NumPy) code",

@@ -20,7 +20,6 @@ import numpy as np
 from .. import kernel_ir as K
 from ..fusion import plan_groups
 from ...ir.ir import ClosedJaxpr, Jaxpr, Literal, Var
-from ...ops.collectives import all_gather_p
 from ...ops.debug import debug_callback_p
 from ...ops.decompositions import cholesky_p, eigh_p, lu_p, qr_p, svd_p, triangular_solve_p
 from ...ops.eig import eig_p
@@ -41,7 +40,7 @@ __all__ = ["HOST", "Step", "Unlowerable", "format_steps", "lower_program", "lowe
 # Primitives run between the kernels by their NumPy implementation (LAPACK, pocketfft,
 # the user's callbacks), where they appear at the top level of a program.
 HOST = frozenset({cholesky_p, triangular_solve_p, lu_p, qr_p, eigh_p, svd_p, eig_p, fft_p,
-                  debug_callback_p, sort_p, argsort_p, all_gather_p})
+                  debug_callback_p, sort_p, argsort_p})
 
 # primitive -> rule(ctx, eqn): the statement-level rules
 rules: dict = {**_shape_rules, **_reduce_rules, **_linalg_rules, **_indexing_rules}
