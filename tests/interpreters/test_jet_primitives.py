@@ -13,6 +13,7 @@ import zerax.numpy as znp
 from zerax import errors, lax
 from zerax._src.core.core import all_primitives, bind
 from zerax._src.interpreters.jet import jet_rules
+from zerax._src.ops import elementwise as ew
 from zerax._src.ops import windows
 import zerax.scipy.special as sps
 
@@ -172,6 +173,14 @@ CASES.update({
              [F(S3, -1, 1)], 8),
     "all_gather": (lambda x: zx.vmap(lambda v: lax.all_gather(znp.sin(v), "i"), axis_name="i")(x),
                    [F(S3, -1, 1)], 8),
+    "psum_scatter": (lambda x: zx.vmap(lambda v: lax.psum_scatter(znp.sin(v), "i"),
+                                       axis_name="i")(x), [F((3, 3), -1, 1)], 8),
+    "ppermute": (lambda x: zx.vmap(lambda v: lax.ppermute(znp.sin(v), "i",
+                                                          [(0, 1), (1, 2), (2, 0)]),
+                                   axis_name="i")(x), [F(S3, -1, 1)], 8),
+    "all_to_all": (lambda x: zx.vmap(lambda v: lax.all_to_all(znp.sin(v), "i", 0, 0),
+                                     axis_name="i")(x), [F((3, 3), -1, 1)], 8),
+    "fma": (lambda x: ew.fma(znp.sin(x), x, znp.cos(x)), [F(S3, -2, 2)], 8),
 })
 # Zero series (piecewise-constant or integer outputs): each times a smooth function, so
 # the result's series is the function's times the constant.
