@@ -20,7 +20,7 @@ from .... import errors
 from .. import kernel_ir as K
 from ...ops.reduce import (argmax_p, argmin_p, cummax_p, cummin_p, cumprod_p, cumsum_p,
                            reduce_max_p, reduce_min_p, reduce_prod_p, reduce_sum_p)
-from .context import PARALLEL_THRESHOLD, Ctx, Unlowerable
+from .context import Ctx, Unlowerable
 
 COMBINER = {reduce_sum_p: "add", reduce_prod_p: "mul", reduce_max_p: "max",
             reduce_min_p: "min"}
@@ -30,6 +30,8 @@ def _unflatten(flat, dims):
     """The multi-index of ``flat`` in C order over ``dims`` (expressions)."""
     if len(dims) == 1:
         return [flat]
+    if 0 in dims:          # (no element: never read)
+        return [K.Const(0, K.I64)] * len(dims)
     out = []
     stride = math.prod(dims)
     for n in dims:
@@ -62,7 +64,7 @@ def reduce_trailing(ctx: Ctx, outvar, shape, axes, kind, value_at) -> None:
         ctx.bind_scalar(outvar, one(()))
         return
     out = ctx.new_buffer(outvar)
-    with ctx.nest(kept, parallel=count * math.prod(kept) >= PARALLEL_THRESHOLD) as idx:
+    with ctx.nest(kept, parallel=ctx.large(count * math.prod(kept))) as idx:
         ctx.emit(K.Store(out, idx, one(idx)))
 
 
@@ -74,7 +76,7 @@ def accumulate_in_order(ctx: Ctx, outvar, shape, axes, kind, value_at) -> None:
     with ctx.nest(out.shape, parallel=False) as oidx:
         ctx.emit(K.Store(out, oidx, identity))
     lead = min(axes)
-    large = math.prod(shape) >= PARALLEL_THRESHOLD
+    large = ctx.large(math.prod(shape))
     with ctx.nest(shape[:lead], parallel=large) as outer, \
             ctx.nest(shape[lead:], parallel=False) as rest:
         idx = tuple(outer) + tuple(rest)

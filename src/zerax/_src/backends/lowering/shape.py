@@ -264,7 +264,7 @@ def _patches_add(ctx, eqn):
     if int(np.prod(p.aval.shape, dtype=np.int64)) == 0:
         return
     read = _operand(ctx, p)
-    large = int(np.prod(p.aval.shape, dtype=np.int64)) >= 100_000
+    large = ctx.large(int(np.prod(p.aval.shape, dtype=np.int64)))
     with ctx.nest(tuple(p.aval.shape[:lead]), parallel=large) as li, \
             ctx.nest(tuple(window) + out_sp, parallel=False) as rest:
         ks, os_ = rest[:nsp], rest[nsp:]
