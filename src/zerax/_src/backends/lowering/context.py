@@ -119,6 +119,11 @@ class Ctx:
         self.temps.append(buf)
         return buf
 
+    @staticmethod
+    def large(elements) -> bool:
+        """Whether a loop nest of ``elements`` iterations pays for running in parallel."""
+        return elements >= PARALLEL_THRESHOLD
+
     # -- statements
 
     def emit(self, stmt) -> None:
@@ -147,7 +152,7 @@ class Ctx:
         shape = tuple(shape)
         total = math.prod(shape)
         if parallel is None:
-            parallel = total >= PARALLEL_THRESHOLD
+            parallel = self.large(total)
         with contextlib.ExitStack() as stack:
             idx = []
             first = True
