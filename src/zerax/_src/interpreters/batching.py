@@ -213,14 +213,16 @@ def broadcast_batcher(prim):
 
 # --------------------------------------------------------------------------- vmap
 
-def _flatten_axes(what, treedef, axes):
-    """Broadcast a prefix tree of axes to one axis per leaf of ``treedef``."""
+def _flatten_axes(what, treedef, axes, shown=None):
+    """Broadcast a prefix tree of axes to one axis per leaf of ``treedef`` (``shown``: the
+    user's spelling of ``axes`` for the error message)."""
     axes_def = tree.tree_structure(axes, is_leaf=lambda x: x is None)
     try:
         subtrees = axes_def.flatten_up_to(tree.tree_unflatten(treedef, [0] * treedef.num_leaves))
     except ValueError:
         raise errors.ZeraxValueError(
-            f"vmap {what} specification {axes!r} must be a tree prefix of the "
+            f"vmap {what} specification {axes if shown is None else shown!r} must be a "
+            "tree prefix of the "
             f"corresponding value structure {treedef}") from None
     leaves_axes = tree.tree_leaves(axes, is_leaf=lambda x: x is None)
     out = []
@@ -235,8 +237,9 @@ def _flatten_axes(what, treedef, axes):
 def vmap(fun, in_axes=0, out_axes=0, axis_size=None, axis_name=None, spmd_axis_name=None):
     """Vectorise ``fun`` over a leading (or chosen) axis of its arguments.
 
-    ``in_axes`` applies to the positional arguments; arguments passed by keyword are
-    passed whole, not mapped (JAX maps them over their leading axis).
+    ``in_axes`` applies to the positional arguments; every array leaf of the arguments
+    passed by keyword is mapped over its leading axis, as in JAX (bind an unmapped value
+    with ``functools.partial`` or give it positionally with axis ``None``).
     ``spmd_axis_name`` (a sharding hint) is accepted and ignored: there is one device.
 
     >>> import zerax as zx, zerax.numpy as znp
@@ -250,13 +253,20 @@ def vmap(fun, in_axes=0, out_axes=0, axis_size=None, axis_name=None, spmd_axis_n
 
     @functools.wraps(fun)
     def vmapped(*args, **kwargs):
-        leaves, args_tree = tree.tree_flatten(args)
+        # Keyword arguments ride along as the second half of the flattened inputs, each
+        # leaf on axis 0 (JAX's rule: in_axes cannot name them).
+        leaves, args_tree = tree.tree_flatten((args, kwargs))
         if isinstance(in_axes, tuple) and len(in_axes) != len(args):
             raise errors.ZeraxValueError(
                 f"vmap in_axes has {len(in_axes)} entries but {name} was called with "
                 f"{len(args)} positional arguments")
-        axes = _flatten_axes("in_axes", args_tree, in_axes)
-        leaves = [as_input(x, f"argument leaf {i} of {name}") if ax is not None else x
+        axes = _flatten_axes("in_axes", args_tree, (in_axes, 0), shown=in_axes)
+        n_pos = len(tree.tree_leaves(args))
+
+        def where(i):
+            return (f"argument leaf {i}" if i < n_pos else
+                    f"keyword-argument leaf {i - n_pos} (keyword arguments map over axis 0)")
+        leaves = [as_input(x, f"{where(i)} of {name}") if ax is not None else x
                   for i, (x, ax) in enumerate(zip(leaves, axes))]
         sizes = {}
         norm_axes = []
@@ -267,7 +277,7 @@ def vmap(fun, in_axes=0, out_axes=0, axis_size=None, axis_name=None, spmd_axis_n
             nd = len(x.shape)
             if not -nd <= ax < nd:
                 raise errors.ZeraxValueError(
-                    f"vmap in_axes={ax} is out of range for argument leaf {i} of {name}, "
+                    f"vmap in_axes={ax} is out of range for {where(i)} of {name}, "
                     f"which has rank {nd} (shape {tuple(x.shape)})")
             ax = ax % nd
             norm_axes.append(ax)
@@ -290,19 +300,20 @@ def vmap(fun, in_axes=0, out_axes=0, axis_size=None, axis_name=None, spmd_axis_n
         _rule_axis_name[0] = None  # the user's code inside does not inherit it
         try:
             return _run_batched(fun, args_tree, leaves, norm_axes, size, name_of_axis,
-                                out_axes, kwargs, name)
+                                out_axes, name)
         finally:
             _rule_axis_name[0] = outer
 
     return vmapped
 
 
-def _run_batched(fun, args_tree, leaves, norm_axes, size, axis_name, out_axes, kwargs, name):
+def _run_batched(fun, args_tree, leaves, norm_axes, size, axis_name, out_axes, name):
     """``fun`` under a new batch trace of ``size`` members; outputs moved to ``out_axes``."""
     with new_trace(BatchTrace, size, axis_name) as trace:
         ins = [x if ax is None else BatchTracer(trace, x, ax)
                for x, ax in zip(leaves, norm_axes)]
-        out = fun(*tree.tree_unflatten(args_tree, ins), **kwargs)
+        args, kwargs = tree.tree_unflatten(args_tree, ins)
+        out = fun(*args, **kwargs)
         out_leaves, out_tree = tree.tree_flatten(out)
         o_axes = _flatten_axes("out_axes", out_tree, out_axes)
         results = [_finish_output(trace, o, ax, size, name, i)
