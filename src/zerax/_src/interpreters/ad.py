@@ -241,7 +241,7 @@ def linearize_flat(flat_fun, primals, name="linearize", cse=None, prune=None):
     # transform (higher-order derivatives); for a plain eager grad they are skipped.
     if cse is None:
         cse = current_level() > 0
-    with new_trace(RecordingTrace, name, cse=cse) as rec:
+    with new_trace(RecordingTrace, name, cse=cse, records_program=False) as rec:
         with new_trace(JVPTrace) as jt:
             in_avals = [get_aval(p) for p in primals]
             in_mask = [a.dtype.kind in "fc" for a in in_avals]
