@@ -180,7 +180,7 @@ COVERED_ELSEWHERE = {"custom_jvp_call", "custom_vjp_call", "checkpoint", "checkp
                      "real", "imag", "conj", "complex",
                      # the discrete Fourier transform: check_grads in test_fft.py
                      "fft",
-                     # iterative special functions: check_grads in test_special_more.py
+                     # iterative special functions: check_grads in test_scipy_special.py
                      "igamma", "igammac", "igamma_grad_a", "regularized_incomplete_beta",
                      "bessel_i0e", "bessel_i1e", "zeta", "expn", "expi", "bessel_j0",
                      "bessel_j1", "bessel_y0", "bessel_y1",

@@ -15,7 +15,9 @@ from .. import numpy as jnp
 from ... import errors
 from ..numpy._util import normalize_axis
 from ..ops.misc import stop_gradient
-from .scipy_special import erf, expit, log_softmax, logsumexp, softmax
+from .scipy.special import erf, expit, logsumexp
+from .scipy.special import log_softmax as _log_softmax
+from .scipy.special import softmax as _softmax
 
 __all__ = ["relu", "relu6", "sigmoid", "softplus", "log_sigmoid", "silu", "swish", "gelu",
            "elu", "leaky_relu", "celu", "selu", "hard_tanh", "softmax", "log_softmax",
@@ -103,6 +105,29 @@ def hard_tanh(x):
     """``clip(x, -1, 1)``."""
     x = jnp.asarray(x)
     return jnp.where(x > 1, 1, jnp.where(x < -1, -1, x))
+
+
+def softmax(x, axis=-1, where=None):
+    """``exp(x) / sum(exp(x))`` along ``axis``, computed stably; with ``where`` (a mask
+    broadcastable to ``x``) only those elements count and the others are 0 (JAX's
+    ``jax.nn.softmax``).
+
+    >>> import zerax.nn as nn
+    >>> nn.softmax([1.0, 2.0, 3.0], where=[True, False, True]).round(4)
+    Array([0.1192, 0.    , 0.8808], dtype=float64)
+    """
+    return _softmax(x, axis=axis, where=where)
+
+
+def log_softmax(x, axis=-1, where=None):
+    """``x - logsumexp(x)`` along ``axis``; with ``where`` only those elements count and
+    the others are -inf (JAX's ``jax.nn.log_softmax``).
+
+    >>> import zerax.nn as nn
+    >>> nn.log_softmax([0.0, 5.0, 0.0], where=[True, False, True]).round(4)
+    Array([-0.6931,    -inf, -0.6931], dtype=float64)
+    """
+    return _log_softmax(x, axis=axis, where=where)
 
 
 def one_hot(x, num_classes, dtype=np.float64, axis=-1):

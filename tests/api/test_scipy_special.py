@@ -1,4 +1,4 @@
-"""zerax.scipy.special additions (issue 14): values against SciPy 1.17.1 values recorded as
+"""zerax.scipy.special against SciPy 1.17.1 values recorded as
 literals below, derivatives by finite differences (check_grads to order 2), vmap and jit,
 and the derivatives JAX also lacks raising NotSupportedError."""
 
