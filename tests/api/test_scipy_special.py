@@ -510,3 +510,64 @@ def test_bessel_jn():
            rtol=1e-10)
     with pytest.raises(errors.ZeraxValueError, match="v <= n_iter"):
         zsp.bessel_jn(1.0, v=60)
+
+
+# --------------------------------------------------------------------------- psi, rgamma, jn, yn, ive
+# SciPy 1.17.1's values (recorded).
+RG_X = [0.5, -0.5, 1.5, -2.5, 4.0, 10.25, 171.7, -200.5, 0.0, -3.0, inf, -inf, nan]
+RGAMMA = [0.5641895835477563, -0.28209479177387814, 1.1283791670955126, -1.057855469152043,
+          0.16666666666666666, 1.564375787325616e-06, 0.0, -inf, 0.0, 0.0, 0.0, 0.0, nan]
+YN_N = [0, 1, 2, 3, -3, 5, 30, 200, 2, 1000, 2]
+YN_X = [1.0, 1e-300, 2.0, 2.0, 2.0, 7.5, 5.0, 1.0, 1e5, 2000.0, -1.0]
+YN = [0.08825696421567697, -6.366197723675813e+299, -0.6174081041906827, -1.127783776840428,
+      1.127783776840428, 0.17541805694546514, -4.0285684185540797e+18, -inf,
+      -0.0018467317746558585, -0.013745592437841824, nan]
+IVE_V = [0, 0.5, 1, 2.5, -0.5, -1.5, -2, 10, 37.3, 100, 500.5, 1e4, 2000, 3.0]
+IVE_X = [1e-5, 1000.0, 1.9, 26.0, 3.0, 710.0, -750.0, 50.0, 300.0, 1e6 + 1, 1000.0, 5e6,
+         1e6 + 1, -3.0]
+IVE = [0.9999900000749996, 0.012615662610100801, 0.21661191117477044, 0.06955865373298986,
+       0.23090036256424085, 0.014950949615585076, 0.014530915381508549, 0.020668428584210585,
+       0.0022651721144829008, 0.00039695239961394263, 5.493118295168395e-56,
+       8.099930058393641e-09, 5.399103625147252e-05, -0.047783319568023314]
+JN = [0.7651976865579666, 0.4860912605858912, -0.2340615281867936, -0.43017147387562193]
+
+
+def test_psi_and_rgamma():
+    assert zsp.psi is not zsp.digamma and float(zsp.psi(1.0)) == float(zsp.digamma(1.0))
+    # 1/Gamma(171.7) is subnormal (3.77e-309): SciPy flushes it to 0
+    _close(zsp.rgamma(np.array(RG_X)), RGAMMA, rtol=1e-13, atol=1e-300)
+    for x in (0.5, -0.5, 2.5, -2.3, 7.0):
+        _grads(zsp.rgamma, x)
+    # at the poles -n the derivative is the limit (-1)^n n!
+    for n in range(5):
+        np.testing.assert_allclose(float(zerax.grad(zsp.rgamma)(float(-n))),
+                                   (-1) ** n * math.factorial(n), rtol=1e-14)
+    np.testing.assert_allclose(zerax.vmap(zerax.grad(zsp.rgamma))(np.array([-1.0, 1.0])),
+                               [-1.0, 0.5772156649015329], rtol=1e-13)
+
+
+def test_jn_yn():
+    _close(zsp.jn(np.array([0, 2, 5, -3]), np.array([1.0, 3.0, 10.0, 4.0])), JN, rtol=1e-13)
+    _close(zsp.yn(np.array(YN_N), np.array(YN_X)), YN, rtol=1e-12)
+    _close(zerax.jit(zsp.yn)(np.array(YN_N), np.array(YN_X)), YN, rtol=1e-12)
+    _close(zsp.yn(2.7, 2.0), YN[2], rtol=1e-14)        # SciPy truncates a float order
+    _close(zsp.yn([0, 1, 3], [0.0, inf, nan]), [-inf, nan, nan])
+    for n in (0, 1, 4, -3):                            # Y_n' = (Y_n-1 - Y_n+1) / 2
+        _grads(lambda x, n=n: zsp.yn(n, x), 2.5)
+        want = 0.5 * (float(zsp.yn(n - 1, 2.5)) - float(zsp.yn(n + 1, 2.5)))
+        np.testing.assert_allclose(float(zerax.grad(lambda x: zsp.yn(n, x))(2.5)), want,
+                                   rtol=1e-12)
+    assert np.asarray(zsp.yn(np.int32(2), np.float32(2.0))).dtype == np.float32
+
+
+def test_ive():
+    _close(zsp.ive(np.array(IVE_V), np.array(IVE_X)), IVE, rtol=1e-11)
+    _close(zerax.jit(zsp.ive)(np.array(IVE_V), np.array(IVE_X)), IVE, rtol=1e-11)
+    _close(zsp.ive([0.5, -0.5, 0.5, 2.0], [0.0, 0.0, inf, -1.0]),
+           [0.0, nan, nan, 0.04993877689422356])
+    x = np.linspace(0.3, 40.0, 7)          # ive == iv * exp(-x) where iv does not overflow
+    _close(zsp.ive(2.5, x), np.asarray(zsp.iv(2.5, x)) * np.exp(-x), rtol=1e-13)
+    for v, x0 in ((0.5, 3.0), (2.0, -1.5), (7.5, 30.0)):
+        _grads(lambda x, v=v: zsp.ive(v, x), x0)
+    with pytest.raises(errors.NotSupportedError, match="order v"):
+        zerax.grad(zsp.ive)(1.0, 2.0)

@@ -186,7 +186,7 @@ COVERED_ELSEWHERE = {"custom_jvp_call", "custom_vjp_call", "checkpoint", "checkp
                      "bessel_j1", "bessel_y0", "bessel_y1",
                      # real-order Bessel functions and the spherical harmonics' Legendre
                      # part: check_grads in tests/api/test_special_bessel_order.py
-                     "bessel_jv", "bessel_iv", "sph_legendre",
+                     "bessel_jv", "bessel_iv", "bessel_ive", "sph_legendre",
                      # collectives over named vmap axes: check_grads in test_collectives.py
                      "psum", "all_gather",
                      # general eigendecomposition: check_grads in test_linalg_eig.py

@@ -9,12 +9,13 @@ kernels of ``ops/special_ops.py``); float32 stays float32, integers compute in f
 This package is the namespace the ``zerax.scipy`` implementations (stats, ...) use.
 """
 
-from .bessel import bessel_jn, i0, i0e, i1, i1e, iv, j0, j1, jv, y0, y1  # noqa: F401
+from .bessel import (bessel_jn, i0, i0e, i1, i1e, iv, ive, j0, j1, jn, jv, y0, y1,  # noqa: F401
+                     yn)
 from .entropy import entr, kl_div, rel_entr  # noqa: F401
 from .error_functions import erf, erfc, erfcinv, erfinv, log_ndtr, ndtr, ndtri  # noqa: F401
 from .gamma_functions import (beta, betainc, betaln, comb, digamma, factorial, gamma,  # noqa: F401
                               gammainc, gammaincc, gammaln, gammasgn, loggamma, multigammaln,
-                              poch, polygamma)
+                              poch, polygamma, psi, rgamma)
 from .log_domain import (boxcox, boxcox1p, expit, log_expit, log_softmax, logit,  # noqa: F401
                          logsumexp, softmax, xlog1py, xlogy)
 from .spherical_harmonics import sph_harm, sph_harm_y  # noqa: F401

@@ -13,6 +13,7 @@ import numpy as np
 
 from ..... import errors
 from .... import numpy as jnp
+from ....lax import control_flow as lax
 from ....ops import special_ops as so
 from ._util import _const, _floats
 
@@ -185,3 +186,76 @@ def iv(v, z):
     1.515339446682
     """
     return so.bessel_iv(*_bessel_args("iv", v, z))
+
+
+def ive(v, z):
+    """The exponentially scaled modified Bessel function ``I_v(z) exp(-|z|)`` of real
+    order ``v`` and real ``z`` (SciPy's ``ive``; complex ``z`` is not supported): finite
+    where ``iv`` overflows, so ``ive(v, 1000.0)`` is not ``inf * 0``.
+
+    SciPy's values as for `iv` (nan for non-integer orders at negative ``z`` and at
+    ``z = +-inf``), with nan at ``z = 0`` for negative non-integer ``v``.  Differentiable
+    in ``z`` (``(ive_v-1 + ive_v+1) / 2 - sign(z) ive_v``), not in ``v``.
+
+    >>> import zerax.scipy.special as zsp
+    >>> round(float(zsp.ive(0.5, 1000.0)), 12)
+    0.012615662611
+    """
+    return so.bessel_ive(*_bessel_args("ive", v, z))
+
+
+def jn(n, x):
+    """The Bessel function of the first kind of integer order: SciPy's ``jn``, which is
+    `jv` (a non-integer ``n`` is used as it is, as in SciPy).
+
+    >>> import zerax.scipy.special as zsp
+    >>> round(float(zsp.jn(2, 3.0)), 12)
+    0.486091260585
+    """
+    return jv(n, x)
+
+
+def yn(n, x):
+    """The Bessel function of the second kind ``Y_n(x)`` of integer order ``n`` (SciPy's
+    ``yn``; a float ``n`` is truncated to an integer, as SciPy does).
+
+    By the forward recurrence ``Y_k+1 = (2k / x) Y_k - Y_k-1`` from `y0` and `y1` (stable
+    for Y), ``Y_-n = (-1)^n Y_n``; SciPy's values: -inf at ``x = 0`` and where the value
+    overflows, nan for ``x < 0`` and at ``x = inf``.  ``n`` may be traced (the recurrence
+    then runs to the largest ``|n|``); differentiable in ``x``.
+
+    >>> import zerax.scipy.special as zsp
+    >>> round(float(zsp.yn(3, 2.0)), 12)
+    -1.127783776840
+    """
+    n = jnp.asarray(n)
+    if np.dtype(n.dtype).kind not in "biuf":
+        raise errors.ZeraxTypeError("zerax.scipy.special.yn: the order n must be a real "
+                                    f"number, got dtype {n.dtype}")
+    nan_n = jnp.isnan(n) if np.dtype(n.dtype).kind == "f" else None
+    n_int = jnp.trunc(jnp.where(nan_n, 0, n) if nan_n is not None else n).astype(np.int64)
+    (x,) = _floats("yn", x)
+    with np.errstate(all="ignore"):     # eagerly: -inf and nan are values here (SciPy's)
+        return _yn(n_int, x, nan_n)
+
+
+def _yn(n_int, x, nan_n):
+    n_int, x = jnp.broadcast_arrays(n_int, x)
+    m = jnp.abs(n_int)
+    y_prev, y_cur = so.bessel_y0(x), so.bessel_y1(x)
+
+    def body(k, carry):
+        y_prev, y_cur, out = carry
+        # Y_k+1 from Y_k and Y_k-1; once -inf (overflow, x = 0) it stays -inf
+        nxt = ((2 * k).astype(x.dtype) / x) * y_cur - y_prev
+        nxt = jnp.where(jnp.isneginf(y_cur), y_cur, nxt)
+        out = jnp.where(m == k + 1, nxt, out)
+        return y_cur, nxt, out
+
+    out = jnp.where(m == 0, y_prev, y_cur)
+    top = jnp.max(m) if m.size else 0
+    _, _, out = lax.fori_loop(1, jnp.maximum(top, 1), body, (y_prev, y_cur, out))
+    odd = (m % 2) == 1
+    out = jnp.where((n_int < 0) & odd, -out, out)
+    out = jnp.where(x == np.inf, _const(x, np.nan), out)
+    return out if nan_n is None else jnp.where(nan_n, _const(x, np.nan), out)

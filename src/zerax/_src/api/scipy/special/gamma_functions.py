@@ -17,6 +17,7 @@ from .... import numpy as jnp
 from ....core.core import bind
 from ....ops import elementwise as ew
 from ....ops import special_ops as so
+from ...custom import custom_jvp
 from ._util import _const, _float, _floats
 
 
@@ -28,6 +29,16 @@ def gammaln(x):
 def digamma(x):
     """The logarithmic derivative of Gamma."""
     return bind(ew.digamma_p, _float(x, "digamma"))
+
+
+def psi(x):
+    """The digamma function (SciPy's other name for `digamma`).
+
+    >>> import zerax.scipy.special as zsp
+    >>> round(float(zsp.psi(1.0)), 12)
+    -0.577215664902
+    """
+    return digamma(x)
 
 
 def polygamma(n, x):
@@ -60,6 +71,39 @@ def gamma(x):
     """
     (x,) = _floats("gamma", x)
     return gammasgn(x) * jnp.exp(_lgamma(x))
+
+
+@custom_jvp
+def _rgamma(x):
+    pole = (x <= 0) & (x == jnp.floor(x))        # (-inf too): 1/Gamma is 0 there
+    safe = jnp.where(pole, _const(x, 0.5), x)
+    return jnp.where(pole, _const(x, 0.0), gammasgn(safe) * jnp.exp(-_lgamma(safe)))
+
+
+@_rgamma.defjvp
+def _rgamma_jvp(primals, tangents):
+    # (1/Gamma)' = -psi / Gamma, which at the poles x = -n is the limit (-1)^n n!
+    (x,), (t,) = primals, tangents
+    ans = _rgamma(x)
+    pole = (x <= 0) & (x == jnp.floor(x)) & jnp.isfinite(x)
+    n = jnp.where(pole, -x, _const(x, 0.0))
+    at_pole = jnp.where(jnp.remainder(n, 2) == 0, _const(x, 1.0), _const(x, -1.0)) * \
+        jnp.exp(_lgamma(n + 1))
+    safe = jnp.where(pole, _const(x, 0.5), x)
+    return ans, t * jnp.where(pole, at_pole, -ew.bind(ew.digamma_p, safe) * ans)
+
+
+def rgamma(x):
+    """``1 / Gamma(x)``, an entire function: 0 at the poles of Gamma (SciPy's
+    ``rgamma``), differentiable everywhere.
+
+    >>> import zerax.scipy.special as zsp
+    >>> float(zsp.rgamma(4.0)), float(zsp.rgamma(-2.0))
+    (0.16666666666666666, 0.0)
+    """
+    (x,) = _floats("rgamma", x)
+    with np.errstate(all="ignore"):     # eagerly: an overflow to inf is the value (SciPy's)
+        return _rgamma(x)
 
 
 def _lgamma(x):
