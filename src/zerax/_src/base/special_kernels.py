@@ -621,8 +621,8 @@ def iv(v, x):
 def ive(v, x):
     """The exponentially scaled ``I_v(x) exp(-|x|)`` of real order of arrays.
 
-    >>> round(float(ive(np.array(0.5), np.array(1000.0))), 12)
-    0.012615662611
+    >>> round(float(ive(np.array(0.5), np.array(1000.0))), 10)
+    0.0126156626
     """
     with np.errstate(all="ignore"):
         return _apply("iv", v, x, np.ones((), np.float64), ndata=2)

@@ -198,8 +198,8 @@ def ive(v, z):
     in ``z`` (``(ive_v-1 + ive_v+1) / 2 - sign(z) ive_v``), not in ``v``.
 
     >>> import zerax.scipy.special as zsp
-    >>> round(float(zsp.ive(0.5, 1000.0)), 12)
-    0.012615662611
+    >>> round(float(zsp.ive(0.5, 1000.0)), 10)
+    0.0126156626
     """
     return so.bessel_ive(*_bessel_args("ive", v, z))
 
@@ -209,8 +209,8 @@ def jn(n, x):
     `jv` (a non-integer ``n`` is used as it is, as in SciPy).
 
     >>> import zerax.scipy.special as zsp
-    >>> round(float(zsp.jn(2, 3.0)), 12)
-    0.486091260585
+    >>> round(float(zsp.jn(2, 3.0)), 10)
+    0.4860912606
     """
     return jv(n, x)
 
@@ -225,8 +225,8 @@ def yn(n, x):
     then runs to the largest ``|n|``); differentiable in ``x``.
 
     >>> import zerax.scipy.special as zsp
-    >>> round(float(zsp.yn(3, 2.0)), 12)
-    -1.127783776840
+    >>> round(float(zsp.yn(3, 2.0)), 10)
+    -1.1277837768
     """
     n = jnp.asarray(n)
     if np.dtype(n.dtype).kind not in "biuf":
