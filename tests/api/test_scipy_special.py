@@ -512,7 +512,7 @@ def test_bessel_jn():
         zsp.bessel_jn(1.0, v=60)
 
 
-# --------------------------------------------------------------------------- psi, rgamma, jn, yn, ive
+# --------------------------------------------------------------- psi, rgamma, jn, yn, ive
 # SciPy 1.17.1's values (recorded).
 RG_X = [0.5, -0.5, 1.5, -2.5, 4.0, 10.25, 171.7, -200.5, 0.0, -3.0, inf, -inf, nan]
 RGAMMA = [0.5641895835477563, -0.28209479177387814, 1.1283791670955126, -1.057855469152043,
@@ -529,7 +529,7 @@ IVE = [0.9999900000749996, 0.012615662610100801, 0.21661191117477044, 0.06955865
        0.23090036256424085, 0.014950949615585076, 0.014530915381508549, 0.020668428584210585,
        0.0022651721144829008, 0.00039695239961394263, 5.493118295168395e-56,
        8.099930058393641e-09, 5.399103625147252e-05, -0.047783319568023314]
-JN = [0.7651976865579666, 0.4860912605858912, -0.2340615281867936, -0.43017147387562193]
+JN_INT = [0.7651976865579666, 0.4860912605858912, -0.2340615281867936, -0.43017147387562193]
 
 
 def test_psi_and_rgamma():
@@ -547,7 +547,7 @@ def test_psi_and_rgamma():
 
 
 def test_jn_yn():
-    _close(zsp.jn(np.array([0, 2, 5, -3]), np.array([1.0, 3.0, 10.0, 4.0])), JN, rtol=1e-13)
+    _close(zsp.jn(np.array([0, 2, 5, -3]), np.array([1.0, 3.0, 10.0, 4.0])), JN_INT, rtol=1e-13)
     _close(zsp.yn(np.array(YN_N), np.array(YN_X)), YN, rtol=1e-12)
     _close(zerax.jit(zsp.yn)(np.array(YN_N), np.array(YN_X)), YN, rtol=1e-12)
     _close(zsp.yn(2.7, 2.0), YN[2], rtol=1e-14)        # SciPy truncates a float order
@@ -571,3 +571,74 @@ def test_ive():
         _grads(lambda x, v=v: zsp.ive(v, x), x0)
     with pytest.raises(errors.NotSupportedError, match="order v"):
         zerax.grad(zsp.ive)(1.0, 2.0)
+
+
+# --------------------------------------------------------------------------- complex erf
+# SciPy 1.17.1's values (recorded); 1.45061617+1.880943j is near a zero of erf.
+CZ = [
+    (0.3+0.2j), (-0.05+0.9j), 0.99j, (1+1j), (2-1j), (-1.5+3j), (3.5+0.01j), (-4+4j), (0.5-6j),
+    (10+1j), (-12-3j), (1.45061617+1.880943j), (25+0.5j), (-0.7-0.7j), 5j, (-8+0.001j)]
+CERF = [
+    (0.3412374814721385+0.20852883788276894j), (-0.12654813166312773+1.3658470661430597j),
+    1.620056916315735j, (1.3161512816979477+0.19045346923783463j),
+    (1.0036063427256519+0.011259006028815025j), (-118.85590404657567-88.12089067150661j),
+    (0.9999992587907499+5.395198047513798e-08j), (-0.9785492330760819+0.09733969063083205j),
+    (-115026164149858.66-297637986588654.6j), (1+5.359995110846679e-45j),
+    (-1-1.404758747271318e-62j), (2.220302275368624e-08+2.3019203785696086e-08j),
+    (1-1.1991376304540743e-274j), (-0.958160122737699-0.4764516009544165j), 8298273880.6768055j,
+    (-1+1.8096301868771138e-31j)]
+CERFC = [
+    (0.6587625185278616-0.2085288378827689j), (1.1265481316631276-1.3658470661430597j),
+    (1-1.620056916315735j), (-0.3161512816979476-0.19045346923783463j),
+    (-0.00360634272565175-0.011259006028815024j), (119.85590404657567+88.12089067150661j),
+    (7.412092500696955e-07-5.3951980475137976e-08j), (1.9785492330760819-0.09733969063083205j),
+    (115026164149859.66+297637986588654.6j), (1.7860120922653747e-45-5.3599951108466795e-45j),
+    (2+1.4047587472713166e-62j), (0.9999999777969772-2.3019203765350937e-08j),
+    (1.0587823237964942e-273+1.1991376304540743e-274j), (1.958160122737699+0.4764516009544165j),
+    (1-8298273880.6768055j), (2-1.8096301868771138e-31j)]
+CWOFZ = [
+    (0.7528947901368793+0.2296531523490698j), (0.45608051607321-0.015319107474353244j),
+    (0.4303312130641483+0j), (0.30474420525691254+0.2082189382028316j),
+    (-0.20532558064658757+0.14685548503016754j), (0.14861818690022932-0.06858526302274731j),
+    (0.0005390676167761193+0.16882773636001328j), (0.07157043342636545-0.0693745186137716j),
+    (6447717275080039-1876325647346695j), (0.005669942566902179+0.056129645315951264j),
+    (-0.011163889644607903-0.04436123799496351j), (0.19171170996495837+0.12649648478044254j),
+    (0.00045225734443087923+0.02257661394076392j), (0.6950475367840696-1.8916411171103638j),
+    (0.11070463773306861+0j), (9.030620666703274e-06-0.07108811058762673j)]
+
+
+def test_complex_erf_erfc_wofz():
+    z = np.array(CZ)
+    for f, want in ((zsp.erf, CERF), (zsp.erfc, CERFC), (zsp.wofz, CWOFZ)):
+        got = f(z)
+        assert np.asarray(got).dtype == np.complex128
+        # relative to |value|, but near erf's zero relative to 1 (both lose digits there)
+        np.testing.assert_allclose(got, want, rtol=5e-14, atol=1e-15)
+        np.testing.assert_allclose(zerax.jit(f)(z), want, rtol=5e-14, atol=1e-15)
+    assert np.asarray(zsp.erf(np.complex64(1 + 1j))).dtype == np.complex64
+    np.testing.assert_allclose(zsp.erf(np.complex64(1 + 1j)), CERF[3], rtol=1e-6)
+    # the real axis agrees with the real erf; the limits at Re z = +-inf are SciPy's
+    x = np.linspace(-6.0, 6.0, 25)
+    np.testing.assert_allclose(zsp.erf(x + 0j).real, zsp.erf(x), rtol=1e-14, atol=1e-16)
+    np.testing.assert_array_equal(zsp.erf(np.array([complex(inf, 0), complex(-inf, 2)])),
+                                  [1, -1])
+    np.testing.assert_array_equal(zsp.erfc(np.array([complex(inf, 0), complex(-inf, 0)])),
+                                  [0, 2])
+
+
+def test_complex_erf_is_holomorphic():
+    z = np.array([0.3 + 0.2j, 2 + 1j, -1.5 + 3j])
+    t = np.array([1 + 0.5j, -0.2 + 1j, 1j])
+    for f, d in ((zsp.erf, lambda z: 2 / np.sqrt(np.pi) * np.exp(-z * z)),
+                 (zsp.erfc, lambda z: -2 / np.sqrt(np.pi) * np.exp(-z * z)),
+                 (zsp.wofz, lambda z: -2 * z * np.asarray(zsp.wofz(z)) + 2j / np.sqrt(np.pi))):
+        _, got = zerax.jvp(f, (z,), (t,))
+        np.testing.assert_allclose(got, d(z) * t, rtol=1e-13)
+        h = 1e-6                           # the derivative is the complex difference quotient
+        fd = (np.asarray(f(z + h * t)) - np.asarray(f(z - h * t))) / (2 * h)
+        np.testing.assert_allclose(got, fd, rtol=1e-7)
+    np.testing.assert_allclose(zerax.jacfwd(zsp.erf, holomorphic=True)(0.5 + 0.5j),
+                               2 / np.sqrt(np.pi) * np.exp(-(0.5 + 0.5j) ** 2), rtol=1e-14)
+    # grad of the real part of a holomorphic f is f'(z) in JAX's convention
+    np.testing.assert_allclose(zerax.grad(lambda z: zsp.erf(z).real)(0.5 + 0.5j),
+                               2 / np.sqrt(np.pi) * np.exp(-(0.5 + 0.5j) ** 2), rtol=1e-14)

@@ -7,4 +7,4 @@ from .._src.api.scipy.special import (bessel_jn, beta, betainc, betaln, boxcox, 
                                       kl_div, log_expit, log_ndtr, log_softmax, loggamma, logit,
                                       logsumexp, multigammaln, ndtr, ndtri, poch, polygamma, psi,
                                       rel_entr, rgamma, softmax, sph_harm, sph_harm_y, xlog1py,
-                                      xlogy, y0, y1, yn, zeta)
+                                      wofz, xlogy, y0, y1, yn, zeta)

@@ -12,7 +12,8 @@ This package is the namespace the ``zerax.scipy`` implementations (stats, ...) u
 from .bessel import (bessel_jn, i0, i0e, i1, i1e, iv, ive, j0, j1, jn, jv, y0, y1,  # noqa: F401
                      yn)
 from .entropy import entr, kl_div, rel_entr  # noqa: F401
-from .error_functions import erf, erfc, erfcinv, erfinv, log_ndtr, ndtr, ndtri  # noqa: F401
+from .error_functions import (erf, erfc, erfcinv, erfinv, log_ndtr, ndtr, ndtri,  # noqa: F401
+                              wofz)
 from .gamma_functions import (beta, betainc, betaln, comb, digamma, factorial, gamma,  # noqa: F401
                               gammainc, gammaincc, gammaln, gammasgn, loggamma, multigammaln,
                               poch, polygamma, psi, rgamma)
