@@ -10,8 +10,10 @@ Against SciPy's Faddeeva package it agrees to 1e-14 relative in the upper half p
 and ``erf`` to ~3e-14 over |Re z|, |Im z| < 30 (what is left is the conditioning of
 ``exp(-z^2)`` itself, ~|z|^2 ulps).  ``erf`` is its Taylor series for |z| < 1 (where
 ``1 - exp(-z^2) w(iz)`` would cancel) and ``1 - exp(-z^2) w(iz)`` for Re z >= 0 beyond,
-odd symmetry for Re z < 0; at Re z = +-inf (Im z finite) SciPy's limits.  The functions are holomorphic: their JVPs are the closed
-forms ``erf' = 2 exp(-z^2) / sqrt(pi)`` and ``w' = -2 z w + 2i / sqrt(pi)``.
+odd symmetry for Re z < 0; at Re z = +-inf (Im z finite) SciPy's limits (an infinite
+imaginary part gives nan, where SciPy gives some limits).  The functions are holomorphic:
+their JVPs are the closed forms ``erf' = 2 exp(-z^2) / sqrt(pi)`` and ``w' = -2 z w +
+2i / sqrt(pi)``.
 """
 
 from __future__ import annotations
