@@ -137,6 +137,13 @@ def test_type_predicates():
         check(znp.iscomplex(v), np.iscomplex(v))
     f = zx.make_jaxpr(lambda x: znp.isreal(x))
     assert f(np.ones(3)) is not None
+    # traced complex values: the imaginary part compared with 0 (nan is not 0, -0.0 is)
+    z = np.array([[1 + 2j, 1 + 0j, complex(np.nan, 0)], [complex(0, np.nan), -0j,
+                                                          complex(5, -0.0)]])
+    for fn in (zx.jit, zx.vmap):
+        check(fn(znp.isreal)(z), np.isreal(z))
+        check(fn(znp.iscomplex)(z), np.iscomplex(z))
+    check(zx.jit(znp.iscomplex)(z.astype(np.complex64)), np.iscomplex(z))
 
 
 # --------------------------------------------------------------------------- integer math
