@@ -23,6 +23,7 @@ __all__ = [
     "IntegerInputError",
     "NonDifferentiableError",
     "NotSupportedError",
+    "CustomVJPForwardModeError",
     "NonConcreteBooleanIndexError",
     "ImmutableArrayError",
     "FrozenModuleError",
@@ -91,6 +92,11 @@ class NonDifferentiableError(ZeraxError, TypeError):
 
 class NotSupportedError(ZeraxError, NotImplementedError):
     """A primitive does not support the transform it was used under."""
+
+
+class CustomVJPForwardModeError(NotSupportedError, TypeError):
+    """Forward-mode differentiation (jvp, jacfwd) of a custom_vjp function, whose
+    derivative is only known through its bwd rule; a TypeError too, as JAX's."""
 
 
 class NonConcreteBooleanIndexError(ZeraxError, IndexError):

@@ -29,8 +29,8 @@ from ..core.api_util import OutTree, as_input, as_output, flatten_fun, normalize
 from ..core.array import Array
 from ..core.ad_util import (  # noqa: F401  (is_undefined: re-exported with the vocabulary)
     UndefinedPrimal, Zero, add_any, instantiate, is_undefined, zeros_for)
-from ..core.core import (Primitive, Trace, Tracer, bind, current_level, get_aval, new_trace,
-                         rule_table)
+from ..core.core import (Primitive, Trace, Tracer, bind, current_level, find_top_trace,
+                         get_aval, new_trace, rule_table)
 from ..base.dtypes import float0
 from ..ir.ir import Literal, Var, effects_suppressed, eval_jaxpr
 from ..ir.tracing import RecordingTrace, fun_name, trace_closed
@@ -114,7 +114,7 @@ class JVPTrace(Trace):
 
     def process_custom_vjp(self, prim, fun, fwd, bwd, args, params):
         primals, tangents = self._split(args)
-        outs, t_outs = custom_vjp_jvp(fwd, bwd, primals, tangents)
+        outs, t_outs = custom_vjp_jvp(fwd, bwd, primals, tangents, params.get("fwd_jvp"))
         return [self._wrap(p, t) for p, t in zip(outs, t_outs)]
 
 
@@ -682,19 +682,23 @@ def vjp_jaxpr(jaxpr, wrt, out_mask):
 custom_lin_p = Primitive("custom_lin", multiple_results=True)
 
 
-def _custom_lin_impl(*args, num_res, bwd, out_avals):
+def _custom_lin_impl(*args, num_res, bwd, out_avals, num_primals=0, fwd_jvp=None):
+    if fwd_jvp is not None:   # the function's forward rule, on its primal inputs
+        primals = list(args[num_res - num_primals:num_res])
+        return [np.asarray(t) for t in fwd_jvp(primals, list(args[num_res:]))]
     if all(not np.any(np.asarray(t)) for t in args[num_res:]):
         # linear in its tangents: at zero tangents it is zero.  (Transposing a linear
         # program by a vjp evaluates it there: cond/scan/while/jit transposes do.)
         return [np.zeros(a.shape, a.dtype) for a in out_avals]
-    raise errors.NotSupportedError(
+    raise errors.CustomVJPForwardModeError(
         "forward-mode differentiation (jvp, jacfwd, hessian's outer jacfwd) of a custom_vjp "
         f"function is not supported (at {errors.user_frame()}): its derivative is only known "
-        "through its bwd rule. Use reverse mode (grad, vjp, jacrev), or define a custom_jvp.")
+        "through its bwd rule. Use reverse mode (grad, vjp, jacrev), define a custom_jvp, "
+        "or give the custom_vjp function a forward rule with .defjvp_forward.")
 
 
-def _custom_lin_transpose(cts, *args, num_res, bwd, out_avals):
-    res = args[:num_res]
+def _custom_lin_transpose(cts, *args, num_res, bwd, out_avals, num_primals=0, fwd_jvp=None):
+    res = args[:num_res - num_primals]
     cts = [instantiate(c) if type(c) is Zero else c for c in cts]
     in_cts = bwd(list(res), cts)
     n_in = len(args) - num_res
@@ -704,13 +708,13 @@ def _custom_lin_transpose(cts, *args, num_res, bwd, out_avals):
     return [None] * num_res + list(in_cts)
 
 
-def _custom_lin_jvp(primals, tangents, *, num_res, bwd, out_avals):
+def _custom_lin_jvp(primals, tangents, *, num_res, **params):
     """custom_lin is linear in its tangent operands, so its JVP along them is itself.
     (Needed where a linear program is transposed by a vjp.)  Along the residuals it
     would be a second derivative through ``bwd``, which is not known."""
-    params = dict(num_res=num_res, bwd=bwd, out_avals=out_avals)
+    params = dict(num_res=num_res, **params)
     if any(type(t) is not Zero for t in tangents[:num_res]):
-        raise errors.NotSupportedError(
+        raise errors.CustomVJPForwardModeError(
             "forward-mode differentiation of a custom_vjp function's derivative with "
             f"respect to its residuals is not supported (at {errors.user_frame()}): it "
             "would need the derivative of its bwd rule. Use reverse mode only, or define "
@@ -722,7 +726,7 @@ def _custom_lin_jvp(primals, tangents, *, num_res, bwd, out_avals):
 
 
 custom_lin_p.impl = _custom_lin_impl
-custom_lin_p.abstract_eval = lambda *avals, num_res, bwd, out_avals: list(out_avals)
+custom_lin_p.abstract_eval = lambda *avals, out_avals, **params: list(out_avals)
 transpose_rules[custom_lin_p] = _custom_lin_transpose
 jvp_rules[custom_lin_p] = _custom_lin_jvp
 custom_lin_p.unsupported["lower_numba"] = (
@@ -730,14 +734,31 @@ custom_lin_p.unsupported["lower_numba"] = (
     "through its bwd rule (use reverse mode, or a custom_jvp)")
 
 
-def custom_vjp_jvp(fwd, bwd, primals, tangents):
+def _transposed_later(tangents) -> bool:
+    """Whether tangents are being recorded into a linearization (grad, vjp, linearize):
+    their program is transposed, so a custom_vjp's bwd serves; otherwise they are
+    computed forward (jvp, jacfwd, eagerly or into a program that runs)."""
+    top = find_top_trace(tangents)
+    return top is not None and getattr(top, "records_program", True) is False
+
+
+def custom_vjp_jvp(fwd, bwd, primals, tangents, fwd_jvp=None):
     """The JVP trace's handling of a custom_vjp call: run ``fwd`` now, and emit one
-    linear equation whose transpose is ``bwd`` applied to the residuals."""
+    linear equation whose transpose is ``bwd`` applied to the residuals.  With a forward
+    rule ``fwd_jvp(primals, tangents) -> output tangents`` (``custom_vjp.defjvp_forward``)
+    tangents computed forward come from it; the linear equation (for a linearization)
+    then carries the primals too, so that evaluating it forward calls the rule."""
     outs, res = fwd(*primals)
     out_avals = tuple(get_aval(o) for o in outs)
     if all(type(t) is Zero for t in tangents):
         return outs, [Zero(a) for a in out_avals]
     ts = [instantiate(t) for t in tangents]
-    t_outs = bind(custom_lin_p, *res, *ts, num_res=len(res), bwd=bwd, out_avals=out_avals)
+    if fwd_jvp is not None and not _transposed_later(ts):
+        t_outs = list(fwd_jvp(list(primals), ts))
+    elif fwd_jvp is not None:
+        t_outs = bind(custom_lin_p, *res, *primals, *ts, num_res=len(res) + len(primals),
+                      num_primals=len(primals), bwd=bwd, fwd_jvp=fwd_jvp, out_avals=out_avals)
+    else:
+        t_outs = bind(custom_lin_p, *res, *ts, num_res=len(res), bwd=bwd, out_avals=out_avals)
     t_outs = [Zero(a) if a.dtype.kind not in "fc" else t for a, t in zip(out_avals, t_outs)]
     return outs, t_outs

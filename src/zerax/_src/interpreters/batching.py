@@ -126,7 +126,8 @@ class BatchTrace(Trace):
 
     def process_custom_vjp(self, prim, fun, fwd, bwd, args, params):
         vals, dims, _ = self._split(args)
-        return self._call_batched_custom(prim, fun, (fwd, bwd), vals, dims)
+        return self._call_batched_custom(prim, fun, (fwd, bwd, params.get("fwd_jvp")), vals,
+                                         dims)
 
     def _call_batched_custom(self, prim, fun, rules, vals, dims):
         outs = batched_custom_call(prim, fun, rules, vals, dims, self.axis_size)
@@ -446,8 +447,9 @@ def batch_jaxpr(jaxpr, dims, size, out_axes=None):
 
 def batched_custom_call(prim, fun, rules, vals, dims, size):
     """Apply a custom_jvp call (``rules == (jvp,)``) or custom_vjp call (``rules ==
-    (fwd, bwd)``) of primitive ``prim`` to batched operands; outputs are batched along
-    axis 0.  The call continues to the next trace down with vmapped rules."""
+    (fwd, bwd, fwd_jvp)``, the forward rule or None) of primitive ``prim`` to batched
+    operands; outputs are batched along axis 0.  The call continues to the next trace
+    down with vmapped rules."""
     args0 = [bdim_at_front(v, d, size) for v, d in zip(vals, dims)]
 
     def bfun(*xs):
@@ -465,7 +467,7 @@ def batched_custom_call(prim, fun, rules, vals, dims, size):
         if top is None:
             return bfun(*args0)
         return top.process_custom_jvp(prim, bfun, bjvp, args0, {})
-    fwd, bwd = rules
+    fwd, bwd, fwd_jvp = rules
 
     def bfwd(*xs):
         outs, res = vmap(lambda *a: tuple(map(list, fwd(*a))))(*xs)
@@ -476,10 +478,18 @@ def batched_custom_call(prim, fun, rules, vals, dims, size):
 
     if top is None:
         return bfun(*args0)
-    return top.process_custom_vjp(prim, bfun, bfwd, bbwd, args0, {})
+    params = {} if fwd_jvp is None else {"fwd_jvp": _batched_fwd_jvp(fwd_jvp)}
+    return top.process_custom_vjp(prim, bfun, bfwd, bbwd, args0, params)
 
 
-def _custom_lin_batch(args, dims, *, num_res, bwd, out_avals):
+def _batched_fwd_jvp(fwd_jvp):
+    def bjvp(primals, tangents):
+        return list(vmap(lambda p, t: list(fwd_jvp(list(p), list(t))))(tuple(primals),
+                                                                        tuple(tangents)))
+    return bjvp
+
+
+def _custom_lin_batch(args, dims, *, num_res, bwd, out_avals, num_primals=0, fwd_jvp=None):
     size = batch_size_of(args, dims)
     args0 = [bdim_at_front(a, d, size) for a, d in zip(args, dims)]
 
@@ -487,7 +497,9 @@ def _custom_lin_batch(args, dims, *, num_res, bwd, out_avals):
         return list(vmap(lambda r, c: list(bwd(list(r), list(c))))(tuple(res), tuple(cts)))
 
     b_avals = tuple(ShapedArray((size,) + tuple(a.shape), a.dtype) for a in out_avals)
-    outs = custom_lin_p.bind(*args0, num_res=num_res, bwd=bbwd, out_avals=b_avals)
+    extra = {} if fwd_jvp is None else {"num_primals": num_primals,
+                                        "fwd_jvp": _batched_fwd_jvp(fwd_jvp)}
+    outs = custom_lin_p.bind(*args0, num_res=num_res, bwd=bbwd, out_avals=b_avals, **extra)
     return outs, [0] * len(outs)
 
 
