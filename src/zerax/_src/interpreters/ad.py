@@ -32,7 +32,7 @@ from ..core.ad_util import (  # noqa: F401  (is_undefined: re-exported with the 
 from ..core.core import (Primitive, Trace, Tracer, bind, current_level, find_top_trace,
                          get_aval, new_trace, rule_table)
 from ..base.dtypes import float0
-from ..ir.ir import Literal, Var, effects_suppressed, eval_jaxpr
+from ..ir.ir import ClosedJaxpr, Literal, Var, effects_suppressed, eval_jaxpr
 from ..ir.tracing import RecordingTrace, fun_name, trace_closed
 
 # --------------------------------------------------------------------------- rules
@@ -421,15 +421,87 @@ def vjp_with(fun, primals, has_aux, eager_tape):
     else:
         primals_out, lin, aux = linearize_flat(flat_fun, leaves, fun_name(fun))
     out_tree = out_store.tree
-
-    def f_vjp(ct):
-        cts = output_cotangents(ct, out_tree, lin.out_avals,
-                                f"the vjp function of {fun_name(fun)}")
-        res = [as_output(c) for c in lin.transpose(cts)]
-        return tuple(tree.tree_unflatten(in_tree, res))
-
+    f_vjp = VJPFunction(lin, in_tree, out_tree, fun_name(fun))
     out = tree.tree_unflatten(out_tree, [as_output(p) for p in primals_out])
     return (out, f_vjp, aux) if has_aux else (out, f_vjp)
+
+
+class VJPFunction:
+    """The function `vjp` returns: ``f_vjp(ct)`` is a tuple of cotangents, one per
+    primal.  As JAX's (a ``tree_util.Partial`` over the residuals) it is a pytree whose
+    leaves are the residuals, the values the backward pass reads: it passes in and out
+    of ``jit``, ``make_jaxpr(lambda *a: vjp(f, *a))`` traces, and ``tree_flatten`` lists
+    them (``ad_checkpoint.saved_residuals`` reads them there).
+
+    >>> import zerax as zx, zerax.numpy as znp
+    >>> _, f_vjp = zx.vjp(znp.sin, 1.0)
+    >>> [round(float(r), 6) for r in zx.tree_util.tree_leaves(f_vjp)]
+    [0.540302]
+    """
+
+    __slots__ = ("_lin", "_in_tree", "_out_tree", "_name")
+
+    def __init__(self, lin, in_tree, out_tree, name):
+        # lin: a Linearized, or the eager tape's Tape (tape.py), the same interface
+        self._lin, self._in_tree, self._out_tree, self._name = lin, in_tree, out_tree, name
+
+    def __call__(self, ct):
+        lin = self._lin
+        cts = output_cotangents(ct, self._out_tree, lin.out_avals,
+                                f"the vjp function of {self._name}")
+        res = [as_output(c) for c in lin.transpose(cts)]
+        return tuple(tree.tree_unflatten(self._in_tree, res))
+
+    def __repr__(self):
+        return f"<vjp function of {self._name}>"
+
+    def _linear_program(self):
+        """``(Linearized, input mask, output mask)``: the linear program over the flat
+        inputs and outputs the masks select (a tape's covers the differentiable ones)."""
+        lin = self._lin
+        if isinstance(lin, Linearized):
+            return lin, (True,) * len(lin.in_avals), (True,) * len(lin.out_avals)
+        return lin.linearized(), tuple(n is not None for n in lin.in_nodes), \
+            tuple(n is not None for n in lin.out_nodes)
+
+
+def _flatten_vjp_function(f):
+    lin, in_sel, out_sel = f._linear_program()
+    aux = (lin.closed.jaxpr, tuple(lin.in_avals), tuple(lin.in_mask), tuple(lin.out_avals),
+           tuple(lin.out_mask), in_sel, out_sel, tuple(f._lin.in_avals),
+           tuple(f._lin.out_avals), f._in_tree, f._out_tree, f._name)
+    return list(lin.closed.consts), aux
+
+
+def _unflatten_vjp_function(aux, residuals):
+    (jaxpr, in_avals, in_mask, out_avals, out_mask, in_sel, out_sel, all_in, all_out,
+     in_tree, out_tree, name) = aux
+    lin = Linearized(ClosedJaxpr(jaxpr, list(residuals)), list(in_avals), list(in_mask),
+                     list(out_avals), list(out_mask))
+    if not (all(in_sel) and all(out_sel)):
+        lin = _Selected(lin, in_sel, out_sel, all_in, all_out)
+    return VJPFunction(lin, in_tree, out_tree, name)
+
+
+class _Selected:
+    """A linear program over some of a function's flat inputs and outputs (a tape's,
+    rebuilt from its residuals), seen as one over all of them."""
+
+    def __init__(self, lin, in_sel, out_sel, in_avals, out_avals):
+        self.lin, self.in_sel, self.out_sel = lin, in_sel, out_sel
+        self.in_avals, self.out_avals = list(in_avals), list(out_avals)
+        self.in_nodes = [0 if m else None for m in in_sel]
+        self.out_nodes = [0 if m else None for m in out_sel]
+
+    def linearized(self):
+        return self.lin
+
+    def transpose(self, cts):
+        it = iter(self.lin.transpose([c for c, m in zip(cts, self.out_sel) if m]))
+        return [next(it) if m else zeros_for(a) for a, m in zip(self.in_avals, self.in_sel)]
+
+
+tree.register_pytree_node(VJPFunction, _flatten_vjp_function, _unflatten_vjp_function)
 
 
 def check_reduce_axes(reduce_axes, where):

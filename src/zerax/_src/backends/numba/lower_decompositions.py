@@ -2,13 +2,14 @@
 
 At the top level of a jitted program a decomposition is a call to its NumPy
 implementation from the Python glue between the Numba kernels (``host_rules``).
-Inside compiled loop and branch bodies, cholesky, lu and triangular_solve are the
-Numba loop nests below (helpers compiled once, on first use); qr, eigh, svd and eig
-(ops/eig.py) call back into Python there, through an object-mode block (as
-``debug_callback`` does: `lower_util.emit_python_call`), to the same NumPy/LAPACK
-implementation the top level calls, so a loop gives the values of the same program without the loop.
-Such a kernel is compiled by Numba in each process (the native cache does not keep
-kernels that call back into Python).
+Inside compiled loop and branch bodies, cholesky, lu and triangular_solve of real
+matrices are the Numba loop nests below (helpers compiled once, on first use); those
+of complex matrices, and qr, eigh, svd and eig (ops/eig.py), call back into Python
+there, through an object-mode block (as ``debug_callback`` does:
+`lower_util.emit_python_call`), to the same NumPy/LAPACK implementation the top level
+calls, so a loop gives the values of the same program without the loop.  Such a kernel
+is compiled by Numba in each process (the native cache does not keep kernels that call
+back into Python).
 """
 
 from __future__ import annotations
@@ -172,9 +173,19 @@ def _triangular_solve_lower_numba(ctx, eqn):
     _nb_bind(ctx, eqn.outvars[0], f"{_nb_helper(ctx, _nb_triangular_solve)}({a}, {b}, {flags})")
 
 
-lowering_rules[cholesky_p] = _cholesky_lower_numba
-lowering_rules[lu_p] = _lu_lower_numba
-lowering_rules[triangular_solve_p] = _triangular_solve_lower_numba
+def _real_or_host(rule):
+    """``rule`` (a real loop nest) for real operands; complex ones call the NumPy
+    implementation, as qr does (`_in_loop_host_lower`)."""
+    def lower(ctx, eqn):
+        if any(np.dtype(a.aval.dtype).kind == "c" for a in eqn.invars):
+            return _in_loop_host_lower(ctx, eqn)
+        return rule(ctx, eqn)
+    return lower
+
+
+lowering_rules[cholesky_p] = _real_or_host(_cholesky_lower_numba)
+lowering_rules[lu_p] = _real_or_host(_lu_lower_numba)
+lowering_rules[triangular_solve_p] = _real_or_host(_triangular_solve_lower_numba)
 
 
 def _in_loop_host_lower(ctx, eqn):
