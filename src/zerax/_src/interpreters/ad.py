@@ -431,12 +431,13 @@ class VJPFunction:
     primal.  As JAX's (a ``tree_util.Partial`` over the residuals) it is a pytree whose
     leaves are the residuals, the values the backward pass reads: it passes in and out
     of ``jit``, ``make_jaxpr(lambda *a: vjp(f, *a))`` traces, and ``tree_flatten`` lists
-    them (``ad_checkpoint.saved_residuals`` reads them there).
+    them (``ad_checkpoint.saved_residuals`` reads them there).  (Concrete 0-d
+    residuals are constants of the linear program, not leaves.)
 
     >>> import zerax as zx, zerax.numpy as znp
-    >>> _, f_vjp = zx.vjp(znp.sin, 1.0)
-    >>> [round(float(r), 6) for r in zx.tree_util.tree_leaves(f_vjp)]
-    [0.540302]
+    >>> _, f_vjp = zx.vjp(znp.sin, znp.array([0.0, 1.0]))
+    >>> zx.tree_util.tree_leaves(f_vjp)[0].round(6).tolist()
+    [1.0, 0.540302]
     """
 
     __slots__ = ("_lin", "_in_tree", "_out_tree", "_name")
