@@ -19,6 +19,7 @@ __all__ = [
     "TracerArrayConversionError",
     "UnexpectedTracerError",
     "ShapeError",
+    "AxisError",
     "NonScalarOutputError",
     "IntegerInputError",
     "NonDifferentiableError",
@@ -76,6 +77,11 @@ class ShapeError(ZeraxError, ValueError, TypeError):
     """Shapes that do not fit together.  A ValueError, as NumPy raises, and a TypeError,
     as JAX raises (shapes are part of an abstract value's type there), so that either
     ``except`` clause of ported code catches it."""
+
+
+class AxisError(ShapeError, IndexError):
+    """An axis out of range for an array's rank: an IndexError too, as NumPy's
+    ``AxisError`` (a ValueError and an IndexError) and as the array API standard asks."""
 
 
 class NonScalarOutputError(ZeraxError, TypeError):

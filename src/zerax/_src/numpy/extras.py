@@ -576,7 +576,7 @@ def apply_along_axis(func1d, axis, arr, *args, **kwargs):
     arr = ensure_array(arr, "apply_along_axis")
     nd = arr.ndim
     if nd == 0:
-        raise errors.ShapeError("zerax.numpy.apply_along_axis: axis 0 is out of bounds for an "
+        raise errors.AxisError("zerax.numpy.apply_along_axis: axis 0 is out of bounds for an "
                                 "array of rank 0")
     axis = normalize_axis(axis, nd, "apply_along_axis")
     x = _so.moveaxis(arr, axis, -1)

@@ -48,7 +48,7 @@ def _axes(axis, ndim, fname, scalar_ok=True):
     if ndim == 0 and axis is not None and len(np.atleast_1d(axis)):
         if scalar_ok and isinstance(axis, (int, np.integer)) and axis in (0, -1):
             return ()
-        raise errors.ShapeError(
+        raise errors.AxisError(
             f"zerax.numpy.{fname}: axis {axis} is out of bounds for an array of rank 0")
     return normalize_axes(axis, ndim, fname)
 
