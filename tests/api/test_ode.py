@@ -75,8 +75,10 @@ def test_linear_time_dependent_closed_form(k, t1, y0):
     ts = znp.array([0.0, t1 / 2, t1])
     ys = odeint(lambda y, t: k * t * y, znp.array(y0), ts)
     ref = y0 * np.exp(k * np.asarray(ts) ** 2 / 2)
-    # the tolerances (1.4e-8) bound each step's error; the global error is a few times that
-    np.testing.assert_allclose(np.asarray(ys), ref, rtol=1e-6, atol=1e-7)
+    # the tolerances (1.4e-8) bound each step's error; the global error is a few times that,
+    # and an output time between steps carries the dense output's error too (at k=-1,
+    # t1=1, y0=1/64 the value at t1/2 is 9e-6 off, as JAX's own, which is the same number)
+    np.testing.assert_allclose(np.asarray(ys), ref, rtol=2e-5, atol=1e-7)
 
 
 # --------------------------------------------------------------------------- JAX's values
