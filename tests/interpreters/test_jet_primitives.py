@@ -105,6 +105,7 @@ CASES.update({
     "bessel_i1e": (lambda x: sps.i1e(x) + 2 * sps.i1e(-x), [F(S3, 0.2, 2)], 8),
     "bessel_jv": (lambda x: sps.jv(1.5, x), [F(S3, 0.5, 3)], 6),
     "bessel_iv": (lambda x: sps.iv(0.5, x), [F(S3, 0.5, 3)], 6),
+    "bessel_ive": (lambda x: sps.ive(0.5, x), [F(S3, 0.5, 3)], 6),
     "sph_legendre": (lambda t: sps.sph_harm_y(np.array(3), np.array(1), t,
                                               np.array(0.2)).real, [F(S3, 0.3, 1.2)], 6),
     # shapes and indexing
