@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import kernel_ir as K
-from ..fusion import plan_groups
+from ..fusion import index_reads, plan_groups
 from ...ir.ir import ClosedJaxpr, Jaxpr, Literal, Var
 from ...ops.debug import debug_callback_p
 from ...ops.decompositions import cholesky_p, eigh_p, lu_p, qr_p, svd_p, triangular_solve_p
@@ -174,7 +174,11 @@ def lower_program(jaxpr: Jaxpr, name: str = "kernel") -> K.Kernel:
         if type(a) is Var:
             ctx.last_use[a] = len(jaxpr.eqns)
     order = {id(e): k for k, e in enumerate(jaxpr.eqns)}
-    for kind, eqns in plan_groups(jaxpr, fusible):
+    ctx.index_reads = reads = index_reads(jaxpr)
+    for s, e in reads.slices.items():     # a deferred slice reads its operand later
+        x = e.invars[0]
+        ctx.last_use[x] = max(ctx.last_use.get(x, -1), ctx.last_use.get(s, -1))
+    for kind, eqns in plan_groups(jaxpr, fusible, reads):
         ctx.position = max(order[id(e)] for e in eqns)
         if kind == "fused":
             lower_fused(ctx, eqns, total_uses)
