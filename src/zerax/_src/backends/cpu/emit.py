@@ -275,27 +275,14 @@ class Emitter(ComplexOps):
         vars_, bufs = _free_names(s.body, {s.var})
         start = self._expr(s.start)
         stop = self._expr(s.stop)
-        captured_vals = [self._var_value(v) for v in vars_]
-        captured_ptrs = [self.scope.pointers[id(buf)] for buf in bufs]
-        fields = [v.type for v in captured_vals] + [p.type for p in captured_ptrs]
-        struct = ir.LiteralStructType(fields)
-        env = self.alloca_b.alloca(struct)
-        for j, v in enumerate(captured_vals + captured_ptrs):
-            self.b.store(v, self.b.gep(env, [ir.Constant(_I32, 0), ir.Constant(_I32, j)]))
+        env, struct = self._capture(vars_, bufs)
         self.outlined += 1
         body_fn = ir.Function(self.module, ir.FunctionType(_VOID, [_PTR, _I64, _I64]),
                               f"{self.k.name}.par{self.outlined}")
         body_fn.linkage = "internal"
 
         def emit_body():
-            b = self.b
-            envp = b.bitcast(body_fn.args[0], struct.as_pointer())
-            for j, v in enumerate(vars_):
-                self.scope.values[v] = b.load(b.gep(envp, [ir.Constant(_I32, 0),
-                                                           ir.Constant(_I32, j)]))
-            for j, buf in enumerate(bufs):
-                self.scope.pointers[id(buf)] = b.load(b.gep(
-                    envp, [ir.Constant(_I32, 0), ir.Constant(_I32, len(vars_) + j)]))
+            self._unpack(body_fn.args[0], struct, vars_, bufs)
             lo, hi = body_fn.args[1], body_fn.args[2]
             if _uses_trig(s.body) and _rerunnable(s.body):
                 self._rerun_if_out_of_range(s, lo, hi)
@@ -333,6 +320,29 @@ class Emitter(ComplexOps):
         self._loop(s.var, lo, hi, fast_body)
         with b.if_then(b.not_(b.load(ok)), likely=False):
             self._loop(s.var, lo, hi, lambda: self._block(s.body))
+
+    def _capture(self, vars_, bufs):
+        """(pointer to a stack struct holding the values of ``vars_`` and the data
+        pointers of ``bufs``, the struct's type): what an outlined body reads."""
+        values = [self._var_value(v) for v in vars_] + \
+            [self.scope.pointers[id(buf)] for buf in bufs]
+        struct = ir.LiteralStructType([v.type for v in values])
+        env = self.alloca_b.alloca(struct)
+        for j, v in enumerate(values):
+            self.b.store(v, self.b.gep(env, [ir.Constant(_I32, 0), ir.Constant(_I32, j)]))
+        return env, struct
+
+    def _unpack(self, arg, struct, vars_, bufs):
+        """In an outlined body: bind ``vars_`` and ``bufs`` from the struct at ``arg``."""
+        b = self.b
+        envp = b.bitcast(arg, struct.as_pointer())
+
+        def field(j):
+            return b.load(b.gep(envp, [ir.Constant(_I32, 0), ir.Constant(_I32, j)]))
+        for j, v in enumerate(vars_):
+            self.scope.values[v] = field(j)
+        for j, buf in enumerate(bufs):
+            self.scope.pointers[id(buf)] = field(len(vars_) + j)
 
     def _var_value(self, v):
         if v in self.scope.values:
@@ -386,12 +396,7 @@ class Emitter(ComplexOps):
         body is outlined with what it reads, as a parallel loop's is."""
         vars_, bufs = _free_names(s.body + [K.Let(K.Var("_", s.value.dtype), s.value)],
                                   {s.var})
-        captured = [self._var_value(v) for v in vars_] + \
-            [self.scope.pointers[id(buf)] for buf in bufs]
-        struct = ir.LiteralStructType([c.type for c in captured])
-        env = self.alloca_b.alloca(struct)
-        for j, v in enumerate(captured):
-            self.b.store(v, self.b.gep(env, [ir.Constant(_I32, 0), ir.Constant(_I32, j)]))
+        env, struct = self._capture(vars_, bufs)
         ty = reg_type(s.acc.dtype)
         self.outlined += 1
         tag = f"{self.k.name}.sum{self.outlined}"
@@ -400,17 +405,10 @@ class Emitter(ComplexOps):
         value_fn.attributes.add("alwaysinline")
 
         def emit_value():
-            b = self.b
-            envp = b.bitcast(value_fn.args[0], struct.as_pointer())
-            for j, v in enumerate(vars_):
-                self.scope.values[v] = b.load(b.gep(envp, [ir.Constant(_I32, 0),
-                                                           ir.Constant(_I32, j)]))
-            for j, buf in enumerate(bufs):
-                self.scope.pointers[id(buf)] = b.load(b.gep(
-                    envp, [ir.Constant(_I32, 0), ir.Constant(_I32, len(vars_) + j)]))
+            self._unpack(value_fn.args[0], struct, vars_, bufs)
             self.scope.values[s.var] = value_fn.args[1]
             self._block(s.body)
-            b.ret(self._expr(s.value))
+            self.b.ret(self._expr(s.value))
 
         self._function(value_fn, _Scope(), emit_value)
         fn = _pairwise_function(self.module, tag, value_fn, ty,
