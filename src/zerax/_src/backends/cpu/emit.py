@@ -37,7 +37,7 @@ from . import blas, mathlib
 from .complexmath import ComplexOps, complex_type
 
 _I1, _I8, _I32, _I64 = ir.IntType(1), ir.IntType(8), ir.IntType(32), ir.IntType(64)
-_F32, _F64 = ir.FloatType(), ir.DoubleType()
+_F16, _F32, _F64 = ir.HalfType(), ir.FloatType(), ir.DoubleType()
 _PTR = _I8.as_pointer()
 _VOID = ir.VoidType()
 
@@ -61,6 +61,8 @@ def reg_type(dtype):
         return _F32
     if d == np.float64:
         return _F64
+    if d == np.float16:         # arithmetic promoted to float32, rounded per operation
+        return _F16             # (LLVM's legalisation: what NumPy's half loops do)
     if d.kind == "c" and d.itemsize in (8, 16):
         return complex_type(d)
     raise EmitError(f"the CPU emitter has no {d.name} scalars")
@@ -74,7 +76,8 @@ def mem_type(dtype):
 
 def supported_dtype(dtype) -> bool:
     d = np.dtype(dtype)
-    return d.kind in "biu" or d in (np.dtype(np.float32), np.dtype(np.float64),
+    return d.kind in "biu" or d in (np.dtype(np.float16), np.dtype(np.float32),
+                                    np.dtype(np.float64),
                                     np.dtype(np.complex64), np.dtype(np.complex128))
 
 
@@ -806,9 +809,21 @@ class Emitter(ComplexOps):
         if s.kind in "iu" and t.kind == "f":
             return b.sitofp(x, tt) if s.kind == "i" else b.uitofp(x, tt)
         if s.kind == "f" and t.kind == "f":
-            return b.fptrunc(x, tt) if tt.__class__ is ir.FloatType and \
-                x.type.__class__ is ir.DoubleType else b.fpext(x, tt)
+            return self._fp_convert(x, tt)
+        if s == np.float16:         # through float32 (every half is a float32 exactly)
+            x = b.fpext(x, _F32)
         return self._float_to_int(x, t)
+
+    def _fp_convert(self, x, tt):
+        """A float to another float type; double to half goes through float (a direct
+        truncation is a runtime-library call the process may not have)."""
+        b = self.b
+        if tt is _F16 and x.type is _F64:
+            x = b.fptrunc(x, _F32)
+        if x.type is tt:
+            return x
+        rank = {_F16: 0, _F32: 1, _F64: 2}
+        return b.fptrunc(x, tt) if rank[tt] < rank[x.type] else b.fpext(x, tt)
 
     def _float_to_int(self, x, t):
         """x86's conversion (what NumPy's loops do): truncation toward zero; values
@@ -850,9 +865,10 @@ class Emitter(ComplexOps):
         return self.b.call(fn, [mag, sign])
 
     def _math1(self, name, d, x):
-        """A float function of one argument, computed in float64 (float32 rounds once)."""
+        """A float function of one argument, computed in float64 (float32 and float16
+        round once)."""
         b = self.b
-        wide = b.fpext(x, _F64) if d == np.float32 else x
+        wide = b.fpext(x, _F64) if d != np.float64 else x
         if name in _INLINE:        # branch-free: inline, so the loop vectorises
             y = _INLINE[name](mathlib._F(b, wide)).v
         elif name in ("sin", "cos") and self.trig_args is not None:
@@ -870,14 +886,14 @@ class Emitter(ComplexOps):
             y = b.call(self._extern(_LIBM[name], _F64, [_F64]), [wide])
         else:
             raise EmitError(f"the CPU math library has no {name}")
-        return b.fptrunc(y, _F32) if d == np.float32 else y
+        return self._fp_convert(y, reg_type(d))
 
     def _math2(self, name, d, a, c):
         b = self.b
-        if d == np.float32:
+        if d != np.float64:
             a, c = b.fpext(a, _F64), b.fpext(c, _F64)
         y = b.call(self._extern(_LIBM[name], _F64, [_F64, _F64]), [a, c])
-        return b.fptrunc(y, _F32) if d == np.float32 else y
+        return self._fp_convert(y, reg_type(d))
 
 
 Emitter._STMT = {K.Let: Emitter._let, K.Declare: Emitter._declare, K.Assign: Emitter._assign,

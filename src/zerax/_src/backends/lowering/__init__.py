@@ -48,7 +48,7 @@ rules: dict = {**_shape_rules, **_reduce_rules, **_linalg_rules, **_indexing_rul
 # The dtypes the targets have scalars of.
 _DTYPES = frozenset(np.dtype(d) for d in (
     np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32,
-    np.uint64, np.float32, np.float64, np.complex64, np.complex128))
+    np.uint64, np.float16, np.float32, np.float64, np.complex64, np.complex128))
 
 
 def covers(jaxpr: Jaxpr) -> str | None:
