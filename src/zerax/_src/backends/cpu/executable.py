@@ -23,6 +23,7 @@ from ..lowering import format_steps, lower_steps
 from ..sizes import check_program
 from . import blas, engine, threads
 from . import compile as cpu_compile
+from .emit import Emitter
 
 
 def aligned_empty(shape, dtype):
@@ -159,3 +160,17 @@ def _c_order(a):
     """``a`` as a C-contiguous array (0-d stays 0-d, unlike np.ascontiguousarray)."""
     a = np.asarray(a)
     return a if a.flags.c_contiguous else np.array(a, order="C")
+
+
+def llvm_text(steps) -> str:
+    """The LLVM IR of the kernels of ``steps``, as the emitter writes it (before
+    LLVM's optimisations)."""
+    from llvmlite import ir
+    texts = []
+    for s in steps:
+        if s.kernel is None:
+            continue
+        module = ir.Module(name="kernel")
+        Emitter(s.kernel, module, data_offset=engine.array_layout() or 16).build()
+        texts.append(str(module))
+    return "\n".join(texts)
