@@ -3,11 +3,11 @@
 As in JAX, lax functions do not promote or broadcast; Python scalars are weak.
 """
 
-from .._src.ops.elementwise import (conj, convert_element_type, imag, integer_pow, real, select_n, polygamma)
+from .._src.ops.elementwise import (conj, imag, integer_pow, real, select_n, polygamma)
 from .._src.ops.elementwise import complex_ as complex  # noqa: F401,A004
-from .._src.ops.shape import (broadcast_in_dim, concatenate, dynamic_slice, dynamic_update_slice, expand_dims, iota, pad, reshape, rev, squeeze, transpose)
+from .._src.ops.shape import (broadcast_in_dim, concatenate, dynamic_slice, dynamic_update_slice, expand_dims, pad, reshape, rev, squeeze, transpose)
 from .._src.ops.shape import slice_p_bind as slice  # noqa: F401,A004
-from .._src.ops.reduce import argmax, argmin, reduce_max, reduce_min, reduce_prod, reduce_sum
+from .._src.ops.reduce import reduce_max, reduce_min, reduce_prod, reduce_sum
 from .._src.ops.misc import stop_gradient  # noqa: F401
 from .._src.ops.collectives import all_gather, axis_index, axis_size, pmax, pmean, pmin, psum
 from .._src.ops.bitcast import bitcast_convert_type  # noqa: F401
@@ -19,6 +19,7 @@ from .._src.lax.windowed import (ConvDimensionNumbers, conv, conv_dimension_numb
 maximum, minimum = max, min
 from .._src.numpy.shape_ops import broadcast_shapes  # noqa: E402,F401
 from .._src.lax.lax import select  # noqa: E402,F401
+from .._src.lax.lax import argmax, argmin, convert_element_type, iota  # noqa: E402,F401
 from .._src.lax.lax import optimization_barrier, with_sharding_constraint  # noqa: E402,F401
 from . import linalg  # noqa: E402,F401  (zerax.lax.linalg: the decompositions)
 from .._src.ops.fft import FftType, fft  # noqa: E402,F401

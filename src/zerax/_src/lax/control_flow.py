@@ -16,6 +16,7 @@ import weakref
 import numpy as np
 
 from ... import errors
+from ..base import dtypes
 from ..core import tree
 from ..core.api_util import OutTree, as_input, flatten_fun
 from ..core.array import Array
@@ -321,8 +322,11 @@ def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
             raise errors.ZeraxTypeError(
                 f"fori_loop: the {what} bound must be an integer, got {bound!r} of dtype "
                 f"{dtype}; pass int bounds (e.g. int(n)).")
+    # the index's dtype: the bounds' promotion (Python ints weak: the mode's default int)
+    idx_dt = dtypes.result_type(*(b if type(b) in (int, bool) or isinstance(b, np.generic)
+                                  else np.dtype(b.dtype) for b in (lower, upper)))
     init_val = _promote_weak_init(init_val, body_fun,
-                                  lambda v: body_fun(np.zeros((), np.int64), v))
+                                  lambda v: body_fun(np.zeros((), idx_dt), v))
     same = _SameCarry("fori_loop", init_val, "fori_loop init_val",
                       "fori_loop body_fun output", "init_val", f"body_fun {name}")
     init_val = same.value
@@ -333,7 +337,7 @@ def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
     if _eager() and not isinstance(lower, Tracer) and not isinstance(upper, Tracer):
         val = init_val
         for i in range(int(lower), int(upper)):
-            val = checked(as_input(np.int64(i), "fori_loop index"), val)
+            val = checked(Array._wrap(np.array(i, idx_dt)), val)
         return val
     concrete = not isinstance(lower, Tracer) and not isinstance(upper, Tracer)
     if concrete:
@@ -341,9 +345,9 @@ def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
 
         def step(carry, _):
             i, val = carry
-            return (add(i, np.ones((), np.int64)), checked(i, val)), None
+            return (add(i, np.ones((), idx_dt)), checked(i, val)), None
 
-        (_, val), _ = scan(step, (np.asarray(lo, np.int64), init_val), None,
+        (_, val), _ = scan(step, (Array._wrap(np.asarray(lo, idx_dt)), init_val), None,
                            length=max(hi - lo, 0), unroll=1 if unroll is None else unroll)
         return val
     lo, hi = as_input(lower, "fori_loop lower"), as_input(upper, "fori_loop upper")

@@ -16,6 +16,7 @@ import numpy as np
 from .... import errors
 from ...lax import lax
 from ... import numpy as jnp
+from ...base import dtypes
 from ...base.erf_inv_xla import _W5, _W5G, _W16, _W16G, _W625
 from ...core.core import Tracer
 from ...ops import elementwise as ew
@@ -224,7 +225,7 @@ def rademacher(key, shape=(), dtype=None):
     Array([ 1,  1, -1, -1], dtype=int64)
     """
     data, _ = K.check_key("rademacher", key)
-    dtype = np.dtype(np.int64 if dtype is None else dtype)
+    dtype = dtypes.default_int() if dtype is None else dtypes.requested(dtype, "rademacher")
     shape = K.canonical_shape(shape, "rademacher")
     b = cast(bernoulli(data, 0.5, shape), dtype)
     return cast(jnp.subtract(jnp.multiply(2, b), 1), dtype)
