@@ -105,8 +105,9 @@ def hard_tanh(x):
     return jnp.where(x > 1, 1, jnp.where(x < -1, -1, x))
 
 
-def one_hot(x, num_classes, dtype=np.float64, axis=-1):
-    """One-hot encoding of integer class labels."""
+def one_hot(x, num_classes, dtype=float, axis=-1):
+    """One-hot encoding of integer class labels (the mode's default float unless
+    ``dtype`` is given)."""
     x = jnp.asarray(x)
     classes = jnp.arange(num_classes)
     out = jnp.expand_dims(x, axis) == jnp.reshape(

@@ -16,6 +16,7 @@ import math
 import numpy as np
 
 from ... import errors
+from ..base import dtypes
 from .. import numpy as jnp
 from . import scipy_special as _ss
 from .custom import custom_jvp
@@ -38,11 +39,11 @@ def _float(x, fname):
 
 
 def _floats(fname, *args):
-    """Promote to one inexact dtype (float64 for integers) and broadcast."""
+    """Promote to one inexact dtype (the default float for integers) and broadcast."""
     args = [check_arg(a, fname, i) for i, a in enumerate(args)]
     dtype = np.dtype(result_type(*args))
     if dtype.kind not in "fc":
-        dtype = np.dtype(np.float64)
+        dtype = dtypes.default_float()
     if np.dtype(dtype).kind == "c":
         raise errors.NotSupportedError(f"zerax.scipy.special.{fname}: complex inputs are not "
                                        "supported")
@@ -669,7 +670,7 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False, where=Non
     if where is not None:
         a = jnp.asarray(a)
         if a.dtype.kind not in "fc":
-            a = a.astype(np.float64)
+            a = a.astype(float)
         mask = jnp.asarray(where)
         a = jnp.where(mask, a, _const(a, -np.inf))
         if b is not None:

@@ -127,33 +127,6 @@ def full_like(x, fill_value, dtype=None, shape=None):
                 np.dtype(x.dtype) if dtype is None else dtype)
 
 
-def convert_element_type(operand, new_dtype):
-    """``operand`` converted to ``new_dtype`` (canonicalised for the mode, as JAX's: with
-    x64 off a requested float64 is float32, with JAX's warning)."""
-    (operand,) = _coerce(operand)
-    return ew.convert_element_type(operand, dtypes.requested(new_dtype,
-                                                             "lax.convert_element_type"))
-
-
-def iota(dtype, size, dimension=0):
-    """``0, 1, ..., size - 1`` of ``dtype`` (JAX's ``lax.iota(dtype, size)``); a shape
-    for ``size`` gives that array, counting along ``dimension``."""
-    shape = (int(size),) if np.ndim(size) == 0 else tuple(int(d) for d in size)
-    return sh.iota(dtypes.requested(dtype, "lax.iota"), shape, dimension)
-
-
-def argmax(operand, axis, index_dtype=int):
-    """The index of the largest element along ``axis`` (ties: the first)."""
-    (operand,) = _coerce(operand)
-    return red.argmax(operand, axis, dtypes.requested(index_dtype, "lax.argmax"))
-
-
-def argmin(operand, axis, index_dtype=int):
-    """The index of the smallest element along ``axis`` (ties: the first)."""
-    (operand,) = _coerce(operand)
-    return red.argmin(operand, axis, dtypes.requested(index_dtype, "lax.argmin"))
-
-
 def broadcast(operand, sizes):
     """Add leading dimensions of the given ``sizes``."""
     (operand,) = _coerce(operand)

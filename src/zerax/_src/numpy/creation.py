@@ -68,7 +68,10 @@ def array(object, dtype=None, *, copy=True, order="K", subok=False, ndmin=0, lik
             raise errors.ZeraxTypeError(
                 f"zerax.numpy.array: cannot make an array from a {type(object).__name__} "
                 f"({object!r:.60}); pass an array, a Python number or nested lists of them")
-        out = _wrap_np("array", np.array, object, dtype=dtype)
+        if dtype is None and type(object) in (bool, int, float, complex):
+            out = ensure_array(object, "array")   # the mode's dtype (int32: range-checked)
+        else:
+            out = _wrap_np("array", np.array, object, dtype=dtype)
     ndmin = _concrete_int(ndmin, "array", "ndmin")
     if ndmin > out.ndim:
         out = sh.reshape(out, (1,) * (ndmin - out.ndim) + tuple(out.shape))

@@ -24,7 +24,8 @@ from ...ops.bitcast import bitcast_convert_type
 from ...ops.misc import stop_gradient
 from . import eager
 from . import keys as K
-from ._util import bshape, cast, check_shape, const, float_dtype, int_dtype, param
+from ._util import (bshape, cast, check_shape, const, float_dtype, inexact_param, int_dtype,
+                    param)
 
 _FAST = (np.dtype(np.float32), np.dtype(np.float64))   # dtypes of the compiled eager paths
 _UINT = {8: np.dtype(np.uint8), 16: np.dtype(np.uint16), 32: np.dtype(np.uint32),
@@ -383,8 +384,7 @@ def choice(key, a, shape=(), replace=True, p=None, axis=0, mode=None):
             result = perm[slices]
     else:
         p_arr = param(p, "choice", "p")
-        if np.dtype(p_arr.dtype).kind not in "fc":
-            p_arr = cast(p_arr, np.float64)
+        p_arr = inexact_param(p_arr)
         if tuple(p_arr.shape) != (n_inputs,):
             raise errors.ShapeError(
                 "choice: p must be None or a 1D vector with the same size as a.shape[axis]. "
@@ -393,11 +393,11 @@ def choice(key, a, shape=(), replace=True, p=None, axis=0, mode=None):
             p_cuml = jnp.cumsum(p_arr)
             r = jnp.multiply(p_cuml[-1],
                              jnp.subtract(1, uniform(data, shape, dtype=p_cuml.dtype)))
-            ind = jnp.searchsorted(p_cuml, r).astype(np.int64)
+            ind = jnp.searchsorted(p_cuml, r).astype(dtypes.default_int())
         else:
             g = jnp.add(gumbel(data, (n_inputs,), dtype=p_arr.dtype, mode=mode),
                         jnp.log(p_arr))
-            ind = lax.top_k(g, n_draws)[1].astype(np.int64)
+            ind = lax.top_k(g, n_draws)[1].astype(dtypes.default_int())
         result = ind if not arr.shape else jnp.take(arr, ind, axis)
     out_shape = shape if not arr.shape else \
         tuple(arr.shape[:axis]) + shape + tuple(arr.shape[axis + 1:])
@@ -506,7 +506,8 @@ def categorical(key, logits, axis=-1, shape=None, replace=True, mode=None):
     prefix = shape[:len(shape) - len(batch_shape)]
     dtype = np.dtype(logits.dtype)
     if dtype.kind != "f":
-        logits, dtype = cast(logits, np.float64), np.dtype(np.float64)
+        logits = inexact_param(logits)
+        dtype = np.dtype(logits.dtype)
     if replace:
         neg_axis = axis - ndim
         logits_shape = list(shape[len(shape) - len(batch_shape):])
