@@ -14,7 +14,6 @@ to the tolerances below (the adamw run steps with a learning rate up to 1.0).
 """
 
 import numpy as np
-import pytest
 
 import zerax as zx
 import zerax.nn as nn

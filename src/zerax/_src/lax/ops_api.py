@@ -22,7 +22,6 @@ import numpy as np
 
 from ..base import dtypes
 from ..core.api_util import as_input
-from ..core.core import Tracer
 from ..ops import bitcast as _bitcast
 from ..ops import collectives as _coll
 from ..ops import decompositions as _dec

@@ -24,7 +24,7 @@ from ..ops.elementwise import (add, bitwise_and, convert_element_type, eq, ge, l
 from ..ops.reduce import reduce_max, reduce_min, reduce_sum
 from ..ops.shape import reshape
 from ._util import as_dtype, ensure_array
-from .indexing_ops import _index_dtype, _linspace_edges, _wrap, histogram, searchsorted
+from .indexing_ops import _idt, _linspace_edges, _wrap, histogram, searchsorted
 from .joining import stack
 from .ufuncs import true_divide
 
@@ -130,15 +130,15 @@ def histogramdd(sample, bins=10, range=None, weights=None, density=None):  # noq
         ct = dtypes.result_type(np.dtype(e.dtype), np.dtype(col.dtype))
         ac, ec = as_dtype(col, ct), as_dtype(e, ct)
         last = _ix.getitem(ec, -1)
-        idx = sub(searchsorted(ec, ac, "right"), np.ones((), _index_dtype()))
-        idx = select_n(eq(ac, last), idx, np.array(k - 1, _index_dtype()))
+        idx = sub(searchsorted(ec, ac, "right"), np.ones((), _idt()))
+        idx = select_n(eq(ac, last), idx, np.array(k - 1, _idt()))
         ok = bitwise_and(ge(ac, _ix.getitem(ec, 0)), le(ac, last))
-        flat = idx if flat is None else add(mul(flat, np.array(k, _index_dtype())), idx)
+        flat = idx if flat is None else add(mul(flat, np.array(k, _idt())), idx)
         inside = ok if inside is None else bitwise_and(inside, ok)
         edges.append(e)
         nb.append(k)
     total = int(np.prod(nb, dtype=np.int64))
-    flat = select_n(inside, np.array(total, _index_dtype()), flat)       # outside: dropped
+    flat = select_n(inside, np.array(total, _idt()), flat)       # outside: dropped
     if weights is None:
         w = _wrap(np.ones((n,), dtypes.default_float()))
     else:
@@ -147,7 +147,8 @@ def histogramdd(sample, bins=10, range=None, weights=None, density=None):  # noq
             raise errors.ShapeError(f"zerax.numpy.{fname}: weights must have shape ({n},), "
                                     f"got {tuple(w.shape)}")
         w = as_dtype(w, dtypes.default_float())
-    hist = _upd.scatter(np.zeros((total,), dtypes.default_float()), w, [flat], [("a", 0)], "add", "drop")
+    hist = _upd.scatter(np.zeros((total,), dtypes.default_float()), w, [flat], [("a", 0)],
+                        "add", "drop")
     hist = reshape(hist, tuple(nb))
     if density:
         total_count = reduce_sum(hist, tuple(builtins.range(d)))

@@ -40,7 +40,7 @@ __all__ = [
 
 
 
-def _index_dtype():
+def _idt():
     """Indices' dtype: the mode's default int (int64; int32 with x64 off, as JAX's)."""
     return dtypes.default_int()
 
@@ -48,7 +48,7 @@ def _index_dtype():
 def _argsort(x, axis):
     """The sorting permutation (the primitive's int64) as indices of the mode."""
     perm = _sort.argsort(x, axis)
-    idt = _index_dtype()
+    idt = _idt()
     return perm if np.dtype(perm.dtype) == idt else convert_element_type(perm, idt)
 _PY = (bool, int, float, complex)
 
@@ -70,7 +70,7 @@ def _int_array(x, fname, what="indices"):
     x = ensure_array(x, fname)
     kind = np.dtype(x.dtype).kind
     if kind == "b":
-        return convert_element_type(x, _index_dtype())
+        return convert_element_type(x, _idt())
     if kind not in "iu":
         raise errors.ZeraxTypeError(
             f"zerax.numpy.{fname}: {what} must be integers, got dtype {np.dtype(x.dtype).name}")
@@ -128,21 +128,21 @@ def nonzero(a, *, size=None, fill_value=None):
                                 "zerax.numpy.atleast_1d(scalar).nonzero() instead.")
     if size is None:
         v = _concrete(a, "nonzero", "its output shape depends on the values; pass size=")
-        return tuple(_wrap(i.astype(_index_dtype())) for i in np.nonzero(v))
+        return tuple(_wrap(i.astype(_idt())) for i in np.nonzero(v))
     size = operator.index(size)
     mask = _ravel(convert_element_type(a, np.bool_))
     n = mask.shape[0]
-    pos = sub(cumsum(convert_element_type(mask, _index_dtype()), 0), np.ones((), _index_dtype()))
-    target = select_n(mask, np.array(size, _index_dtype()), pos)
-    flat = _upd.scatter(np.full((size,), -1, _index_dtype()), iota(_index_dtype(), (n,)), [target], [("a", 0)],
+    pos = sub(cumsum(convert_element_type(mask, _idt()), 0), np.ones((), _idt()))
+    target = select_n(mask, np.array(size, _idt()), pos)
+    flat = _upd.scatter(np.full((size,), -1, _idt()), iota(_idt(), (n,)), [target], [("a", 0)],
                        "set", "drop")
     fills = fill_value if isinstance(fill_value, (tuple, list)) else [fill_value] * a.ndim
     if len(fills) != a.ndim:
         raise errors.ShapeError(f"zerax.numpy.nonzero: fill_value needs {a.ndim} entries")
-    missing = eq(flat, np.array(-1, _index_dtype()))
+    missing = eq(flat, np.array(-1, _idt()))
     out = []
     for d, coord in enumerate(_unravel(flat, a.shape)):
-        f = np.asarray(0 if fills[d] is None else fills[d]).astype(_index_dtype())
+        f = np.asarray(0 if fills[d] is None else fills[d]).astype(_idt())
         out.append(select_n(missing, coord, f))
     return tuple(out)
 
@@ -157,8 +157,8 @@ def argwhere(a, *, size=None, fill_value=None):
     a = ensure_array(a, "argwhere")
     if a.ndim == 0:
         if size is None:
-            return _wrap(np.argwhere(_concrete(a, "argwhere")).astype(_index_dtype()))
-        return _wrap(np.zeros((size, 0), _index_dtype()))
+            return _wrap(np.argwhere(_concrete(a, "argwhere")).astype(_idt()))
+        return _wrap(np.zeros((size, 0), _idt()))
     idx = nonzero(a, size=size, fill_value=fill_value)
     return concatenate([reshape(i, (i.shape[0], 1)) for i in idx], 1)
 
@@ -175,7 +175,7 @@ def _mode_indices(idx, n, mode, fname):
     mode)."""
     if mode == "raise":
         v = np.asarray(_concrete(idx, fname, "mode='raise' needs concrete indices"))
-        v = v.astype(_index_dtype())
+        v = v.astype(_idt())
         bad = (v < -n) | (v >= n)
         if bad.any():
             raise errors.ZeraxIndexError(
@@ -185,13 +185,13 @@ def _mode_indices(idx, n, mode, fname):
     if mode == "wrap":
         if n == 0:
             raise errors.ZeraxIndexError(f"zerax.numpy.{fname}: cannot wrap indices into an empty axis")
-        return remainder(convert_element_type(idx, _index_dtype()), np.array(n, _index_dtype())), "clip"
+        return remainder(convert_element_type(idx, _idt()), np.array(n, _idt())), "clip"
     if mode == "clip":
         if n == 0:
             raise errors.ZeraxIndexError(
                 f"zerax.numpy.{fname}: cannot do a non-empty take from an empty axis")
-        return clamp(np.zeros((), _index_dtype()), convert_element_type(idx, _index_dtype()),
-                     np.array(n - 1, _index_dtype())), "clip"
+        return clamp(np.zeros((), _idt()), convert_element_type(idx, _idt()),
+                     np.array(n - 1, _idt())), "clip"
     if mode == "fill":
         return idx, "fill"
     raise _bad_value(f"zerax.numpy.{fname}: mode must be one of 'raise', 'wrap', 'clip', "
@@ -284,7 +284,7 @@ def put(a, ind, v, mode=None, *, inplace=True):
     if v.shape[0] == 0:
         raise errors.ShapeError("zerax.numpy.put: cannot put an empty array of values")
     if v.shape[0] != k:
-        v = _ix.gather(v, [np.arange(k, dtype=_index_dtype()) % v.shape[0]], [("a", 0)])
+        v = _ix.gather(v, [np.arange(k, dtype=_idt()) % v.shape[0]], [("a", 0)])
     out = flat.at[ind].set(v, mode="clip" if mode == "clip" else None)
     return reshape(out, a.shape)
 
@@ -372,7 +372,7 @@ def compress(condition, a, axis=None, out=None):
         raise errors.ZeraxIndexError(
             f"zerax.numpy.compress: index {idx[-1]} is out of bounds for axis {axis} with "
             f"size {n}")
-    return _ix.gather(a, [idx.astype(_index_dtype())], _axis_entries(a.ndim, axis, a.shape))
+    return _ix.gather(a, [idx.astype(_idt())], _axis_entries(a.ndim, axis, a.shape))
 
 
 def extract(condition, arr):
@@ -384,7 +384,7 @@ def extract(condition, arr):
         raise errors.ZeraxIndexError(
             f"zerax.numpy.extract: index {idx[-1]} is out of bounds for axis 0 with size "
             f"{arr.shape[0]}")
-    return _ix.gather(arr, [idx.astype(_index_dtype())], [("a", 0)])
+    return _ix.gather(arr, [idx.astype(_idt())], [("a", 0)])
 
 
 # --------------------------------------------------------------------------- sorting
@@ -429,7 +429,7 @@ def argsort(a, axis=-1, kind=None, order=None, *, stable=None, descending=False)
         return _argsort(a, axis)
     n = a.shape[axis]
     perm = rev(_argsort(rev(a, (axis,)), axis), (axis,))
-    return sub(np.array(n - 1, _index_dtype()), perm)
+    return sub(np.array(n - 1, _idt()), perm)
 
 
 def lexsort(keys, axis=-1):
@@ -442,7 +442,7 @@ def lexsort(keys, axis=-1):
     shape = broadcast_shapes("lexsort", *[k.shape for k in keys])
     keys = [_full_broadcast(k, shape) for k in keys]
     if not shape:
-        return _wrap(np.array(0, _index_dtype()))
+        return _wrap(np.array(0, _idt()))
     axis = normalize_axis(axis, len(shape), "lexsort")
     perm = _argsort(keys[0], axis)
     for k in keys[1:]:
@@ -481,7 +481,7 @@ def argpartition(a, kth, axis=-1, kind="introselect", order=None):
 def _rank(x):
     """rank[i] = position of x[i] in the stable sort of x (1-d)."""
     n = x.shape[0]
-    return _upd.scatter(np.zeros((n,), _index_dtype()), iota(_index_dtype(), (n,)), [_argsort(x, 0)],
+    return _upd.scatter(np.zeros((n,), _idt()), iota(_idt(), (n,)), [_argsort(x, 0)],
                        [("a", 0)], "set", "drop")
 
 
@@ -508,7 +508,7 @@ def searchsorted(a, v, side="left", sorter=None, *, method=None):
     q = _ravel(_as_zx(as_dtype(v, dtype)))
     na, nq = a.shape[0], q.shape[0]
     if nq == 0:
-        return _wrap(np.zeros(vshape, _index_dtype()))
+        return _wrap(np.zeros(vshape, _idt()))
     if side == "left":
         index = _ix.getitem(_rank(concatenate([q, a], 0)), slice(0, nq))
     else:
@@ -526,10 +526,10 @@ def digitize(x, bins, right=False, *, method=None):
         raise errors.ShapeError("zerax.numpy.digitize: bins must be 1-dimensional")
     n = bins.shape[0]
     if n == 0:
-        return _wrap(np.zeros(x.shape, _index_dtype()))
+        return _wrap(np.zeros(x.shape, _idt()))
     side = "left" if right else "right"
     inc = lambda: searchsorted(bins, x, side)  # noqa: E731
-    dec = lambda: sub(np.array(n, _index_dtype()), searchsorted(rev(bins, (0,)), x, side))  # noqa: E731
+    dec = lambda: sub(np.array(n, _idt()), searchsorted(rev(bins, (0,)), x, side))  # noqa: E731
     if is_concrete(bins):
         b = np.asarray(concrete_value(bins))
         d = np.diff(b)
@@ -571,10 +571,10 @@ def bincount(x, weights=None, minlength=0, *, length=None):
         if length is None:
             length = builtins.max(minlength, int(v.max()) + 1 if v.size else 0)
     length = operator.index(length)
-    idx = convert_element_type(x, _index_dtype())
-    idx = select_n(lt(idx, np.zeros((), _index_dtype())), idx, np.zeros((), _index_dtype()))
+    idx = convert_element_type(x, _idt())
+    idx = select_n(lt(idx, np.zeros((), _idt())), idx, np.zeros((), _idt()))
     if weights is None:
-        w, dtype = _wrap(np.ones(x.shape, _index_dtype())), _index_dtype()
+        w, dtype = _wrap(np.ones(x.shape, _idt())), _idt()
     else:
         w = ensure_array(weights, "bincount")
         if np.dtype(w.dtype).kind == "c":
@@ -650,12 +650,12 @@ def histogram(a, bins=10, range=None, density=None, weights=None):  # noqa: A002
     ct = dtypes.result_type(et, np.dtype(a.dtype))
     ac, ec = as_dtype(a, ct), as_dtype(edges, ct)
     first, last = _ix.getitem(ec, 0), _ix.getitem(ec, -1)
-    idx = sub(searchsorted(ec, ac, "right"), np.ones((), _index_dtype()))
-    idx = select_n(eq(ac, last), idx, np.array(nb - 1, _index_dtype()))
+    idx = sub(searchsorted(ec, ac, "right"), np.ones((), _idt()))
+    idx = select_n(eq(ac, last), idx, np.array(nb - 1, _idt()))
     inside = bitwise_and(ge(ac, first), le(ac, last))
-    idx = select_n(inside, np.array(nb, _index_dtype()), idx)
+    idx = select_n(inside, np.array(nb, _idt()), idx)
     if weights is None:
-        w, ntype = _wrap(np.ones(a.shape, _index_dtype())), _index_dtype()
+        w, ntype = _wrap(np.ones(a.shape, _idt())), _idt()
     else:
         w = _ravel(ensure_array(weights, "histogram"))
         if tuple(w.shape) != tuple(a.shape):
@@ -683,6 +683,6 @@ def _unravel(flat, shape):
         stride *= n
     strides.reverse()
     for n, s in zip(shape, strides):
-        c = floor_divide(flat, np.array(s, _index_dtype())) if s != 1 else flat
-        out.append(remainder(c, np.array(n, _index_dtype())) if n else c)
+        c = floor_divide(flat, np.array(s, _idt())) if s != 1 else flat
+        out.append(remainder(c, np.array(n, _idt())) if n else c)
     return out

@@ -24,7 +24,7 @@ from ..base import dtypes
 from ..ops.elementwise import add, clamp, convert_element_type, eq, lt
 from ..ops.shape import concatenate
 from ._util import as_dtype, ensure_array, normalize_axis
-from .indexing_ops import _index_dtype, _as_zx, _axis_entries, _concrete, _ravel, _wrap, searchsorted
+from .indexing_ops import _idt, _as_zx, _axis_entries, _concrete, _ravel, _wrap, searchsorted
 from ..ops.elementwise import bitwise_and, bitwise_not, isnan, ne, select_n, sub
 from ..ops.shape import broadcast_in_dim, iota, reshape
 from .indexing_ops import argsort, nonzero
@@ -65,7 +65,7 @@ def unique(ar, return_index=False, return_inverse=False, return_counts=False, ax
         axis = normalize_axis(axis, ar.ndim, "unique")
     res = np.unique(v, return_index=True, return_inverse=return_inverse,
                     return_counts=return_counts, axis=axis, equal_nan=equal_nan)
-    first = res[1].astype(_index_dtype())
+    first = res[1].astype(_idt())
     if axis is None:
         values = _ix.gather(_ravel(ar), [first], [("a", 0)])
     else:
@@ -74,9 +74,9 @@ def unique(ar, return_index=False, return_inverse=False, return_counts=False, ax
     if return_index:
         out.append(_wrap(first))
     if return_inverse:
-        out.append(_wrap(res[2].astype(_index_dtype())))
+        out.append(_wrap(res[2].astype(_idt())))
     if return_counts:
-        out.append(_wrap(res[-1].astype(_index_dtype())))
+        out.append(_wrap(res[-1].astype(_idt())))
     return out[0] if len(out) == 1 else tuple(out)
 
 
@@ -100,7 +100,7 @@ def isin(element, test_elements, assume_unique=False, invert=False, *, kind=None
     if n == 0:
         found = _wrap(np.zeros(e.shape, bool))
     else:
-        pos = clamp(np.zeros((), _index_dtype()), searchsorted(t, e, "left"), np.array(n - 1, _index_dtype()))
+        pos = clamp(np.zeros((), _idt()), searchsorted(t, e, "left"), np.array(n - 1, _idt()))
         found = eq(_ix.gather(t, [pos], [("a", 0)]), e)
     if invert:
         return logical_not(found)
@@ -113,10 +113,10 @@ def intersect1d(ar1, ar2, assume_unique=False, return_indices=False):
     v1 = np.asarray(_concrete(a1, "intersect1d"))
     v2 = np.asarray(_concrete(a2, "intersect1d"))
     vals, i1, i2 = np.intersect1d(v1, v2, assume_unique=assume_unique, return_indices=True)
-    out = convert_element_type(_ix.gather(_ravel(a1), [i1.astype(_index_dtype())], [("a", 0)]),
+    out = convert_element_type(_ix.gather(_ravel(a1), [i1.astype(_idt())], [("a", 0)]),
                                vals.dtype)
     if return_indices:
-        return out, _wrap(i1.astype(_index_dtype())), _wrap(i2.astype(_index_dtype()))
+        return out, _wrap(i1.astype(_idt())), _wrap(i2.astype(_idt()))
     return out
 
 
@@ -169,13 +169,13 @@ def _setdiff1d_sized(a1, a2, assume_unique, size, fill_value):
     mask = isin(a1, _ravel(a2), invert=True)
     if not assume_unique:
         # the padding of unique() repeats its first value: keep only the real entries
-        n_unique = add(np.array(n + 1, _index_dtype()),
-                       -_sum(convert_element_type(eq(a1, _ix.getitem(a1, 0)), _index_dtype())))
-        mask = bitwise_and(mask, lt(iota(_index_dtype(), (n,), 0), n_unique))
+        n_unique = add(np.array(n + 1, _idt()),
+                       -_sum(convert_element_type(eq(a1, _ix.getitem(a1, 0)), _idt())))
+        mask = bitwise_and(mask, lt(iota(_idt(), (n,), 0), n_unique))
     idx = nonzero(mask, size=size, fill_value=0)[0]
-    taken = _ix.gather(a1, [convert_element_type(idx, _index_dtype())], [("a", 0)])
-    count = _sum(convert_element_type(mask, _index_dtype()))
-    return select_n(lt(iota(_index_dtype(), (size,), 0), count), broadcast_in_dim(fill, (size,), ()),
+    taken = _ix.gather(a1, [convert_element_type(idx, _idt())], [("a", 0)])
+    count = _sum(convert_element_type(mask, _idt()))
+    return select_n(lt(iota(_idt(), (size,), 0), count), broadcast_in_dim(fill, (size,), ()),
                     taken)
 
 
@@ -223,10 +223,10 @@ def _unique_parts(x, fname, size, fill_value):
         v = np.asarray(_concrete(x, fname)).ravel()
         _, first, inv, counts = np.unique(v, return_index=True, return_inverse=True,
                                           return_counts=True, equal_nan=False)
-        first = first.astype(_index_dtype())
+        first = first.astype(_idt())
         values = _ix.gather(flat, [first], [("a", 0)])
-        inverse = _wrap(inv.astype(_index_dtype()).reshape(tuple(x.shape)))
-        return values, _wrap(first), inverse, _wrap(counts.astype(_index_dtype()))
+        inverse = _wrap(inv.astype(_idt()).reshape(tuple(x.shape)))
+        return values, _wrap(first), inverse, _wrap(counts.astype(_idt()))
     return _unique_sized(x, flat, int(size), fill_value, fname)
 
 
@@ -240,26 +240,26 @@ def _unique_sized(x, flat, size, fill_value, fname, equal_nan=False):
     if n == 0:
         fill = _wrap(np.zeros((), dt)) if fill_value is None else \
             as_dtype(ensure_array(fill_value, fname), dt)
-        return (_bcast(fill, size), _wrap(np.zeros(size, _index_dtype())),
-                _wrap(np.zeros(tuple(x.shape), _index_dtype())), _wrap(np.zeros(size, _index_dtype())))
-    perm = convert_element_type(argsort(flat, stable=True), _index_dtype())
+        return (_bcast(fill, size), _wrap(np.zeros(size, _idt())),
+                _wrap(np.zeros(tuple(x.shape), _idt())), _wrap(np.zeros(size, _idt())))
+    perm = convert_element_type(argsort(flat, stable=True), _idt())
     s = _ix.gather(flat, [perm], [("a", 0)])
     later, earlier = _ix.getitem(s, slice(1, None)), _ix.getitem(s, slice(None, -1))
     differs = ne(later, earlier)
     if equal_nan and dt.kind in "fc":   # sorted NaNs are adjacent: one run
         differs = bitwise_and(differs, bitwise_not(bitwise_and(isnan(later), isnan(earlier))))
     new = concatenate([_wrap(np.ones(1, bool)), differs], 0)
-    rank = sub(cumsum(convert_element_type(new, _index_dtype()), 0), np.ones((), _index_dtype()))
-    out_of_range = np.array(size, _index_dtype())
+    rank = sub(cumsum(convert_element_type(new, _idt()), 0), np.ones((), _idt()))
+    out_of_range = np.array(size, _idt())
     slot = select_n(new, out_of_range, rank)              # run starts only
     first = scatter(_bcast(_ix.getitem(perm, 0), size), perm, [slot], [("a", 0)], "set",
                     "drop")
-    counts = scatter(_wrap(np.zeros(size, _index_dtype())), _wrap(np.ones(n, _index_dtype())), [rank],
+    counts = scatter(_wrap(np.zeros(size, _idt())), _wrap(np.ones(n, _idt())), [rank],
                      [("a", 0)], "add", "drop")
-    inverse = reshape(scatter(_wrap(np.zeros(n, _index_dtype())), rank, [perm], [("a", 0)], "set",
+    inverse = reshape(scatter(_wrap(np.zeros(n, _idt())), rank, [perm], [("a", 0)], "set",
                               "drop"), tuple(x.shape))
-    n_unique = add(_ix.getitem(rank, -1), np.ones((), _index_dtype()))
-    valid = lt(iota(_index_dtype(), (size,), 0), n_unique)
+    n_unique = add(_ix.getitem(rank, -1), np.ones((), _idt()))
+    valid = lt(iota(_idt(), (size,), 0), n_unique)
     fill = _ix.getitem(s, 0) if fill_value is None else as_dtype(ensure_array(fill_value,
                                                                               fname), dt)
     values = select_n(valid, _bcast(fill, size), _ix.gather(flat, [first], [("a", 0)]))
