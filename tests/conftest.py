@@ -44,6 +44,15 @@ def backend(request):
         zx.config.update("backend", old)
 
 
+@pytest.fixture
+def numba_path(monkeypatch):
+    """Compile through the generated-source (Numba) path, as every program was before
+    the kernel IR: for the tests of that path, which still compiles the programs the
+    kernel-IR lowering does not carry yet (``ZERAX_KERNEL_IR=0``, read at each compile,
+    and inherited by the processes a test starts)."""
+    monkeypatch.setenv("ZERAX_KERNEL_IR", "0")
+
+
 # --------------------------------------------------------------------------- x64 mode
 # The suite's baseline is zerax's default, x64 on, whatever JAX_ENABLE_X64 /
 # ZERAX_ENABLE_X64 say in the shell that runs it (a JAX user's shell often has x64 off).

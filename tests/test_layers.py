@@ -34,11 +34,10 @@ LAYERS = ["base", "core", "ir", "interpreters", "ops", "backends", "lax", "numpy
           "face", "framework"]
 _SRC_LAYERS = {"base", "core", "ir", "interpreters", "ops", "backends", "lax", "numpy",
                "api"}
-# Public faces that hold re-exports (and the small public helpers of JAX's faces).
-# ``zerax.nn`` is JAX's ``jax.nn`` (a face: activations, initialisers) and Equinox's
-# layers (the framework, in its private submodules), so its package module re-exports both.
-_FACES_INSIDE_FRAMEWORK = {"zerax.nn.initializers"}
-_FRAMEWORK = ("zerax.nn.", "zerax.optim", "zerax.data", "zerax.train", "zerax.io",
+# Public faces hold re-exports (and the small public helpers of JAX's faces).  The
+# framework packages are built on the public API only: ``zerax.nn`` (JAX's ``jax.nn``
+# activations and initialisers, and Equinox's API) included.
+_FRAMEWORK = ("zerax.nn", "zerax.optim", "zerax.data", "zerax.train", "zerax.io",
               "zerax.example_libraries", "zerax.experimental")
 
 
@@ -52,10 +51,7 @@ def layer_of(mod: str) -> str:
         raise AssertionError(f"{mod}: not in a layer package of zerax._src")
     if mod == "zerax._src":
         return "base"
-    if mod in _FACES_INSIDE_FRAMEWORK:
-        return "face"
-    if mod.startswith(_FRAMEWORK) or mod in ("zerax.optim", "zerax.data", "zerax.train",
-                                             "zerax.io"):
+    if any(mod == p or mod.startswith(p + ".") for p in _FRAMEWORK):
         return "framework"
     return "face"
 

@@ -23,7 +23,7 @@ from ._src.api.extras import (
     ShapeDtypeStruct, block_until_ready, default_backend, device_count, device_put, devices,
     eval_shape, linear_transpose, local_device_count, make_jaxpr, device_get, local_devices,
     process_index, process_count, default_device, named_scope, named_call,
-    ensure_compile_time_eval,
+    ensure_compile_time_eval, numpy_dtype_promotion,
 )
 from ._src.api.jit import clear_caches
 from ._src.api.pmap import pmap
@@ -31,6 +31,7 @@ from ._src.base import dtypes  # noqa: E402  (dtypes.float0: the tangent dtype o
 from ._src.base.dtypes import enable_x64  # noqa: E402  (JAX's jax.enable_x64 context manager)
 from . import numpy, lax, tree, tree_util, test_util, nn, scipy, random  # noqa: E402
 from . import debug, image, ops, sharding, typing
+from . import core  # noqa: E402  (jax.core's public names)
 
 jacobian = jacrev   # JAX's name for it
 
@@ -46,5 +47,5 @@ __all__ = [
     "debug", "sharding", "typing", "device_get", "local_devices", "process_index",
     "process_count", "default_device", "named_scope", "named_call",
     "ensure_compile_time_eval", "clear_caches", "elementwise_grad", "custom_gradient",
-    "pmap", "ops", "image", "enable_x64",
+    "pmap", "ops", "image", "core", "numpy_dtype_promotion", "enable_x64",
 ]

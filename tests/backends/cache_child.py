@@ -41,7 +41,8 @@ def expected():
 
 def run(cache_dir, key_file, *flags, timeout=240):
     """(report, stderr) of one child process; fails the test if the process died."""
-    env = dict(os.environ, ZERAX_CACHE_DIR=str(cache_dir), ZERAX_CACHE_KEY=str(key_file))
+    env = dict(os.environ, ZERAX_CACHE_DIR=str(cache_dir), ZERAX_CACHE_KEY=str(key_file),
+               ZERAX_KERNEL_IR="0")    # the generated-source path's entries
     for name in ("ZERAX_NATIVE_CACHE", "NUMBA_DEBUG_CACHE", "NUMBA_CACHE_DIR"):
         env.pop(name, None)
     done = subprocess.run([sys.executable, "-c", textwrap.dedent(CHILD), *map(str, flags)],

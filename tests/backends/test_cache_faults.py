@@ -11,8 +11,11 @@ import pytest
 from cache_child import assert_right, entries, run  # noqa: E402 - shared test helpers
 from zerax._src.backends.numba import native
 
-pytestmark = pytest.mark.skipif(not native.supported(),
-                                reason="the native cache handles ELF objects only")
+# The generated-source path's cache entries (numba_path: conftest.py); the kernel-IR
+# path's are tested in test_kernel_ir_cache.py.
+pytestmark = [pytest.mark.skipif(not native.supported(),
+                                reason="the native cache handles ELF objects only"),
+              pytest.mark.usefixtures("numba_path")]
 
 
 @pytest.fixture(scope="module")
@@ -77,7 +80,7 @@ def test_concurrent_cold_processes_write_whole_entries(warm, tmp_path):
 
     from cache_child import CHILD
     d, key = tmp_path / "cache", warm[1]
-    env = dict(os.environ, ZERAX_CACHE_DIR=str(d), ZERAX_CACHE_KEY=str(key))
+    env = dict(os.environ, ZERAX_CACHE_DIR=str(d), ZERAX_CACHE_KEY=str(key), ZERAX_KERNEL_IR="0")
     env.pop("ZERAX_NATIVE_CACHE", None)
     procs = [subprocess.Popen([sys.executable, "-c", textwrap.dedent(CHILD)], env=env,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

@@ -17,10 +17,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cache_child import assert_right, entries, run  # noqa: E402 - shared test helpers
-from zerax._src.backends.numba import diskcache, native
+from zerax._src.backends.cpu import diskcache
+from zerax._src.backends.numba import native
 
-pytestmark = pytest.mark.skipif(not native.supported(),
-                                reason="the native cache handles ELF objects only")
+# The generated-source path's cache entries (numba_path: conftest.py); the kernel-IR
+# path's are tested in test_kernel_ir_cache.py.
+pytestmark = [pytest.mark.skipif(not native.supported(),
+                                reason="the native cache handles ELF objects only"),
+              pytest.mark.usefixtures("numba_path")]
 
 
 class _Plant:

@@ -16,9 +16,12 @@ from hypothesis import strategies as st
 
 import zerax as zx
 import zerax.numpy as znp
-from zerax._src.backends.numba import direct, diskcache, native
+from zerax._src.backends.cpu import diskcache
+from zerax._src.backends.numba import direct, native
 
-pytestmark = pytest.mark.skipif(not direct.enabled(), reason="direct kernels are off")
+# The translator compiles the generated-source path's kernels (numba_path: conftest.py).
+pytestmark = [pytest.mark.skipif(not direct.enabled(), reason="direct kernels are off"),
+              pytest.mark.usefixtures("numba_path")]
 
 
 def _compiled_directly(fn, *args):

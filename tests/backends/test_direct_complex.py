@@ -19,7 +19,9 @@ import zerax as zx
 import zerax.numpy as znp
 from zerax._src.backends.numba import direct
 
-pytestmark = pytest.mark.skipif(not direct.enabled(), reason="direct kernels are off")
+# The translator compiles the generated-source path's kernels (numba_path: conftest.py).
+pytestmark = [pytest.mark.skipif(not direct.enabled(), reason="direct kernels are off"),
+              pytest.mark.usefixtures("numba_path")]
 
 _SPECIAL = [0.0, -0.0, 1.5, -2.25, 1e-300, -1e300, 800.0, np.inf, -np.inf, np.nan]
 SPECIAL = np.array([complex(a, b) for a, b in itertools.product(_SPECIAL, _SPECIAL)])

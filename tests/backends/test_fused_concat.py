@@ -11,7 +11,8 @@ import zerax as zx
 import zerax.numpy as znp
 from zerax import lax
 
-pytestmark = pytest.mark.usefixtures("backend")
+# The generated-source path reads concatenations in place (numba_path: conftest.py).
+pytestmark = pytest.mark.usefixtures("backend", "numba_path")
 
 
 @pytest.fixture(scope="module")

@@ -14,8 +14,11 @@ import pytest
 
 from zerax._src.backends.numba import native
 
-pytestmark = pytest.mark.skipif(not native.supported(),
-                                reason="the native cache handles ELF objects only")
+# The generated-source path's cache entries (numba_path: conftest.py); the kernel-IR
+# path's are tested in test_kernel_ir_cache.py.
+pytestmark = [pytest.mark.skipif(not native.supported(),
+                                reason="the native cache handles ELF objects only"),
+              pytest.mark.usefixtures("numba_path")]
 
 # Four programs: a prange kernel (>= 100k elements, its 4.8 MB output on huge pages:
 # the kernel calls libc's madvise, which the native loader must resolve), a program split around a BLAS
@@ -66,7 +69,7 @@ PROGRAMS = """
 
 
 def _run(cache_dir, *flags):
-    env = dict(os.environ, ZERAX_CACHE_DIR=str(cache_dir))
+    env = dict(os.environ, ZERAX_CACHE_DIR=str(cache_dir), ZERAX_KERNEL_IR="0")
     env.pop("ZERAX_NATIVE_CACHE", None)
     env.pop("NUMBA_DEBUG_CACHE", None)
     done = subprocess.run([sys.executable, "-c", textwrap.dedent(PROGRAMS), *flags],

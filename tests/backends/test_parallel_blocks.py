@@ -14,6 +14,10 @@ import zerax.numpy as znp
 from zerax._src.backends.numba.loops import PARALLEL_BLOCK, independent_parts
 from zerax._src.backends.numba.threads import claim_block
 
+# The generated-source path's loops (numba_path: conftest.py); the kernel-IR path's
+# parallel loops are tested in test_kernel_ir.py.
+pytestmark = pytest.mark.usefixtures("numba_path")
+
 
 def _adam_like(gs, ms, vs, count):
     """Moments and steps of several arrays, as optim.adam's update (one fused group)."""

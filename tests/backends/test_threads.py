@@ -23,7 +23,7 @@ def restore_threads():
     zx.config.update("num_threads", before)
 
 
-def test_setting_drives_numba_pool(restore_threads):
+def test_setting_drives_numba_pool(restore_threads, numba_path):
     f = zx.jit(lambda x: znp.sin(x) * 2.0)
     x = np.linspace(0.0, 1.0, 200_000)            # large enough for a parallel loop
     zx.config.update("num_threads", 1)
@@ -34,6 +34,18 @@ def test_setting_drives_numba_pool(restore_threads):
     zx.config.update("num_threads", pool)
     np.testing.assert_allclose(np.asarray(f(x)), np.sin(x) * 2.0, rtol=1e-15)
     assert numba.get_num_threads() == pool
+
+
+def test_setting_drives_the_kernel_ir_pool(restore_threads):
+    from zerax._src.backends.cpu import threads as pool
+    f = zx.jit(lambda x: znp.sin(x) * 2.0)
+    x = np.linspace(0.0, 1.0, 200_000)            # large enough for a parallel loop
+    assert "parallel for" in f.lower(x).as_text()
+    for n in (1, 2, 1):
+        zx.config.update("num_threads", n)
+        np.testing.assert_allclose(np.asarray(f(x)), np.sin(x) * 2.0, rtol=1e-15)
+        assert pool._global("zerax_pool.threads").value == n
+        assert len(pool._pool.threads) >= n - 1      # workers started as needed
 
 
 @pytest.mark.parametrize("bad", [0, -2, 1.5, "two", True, None])

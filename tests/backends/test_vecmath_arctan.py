@@ -37,7 +37,7 @@ def test_arctan_special_values():
     np.testing.assert_array_equal(y[5:], x[5:])
 
 
-def test_compiled_arctan_uses_it_and_matches_numpy():
+def test_compiled_arctan_uses_it_and_matches_numpy(numba_path):
     import zerax as zx
     import zerax.numpy as znp
     f = zx.jit(lambda x: znp.arctan(x) * 2.0)

@@ -143,9 +143,10 @@ def test_compiled_step_matches_eager_and_is_reused():
     for a, b in zip(zerax.tree_util.tree_leaves(runs[False][:2]),
                     zerax.tree_util.tree_leaves(runs[True][:2])):
         np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-5, atol=1e-6)
-    cached = len(train.loop._train_step._cache)
+    from zerax.nn import _transforms          # (filter_jit's process-wide cache)
+    cached = len(_transforms._JIT_CACHE)
     train.fit(runs[True][0], opt, train.losses.mse, loader, epochs=1, progress=False)
-    assert len(train.loop._train_step._cache) == cached  # compiled once, reused
+    assert len(_transforms._JIT_CACHE) == cached  # compiled once, reused
 
 
 class DropNet(nn.Module):

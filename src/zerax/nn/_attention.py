@@ -41,7 +41,16 @@ def dot_product_attention_weights(query, key, mask=None):
     return zx.nn.softmax(logits.astype(dtype)).astype(logits.dtype)
 
 
-def _attend(query, key_, value, mask, dropout, key, inference):
+def dot_product_attention(query, key_, value, mask=None, dropout=None, *, key=None,
+                          inference=None):
+    """One head of attention: `dot_product_attention_weights` (with ``dropout`` applied
+    to them) times ``value`` (Equinox's ``nn._attention.dot_product_attention``; the
+    public ``zerax.nn.dot_product_attention`` is JAX's, on batched multi-head arrays).
+
+    >>> from zerax.nn._attention import dot_product_attention
+    >>> dot_product_attention(znp.zeros((1, 2)), znp.zeros((2, 2)), znp.eye(2))
+    Array([[0.5, 0.5]], dtype=float64)
+    """
     weights = dot_product_attention_weights(query, key_, mask)
     if dropout is not None:
         weights = dropout(weights, key=key, inference=inference)
@@ -140,7 +149,7 @@ class MultiheadAttention(Module):
         drop = self.dropout
 
         def one_head(q, k, v, m, kk):
-            return _attend(q, k, v, m, drop, kk, inference)
+            return dot_product_attention(q, k, v, m, drop, key=kk, inference=inference)
 
         if mask is not None and znp.ndim(mask) == 3:
             if keys is None:

@@ -58,6 +58,15 @@ def _padding_mode_init(mode: str) -> str:
     return m
 
 
+def _promoted(x, weight):
+    """``x`` and ``weight`` in their common dtype (NumPy's promotion, as `Linear`'s
+    ``weight @ x``): a float64 image into a float32 layer computes in float64, integer
+    data with integer weights stays integral."""
+    x = znp.asarray(x)
+    dt = znp.result_type(x, weight)
+    return x.astype(dt), weight.astype(dt)
+
+
 def _check_rank(x, n: int, layer: str, channels: int):
     if znp.ndim(x) != n + 1:
         raise errors.ShapeError(
@@ -138,7 +147,8 @@ class Conv(Module):
             padding = "VALID"
         else:
             padding = self.padding
-        y = lax.conv_general_dilated(x[None], self.weight, self.stride, padding,
+        x, weight = _promoted(x, self.weight)
+        y = lax.conv_general_dilated(x[None], weight, self.stride, padding,
                                      rhs_dilation=self.dilation,
                                      feature_group_count=self.groups)[0]
         if self.use_bias:
@@ -297,7 +307,8 @@ class ConvTranspose(Module):
             x = znp.pad(x, [(0, 0)] + [tuple(int(v) for v in r) for r in pt // stride],
                         mode="wrap")
             pads = tuple((int(p[0]), int(p[1])) for p in pt % stride)
-        y = lax.conv_general_dilated(x[None], self.weight, (1,) * self.num_spatial_dims, pads,
+        x, weight = _promoted(x, self.weight)
+        y = lax.conv_general_dilated(x[None], weight, (1,) * self.num_spatial_dims, pads,
                                      lhs_dilation=self.stride, rhs_dilation=self.dilation,
                                      feature_group_count=self.groups)[0]
         if self.use_bias:

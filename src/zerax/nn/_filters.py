@@ -1,5 +1,5 @@
-"""Equinox's filters and tree surgery for `zerax.nn`: `is_array`, `is_inexact_array`,
-`filter`, `partition`, `combine`, `tree_at`, `inference_mode`.
+"""Equinox's filters for `zerax.nn`: `is_array`, `is_inexact_array`, `filter`,
+`partition`, `combine`, `apply_updates`.
 
 A model mixes arrays with Python objects (activation functions, sizes, flags); filtering
 splits a pytree into the part a transform should see and the rest, with ``None`` in the
@@ -17,8 +17,7 @@ from .. import errors
 from .. import tree_util as jtu
 
 __all__ = ["is_array", "is_array_like", "is_inexact_array", "is_inexact_array_like", "filter",
-           "partition", "combine", "tree_at", "inference_mode", "apply_updates",
-           "tree_equal"]
+           "partition", "combine", "apply_updates"]
 
 
 def is_array(element: Any) -> bool:
@@ -132,147 +131,6 @@ def combine(*pytrees: Any, is_leaf: Callable[[Any], bool] | None = None) -> Any:
     return jtu.tree_map(_first_not_none, *pytrees, is_leaf=leaf)
 
 
-# ------------------------------------------------------------------ tree_at
-class _Marker:
-    """Stands for a leaf (or a childless node) of the tree while ``where`` runs."""
-
-    __slots__ = ("path", "value")
-
-    def __init__(self, path, value):
-        self.path = path
-        self.value = value
-
-    def __getattr__(self, name):
-        # An AttributeError (so hasattr works), saying why the leaf has no attribute.
-        raise AttributeError(
-            f"tree_at: `where` looked at attribute {name!r} of a leaf; `where` must only "
-            "select nodes of the pytree, not depend on the leaves' values")
-
-
-def _children(node, is_leaf):
-    """(children, treedef) one level down, or None for a leaf / childless node."""
-    if is_leaf is not None and is_leaf(node):
-        return None
-    leaves, treedef = jtu.tree_flatten(node, is_leaf=lambda x: x is not node)
-    if len(leaves) == 1 and leaves[0] is node:
-        return None
-    if not leaves:
-        return None
-    return leaves, treedef
-
-
-def _mark(node, path, is_leaf, ids):
-    sub = _children(node, is_leaf)
-    if sub is None:
-        m = _Marker(path, node)
-        ids[id(m)] = (path, m)
-        return m
-    leaves, treedef = sub
-    out = jtu.tree_unflatten(treedef, [_mark(c, path + (i,), is_leaf, ids)
-                                       for i, c in enumerate(leaves)])
-    ids[id(out)] = (path, out)
-    return out
-
-
-def _rebuild(node, path, is_leaf, repl):
-    if path in repl:
-        return repl[path](node)
-    sub = _children(node, is_leaf)
-    if sub is None:
-        return node
-    leaves, treedef = sub
-    n = len(path)
-    if not any(len(p) > n and p[:n] == path for p in repl):
-        return node  # nothing below is replaced: keep the node itself
-    return jtu.tree_unflatten(treedef, [_rebuild(c, path + (i,), is_leaf, repl)
-                                        for i, c in enumerate(leaves)])
-
-
-_SENTINEL = object()
-
-
-def tree_at(where: Callable[[Any], Any], pytree: Any, replace: Any = _SENTINEL,
-            replace_fn: Callable[[Any], Any] = _SENTINEL,
-            is_leaf: Callable[[Any], bool] | None = None) -> Any:
-    """A copy of ``pytree`` with the node(s) that ``where(pytree)`` selects replaced by
-    ``replace`` (or by ``replace_fn(node)``), as Equinox's ``tree_at``: out-of-place surgery
-    on an immutable model.
-
-    >>> import zerax.nn as nn, zerax.numpy as znp
-    >>> lin = nn.Linear(2, 1, key=zx.random.key(0))
-    >>> lin2 = nn.tree_at(lambda m: m.bias, lin, znp.zeros(1, np.float32))
-    >>> lin2.bias, lin.bias is not lin2.bias
-    (Array([0.], dtype=float32), True)
-    >>> nn.tree_at(lambda t: (t[0], t[2]), [1, 2, 3], replace_fn=lambda x: -x)
-    [-1, 2, -3]
-    """
-    if (replace is _SENTINEL) == (replace_fn is _SENTINEL):
-        raise errors.ZeraxValueError("tree_at: give exactly one of replace= and replace_fn=")
-    ids: dict = {}
-    marked = _mark(pytree, (), is_leaf, ids)
-    selected = where(marked)
-    if id(selected) in ids and ids[id(selected)][1] is selected:
-        nodes = [selected]
-        replaces = [replace]
-    else:
-        if not isinstance(selected, (list, tuple)):
-            raise errors.ZeraxValueError(
-                "tree_at: `where` must return a node of the pytree or a sequence of nodes, "
-                f"got {selected!r}")
-        nodes = list(selected)
-        if replace is not _SENTINEL:
-            if not isinstance(replace, (list, tuple)) or len(replace) != len(nodes):
-                raise errors.ZeraxValueError(
-                    f"tree_at: `where` selected {len(nodes)} nodes, so `replace` must be a "
-                    "sequence of as many values")
-            replaces = list(replace)
-        else:
-            replaces = [None] * len(nodes)
-    repl: dict = {}
-    for node, r in zip(nodes, replaces):
-        entry = ids.get(id(node))
-        if entry is None or entry[1] is not node:
-            raise errors.ZeraxValueError(
-                "tree_at: `where` returned something that is not a node of the pytree "
-                f"({node!r}); select attributes or items of its argument")
-        path = entry[0]
-        if path in repl:
-            raise errors.ZeraxValueError("tree_at: `where` selected the same node twice")
-        if replace_fn is not _SENTINEL:
-            repl[path] = replace_fn
-        else:
-            repl[path] = lambda _, r=r: r
-    return _rebuild(pytree, (), is_leaf, repl)
-
-
-def inference_mode(pytree: Any, value: bool = True) -> Any:
-    """Set every ``inference`` field (Dropout, BatchNorm, MultiheadAttention...) in
-    ``pytree`` to ``value`` (Equinox's ``nn.inference_mode``).
-
-    >>> import zerax.nn as nn
-    >>> nn.inference_mode([nn.Dropout(0.5)])[0].inference
-    True
-    """
-    def where(tree):
-        found = []
-
-        def walk(t):
-            if not isinstance(t, _Marker) and hasattr(t, "inference"):
-                found.append(t.inference)
-            for c in _children_objs(t):
-                walk(c)
-        walk(tree)
-        return found
-
-    def _children_objs(t):
-        if isinstance(t, _Marker):
-            return []
-        leaves, _ = jtu.tree_flatten(t, is_leaf=lambda x: x is not t)
-        return [] if (len(leaves) == 1 and leaves[0] is t) else leaves
-
-    return tree_at(where, pytree, replace_fn=lambda _: value)
-
-
 def apply_updates(model: Any, updates: Any) -> Any:
     """``model + updates`` leaf by leaf, where ``updates`` has ``None`` for leaves that do not
     change (non-arrays, frozen parameters), as Equinox's ``apply_updates``.
@@ -284,37 +142,3 @@ def apply_updates(model: Any, updates: Any) -> Any:
     def one(u, p):
         return p if u is None else p + u
     return jtu.tree_map(one, updates, model, is_leaf=lambda x: x is None)
-
-
-def tree_equal(*pytrees: Any, typematch: bool = False, rtol: float = 0.0,
-               atol: float = 0.0) -> bool:
-    """True when the pytrees have the same structure and equal leaves (arrays: same shape
-    and dtype, values equal, or within ``rtol``/``atol`` for floating point), as Equinox's
-    ``tree_equal`` on concrete values. ``typematch`` also requires leaves of one type.
-
-    >>> import zerax.nn as nn, zerax.numpy as znp
-    >>> nn.tree_equal([znp.ones(2), "a"], [znp.ones(2), "a"]), nn.tree_equal([1], [2])
-    (True, False)
-    """
-    flat = [jtu.tree_flatten(t) for t in pytrees]
-    first_leaves, first_def = flat[0]
-    for leaves, treedef in flat[1:]:
-        if treedef != first_def:
-            return False
-        for a, b in zip(first_leaves, leaves):
-            if typematch and type(a) is not type(b):
-                return False
-            if is_array(a) or is_array(b):
-                if not (is_array(a) and is_array(b)):
-                    return False
-                if tuple(a.shape) != tuple(b.shape) or np.dtype(a.dtype) != np.dtype(b.dtype):
-                    return False
-                x, y = np.asarray(a), np.asarray(b)
-                if (rtol or atol) and np.issubdtype(x.dtype, np.inexact):
-                    if not np.allclose(x, y, rtol=rtol, atol=atol):
-                        return False
-                elif not np.array_equal(x, y):
-                    return False
-            elif a is not b and a != b:
-                return False
-    return True

@@ -17,8 +17,9 @@ import zerax.numpy as znp
 import zerax.random as zr
 from .. import errors
 
+from ._activations import relu as _relu
 from ._module import Module, field
-from . import relu as _relu  # the activations are loaded first (zerax.nn's __init__)
+from ._filters import is_array
 
 __all__ = ["Linear", "Identity", "MLP", "Sequential", "Lambda", "StatefulLayer"]
 
@@ -159,6 +160,36 @@ def apply_activation(act: Callable, x):
     return zx.vmap(act)(x)
 
 
+def _per_neuron(act: Callable, shape: tuple) -> Callable:
+    """A learnt activation (one holding arrays, such as a `PReLU`) with a separate copy
+    of its parameters for each neuron: its arrays get leading axes ``shape`` (Equinox's
+    MLP, which builds them with nested ``filter_vmap``s). Plain functions are returned
+    as they are."""
+    if not any(is_array(x) for x in zx.tree_util.tree_leaves(act)):
+        return act
+    return zx.tree_util.tree_map(
+        lambda x: znp.broadcast_to(x, shape + tuple(x.shape)) if is_array(x) else x, act)
+
+
+def _apply_per_neuron(act: Callable, x):
+    """``act`` on each neuron of ``x`` with that neuron's parameters (its arrays' leading
+    axis); an activation without parameters goes through `apply_activation`."""
+    if not any(is_array(a) for a in zx.tree_util.tree_leaves(act)) or znp.ndim(x) == 0:
+        return apply_activation(act, x)
+    leaves, treedef = zx.tree_util.tree_flatten(act)
+    arrays = [a for a in leaves if is_array(a)]
+
+    def one(v, *arrs):
+        it = iter(arrs)
+        return zx.tree_util.tree_unflatten(
+            treedef, [next(it) if is_array(a) else a for a in leaves])(v)
+    return zx.vmap(one)(x, *arrays)
+
+
+def _layer_activation(act: Callable, i):
+    return zx.tree_util.tree_map(lambda a: a[i] if is_array(a) else a, act)
+
+
 class MLP(Module):
     """A multi-layer perceptron: ``depth`` hidden layers of ``width_size`` with
     ``activation`` between them (Equinox's ``MLP``; keys split ``depth + 1`` ways).
@@ -211,26 +242,30 @@ class MLP(Module):
         self.width_size = width_size
         self.depth = depth
         self.scan = bool(scan)
-        self.activation = activation
-        self.final_activation = final_activation
+        # a learnt activation gets a copy of its parameters per neuron, as in Equinox
+        self.activation = _per_neuron(activation, (depth, width_size))
+        self.final_activation = (final_activation if out_size == "scalar" else
+                                 _per_neuron(final_activation, (out_size,)))
         self.use_bias = use_bias
         self.use_final_bias = use_final_bias
 
     def __call__(self, x, *, key=None):
+        act = self.activation
         if self.scan and self.depth > 0:
             first, hidden, last = self.layers
-            x = apply_activation(self.activation, first(x))
+            x = _apply_per_neuron(_layer_activation(act, 0), first(x))
             leaves, treedef = zx.tree_util.tree_flatten(hidden)
 
-            def step(h, layer_leaves):
+            def step(h, inputs):
+                i, layer_leaves = inputs
                 layer = zx.tree_util.tree_unflatten(treedef, list(layer_leaves))
-                return apply_activation(self.activation, layer(h)), None
-            x, _ = zx.lax.scan(step, x, leaves)
+                return _apply_per_neuron(_layer_activation(act, i), layer(h)), None
+            x, _ = zx.lax.scan(step, x, (znp.arange(1, self.depth), leaves))
         else:
-            for layer in self.layers[:-1]:
-                x = apply_activation(self.activation, layer(x))
+            for i, layer in enumerate(self.layers[:-1]):
+                x = _apply_per_neuron(_layer_activation(act, i), layer(x))
         x = self.layers[-1](x)
-        return apply_activation(self.final_activation, x)
+        return _apply_per_neuron(self.final_activation, x)
 
 
 def _stack_layers(layers: list, width: int, use_bias: bool, dtype):

@@ -181,6 +181,21 @@ class RotaryPositionalEmbedding(Module):
                                          "even")
 
     @staticmethod
+    def precompute_freqs_cis(embedding_size: int, end: int, theta: float, dtype: Any):
+        """``(cos, sin)`` of the rotation angles, each ``(end, embedding_size // 2)``
+        (Equinox's ``precompute_freqs_cis``; computed in float64, rounded once to
+        ``dtype``).
+
+        >>> import zerax.nn as nn
+        >>> cos, sin = nn.RotaryPositionalEmbedding.precompute_freqs_cis(4, 2, 1e4, "float32")
+        >>> sin
+        Array([[0.        , 0.        ],
+               [0.84147096, 0.00999983]], dtype=float32)
+        """
+        cos, sin = _rope_freqs(embedding_size, end, theta, np.dtype(dtype))
+        return znp.asarray(cos), znp.asarray(sin)
+
+    @staticmethod
     def rotate_half(x):
         d = x.shape[-1] // 2
         return znp.concatenate([-x[..., d:], x[..., :d]], axis=-1)

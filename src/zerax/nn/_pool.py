@@ -98,7 +98,12 @@ class Pool(Module):
                     f"input {tuple(padded)}")
         # (max pooling's derivative goes to each window's first maximum, as in JAX:
         # lax.reduce_window picks it)
-        init = znp.asarray(self.init, dtype=x.dtype)
+        init = self.init
+        if isinstance(init, float) and math.isinf(init) and x.dtype.kind in "iub":
+            # -inf/inf stand for the identity of max/min: the dtype's extreme for integers
+            info = np.iinfo(x.dtype) if x.dtype.kind != "b" else None
+            init = (info.min if init < 0 else info.max) if info else init > 0
+        init = znp.asarray(init, dtype=x.dtype)
         return lax.reduce_window(x, init, self.operation, (1,) + self.kernel_size,
                                  (1,) + self.stride, ((0, 0),) + padding)
 

@@ -98,7 +98,7 @@ def tree_serialise_leaves(path_or_file, pytree: Any,
     >>> nn.tree_serialise_leaves(buf, mlp)
     >>> _ = buf.seek(0)
     >>> back = nn.tree_deserialise_leaves(buf, nn.MLP(2, 2, 4, 1, key=zr.key(1)))
-    >>> nn.tree_equal(back, mlp)
+    >>> bool(nn.tree_equal(back, mlp))
     True
     """
     with _maybe_open(path_or_file, "wb") as f:

@@ -13,7 +13,7 @@ import zerax.numpy as znp
 from .. import errors
 from .. import tree_util as jtu
 
-from ._filters import tree_at
+from ._tree import tree_at
 from ._module import Module, field
 
 __all__ = ["State", "StateIndex", "make_with_state", "delete_init_state"]

@@ -19,10 +19,9 @@ from .. import errors
 from .. import tree_util as jtu
 from ._filters import combine, is_inexact_array, partition
 
-__all__ = ["Partial", "filter_hessian", "filter_jacfwd", "filter_jacrev", "filter_jvp",
+__all__ = ["filter_hessian", "filter_jacfwd", "filter_jacrev", "filter_jvp",
            "filter_vjp"]
 
-Partial = jtu.Partial
 
 
 def filter_jvp(fn: Callable, primals: Any, tangents: Any, **kwargs) -> tuple[Any, Any]:

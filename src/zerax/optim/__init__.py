@@ -21,6 +21,7 @@ products (``zerax.jvp(zerax.grad(f))``).
 from typing import Any, Callable
 
 from . import contrib, losses, schedules, tree, tree_utils  # noqa: F401
+from . import projections, second_order, transforms  # noqa: F401  (optax's submodules)
 from ._accumulation import (AddDecayedWeightsState, AddNoiseState, ApplyEvery, EmaState, TraceState, NonNegativeParamsState, WeightDecaySchedule, ZeroNansState, adaptive_grad_clip, add_decayed_weights, add_noise, apply_every, clip, clip_by_block_rms, clip_by_global_norm, ema, keep_params_nonnegative, per_example_global_norm_clip, trace, unitwise_clip, unitwise_norm, zero_nans)
 from ._alias import (adabelief, adadelta, adafactor, adagrad, adam, adamax, adamaxw, adamw, adan, amsgrad, fromage, lamb, lars, lion, nadam, nadamw, noisy_sgd, novograd, optimistic_adam_v2, optimistic_gradient_descent, polyak_sgd, radam, rmsprop, rprop, sgd, sign_sgd, signum, sm3, yogi)
 from ._base import (EmptyState, GradientTransformation, GradientTransformationExtraArgs, NO_PARAMS_MSG, OptState, Params, Schedule, ScalarOrSchedule, Updates, apply_updates, chain, identity, incremental_update, init_empty_state, named_chain, periodic_update, safe_increment, safe_int32_increment, safe_norm, safe_root_mean_squares, set_to_zero, stateless, stateless_with_tree_map, with_extra_args_support)

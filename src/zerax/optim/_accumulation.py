@@ -13,7 +13,7 @@ import zerax.random as zrandom
 from .. import errors, tree_util
 
 from . import tree_utils as otu
-from ._base import (NO_PARAMS_MSG, EmptyState, GradientTransformation, abs_sq, check_same_tree, check_scalar, check_state, init_empty_state, safe_increment)
+from ._base import (NO_PARAMS_MSG, EmptyState, GradientTransformation, abs_sq, check_same_tree, check_scalar, params_for_updates, check_state, init_empty_state, safe_increment)
 from ._wrappers import masked
 
 
@@ -120,7 +120,7 @@ def add_decayed_weights(weight_decay: Any = 0.0, mask: Any = None) -> GradientTr
             new_state = state
         if isinstance(weight_decay, (int, float)) and weight_decay == 0.0:
             return updates, new_state
-        check_same_tree("add_decayed_weights", updates, "updates", params, "params")
+        params = params_for_updates("add_decayed_weights", updates, params)
         s = (check_scalar(weight_decay(state.count), "The weight_decay schedule")
              if callable(weight_decay) else weight_decay)
         updates = tree_util.tree_map(lambda g, p: None if g is None else g + s * p,
@@ -301,7 +301,7 @@ def adaptive_grad_clip(clipping: Any, eps: Any = 1e-3, axis: Any = None
     def update_fn(updates, state, params):
         if params is None:
             raise errors.ZeraxValueError(f"adaptive_grad_clip: {NO_PARAMS_MSG}")
-        check_same_tree("adaptive_grad_clip", updates, "updates", params, "params")
+        params = params_for_updates("adaptive_grad_clip", updates, params)
         g_norm = tree_util.tree_map(lambda x: unitwise_norm(x, axis=axis), updates)
         p_norm = tree_util.tree_map(lambda x: unitwise_norm(x, axis=axis), params)
         max_norm = tree_util.tree_map(lambda x: clipping * znp.maximum(x, eps), p_norm)
@@ -347,6 +347,7 @@ def keep_params_nonnegative() -> GradientTransformation:
     def update_fn(updates, state, params):
         if params is None:
             raise errors.ZeraxValueError(f"keep_params_nonnegative: {NO_PARAMS_MSG}")
+        params = params_for_updates("keep_params_nonnegative", updates, params)
         updates = tree_util.tree_map(
             lambda p, u: None if p is None else znp.where(p + u < 0.0, -p, u),
             params, updates, is_leaf=_none)

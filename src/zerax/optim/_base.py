@@ -113,6 +113,30 @@ def check_same_tree(name: str, a: PyTree, a_name: str, b: PyTree, b_name: str) -
         f"initialised with.")
 
 
+def _is_none(x) -> bool:
+    return x is None
+
+
+def params_for_updates(name: str, updates: PyTree, params: PyTree) -> PyTree:
+    """``params`` cut to the structure of ``updates``: where an update is ``None`` the
+    parameter (whatever it is: a model's activation function, a flag, a frozen array)
+    becomes ``None`` too. This is optax's convention (its transformations map over the
+    updates with ``None`` as a leaf), which lets a whole Equinox-style model be the
+    ``params`` of ``update(grads, state, model)``.
+
+    >>> params_for_updates("t", [1.0, None], [2.0, print])
+    [2.0, None]
+    """
+    if tree_util.tree_structure(updates) == tree_util.tree_structure(params):
+        return params
+    try:
+        return tree_util.tree_map(lambda u, p: None if u is None else p, updates, params,
+                                  is_leaf=_is_none)
+    except (ValueError, TypeError):
+        check_same_tree(name, updates, "updates", params, "params")
+        raise
+
+
 def check_scalar(value: Any, what: str) -> Any:
     """Raise `ShapeError` unless ``value`` (a schedule's result) is a scalar."""
     shape = getattr(value, "shape", None)
@@ -244,6 +268,24 @@ def stateless_with_tree_map(f: Callable[[Any, Any], Any]) -> GradientTransformat
     return GradientTransformation(init_empty_state, update_fn)
 
 
+# The extra arguments of the update protocol: what a training loop passes to every
+# optimiser (`update(g, s, p, value=loss, grad=g, value_fn=f, residual_fn=r)`). A
+# transformation that does not use one of them ignores it (optax's rule for
+# transformations without extra arguments); other keywords are data for the loss
+# functions (a batch...), passed to those that accept them.
+EXTRA_ARG_NAMES = frozenset({"value", "grad", "value_fn", "residual_fn"})
+
+
+def loss_data(extra: dict) -> dict:
+    """The keyword arguments meant for the loss functions: ``extra`` without the update
+    protocol's own `EXTRA_ARG_NAMES`.
+
+    >>> loss_data({"value": 1.0, "batch": 2})
+    {'batch': 2}
+    """
+    return {k: v for k, v in extra.items() if k not in EXTRA_ARG_NAMES}
+
+
 def with_extra_args_support(tx: GradientTransformation) -> GradientTransformationExtraArgs:
     """Wrap ``tx`` so that its ``update`` accepts (and ignores) ``**extra_args``.
 
@@ -327,15 +369,23 @@ def named_chain(*args: tuple[str, GradientTransformation]) -> GradientTransforma
 
 
 def apply_updates(params: Params, updates: Updates) -> Params:
-    """``params + updates`` leaf by leaf, keeping each parameter's dtype (optax's).
+    """``params + updates`` leaf by leaf, keeping each parameter's dtype (optax's); a
+    leaf whose update is ``None`` (a whole model's activation function...) is kept.
 
     >>> apply_updates({"w": znp.asarray(1.0)}, {"w": znp.asarray(-0.25)})["w"].item()
     0.75
     """
-    check_same_tree("apply_updates", updates, "updates", params, "params")
-    return tree_util.tree_map(
-        lambda p, u: None if p is None else znp.asarray(p + u).astype(znp.asarray(p).dtype),
-        params, updates, is_leaf=lambda x: x is None)
+    if tree_util.tree_structure(updates) != tree_util.tree_structure(params):
+        # a whole model as params: its leaves without an update (None) stay as they are
+        params_for_updates("apply_updates", updates, params)   # (checks the structures)
+        return tree_util.tree_map(lambda u, p: p if u is None else _add_update(p, u),
+                                  updates, params, is_leaf=_is_none)
+    return tree_util.tree_map(lambda p, u: None if p is None else _add_update(p, u),
+                              params, updates, is_leaf=_is_none)
+
+
+def _add_update(p, u):
+    return znp.asarray(p + u).astype(znp.asarray(p).dtype)
 
 
 def incremental_update(new_tensors: Params, old_tensors: Params, step_size: Any) -> Params:

@@ -19,10 +19,12 @@ import zerax.numpy as znp
 from .. import errors, lax, tree_util
 
 from . import tree_utils as otu
-from ._base import GradientTransformationExtraArgs, check_state, safe_increment
+from ._base import GradientTransformationExtraArgs, check_state, loss_data, safe_increment
 
 
 def _extract_fns_kwargs(fns, kwargs):
+    # (residual_fn, the update protocol's name a line search has no use for, is ignored)
+    kwargs = loss_data(kwargs)
     names = [list(inspect.signature(fn).parameters.keys()) for fn in fns]
     fns_kwargs = [{k: v for k, v in kwargs.items() if k in n} for n in names]
     all_names = functools.reduce(operator.add, names)

@@ -25,25 +25,30 @@ from .. import errors, lax, tree_util
 from ..flatten_util import ravel_pytree
 
 from . import tree_utils as otu
-from ._base import GradientTransformationExtraArgs, check_state, safe_increment
+from ._base import GradientTransformationExtraArgs, check_state, loss_data, safe_increment
 
 
 def _kwargs_for(fn, extra):
+    """The data keywords of ``update`` that the loss function ``fn`` takes (the update
+    protocol's own names, such as ``value=``, are never passed on)."""
+    extra = loss_data(extra)
     try:
         params = inspect.signature(fn).parameters
     except (TypeError, ValueError):
-        return dict(extra)
+        return extra
     if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
-        return dict(extra)
+        return extra
     return {k: v for k, v in extra.items() if k in params}
 
 
 def _check_extra(name, extra, *fns):
+    """Data keywords that no loss function of this update takes are an error; the
+    update protocol's names this transformation does not use are ignored."""
     used = set()
     for fn in fns:
         if fn is not None:
             used |= set(_kwargs_for(fn, extra))
-    unused = sorted(set(extra) - used)
+    unused = sorted(set(loss_data(extra)) - used)
     if unused:
         raise errors.ZeraxTypeError(
             f"{name}.update got keyword arguments {unused} that neither value_fn nor "
@@ -202,7 +207,9 @@ def hessian_free(maxiter: int = 50, tol: float = 1e-6, damping: float = 1.0,
                  damping_decrease: float = 2.0 / 3.0) -> GradientTransformationExtraArgs:
     """Hessian-free optimisation (Martens 2010): CG on ``(B + damping I) d = -g`` with
     ``B = J^T J`` from ``update(..., residual_fn=r)`` (Gauss-Newton, loss ``0.5 |r|^2``),
-    or the exact Hessian from ``update(..., value_fn=loss)``.  The damping follows
+    or the exact Hessian from ``update(..., value_fn=loss)``; given both, it uses
+    ``residual_fn`` (Gauss-Newton's ``B`` is positive semi-definite, which CG needs) and
+    ignores ``value_fn``.  The damping follows
     Levenberg-Marquardt: multiplied by ``damping_increase`` when the reduction ratio
     ``rho = (f(x) - f(x + d)) / -(g.d + 0.5 d.B d)`` is below 1/4, by ``damping_decrease``
     above 3/4; a step that does not reduce the loss is rejected (zero update).
@@ -226,10 +233,12 @@ def hessian_free(maxiter: int = 50, tol: float = 1e-6, damping: float = 1.0,
 
     def update_fn(updates, state, params, *, residual_fn=None, value_fn=None, **extra):
         check_state(state, HessianFreeState, "hessian_free")
-        if (residual_fn is None) == (value_fn is None) or params is None:
+        if (residual_fn is None and value_fn is None) or params is None:
             raise errors.ZeraxTypeError(
-                "hessian_free.update needs the params and exactly one of residual_fn= "
-                "(Gauss-Newton products, loss 0.5 |r|^2) or value_fn= (exact Hessian).")
+                "hessian_free.update needs the params and residual_fn= (Gauss-Newton "
+                "products, loss 0.5 |r|^2) or value_fn= (exact Hessian).")
+        if residual_fn is not None:
+            value_fn = None   # both given: Gauss-Newton (positive semi-definite B)
         _check_extra("hessian_free", extra, residual_fn, value_fn)
         with _errstate():
             if residual_fn is not None:

@@ -15,7 +15,7 @@ import zerax.numpy as znp
 from .. import errors, lax, tree_util
 
 from . import tree_utils as otu
-from ._base import (NO_PARAMS_MSG, EmptyState, GradientTransformation, abs_sq, check_same_tree, check_scalar, check_state, identity, init_empty_state, safe_increment, safe_norm, safe_root_mean_squares)
+from ._base import (NO_PARAMS_MSG, EmptyState, GradientTransformation, abs_sq, check_same_tree, check_scalar, params_for_updates, check_state, identity, init_empty_state, safe_increment, safe_norm, safe_root_mean_squares)
 
 
 def _none(x):
@@ -140,6 +140,7 @@ def scale_by_param_block_norm(min_scale: Any = 1e-3) -> GradientTransformation:
     """
     def update_fn(updates, state, params):
         _need_params(params, "scale_by_param_block_norm")
+        params = params_for_updates("scale_by_param_block_norm", updates, params)
         return tree_util.tree_map(lambda u, p: u * safe_norm(p, min_scale),
                                   updates, params), state
     return GradientTransformation(init_empty_state, update_fn)
@@ -154,6 +155,7 @@ def scale_by_param_block_rms(min_scale: Any = 1e-3) -> GradientTransformation:
     """
     def update_fn(updates, state, params):
         _need_params(params, "scale_by_param_block_rms")
+        params = params_for_updates("scale_by_param_block_rms", updates, params)
         return tree_util.tree_map(lambda u, p: u * safe_root_mean_squares(p, min_scale),
                                   updates, params), state
     return GradientTransformation(init_empty_state, update_fn)
@@ -177,6 +179,7 @@ def scale_by_trust_ratio(min_norm: Any = 0.0, trust_coefficient: Any = 1.0,
 
     def update_fn(updates, state, params):
         _need_params(params, "scale_by_trust_ratio")
+        params = params_for_updates("scale_by_trust_ratio", updates, params)
         return tree_util.tree_map(scale_one, updates, params), state
     return GradientTransformation(init_empty_state, update_fn)
 

@@ -14,7 +14,7 @@ import zerax.numpy as znp
 from .. import errors, lax, tree_util
 
 from . import tree_utils as otu
-from ._base import (GradientTransformation, GradientTransformationExtraArgs, abs_sq, init_empty_state, safe_increment)
+from ._base import (GradientTransformation, GradientTransformationExtraArgs, abs_sq, init_empty_state, params_for_updates, safe_increment)
 from ._transform import (_canonical_dtype, _check, _need_params, _none, _reject_complex, _zero_count)
 
 
@@ -118,6 +118,7 @@ def scale_by_novograd(b1: Any = 0.9, b2: Any = 0.25, eps: Any = 1e-8, eps_root: 
 
     def update_fn(updates, state, params):
         _need_params(params, "scale_by_novograd")
+        params = params_for_updates("scale_by_novograd", updates, params)
         _check("scale_by_novograd", state, ScaleByNovogradState, updates, "mu")
         count_inc = safe_increment(state.count)
         nu = lax.cond(count_inc == 1, init_nu, update_nu, updates, state.nu)
@@ -245,6 +246,7 @@ def scale_by_factored_rms(factored: bool = True, decay_rate: Any = 0.8, step_off
 
     def update_fn(grads, state, params):
         _need_params(params, "scale_by_factored_rms")
+        params = params_for_updates("scale_by_factored_rms", grads, params)
         _check("scale_by_factored_rms", state, FactoredState, grads, "v")
         step = state.count
 

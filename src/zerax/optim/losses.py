@@ -9,11 +9,13 @@ example (no reduction over the batch: take ``.mean()`` yourself, as with optax).
 
 from __future__ import annotations
 
-import math
 from typing import Any, Optional
 
 import zerax.numpy as znp
 from .. import errors, lax, nn
+
+from ._losses_regression import (cosine_distance, cosine_similarity, huber_loss, l2_loss, log_cosh, squared_error)
+from ._losses_self_supervised import ntxent, triplet_margin_loss
 
 __all__ = [
     "softmax_cross_entropy", "softmax_cross_entropy_with_integer_labels",
@@ -21,6 +23,8 @@ __all__ = [
     "l2_loss", "squared_error", "huber_loss", "log_cosh", "hinge_loss", "perceptron_loss",
     "cosine_similarity", "cosine_distance", "kl_divergence", "kl_divergence_with_log_targets",
     "smooth_labels", "poly_loss_cross_entropy", "multiclass_hinge_loss",
+    "convex_kl_divergence", "generalized_kl_divergence", "multiclass_perceptron_loss",
+    "ntxent", "triplet_margin_loss",
 ]
 
 
@@ -32,13 +36,6 @@ def _log_softmax(x, axis, where):
     shifted = x_safe - lax.stop_gradient(x_max)
     lse = znp.log(znp.sum(znp.exp(shifted), axis=axis, where=where, keepdims=True))
     return znp.where(where, shifted - lse, -znp.inf)
-
-
-def _check_shapes(name, a, b):
-    if znp.shape(a) != znp.shape(b):
-        raise errors.ShapeError(
-            f"{name}: the shapes {znp.shape(a)} and {znp.shape(b)} of the two arguments "
-            f"differ; pass arrays of the same shape.")
 
 
 def softmax_cross_entropy(logits: Any, labels: Any, axis: Any = -1,
@@ -161,53 +158,6 @@ def sigmoid_focal_loss(logits: Any, labels: Any, *, alpha: Optional[Any] = None,
     return (alpha * labels + (1.0 - alpha) * (1.0 - labels)) * loss
 
 
-def squared_error(predictions: Any, targets: Optional[Any] = None) -> Any:
-    """Elementwise ``(predictions - targets)**2``.
-
-    >>> squared_error(znp.asarray([1.0, 3.0]), znp.asarray([0.0, 1.0])).tolist()
-    [1.0, 4.0]
-    """
-    predictions = znp.asarray(predictions)
-    if targets is not None:
-        targets = znp.asarray(targets)
-        _check_shapes("squared_error", predictions, targets)
-    err = predictions - targets if targets is not None else predictions
-    return err ** 2
-
-
-def l2_loss(predictions: Any, targets: Optional[Any] = None) -> Any:
-    """Elementwise ``0.5 * (predictions - targets)**2``.
-
-    >>> l2_loss(znp.asarray([2.0])).tolist()
-    [2.0]
-    """
-    return 0.5 * squared_error(znp.asarray(predictions), targets)
-
-
-def huber_loss(predictions: Any, targets: Optional[Any] = None, *, delta: Any = 1.0) -> Any:
-    """Huber loss: quadratic within ``delta``, linear beyond.
-
-    >>> huber_loss(znp.asarray([0.5, 3.0])).tolist()
-    [0.125, 2.5]
-    """
-    predictions = znp.asarray(predictions)
-    err = predictions - targets if targets is not None else predictions
-    abs_err = znp.abs(err)
-    quadratic = znp.minimum(abs_err, delta)
-    return 0.5 * quadratic ** 2 + delta * (abs_err - quadratic)
-
-
-def log_cosh(predictions: Any, targets: Optional[Any] = None) -> Any:
-    """Elementwise ``log(cosh(predictions - targets))``, computed stably.
-
-    >>> round(float(log_cosh(znp.asarray(1.0))), 10)
-    0.4337808305
-    """
-    predictions = znp.asarray(predictions)
-    err = predictions - targets if targets is not None else predictions
-    return znp.logaddexp(err, -err) - znp.asarray(math.log(2.0)).astype(err.dtype)
-
-
 def hinge_loss(predictor_outputs: Any, targets: Any) -> Any:
     """``max(0, 1 - outputs * targets)`` for targets in {-1, 1}.
 
@@ -235,33 +185,6 @@ def multiclass_hinge_loss(scores: Any, labels: Any) -> Any:
     scores = znp.asarray(scores)
     one_hot = nn.one_hot(labels, scores.shape[-1], dtype=scores.dtype)
     return znp.max(scores + 1.0 - one_hot, axis=-1) - znp.sum(scores * one_hot, axis=-1)
-
-
-def cosine_similarity(predictions: Any, targets: Any, *, epsilon: Any = 0.0, axis: Any = -1,
-                      where: Optional[Any] = None) -> Any:
-    """Cosine of the angle between ``predictions`` and ``targets`` along ``axis``.
-
-    >>> float(cosine_similarity(znp.asarray([1.0, 0.0]), znp.asarray([1.0, 1.0])))
-    0.7071067811865475
-    """
-    a = znp.asarray(predictions)
-    b = znp.asarray(targets)
-    w = True if where is None else where
-    a_norm = znp.sqrt(znp.clip(znp.sum(znp.square(a), axis=axis, where=w, keepdims=True),
-                               epsilon))
-    b_norm = znp.sqrt(znp.clip(znp.sum(znp.square(b), axis=axis, where=w, keepdims=True),
-                               epsilon))
-    return znp.sum((a / a_norm) * (b / b_norm), axis=axis, where=w)
-
-
-def cosine_distance(predictions: Any, targets: Any, *, epsilon: Any = 0.0, axis: Any = -1,
-                    where: Optional[Any] = None) -> Any:
-    """``1 - cosine_similarity``.
-
-    >>> float(cosine_distance(znp.asarray([1.0, 0.0]), znp.asarray([0.0, 1.0])))
-    1.0
-    """
-    return 1.0 - cosine_similarity(predictions, targets, epsilon=epsilon, axis=axis, where=where)
 
 
 def kl_divergence(log_predictions: Any, targets: Any, axis: Any = -1,
@@ -324,9 +247,41 @@ def smooth_labels(labels: Any, alpha: Any, *, axis: Any = -1, where: Optional[An
     return (1.0 - alpha) * labels + alpha / n
 
 
-from ._losses_more import (  # noqa: E402  (they build on the losses above)
-    convex_kl_divergence, generalized_kl_divergence, multiclass_perceptron_loss, ntxent,
-    triplet_margin_loss)
+def generalized_kl_divergence(log_predictions: Any, targets: Any, axis: Any = -1,
+                              where: Any = None) -> Any:
+    """The KL divergence extended to unnormalised measures: `kl_divergence` plus
+    ``sum(exp(log_predictions) - targets)`` (optax's).
 
-__all__ += ["convex_kl_divergence", "generalized_kl_divergence", "multiclass_perceptron_loss",
-            "ntxent", "triplet_margin_loss"]
+    >>> import zerax.numpy as znp, zerax.optim as optax
+    >>> float(optax.losses.generalized_kl_divergence(znp.log(znp.array([1.0, 1.0])),
+    ...                                              znp.array([1.0, 1.0])))
+    0.0
+    """
+    log_predictions = znp.asarray(log_predictions)
+    x = kl_divergence(log_predictions, targets, axis=axis, where=where)
+    y = znp.sum(znp.exp(log_predictions) - znp.asarray(targets), axis=axis,
+                where=True if where is None else where)
+    return x + y
+
+
+def convex_kl_divergence(log_predictions: Any, targets: Any, axis: Any = -1,
+                         where: Any = None) -> Any:
+    """optax's older name of `generalized_kl_divergence`.
+
+    >>> import zerax.numpy as znp, zerax.optim as optax
+    >>> float(optax.convex_kl_divergence(znp.zeros(2), znp.ones(2)))
+    0.0
+    """
+    return generalized_kl_divergence(log_predictions, targets, axis=axis, where=where)
+
+
+def multiclass_perceptron_loss(scores: Any, labels: Any) -> Any:
+    """``max(scores) - scores[label]`` over the last axis (optax's).
+
+    >>> import zerax.numpy as znp, zerax.optim as optax
+    >>> optax.losses.multiclass_perceptron_loss(znp.array([[1.0, 3.0, 2.0]]), znp.array([2]))
+    Array([1.], dtype=float64)
+    """
+    scores = znp.asarray(scores)
+    one_hot = nn.one_hot(labels, scores.shape[-1], dtype=scores.dtype)
+    return znp.max(scores, axis=-1) - znp.sum(scores * one_hot, axis=-1)

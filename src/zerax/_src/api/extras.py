@@ -212,3 +212,26 @@ def ensure_compile_time_eval():
     6.0
     """
     yield
+
+
+@contextlib.contextmanager
+def numpy_dtype_promotion(promotion: str):
+    """JAX's ``jax.numpy_dtype_promotion`` context manager. zerax always promotes as
+    NumPy 2 does (Python scalars weak, as in JAX), so ``"standard"``, JAX's default
+    mode, changes nothing; ``"strict"`` (no implicit promotion at all) is not
+    implemented and is an error rather than silently ignored.
+
+    >>> import zerax as zx, zerax.numpy as znp
+    >>> with zx.numpy_dtype_promotion("standard"):
+    ...     (znp.ones(2, "float16") + znp.ones(2, "float32")).dtype
+    dtype('float32')
+    """
+    if promotion == "strict":
+        raise errors.NotSupportedError(
+            "numpy_dtype_promotion('strict') is not implemented: zerax promotes as NumPy "
+            "does; convert arrays explicitly (x.astype(dtype)) where you relied on strict "
+            "mode's errors")
+    if promotion != "standard":
+        raise errors.ZeraxValueError(
+            f"numpy_dtype_promotion takes 'standard' or 'strict', got {promotion!r}")
+    yield

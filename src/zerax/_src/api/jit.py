@@ -49,18 +49,20 @@ def disable_jit(disable: bool = True):
 _exec_lock = threading.Lock()
 
 
-def executable_for(jaxpr, name="jit", args=()):
+def executable_for(jaxpr, name="jit", args=(), fast_math=False):
     """The compiled program of ``jaxpr`` for the backend of ``args``' devices (see
-    `backends.backend_for`), compiled once per program and backend."""
+    `backends.backend_for`), compiled once per program, backend and ``fast_math``."""
     backend = backend_for(args)
     exe = getattr(jaxpr, "_executable", None)
-    if exe is None or exe[0] is not backend:
+    if exe is None or exe[0] is not backend or exe[1] != fast_math:
         with _exec_lock:
             exe = getattr(jaxpr, "_executable", None)
-            if exe is None or exe[0] is not backend:
-                exe = (backend, backend.compile(jaxpr, name))
+            if exe is None or exe[0] is not backend or exe[1] != fast_math:
+                compiled = backend.compile(jaxpr, name, fast_math=fast_math) if fast_math \
+                    else backend.compile(jaxpr, name)
+                exe = (backend, fast_math, compiled)
                 jaxpr._executable = exe
-    return exe[1]
+    return exe[2]
 
 
 def _contiguous(v):
@@ -222,9 +224,10 @@ def clear_caches() -> None:
 class JitFunction:
     """The result of `jit`: call it like the original function."""
 
-    def __init__(self, fun, static_argnums, static_argnames, donate_argnums):
+    def __init__(self, fun, static_argnums, static_argnames, donate_argnums, fast_math=False):
         functools.update_wrapper(self, fun)
         self.fun = fun
+        self.fast_math = bool(fast_math)
         self.static_argnums, self.static_argnames = _resolve_static(
             fun, tuple(static_argnums), tuple(static_argnames))
         self.donate_argnums = tuple(donate_argnums)  # accepted; CPU buffers are not donated
@@ -362,7 +365,7 @@ class JitFunction:
                 any(isinstance(c, Tracer) for c in consts):
             outs = bind(jit_p, *consts, *leaves, jaxpr=jaxpr, name=self.name)
         else:
-            exe = executable_for(jaxpr, self.name, leaves)
+            exe = executable_for(jaxpr, self.name, leaves, self.fast_math)
             vals = [_contiguous(c._value if type(c) is Array else np.asarray(c)) for c in consts]
             n_consts = len(vals)
             vals += [_contiguous(x._value if type(x) is Array else np.asarray(x)) for x in leaves]
@@ -440,8 +443,14 @@ def _resolve_static(fun, nums, names):
 
 def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=(),
         donate_argnames=(), keep_unused=False, inline=False, device=None, backend=None,
-        in_shardings=None, out_shardings=None, compiler_options=None):
-    """Compile ``fun`` to native code (through Numba), once per signature.
+        in_shardings=None, out_shardings=None, compiler_options=None, fast_math=False):
+    """Compile ``fun`` to native code, once per signature.
+
+    Compiled code computes what the eager operations compute (bit for bit where NumPy's
+    result is correctly rounded; see docs/compiler.md).  ``fast_math=True`` lets the
+    compiler contract ``a * b + c`` into one fused multiply-add and reassociate float
+    arithmetic, which may change results in their last bits (programs the kernel-IR
+    lowering carries; the others are compiled as without it).
 
     JAX's other options are accepted: buffer donation, ``keep_unused``, ``inline``,
     devices, backends and shardings have no effect on zerax's one CPU device.
@@ -461,8 +470,8 @@ def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=(),
     del compiler_options
     if fun is None:
         return lambda f: jit(f, static_argnums=static_argnums, static_argnames=static_argnames,
-                             donate_argnums=donate_argnums)
-    return JitFunction(fun, static_argnums, static_argnames, donate_argnums)
+                             donate_argnums=donate_argnums, fast_math=fast_math)
+    return JitFunction(fun, static_argnums, static_argnames, donate_argnums, fast_math)
 
 
 

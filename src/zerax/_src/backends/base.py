@@ -46,8 +46,10 @@ class Backend(Protocol):
     def to_host(self, buffer):
         """``buffer`` copied to the host, as a NumPy array."""
 
-    def compile(self, jaxpr, name: str) -> Executable:
-        """Compile ``jaxpr`` (constants as leading inputs); ``name`` is for errors."""
+    def compile(self, jaxpr, name: str, *, fast_math: bool = False) -> Executable:
+        """Compile ``jaxpr`` (constants as leading inputs); ``name`` is for errors.
+        ``fast_math``: float arithmetic may be contracted and reassociated (a backend
+        without such freedom ignores it)."""
 
     def source(self, jaxpr) -> str:
         """The generated program text, for ``jit(f).lower(...).as_text()``."""

@@ -28,7 +28,8 @@ import types
 import numpy as np
 
 from ...base.config import __version__, config
-from . import direct, diskcache, native, runtime
+from . import direct, native, runtime
+from ..cpu import diskcache
 from .codegen import generate
 
 # Numba's OpenMP workers otherwise spin after each parallel loop, competing with the

@@ -8,6 +8,7 @@ zerax's.
 
 from __future__ import annotations
 
+import os
 import time
 
 import numba
@@ -21,11 +22,14 @@ from ...core.core import run_impl
 from ...ir.ir import ClosedJaxpr, Jaxpr, dce, eval_jaxpr
 from ...ops.linalg import dot_general_p, product_work
 from ..base import CPU
+from ..cpu.executable import CpuExecutable
+from ..kernel_ir import format_kernel
+from ..lowering import covers, lower_program
 from . import native, random_kernels, threads
 from .codegen import LoweringError
 from .compile import compile_jaxpr, generate_source
 from .compile import stats as compile_stats
-from .sizes import check_program
+from ..sizes import check_program
 
 
 class NumbaExecutable:
@@ -93,6 +97,13 @@ class NumbaExecutable:
                     "this is a zerax bug, please report it. First lines: "
                     f"{str(e).splitlines()[0] if str(e) else ''}") from None
             raise
+
+
+def kernel_ir_enabled() -> bool:
+    """Whether programs the kernel-IR lowering carries are compiled through it
+    (``ZERAX_KERNEL_IR=0``: every program through the generated-source path, as
+    before; for comparisons while the kernel IR grows)."""
+    return os.environ.get("ZERAX_KERNEL_IR", "1").strip().lower() not in ("0", "false", "off")
 
 
 def _threaded(kernel, jaxpr, source):
@@ -168,10 +179,14 @@ class NumbaBackend:
     def to_host(self, buffer):
         return buffer
 
-    def compile(self, jaxpr, name: str) -> NumbaExecutable:
+    def compile(self, jaxpr, name: str, *, fast_math: bool = False):
+        if kernel_ir_enabled() and covers(jaxpr) is None:
+            return CpuExecutable(jaxpr, name, fast_math=fast_math)
         return NumbaExecutable(jaxpr, name)
 
     def source(self, jaxpr) -> str:
+        if kernel_ir_enabled() and covers(jaxpr) is None:
+            return format_kernel(lower_program(jaxpr, "kernel"))
         return generate_source(jaxpr)
 
     def apply(self, prim, buffers, params):

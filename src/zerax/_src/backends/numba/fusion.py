@@ -1,22 +1,14 @@
-"""Fusion planning for generated code: which equations of a program become one loop
-nest, and the spellings of dtypes and constants in the generated source.
-
-Elementwise equations (those with a scalar rule) whose outputs share one shape fuse,
-with broadcasts read in place and an optional final reduction accumulated inside the
-same loops.  A concatenation of slices (``jnp.roll``, a periodic stencil's shifted
-copies) is read in place too: each element comes from the piece its index falls in,
-and the slices are never materialised (`index_reads`).
-"""
+"""The Numba backend's spellings of dtypes and constants in generated source, and its
+fusion plan (``backends/fusion.py``, with this backend's scalar rules as what fuses)."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from ...ir import ir
-from ...ir.ir import Var
-from ...ops.reduce import reduce_max_p, reduce_min_p, reduce_prod_p, reduce_sum_p
-from ...ops.shape import broadcast_in_dim_p, concatenate_p
-from ...ops.slicing import slice_p
+from ..fusion import (  # noqa: F401  (re-exported for the lowering modules)
+    _REDUCTIONS, IndexReads, _group_shape, _is_broadcast, _operand_fits, concat_sources,
+    index_reads)
+from ..fusion import plan_groups as _plan_groups
 from .rules import scalar_rule_of
 
 
@@ -54,146 +46,10 @@ class LoweringError(Exception):
         self.source = source  # the user's line that created the equation, when known
 
 
-# --------------------------------------------------------------------------- fusion
-
-
 def _fusible(eqn) -> bool:
     return scalar_rule_of(eqn.primitive) is not None
 
 
-def _is_broadcast(eqn) -> bool:
-    return eqn.primitive is broadcast_in_dim_p
-
-
-_REDUCTIONS = {reduce_sum_p: "sum", reduce_max_p: "max", reduce_min_p: "min",
-               reduce_prod_p: "prod"}
-
-
-def _group_shape(eqn):
-    return eqn.outvars[0].aval.shape
-
-
-def _operand_fits(atom, shape) -> bool:
-    return atom.aval.shape == shape or atom.aval.shape == ()
-
-
-def _joins(eqn, shape, members) -> str | None:
-    """How ``eqn`` joins a group of loop shape ``shape`` (None: it does not)."""
-    if _fusible(eqn) and _group_shape(eqn) == shape and \
-            all(_operand_fits(a, shape) for a in eqn.invars):
-        return "elementwise"
-    if _is_broadcast(eqn) and _group_shape(eqn) == shape and shape != ():
-        return "broadcast"
-    if eqn.primitive in _REDUCTIONS and members and shape != () and \
-            eqn.invars[0].aval.shape == shape and \
-            any(eqn.invars[0] in m.outvars for m in members):
-        return "reduce"
-    return None
-
-
-class IndexReads:
-    """The concatenations read in place by the fused code that uses them, and the
-    slices that only feed them (never materialised: the concatenation reads their
-    operand at the shifted index)."""
-
-    def __init__(self, concats=frozenset(), slices=None):
-        self.concats = concats        # ids of the concatenate equations read in place
-        self.slices = slices or {}    # slice output var -> its slice equation
-
-
-def index_reads(jaxpr, stable=lambda var: True) -> IndexReads:
-    """Which concatenations of ``jaxpr`` to read in place: those with at least one
-    operand that is a slice used only by concatenations.  ``stable(var)``: whether
-    ``var``'s buffer keeps its value until the end of the program (False for a buffer an
-    update writes in place: a deferred read would see the new values)."""
-    uses: dict = {}
-    for e in jaxpr.eqns:
-        for a in e.invars:
-            if type(a) is Var:
-                uses.setdefault(a, []).append(e)
-    outs = {v for v in jaxpr.outvars if type(v) is Var}
-    slices = {}
-    for e in jaxpr.eqns:
-        (out,) = e.outvars if e.primitive is slice_p else (None,)
-        if out is None or out in outs or type(e.invars[0]) is not Var or \
-                not stable(e.invars[0]) or 0 in out.aval.shape:
-            continue
-        if all(u.primitive is concatenate_p for u in uses.get(out, ())) and out in uses:
-            slices[out] = e
-    concats = frozenset(
-        id(e) for e in jaxpr.eqns if e.primitive is concatenate_p and
-        all(type(a) is Var for a in e.invars) and any(a in slices for a in e.invars) and
-        all(type(a) is Var and (a in slices or stable(a)) for a in e.invars))
-    # a slice is deferred only when every concatenation reading it is read in place
-    slices = {v: e for v, e in slices.items()
-              if all(id(u) in concats for u in uses[v])}
-    concats = frozenset(id(e) for e in jaxpr.eqns if id(e) in concats and
-                        all(a in slices or stable(a) for a in e.invars))
-    return IndexReads(concats, slices)
-
-
-def concat_sources(eqn, reads: IndexReads):
-    """The vars a concatenation read in place reads (a deferred slice's operand)."""
-    return [reads.slices[a].invars[0] if a in reads.slices else a for a in eqn.invars]
-
-
-def _scalars_first(jaxpr):
-    """The equations with the 0-d ones that read only 0-d values moved to the front (in
-    their order): such scalar arithmetic (an optimiser's bias correction, a learning-rate
-    schedule) would otherwise split the loops around it, each array then making one more
-    round trip through memory."""
-    scalar_vars = {v for v in jaxpr.invars if v.aval.shape == ()}
-    first, rest = [], []
-    for eqn in jaxpr.eqns:
-        if all(o.aval.shape == () for o in eqn.outvars) and \
-                all(type(a) is not Var or a in scalar_vars for a in eqn.invars) and \
-                not any(isinstance(p, (ir.Jaxpr, ir.ClosedJaxpr)) for p in eqn.params.values()):
-            first.append(eqn)
-            scalar_vars.update(eqn.outvars)
-        else:
-            rest.append(eqn)
-    return first + rest if first and rest else jaxpr.eqns
-
-
 def plan_groups(jaxpr, reads: IndexReads | None = None):
-    """Split the equations into runs: fused loop nests and single equations.
-
-    A fused group is elementwise equations (and broadcasts, read in place) sharing one
-    loop shape, optionally ended by a reduction over one of their values, which then
-    accumulates inside the same loop nest.  With ``reads`` (`index_reads`), its
-    concatenations join (or start) groups too, and its deferred slices are in no group."""
-    reads = reads or IndexReads()
-    groups, current, shape = [], [], None
-    for eqn in _scalars_first(jaxpr):
-        if eqn.primitive is slice_p and eqn.outvars[0] in reads.slices:
-            continue   # read in place by its concatenation
-        if id(eqn) in reads.concats:
-            made = {v for m in current for v in m.outvars}
-            if current and _group_shape(eqn) == shape and \
-                    not any(a in made for a in concat_sources(eqn, reads)):
-                current.append(eqn)
-                continue
-            if current:
-                groups.append(("fused", current))
-            current, shape = [eqn], _group_shape(eqn)
-            continue
-        if current:
-            how = _joins(eqn, shape, current)
-            if how is not None:
-                current.append(eqn)
-                if how == "reduce":  # a reduction ends its group
-                    groups.append(("fused", current))
-                    current = []
-                continue
-            groups.append(("fused", current))
-            current = []
-        if (_fusible(eqn) and all(_operand_fits(a, _group_shape(eqn)) for a in eqn.invars)) \
-                or (_is_broadcast(eqn) and _group_shape(eqn) != ()):
-            current, shape = [eqn], _group_shape(eqn)
-        else:
-            groups.append(("single", [eqn]))
-    if current:
-        groups.append(("fused", current))
-    # A group of only broadcasts is cheaper as a plain broadcast.
-    return [("single", g) if k == "fused" and all(_is_broadcast(e) for e in g) and len(g) == 1
-            else (k, g) for k, g in groups]
+    """`backends.fusion.plan_groups` with this backend's scalar rules."""
+    return _plan_groups(jaxpr, _fusible, reads)

@@ -52,7 +52,8 @@ import types
 import numpy as np
 
 from ...base.config import __version__
-from . import direct, diskcache, guard
+from . import direct, guard
+from ..cpu import diskcache
 from .machine import host_cpu, target_machine
 
 FORMAT = 4

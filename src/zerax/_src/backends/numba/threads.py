@@ -48,6 +48,7 @@ from numba.core import cgutils
 from numba.extending import intrinsic
 
 from .... import errors
+from ..cpu import threads as cpu_threads
 
 # Multiply-adds in one product from which BLAS gets ``num_threads`` threads: below it
 # (measured on 2 cores: 128x784x512 ran 7 ms on one thread and 50-80 ms on two with
@@ -128,6 +129,7 @@ def set_num_threads(n) -> int:
     with _state.lock:
         _state.n = n
         _state.generation += 1
+    cpu_threads.set_threads(n)     # the kernel-IR path's pool
     return n
 
 

@@ -1,5 +1,5 @@
-"""Neural-network activation functions and attention (the `zerax.nn` namespace), as
-compositions.
+"""JAX's ``jax.nn`` in `zerax.nn`: activation functions and ``dot_product_attention``,
+as compositions of `zerax.numpy` operations.
 
 Like JAX's, ``relu`` has derivative 0 at 0, and ``gelu`` uses the tanh approximation
 unless ``approximate=False``.
@@ -11,17 +11,51 @@ import math
 
 import numpy as np
 
-from .. import numpy as jnp
-from ... import errors
-from ..numpy._util import normalize_axis
-from ..ops.misc import stop_gradient
-from .scipy_special import erf, expit, log_softmax, logsumexp, softmax
+import zerax.numpy as jnp
+from .. import errors
+from ..lax import stop_gradient
+from ..scipy.special import erf, expit, logsumexp
 
 __all__ = ["relu", "relu6", "sigmoid", "softplus", "log_sigmoid", "silu", "swish", "gelu",
            "elu", "leaky_relu", "celu", "selu", "hard_tanh", "softmax", "log_softmax",
            "logsumexp", "one_hot", "standardize", "glu", "hard_sigmoid", "hard_silu",
            "hard_swish", "identity", "log1mexp", "logmeanexp", "mish", "soft_sign",
            "sparse_plus", "sparse_sigmoid", "squareplus", "tanh", "dot_product_attention"]
+
+
+def _float(x):
+    x = jnp.asarray(x)
+    return x if x.dtype.kind in "fc" else x.astype(np.float64)
+
+
+def log_softmax(x, axis=-1, where=None):
+    """JAX's ``jax.nn.log_softmax``: ``x - logsumexp(x)`` along ``axis``, over the
+    elements a ``where`` mask keeps (the others get -inf).
+
+    >>> import zerax.nn as nn
+    >>> nn.log_softmax([0.0, 5.0, 0.0], where=[True, False, True]).round(4)
+    Array([-0.6931,    -inf, -0.6931], dtype=float64)
+    """
+    x = _float(x)
+    # Shifted by the (masked) max first: logsumexp of values near 0 keeps the log(n) that
+    # x - logsumexp(x) would lose for huge |x| (a fully masked attention row). The shift
+    # carries no gradient; a slice with no element to count gets none.
+    m = (jnp.max(x, axis=axis, keepdims=True) if where is None else
+         jnp.max(x, axis=axis, keepdims=True, where=where, initial=-np.inf))
+    shifted = x - stop_gradient(jnp.where(jnp.isfinite(m), m, 0))
+    out = shifted - logsumexp(shifted, axis=axis, keepdims=True, where=where)
+    return out if where is None else jnp.where(where, out, -np.inf)
+
+
+def softmax(x, axis=-1, where=None):
+    """JAX's ``jax.nn.softmax``: ``exp(log_softmax(x))``, so the elements a ``where``
+    mask leaves out are 0 and the others sum to 1 along ``axis``.
+
+    >>> import zerax.nn as nn
+    >>> nn.softmax([1.0, 2.0, 3.0], where=[True, False, True]).round(4)
+    Array([0.1192, 0.    , 0.8808], dtype=float64)
+    """
+    return jnp.exp(log_softmax(x, axis=axis, where=where))
 
 
 def relu(x):
@@ -267,7 +301,10 @@ def glu(x, axis=-1):
     Array([0.5, 1. ], dtype=float64)
     """
     x = jnp.asarray(x)
-    axis = normalize_axis(axis, x.ndim, "nn.glu")
+    if not -x.ndim <= axis < x.ndim:
+        raise errors.ShapeError(f"zerax.nn.glu: axis {axis} is out of bounds for an array "
+                                f"of rank {x.ndim}")
+    axis = axis % x.ndim
     if x.shape[axis] % 2:
         raise errors.ShapeError(f"zerax.nn.glu: the size {x.shape[axis]} of axis {axis} must "
                                 "be divisible by 2")

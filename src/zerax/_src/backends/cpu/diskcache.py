@@ -13,7 +13,7 @@ the same check.  Nothing from the cache is unpickled: metadata is JSON.
 
 Every cache problem is reported once per process (`warn`), as one ``RuntimeWarning``
 that says what was wrong and what to do; later ones go to Numba's debug output
-(``NUMBA_DEBUG_CACHE=1``).  Files are written to a temporary name and renamed into
+(``ZERAX_DEBUG_CACHE=1``).  Files are written to a temporary name and renamed into
 place (`write_atomic`), so a reader sees a whole entry or none.
 """
 
@@ -49,8 +49,10 @@ class CacheRejected(ValueError):
 # --------------------------------------------------------------------------- reporting
 
 def debug(message: str):
-    from numba.core import config
-    if config.DEBUG_CACHE:  # follows NUMBA_DEBUG_CACHE, in Numba's format
+    """Cache diagnostics, printed when ``ZERAX_DEBUG_CACHE`` (or Numba's
+    ``NUMBA_DEBUG_CACHE``) is set to a true value."""
+    flag = os.environ.get("ZERAX_DEBUG_CACHE") or os.environ.get("NUMBA_DEBUG_CACHE") or ""
+    if flag.strip().lower() not in ("", "0", "false", "off", "no"):
         print(f"[cache] {message}")
 
 
@@ -62,7 +64,7 @@ def warn(message: str, stacklevel: int = 3):
         _warned.append(message)
     if first:
         warnings.warn(f"zerax: {message} (Further cache problems in this process are not "
-                      "reported; NUMBA_DEBUG_CACHE=1 shows them.)", RuntimeWarning,
+                      "reported; ZERAX_DEBUG_CACHE=1 shows them.)", RuntimeWarning,
                       stacklevel=stacklevel)
     else:
         debug(f"zerax: {message}")

@@ -16,7 +16,7 @@ import os
 
 import numpy as np
 
-from .... import errors
+from ... import errors
 
 _INDEX_LIMIT = 2 ** 63 - 1
 

@@ -1,6 +1,5 @@
-"""More of optax's losses: ``generalized_kl_divergence`` (and its deprecated name
-``convex_kl_divergence``), ``multiclass_perceptron_loss``, ``triplet_margin_loss`` and
-``ntxent`` (the contrastive NT-Xent loss), with optax's formulas and signatures.
+"""optax's self-supervised (metric learning) losses for `zerax.optim.losses`:
+``triplet_margin_loss`` and ``ntxent`` (the NT-Xent loss of contrastive learning).
 """
 
 from __future__ import annotations
@@ -8,12 +7,11 @@ from __future__ import annotations
 from typing import Any
 
 import zerax.numpy as znp
+from .. import errors, lax
 
-from .. import errors, lax, nn
-from .losses import cosine_similarity, kl_divergence
+from ._losses_regression import cosine_similarity
 
-__all__ = ["convex_kl_divergence", "generalized_kl_divergence", "multiclass_perceptron_loss",
-           "ntxent", "triplet_margin_loss"]
+__all__ = ["ntxent", "triplet_margin_loss"]
 
 
 def _floating(x, fname, what):
@@ -21,46 +19,6 @@ def _floating(x, fname, what):
     if x.dtype.kind != "f":
         raise errors.ZeraxTypeError(f"{fname}: {what} must be floating-point, got {x.dtype}")
     return x
-
-
-def generalized_kl_divergence(log_predictions: Any, targets: Any, axis: Any = -1,
-                              where: Any = None) -> Any:
-    """The KL divergence extended to unnormalised measures: `kl_divergence` plus
-    ``sum(exp(log_predictions) - targets)`` (optax's).
-
-    >>> import zerax.numpy as znp, zerax.optim as optax
-    >>> float(optax.losses.generalized_kl_divergence(znp.log(znp.array([1.0, 1.0])),
-    ...                                              znp.array([1.0, 1.0])))
-    0.0
-    """
-    log_predictions = znp.asarray(log_predictions)
-    x = kl_divergence(log_predictions, targets, axis=axis, where=where)
-    y = znp.sum(znp.exp(log_predictions) - znp.asarray(targets), axis=axis,
-                where=True if where is None else where)
-    return x + y
-
-
-def convex_kl_divergence(log_predictions: Any, targets: Any, axis: Any = -1,
-                         where: Any = None) -> Any:
-    """optax's older name of `generalized_kl_divergence`.
-
-    >>> import zerax.numpy as znp, zerax.optim as optax
-    >>> float(optax.convex_kl_divergence(znp.zeros(2), znp.ones(2)))
-    0.0
-    """
-    return generalized_kl_divergence(log_predictions, targets, axis=axis, where=where)
-
-
-def multiclass_perceptron_loss(scores: Any, labels: Any) -> Any:
-    """``max(scores) - scores[label]`` over the last axis (optax's).
-
-    >>> import zerax.numpy as znp, zerax.optim as optax
-    >>> optax.losses.multiclass_perceptron_loss(znp.array([[1.0, 3.0, 2.0]]), znp.array([2]))
-    Array([1.], dtype=float64)
-    """
-    scores = znp.asarray(scores)
-    one_hot = nn.one_hot(labels, scores.shape[-1], dtype=scores.dtype)
-    return znp.max(scores, axis=-1) - znp.sum(scores * one_hot, axis=-1)
 
 
 def triplet_margin_loss(anchors: Any, positives: Any, negatives: Any, axis: int = -1,

@@ -1,0 +1,1013 @@
+"""The CPU emitter: a kernel-IR `Kernel` to an LLVM module (llvmlite's IR builder).
+
+Each kernel becomes two functions: ``<name>.impl(data pointers...)``, internal, whose
+output and scratch pointers are ``noalias`` (LLVM vectorises without run-time overlap
+checks), and the exported entry ``<name>`` that CPython calls (see `engine.builtin`):
+``PyObject *name(PyObject *self, PyObject *const *args, Py_ssize_t nargs)``, its
+arguments the input arrays then the output arrays; it reads each array's data pointer
+(`engine.array_layout`), releases the GIL around the work, calls the body and returns
+its first argument (a new reference), which the caller ignores.
+
+Semantics are NumPy's, operation by operation (the primitives' NumPy implementations
+own them; ``docs/compiler.md`` has the table):
+
+- float arithmetic is IEEE without fast-math flags: no contraction into FMA, no
+  reassociation, unless the kernel is emitted with ``fast_math=True``;
+- integer arithmetic wraps; ``floordiv``/``rem`` floor, and give 0 for a zero divisor,
+  as NumPy's loops do (the MIN // -1 overflow gives MIN);
+- float ``floordiv``/``rem`` are NumPy's ``npy_divmod``; ``max``/``min`` propagate NaN;
+- shifts by a count outside [0, width) give 0 (or -1: a negative number shifted right);
+- float-to-integer casts of values outside the integer's range are unspecified, as in
+  NumPy (which warns); this emitter gives x86's "integer indefinite" as NumPy's scalar
+  loops do;
+- transcendental functions come from the math library (`mathlib`: inline float64 code,
+  vectorisable) or libm, float32 computed in float64 and rounded once.
+
+Parallel loops are outlined into ``body(env, lo, hi)`` functions that the thread pool
+(`threads.py`) runs in blocks; the values they read are passed in a struct.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from llvmlite import ir
+
+from .. import kernel_ir as K
+from . import mathlib
+
+_I1, _I8, _I32, _I64 = ir.IntType(1), ir.IntType(8), ir.IntType(32), ir.IntType(64)
+_F32, _F64 = ir.FloatType(), ir.DoubleType()
+_PTR = _I8.as_pointer()
+_VOID = ir.VoidType()
+
+# Rows of a parallel loop that one claim of the thread pool hands out (see threads.py):
+# about 64 KiB of float64 work per block.
+PARALLEL_BLOCK_ELEMENTS = 8192
+
+
+class EmitError(Exception):
+    """A kernel this emitter cannot compile (a bug of the lowering that made it)."""
+
+
+def reg_type(dtype):
+    """The LLVM type of a scalar value of ``dtype`` in registers."""
+    d = np.dtype(dtype)
+    if d.kind == "b":
+        return _I1
+    if d.kind in "iu":
+        return ir.IntType(d.itemsize * 8)
+    if d == np.float32:
+        return _F32
+    if d == np.float64:
+        return _F64
+    raise EmitError(f"the CPU emitter has no {d.name} scalars")
+
+
+def mem_type(dtype):
+    """The LLVM type of an element of ``dtype`` in memory (bool: one byte)."""
+    d = np.dtype(dtype)
+    return _I8 if d.kind == "b" else reg_type(d)
+
+
+def supported_dtype(dtype) -> bool:
+    d = np.dtype(dtype)
+    return d.kind in "biu" or d in (np.dtype(np.float32), np.dtype(np.float64))
+
+
+# Math functions of float64 taken from libm (the inline ones are `mathlib`'s).
+_LIBM = {"tan": "tan", "asin": "asin", "acos": "acos", "sinh": "sinh", "cosh": "cosh",
+         "asinh": "asinh", "acosh": "acosh", "atanh": "atanh", "cbrt": "cbrt",
+         "exp2": "exp2", "atan2": "atan2", "pow": "pow"}
+_INLINE = {"exp": mathlib._exp, "expm1": mathlib._expm1, "log": mathlib._log,
+           "log1p": mathlib._log1p, "tanh": mathlib._tanh, "atan": mathlib._arctan}
+
+
+class _Scope:
+    """What the statements being emitted see: SSA values of `Let`s and loop indices,
+    stack slots of `Declare`d vars, and the data pointers of buffers."""
+
+    def __init__(self, values=None, slots=None, pointers=None):
+        self.values = dict(values or {})
+        self.slots = dict(slots or {})
+        self.pointers = dict(pointers or {})
+
+
+class Emitter:
+    """Emits one kernel into ``module``."""
+
+    def __init__(self, kernel: K.Kernel, module: ir.Module, *, data_offset: int,
+                 fast_math: bool = False):
+        self.k, self.module = kernel, module
+        self.data_offset = data_offset
+        self.flags = ("fast",) if fast_math else ()
+        self.parallel = False          # whether the kernel runs a parallel loop
+        self.outlined = 0
+        self.trig_args = None          # [arguments of sin/cos] while emitting a block
+                                       # with the branch-free sin/cos (see _parallel_for)
+
+    # ------------------------------------------------------------------ functions
+
+    def build(self) -> str:
+        """Emit the kernel; returns the entry's symbol."""
+        k = self.k
+        bufs = list(k.inputs) + list(k.outputs)
+        impl_ty = ir.FunctionType(_VOID, [mem_type(b.dtype).as_pointer() for b in bufs])
+        impl = ir.Function(self.module, impl_ty, f"{k.name}.impl")
+        impl.linkage = "internal"
+        for j, b in enumerate(bufs):
+            if b.kind == "out" or not _writes_inputs(k):
+                impl.args[j].add_attribute("noalias")
+        scope = _Scope(pointers={id(b): impl.args[j] for j, b in enumerate(bufs)})
+        self._function(impl, scope, lambda: self._body_with_temps(k.temps, k.body, scope))
+        self._entry(impl, bufs)
+        return k.name
+
+    def _function(self, fn, scope, emit_body):
+        """Emit ``fn``'s body: an entry block for stack slots, then the code."""
+        saved = getattr(self, "fn", None), getattr(self, "b", None), \
+            getattr(self, "alloca_b", None), getattr(self, "scope", None)
+        self.fn, self.scope = fn, scope
+        entry = fn.append_basic_block("entry")
+        body = fn.append_basic_block("body")
+        self.alloca_b = ir.IRBuilder(entry)
+        self.b = ir.IRBuilder(body)
+        emit_body()
+        if not self.b.block.is_terminated:
+            self.b.ret_void()
+        self.alloca_b.branch(body)
+        self.fn, self.b, self.alloca_b, self.scope = saved
+
+    def _body_with_temps(self, temps, body, scope):
+        frees = []
+        for t in temps:
+            nbytes = max(t.size, 1) * np.dtype(t.dtype).itemsize
+            ptr = self.b.call(self._extern("aligned_alloc", _PTR, [_I64, _I64]),
+                              [ir.Constant(_I64, 64), ir.Constant(_I64, -(-nbytes // 64) * 64)])
+            scope.pointers[id(t)] = self.b.bitcast(ptr, mem_type(t.dtype).as_pointer())
+            frees.append(ptr)
+            if t.fill is not None:
+                self._fill(t, scope.pointers[id(t)])
+        self._block(body)
+        for p in frees:
+            self.b.call(self._extern("free", _VOID, [_PTR]), [p])
+
+    def _fill(self, buf, ptr):
+        value = self._const(K.Const(buf.fill, buf.dtype))
+        i = K.Var(f"fill.{buf.name}", K.I64)
+        self._loop(i, ir.Constant(_I64, 0), ir.Constant(_I64, buf.size),
+                   lambda: self.b.store(self._to_mem(value, buf.dtype),
+                                        self.b.gep(ptr, [self.scope.values[i]], inbounds=True)))
+
+    def _entry(self, impl, bufs):
+        """The exported CPython entry point (METH_FASTCALL)."""
+        obj = _PTR
+        fnty = ir.FunctionType(obj, [obj, obj.as_pointer(), _I64])
+        fn = ir.Function(self.module, fnty, self.k.name)
+        b = ir.IRBuilder(fn.append_basic_block("entry"))
+        args = []
+        for j, buf in enumerate(bufs):
+            a = b.load(b.gep(fn.args[1], [ir.Constant(_I64, j)]))
+            field = b.bitcast(b.gep(a, [ir.Constant(_I64, self.data_offset)]),
+                              _PTR.as_pointer())
+            args.append(b.bitcast(b.load(field), mem_type(buf.dtype).as_pointer()))
+        # The GIL is released while the kernel runs (other Python threads go on).
+        save = self._extern("PyEval_SaveThread", _PTR, [], b.module)
+        restore = self._extern("PyEval_RestoreThread", _VOID, [_PTR], b.module)
+        state = b.call(save, [])
+        b.call(impl, args)
+        b.call(restore, [state])
+        first = b.load(fn.args[1])
+        b.call(self._extern("Py_IncRef", _VOID, [obj], b.module), [first])
+        b.ret(first)
+
+    def _extern(self, name, ret, args, module=None):
+        module = module or self.module
+        try:
+            return module.get_global(name)
+        except KeyError:
+            return ir.Function(module, ir.FunctionType(ret, args), name)
+
+    # ------------------------------------------------------------------ statements
+
+    def _block(self, stmts):
+        for s in stmts:
+            if self.b.block.is_terminated:
+                raise EmitError("statements after the end of a block")
+            self._STMT[type(s)](self, s)
+
+    def _let(self, s):
+        self.scope.values[s.var] = self._expr(s.expr)
+
+    def _declare(self, s):
+        slot = self.alloca_b.alloca(reg_type(s.var.dtype), name=s.var.name)
+        self.scope.slots[s.var] = slot
+        self.b.store(self._expr(s.init), slot)
+
+    def _assign(self, s):
+        self.b.store(self._expr(s.expr), self.scope.slots[s.var])
+
+    def _store(self, s):
+        value = self._expr(s.value)
+        self.b.store(self._to_mem(value, s.buf.dtype), self._address(s.buf, s.index))
+
+    def _if(self, s):
+        cond = self._expr(s.cond)
+        if s.orelse:
+            with self.b.if_else(cond) as (then, orelse):
+                with then:
+                    self._block(s.then)
+                with orelse:
+                    self._block(s.orelse)
+        else:
+            with self.b.if_then(cond):
+                self._block(s.then)
+
+    def _while(self, s):
+        head = self.fn.append_basic_block("while.head")
+        body = self.fn.append_basic_block("while.body")
+        done = self.fn.append_basic_block("while.done")
+        self.b.branch(head)
+        self.b.position_at_end(head)
+        self._block(s.before)
+        self.b.cbranch(self._expr(s.cond), body, done)
+        self.b.position_at_end(body)
+        self._block(s.body)
+        self.b.branch(head)
+        self.b.position_at_end(done)
+
+    def _for(self, s):
+        if s.parallel:
+            self._parallel_for(s)
+            return
+        self._loop(s.var, self._expr(s.start), self._expr(s.stop), lambda: self._block(s.body))
+
+    def _loop(self, var, start, stop, emit_body, step=1):
+        """``for var in range(start, stop, step)`` (a positive step)."""
+        b = self.b
+        pre = b.block
+        head = self.fn.append_basic_block(f"for.{var.name}")
+        body = self.fn.append_basic_block(f"for.{var.name}.body")
+        done = self.fn.append_basic_block(f"for.{var.name}.done")
+        b.branch(head)
+        b.position_at_end(head)
+        i = b.phi(_I64, name=var.name)
+        i.add_incoming(start, pre)
+        b.cbranch(b.icmp_signed("<", i, stop), body, done)
+        b.position_at_end(body)
+        self.scope.values[var] = i
+        emit_body()
+        nxt = b.add(i, ir.Constant(_I64, step), flags=("nsw",))
+        i.add_incoming(nxt, b.block)
+        b.branch(head)
+        b.position_at_end(done)
+
+    # -- parallel loops
+
+    def _parallel_for(self, s):
+        """The loop's body outlined into ``void body(env, lo, hi)``, run by the thread
+        pool over blocks of iterations (``zerax_parallel_for(body, env, n, block)``)."""
+        vars_, bufs = _free_names(s.body, {s.var})
+        start = self._expr(s.start)
+        stop = self._expr(s.stop)
+        captured_vals = [self._var_value(v) for v in vars_]
+        captured_ptrs = [self.scope.pointers[id(buf)] for buf in bufs]
+        fields = [v.type for v in captured_vals] + [p.type for p in captured_ptrs]
+        struct = ir.LiteralStructType(fields)
+        env = self.alloca_b.alloca(struct)
+        for j, v in enumerate(captured_vals + captured_ptrs):
+            self.b.store(v, self.b.gep(env, [ir.Constant(_I32, 0), ir.Constant(_I32, j)]))
+        self.outlined += 1
+        body_fn = ir.Function(self.module, ir.FunctionType(_VOID, [_PTR, _I64, _I64]),
+                              f"{self.k.name}.par{self.outlined}")
+        body_fn.linkage = "internal"
+
+        def emit_body():
+            b = self.b
+            envp = b.bitcast(body_fn.args[0], struct.as_pointer())
+            for j, v in enumerate(vars_):
+                self.scope.values[v] = b.load(b.gep(envp, [ir.Constant(_I32, 0),
+                                                           ir.Constant(_I32, j)]))
+            for j, buf in enumerate(bufs):
+                self.scope.pointers[id(buf)] = b.load(b.gep(
+                    envp, [ir.Constant(_I32, 0), ir.Constant(_I32, len(vars_) + j)]))
+            lo, hi = body_fn.args[1], body_fn.args[2]
+            if _uses_trig(s.body) and _rerunnable(s.body):
+                self._rerun_if_out_of_range(s, lo, hi)
+            else:
+                self._loop(s.var, lo, hi, lambda: self._block(s.body))
+
+        self._function(body_fn, _Scope(), emit_body)
+        rows = _block_rows(s)
+        count = self.b.sub(stop, start)
+        pfor = self._extern("zerax_parallel_for", _VOID, [_PTR, _PTR, _I64, _I64, _I64])
+        self.b.call(pfor, [self.b.bitcast(body_fn, _PTR), self.b.bitcast(env, _PTR), start,
+                           count, ir.Constant(_I64, rows)])
+        self.parallel = True
+
+    def _rerun_if_out_of_range(self, s, lo, hi):
+        """The block with sin/cos as `mathlib.sin_cos_selects` (exact below
+        `mathlib.SIN_COS_RANGE`, vectorisable: the quadrant branches of the exact code
+        are mispredicted on random arguments), then, if any argument was beyond that
+        range, the block again with the exact code.  Only for a body that reads no
+        buffer it writes, so running it twice stores the same values."""
+        b = self.b
+        ok = self.alloca_b.alloca(_I1, name="trig.ok")
+        b.store(ir.Constant(_I1, 1), ok)
+
+        def fast_body():
+            self.trig_args = []
+            self._block(s.body)
+            args, self.trig_args = self.trig_args, None
+            limit = ir.Constant(_F64, mathlib.SIN_COS_RANGE)
+            inside = b.load(ok)
+            for a in args:
+                inside = b.and_(inside, b.fcmp_ordered(
+                    "<", self._intrinsic("llvm.fabs", _F64, [a]), limit))
+            b.store(inside, ok)
+        self._loop(s.var, lo, hi, fast_body)
+        with b.if_then(b.not_(b.load(ok)), likely=False):
+            self._loop(s.var, lo, hi, lambda: self._block(s.body))
+
+    def _var_value(self, v):
+        if v in self.scope.values:
+            return self.scope.values[v]
+        if v in self.scope.slots:
+            return self.b.load(self.scope.slots[v])
+        raise EmitError(f"{v.name} is used before it is defined")
+
+    # -- reductions
+
+    def _reduce(self, s):
+        slot = self.scope.slots.get(s.acc)
+        if slot is None:
+            raise EmitError(f"reduction into {s.acc.name}, which is not declared")
+        n = self._expr(s.n)
+        if s.combiner == "add" and s.acc.dtype.kind == "f":
+            total = self._pairwise(s, n)
+            acc = self.b.load(slot)
+            self.b.store(self.b.fadd(acc, total, flags=self.flags), slot)
+            return
+
+        def step():
+            self._block(s.body)
+            v = self._expr(s.value)
+            self.b.store(self._combine(s.combiner, s.acc.dtype, self.b.load(slot), v), slot)
+        self._loop(s.var, ir.Constant(_I64, 0), n, step)
+
+    def _combine(self, combiner, dtype, a, v):
+        if combiner in ("max", "min"):
+            return self._binary(combiner, dtype, a, v)
+        opname = {"add": "add", "mul": "mul", "or": "or", "and": "and"}[combiner]
+        if np.dtype(dtype).kind == "b":
+            opname = {"add": "or", "mul": "and"}.get(opname, opname)
+        return self._binary(opname, dtype, a, v)
+
+    def _pairwise(self, s, n):
+        """NumPy's pairwise summation of the reduction's values (blocks of at most 128
+        summed with 8 accumulators; longer runs split in halves rounded down to a
+        multiple of 8), the values computed by the body inlined into the blocks.  The
+        body is outlined with what it reads, as a parallel loop's is."""
+        vars_, bufs = _free_names(s.body + [K.Let(K.Var("_", s.value.dtype), s.value)],
+                                  {s.var})
+        captured = [self._var_value(v) for v in vars_] + \
+            [self.scope.pointers[id(buf)] for buf in bufs]
+        struct = ir.LiteralStructType([c.type for c in captured])
+        env = self.alloca_b.alloca(struct)
+        for j, v in enumerate(captured):
+            self.b.store(v, self.b.gep(env, [ir.Constant(_I32, 0), ir.Constant(_I32, j)]))
+        ty = reg_type(s.acc.dtype)
+        self.outlined += 1
+        tag = f"{self.k.name}.sum{self.outlined}"
+        value_fn = ir.Function(self.module, ir.FunctionType(ty, [_PTR, _I64]), f"{tag}.value")
+        value_fn.linkage = "internal"
+        value_fn.attributes.add("alwaysinline")
+
+        def emit_value():
+            b = self.b
+            envp = b.bitcast(value_fn.args[0], struct.as_pointer())
+            for j, v in enumerate(vars_):
+                self.scope.values[v] = b.load(b.gep(envp, [ir.Constant(_I32, 0),
+                                                           ir.Constant(_I32, j)]))
+            for j, buf in enumerate(bufs):
+                self.scope.pointers[id(buf)] = b.load(b.gep(
+                    envp, [ir.Constant(_I32, 0), ir.Constant(_I32, len(vars_) + j)]))
+            self.scope.values[s.var] = value_fn.args[1]
+            self._block(s.body)
+            b.ret(self._expr(s.value))
+
+        self._function(value_fn, _Scope(), emit_value)
+        fn = _pairwise_function(self.module, tag, value_fn, ty)
+        return self.b.call(fn, [self.b.bitcast(env, _PTR), ir.Constant(_I64, 0), n])
+
+    def _call(self, s):
+        raise EmitError(f"the CPU emitter has no routine {s.name!r}")
+
+    _STMT = {}
+
+    # ------------------------------------------------------------------ expressions
+
+    def _expr(self, e):
+        t = type(e)
+        if t is K.Var:
+            return self._var_value(e)
+        if t is K.Const:
+            return self._const(e)
+        if t is K.Load:
+            v = self.b.load(self._address(e.buf, e.index))
+            return self.b.trunc(v, _I1) if e.dtype.kind == "b" else v
+        if t is K.Op:
+            return self._op(e)
+        raise EmitError(f"not a kernel-IR expression: {e!r}")
+
+    def _const(self, e):
+        ty = reg_type(e.dtype)
+        if e.dtype.kind == "b":
+            return ir.Constant(_I1, int(bool(e.value)))
+        if e.dtype.kind in "iu":
+            return ir.Constant(ty, int(e.value) & ((1 << ty.width) - 1))
+        return ir.Constant(ty, float(e.value))
+
+    def _to_mem(self, value, dtype):
+        return self.b.zext(value, _I8) if np.dtype(dtype).kind == "b" else value
+
+    def _address(self, buf, index):
+        ptr = self.scope.pointers.get(id(buf.root))
+        if ptr is None:
+            raise EmitError(f"buffer {buf.name} is not visible here")
+        flat = None
+        stride = 1
+        for n, ix in zip(reversed(buf.shape), reversed(index)):
+            term = self._expr(ix)
+            if stride != 1:
+                term = self.b.mul(term, ir.Constant(_I64, stride), flags=("nsw",))
+            flat = term if flat is None else self.b.add(flat, term, flags=("nsw",))
+            stride *= n
+        if flat is None:
+            flat = ir.Constant(_I64, 0)
+        return self.b.gep(ptr, [flat], inbounds=True)
+
+    def _op(self, e):
+        name = e.op
+        arity, kind = K.OPS[name]
+        if kind == "cast":
+            if name == "cast":
+                return self._cast(self._expr(e.args[0]), e.args[0].dtype, e.dtype)
+            if name == "bitcast":
+                return self.b.bitcast(self._expr(e.args[0]), reg_type(e.dtype))
+            raise EmitError(f"the CPU emitter has no {name}")
+        if kind == "select":
+            c, a, b = (self._expr(x) for x in e.args)
+            return self.b.select(c, a, b)
+        args = [self._expr(x) for x in e.args]
+        dtype = e.args[0].dtype
+        if kind == "cmp":
+            return self._compare(name, dtype, *args)
+        if arity == 2:
+            return self._binary(name, dtype, *args)
+        return self._unary(name, dtype, args[0])
+
+    # -- arithmetic
+
+    def _binary(self, name, dtype, a, b_):
+        b, d = self.b, np.dtype(dtype)
+        if d.kind == "f":
+            if name == "add":
+                return b.fadd(a, b_, flags=self.flags)
+            if name == "sub":
+                return b.fsub(a, b_, flags=self.flags)
+            if name == "mul":
+                return b.fmul(a, b_, flags=self.flags)
+            if name == "div":
+                return b.fdiv(a, b_, flags=self.flags)
+            if name == "fmod":
+                return b.frem(a, b_)
+            if name in ("floordiv", "rem"):
+                return self._float_divmod(name, a, b_)
+            if name == "max":   # np.maximum: a if (a > b or a is NaN) else b
+                keep = b.or_(b.fcmp_ordered(">", a, b_), b.fcmp_unordered("uno", a, a))
+                return b.select(keep, a, b_)
+            if name == "min":
+                keep = b.or_(b.fcmp_ordered("<", a, b_), b.fcmp_unordered("uno", a, a))
+                return b.select(keep, a, b_)
+            if name in ("atan2", "pow"):
+                return self._math2(name, d, a, b_)
+            raise EmitError(f"{name} of {d.name}")
+        signed = d.kind == "i"
+        if d.kind == "b":
+            name = {"add": "or", "mul": "and", "max": "or", "min": "and"}.get(name, name)
+        if name == "add":
+            return b.add(a, b_)
+        if name == "sub":
+            return b.sub(a, b_)
+        if name == "mul":
+            return b.mul(a, b_)
+        if name == "and":
+            return b.and_(a, b_)
+        if name == "or":
+            return b.or_(a, b_)
+        if name == "xor":
+            return b.xor(a, b_)
+        if name in ("max", "min"):
+            op = (">" if name == "max" else "<")
+            cmp = b.icmp_signed(op, a, b_) if signed else b.icmp_unsigned(op, a, b_)
+            return b.select(cmp, a, b_)
+        if name in ("floordiv", "rem"):
+            return self._int_divmod(name, signed, a, b_)
+        if name in ("shl", "shr"):
+            return self._shift(name, signed, a, b_)
+        if name == "pow":
+            return self._int_pow(signed, a, b_)
+        raise EmitError(f"{name} of {d.name}")
+
+    def _int_divmod(self, name, signed, a, d):
+        """NumPy's integer floor division and remainder: 0 for a zero divisor, and
+        MIN // -1 == MIN (the quotient wraps) with remainder 0."""
+        b = self.b
+        ty = a.type
+        zero, one = ir.Constant(ty, 0), ir.Constant(ty, 1)
+        is_zero = b.icmp_unsigned("==", d, zero)
+        if not signed:
+            safe = b.select(is_zero, one, d)
+            r = b.udiv(a, safe) if name == "floordiv" else b.urem(a, safe)
+            return b.select(is_zero, zero, r)
+        minus_one = ir.Constant(ty, -1)
+        smallest = ir.Constant(ty, -(1 << (ty.width - 1)))
+        overflow = b.and_(b.icmp_signed("==", a, smallest), b.icmp_signed("==", d, minus_one))
+        safe = b.select(b.or_(is_zero, overflow), one, d)
+        q = b.sdiv(a, safe)
+        r = b.srem(a, safe)
+        # floor: when the remainder is not 0 and its sign differs from the divisor's
+        adjust = b.and_(b.icmp_signed("!=", r, zero),
+                        b.icmp_signed("!=", b.icmp_signed("<", r, zero),
+                                      b.icmp_signed("<", d, zero)))
+        if name == "floordiv":
+            q = b.select(adjust, b.sub(q, one), q)
+            return b.select(is_zero, zero, b.select(overflow, smallest, q))
+        r = b.select(adjust, b.add(r, d), r)
+        return b.select(is_zero, zero, r)
+
+    def _float_divmod(self, name, a, d):
+        """NumPy's ``npy_divmod`` (floor_divide, remainder) of floats."""
+        b = self.b
+        ty = a.type
+        zero = ir.Constant(ty, 0.0)
+        mod = b.frem(a, d)
+        is_zero = b.fcmp_ordered("==", d, zero)
+        mod_nonzero = b.fcmp_unordered("!=", mod, zero)
+        signs_differ = b.icmp_unsigned("!=", b.fcmp_ordered("<", d, zero),
+                                       b.fcmp_ordered("<", mod, zero))
+        fix = b.and_(mod_nonzero, signs_differ)
+        if name == "rem":
+            fixed = b.select(fix, b.fadd(mod, d), mod)
+            zero_signed = self._copysign(zero, d)
+            out = b.select(mod_nonzero, fixed, zero_signed)
+            return b.select(is_zero, mod, out)       # x % 0: fmod's NaN
+        div = b.fdiv(b.fsub(a, mod), d)
+        div = b.select(fix, b.fsub(div, ir.Constant(ty, 1.0)), div)
+        floor = self._intrinsic("llvm.floor", ty, [div])
+        floor = b.select(b.fcmp_ordered(">", b.fsub(div, floor), ir.Constant(ty, 0.5)),
+                         b.fadd(floor, ir.Constant(ty, 1.0)), floor)
+        div_nonzero = b.fcmp_unordered("!=", div, zero)
+        out = b.select(div_nonzero, floor, self._copysign(zero, b.fdiv(a, d)))
+        return b.select(is_zero, b.fdiv(a, d), out)
+
+    def _shift(self, name, signed, a, n):
+        b = self.b
+        ty = a.type
+        width = ir.Constant(ty, ty.width)
+        in_range = b.icmp_unsigned("<", n, width)      # (a negative count is huge unsigned)
+        safe = b.select(in_range, n, ir.Constant(ty, 0))
+        if name == "shl":
+            return b.select(in_range, b.shl(a, safe), ir.Constant(ty, 0))
+        if signed:
+            beyond = b.select(b.icmp_signed("<", a, ir.Constant(ty, 0)), ir.Constant(ty, -1),
+                              ir.Constant(ty, 0))
+            return b.select(in_range, b.ashr(a, safe), beyond)
+        return b.select(in_range, b.lshr(a, safe), ir.Constant(ty, 0))
+
+    def _int_pow(self, signed, a, n):
+        """Integer power by squaring (a negative exponent gives 0, or +-1 for a base of
+        +-1, as NumPy's scalar power would if it did not raise)."""
+        b = self.b
+        ty = a.type
+        fn_name = f"zerax.ipow.{'i' if signed else 'u'}{ty.width}"
+        try:
+            fn = self.module.get_global(fn_name)
+        except KeyError:
+            fn = ir.Function(self.module, ir.FunctionType(ty, [ty, ty]), fn_name)
+            fn.linkage = "internal"
+            fb = ir.IRBuilder(fn.append_basic_block("entry"))
+            x, e = fn.args
+            head = fn.append_basic_block("loop")
+            body = fn.append_basic_block("body")
+            done = fn.append_basic_block("done")
+            pre = fb.block
+            if signed:
+                neg = fb.icmp_signed("<", e, ir.Constant(ty, 0))
+                negb = fn.append_basic_block("negative")
+                fb.cbranch(neg, negb, head)
+                fb.position_at_end(negb)
+                one = ir.Constant(ty, 1)
+                is_one = fb.icmp_signed("==", x, one)
+                is_m1 = fb.icmp_signed("==", x, ir.Constant(ty, -1))
+                odd = fb.trunc(e, _I1)
+                m1 = fb.select(odd, ir.Constant(ty, -1), one)
+                fb.ret(fb.select(is_one, one, fb.select(is_m1, m1, ir.Constant(ty, 0))))
+            else:
+                fb.branch(head)
+            fb.position_at_end(head)
+            acc = fb.phi(ty)
+            base = fb.phi(ty)
+            exp_ = fb.phi(ty)
+            acc.add_incoming(ir.Constant(ty, 1), pre)
+            base.add_incoming(x, pre)
+            exp_.add_incoming(e, pre)
+            fb.cbranch(fb.icmp_unsigned("!=", exp_, ir.Constant(ty, 0)), body, done)
+            fb.position_at_end(body)
+            odd = fb.trunc(exp_, _I1)
+            acc.add_incoming(fb.select(odd, fb.mul(acc, base), acc), body)
+            base.add_incoming(fb.mul(base, base), body)
+            exp_.add_incoming(fb.lshr(exp_, ir.Constant(ty, 1)), body)
+            fb.branch(head)
+            fb.position_at_end(done)
+            fb.ret(acc)
+        return b.call(fn, [a, n])
+
+    def _unary(self, name, dtype, x):
+        b, d = self.b, np.dtype(dtype)
+        ty = x.type
+        if name == "neg":
+            return b.fneg(x, flags=self.flags) if d.kind == "f" else b.neg(x)
+        if name == "not":
+            return b.not_(x)
+        if name == "abs":
+            if d.kind == "f":
+                return self._intrinsic("llvm.fabs", ty, [x])
+            if d.kind == "u" or d.kind == "b":
+                return x
+            return b.select(b.icmp_signed("<", x, ir.Constant(ty, 0)), b.neg(x), x)
+        if name == "sign":
+            if d.kind == "f":   # NumPy: +-1 for nonzero, +0.0 for +-0.0, NaN for NaN
+                one, zero = ir.Constant(ty, 1.0), ir.Constant(ty, 0.0)
+                s = b.select(b.fcmp_ordered(">", x, zero), one,
+                             b.select(b.fcmp_ordered("<", x, zero), ir.Constant(ty, -1.0),
+                                      zero))
+                return b.select(b.fcmp_unordered("uno", x, x), x, s)
+            zero = ir.Constant(ty, 0)
+            if d.kind in "ub":
+                return b.zext(b.icmp_unsigned("!=", x, zero), ty) if d.kind == "u" else x
+            pos = b.zext(b.icmp_signed(">", x, zero), ty)
+            neg = b.zext(b.icmp_signed("<", x, zero), ty)
+            return b.sub(pos, neg)
+        if d.kind != "f":
+            raise EmitError(f"{name} of {d.name}")
+        if name in ("floor", "ceil", "rint", "trunc", "sqrt"):
+            return self._intrinsic(f"llvm.{name}", ty, [x])
+        return self._math1(name, d, x)
+
+    def _compare(self, name, dtype, a, b_=None):
+        b, d = self.b, np.dtype(dtype)
+        if name == "isnan":
+            return b.fcmp_unordered("uno", a, a) if d.kind == "f" else ir.Constant(_I1, 0)
+        if name == "isfinite":
+            if d.kind != "f":
+                return ir.Constant(_I1, 1)
+            inf = ir.Constant(a.type, float("inf"))
+            return b.fcmp_ordered("<", self._intrinsic("llvm.fabs", a.type, [a]), inf)
+        op = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}[name]
+        if d.kind == "f":
+            return b.fcmp_unordered(op, a, b_) if name == "ne" else b.fcmp_ordered(op, a, b_)
+        if d.kind == "i":
+            return b.icmp_signed(op, a, b_)
+        return b.icmp_unsigned(op, a, b_)
+
+    # -- casts
+
+    def _cast(self, x, src, dst):
+        b = self.b
+        s, t = np.dtype(src), np.dtype(dst)
+        if s == t:
+            return x
+        tt = reg_type(t)
+        if t.kind == "b":
+            if s.kind == "f":
+                return b.fcmp_unordered("!=", x, ir.Constant(x.type, 0.0))
+            return b.icmp_unsigned("!=", x, ir.Constant(x.type, 0))
+        if s.kind == "b":
+            return b.uitofp(x, tt) if t.kind == "f" else b.zext(x, tt)
+        if s.kind in "iu" and t.kind in "iu":
+            if tt.width < x.type.width:
+                return b.trunc(x, tt)
+            if tt.width > x.type.width:
+                return b.sext(x, tt) if s.kind == "i" else b.zext(x, tt)
+            return x
+        if s.kind in "iu" and t.kind == "f":
+            return b.sitofp(x, tt) if s.kind == "i" else b.uitofp(x, tt)
+        if s.kind == "f" and t.kind == "f":
+            return b.fptrunc(x, tt) if tt.__class__ is ir.FloatType and \
+                x.type.__class__ is ir.DoubleType else b.fpext(x, tt)
+        return self._float_to_int(x, t)
+
+    def _float_to_int(self, x, t):
+        """x86's conversion (what NumPy's loops do): truncation toward zero; values
+        outside the target's range, NaN and infinities give the "integer indefinite"
+        (MIN of int32/int64; narrower types convert through int32, unsigned 64-bit
+        through the split at 2^63)."""
+        b = self.b
+        tt = reg_type(t)
+
+        def convert(v, width):
+            ty = ir.IntType(width)
+            limit = float(2 ** (width - 1))
+            ok = b.and_(b.fcmp_ordered(">=", v, ir.Constant(v.type, -limit)),
+                        b.fcmp_ordered("<", v, ir.Constant(v.type, limit)))
+            safe = b.select(ok, v, ir.Constant(v.type, 0.0))
+            return b.select(ok, b.fptosi(safe, ty), ir.Constant(ty, -(1 << (width - 1))))
+        if t.kind == "i" and tt.width == 64:
+            return convert(x, 64)
+        if t == np.dtype(np.uint64):
+            two63 = ir.Constant(x.type, float(2 ** 63))
+            high = b.fcmp_ordered(">=", x, two63)
+            lowpart = convert(x, 64)
+            highpart = b.xor(convert(b.fsub(x, two63), 64), ir.Constant(_I64, -(1 << 63)))
+            return b.select(high, highpart, lowpart)
+        if t == np.dtype(np.uint32):
+            return b.trunc(convert(x, 64), tt)
+        v = convert(x, 32)
+        return v if tt.width == 32 else b.trunc(v, tt)
+
+    # -- math functions
+
+    def _intrinsic(self, name, ty, args):
+        fn = self.module.declare_intrinsic(name, [ty])
+        return self.b.call(fn, args)
+
+    def _copysign(self, mag, sign):
+        fn = self.module.declare_intrinsic("llvm.copysign", [mag.type],
+                                           ir.FunctionType(mag.type, [mag.type] * 2))
+        return self.b.call(fn, [mag, sign])
+
+    def _math1(self, name, d, x):
+        """A float function of one argument, computed in float64 (float32 rounds once)."""
+        b = self.b
+        wide = b.fpext(x, _F64) if d == np.float32 else x
+        if name in _INLINE:        # branch-free: inline, so the loop vectorises
+            y = _INLINE[name](mathlib._F(b, wide)).v
+        elif name in ("sin", "cos") and self.trig_args is not None:
+            # in a block that is run again with the exact code when an argument is
+            # out of range (`_rerun_if_out_of_range`): branch-free, vectorisable
+            self.trig_args.append(wide)
+            y = mathlib.sin_cos_selects(mathlib._F(b, wide), name == "sin").v
+        elif name in ("sin", "cos"):
+            want_sin = name == "sin"
+            fn = mathlib.module_function(
+                self.module, f"zerax.{name}",
+                lambda bb, v: mathlib._emit_sin_cos(bb, v, want_sin, cells=False))
+            y = b.call(fn, [wide])
+        elif name == "cbrt" or name in _LIBM:
+            y = b.call(self._extern(_LIBM[name], _F64, [_F64]), [wide])
+        else:
+            raise EmitError(f"the CPU math library has no {name}")
+        return b.fptrunc(y, _F32) if d == np.float32 else y
+
+    def _math2(self, name, d, a, c):
+        b = self.b
+        if d == np.float32:
+            a, c = b.fpext(a, _F64), b.fpext(c, _F64)
+        y = b.call(self._extern(_LIBM[name], _F64, [_F64, _F64]), [a, c])
+        return b.fptrunc(y, _F32) if d == np.float32 else y
+
+
+Emitter._STMT = {K.Let: Emitter._let, K.Declare: Emitter._declare, K.Assign: Emitter._assign,
+                 K.Store: Emitter._store, K.For: Emitter._for, K.If: Emitter._if,
+                 K.While: Emitter._while, K.Reduce: Emitter._reduce, K.Call: Emitter._call}
+
+
+def _uses_trig(stmts) -> bool:
+    def walk(e):
+        t = type(e)
+        if t is K.Op:
+            return (e.op in ("sin", "cos") and e.dtype.kind == "f") or any(map(walk, e.args))
+        if t is K.Load:
+            return any(map(walk, e.index))
+        return False
+    for s in _walk(stmts):
+        t = type(s)
+        if (t is K.Let and walk(s.expr)) or (t is K.Store and walk(s.value)):
+            return True
+    return False
+
+
+def _rerunnable(stmts) -> bool:
+    """Whether running ``stmts`` twice stores what running them once does: plain
+    `Let`s and `Store`s (and loops of them) that read no buffer they write."""
+    written, loaded = set(), set()
+    for s in _walk(stmts):
+        t = type(s)
+        if t is K.Let:
+            _loads(s.expr, loaded)
+        elif t is K.Store:
+            written.add(id(s.buf.root))
+            for e in (s.value, *s.index):
+                _loads(e, loaded)
+        elif t is not K.For:
+            return False
+    return not (loaded & written)
+
+
+def _loads(e, out):
+    t = type(e)
+    if t is K.Load:
+        out.add(id(e.buf.root))
+        for i in e.index:
+            _loads(i, out)
+    elif t is K.Op:
+        for a in e.args:
+            _loads(a, out)
+
+
+def _writes_inputs(kernel) -> bool:
+    """Whether any statement stores into an input buffer (an update in place)."""
+    inputs = {id(b) for b in kernel.inputs}
+    return any(type(s) is K.Store and id(s.buf.root) in inputs for s in _walk(kernel.body))
+
+
+def _walk(stmts):
+    for s in stmts:
+        yield s
+        t = type(s)
+        if t is K.For or t is K.Reduce:
+            yield from _walk(s.body)
+        elif t is K.If:
+            yield from _walk(s.then)
+            yield from _walk(s.orelse)
+        elif t is K.While:
+            yield from _walk(s.before)
+            yield from _walk(s.body)
+
+
+def _expr_names(e, vars_, bufs):
+    t = type(e)
+    if t is K.Var:
+        vars_.append(e)
+    elif t is K.Load:
+        bufs.append(e.buf)
+        for i in e.index:
+            _expr_names(i, vars_, bufs)
+    elif t is K.Op:
+        for a in e.args:
+            _expr_names(a, vars_, bufs)
+
+
+def _free_names(stmts, bound):
+    """The vars ``stmts`` read that they do not define (beyond ``bound``), and the
+    buffers they touch, each once, in order of first use."""
+    used, bufs, defined = [], [], set(bound)
+    for s in _walk(stmts):
+        t = type(s)
+        if t is K.Let or t is K.Declare:
+            _expr_names(s.expr if t is K.Let else s.init, used, bufs)
+            defined.add(s.var)
+        elif t is K.Assign:
+            _expr_names(s.expr, used, bufs)
+            used.append(s.var)
+        elif t is K.Store:
+            bufs.append(s.buf)
+            for i in s.index:
+                _expr_names(i, used, bufs)
+            _expr_names(s.value, used, bufs)
+        elif t is K.For:
+            _expr_names(s.start, used, bufs)
+            _expr_names(s.stop, used, bufs)
+            defined.add(s.var)
+        elif t is K.If:
+            _expr_names(s.cond, used, bufs)
+        elif t is K.While:
+            _expr_names(s.cond, used, bufs)
+        elif t is K.Reduce:
+            _expr_names(s.n, used, bufs)
+            _expr_names(s.value, used, bufs)
+            used.append(s.acc)
+            defined.add(s.var)
+        elif t is K.Call:
+            for a in s.args:
+                if isinstance(a, K.Buffer):
+                    bufs.append(a)
+                else:
+                    _expr_names(a, used, bufs)
+    vars_ = list(dict.fromkeys(v for v in used if v not in defined))
+    seen, out_bufs = set(), []
+    for b in bufs:
+        b = b.root
+        if id(b) not in seen:
+            seen.add(id(b))
+            out_bufs.append(b)
+    return vars_, out_bufs
+
+
+def _block_rows(loop) -> int:
+    """Iterations of a parallel loop per block: ~`PARALLEL_BLOCK_ELEMENTS` elements of
+    work, counting the innermost loops' trip counts of its body."""
+    work = 1
+    for s in loop.body:
+        if type(s) is K.For and type(s.stop) is K.Const and type(s.start) is K.Const:
+            work = max(work, s.stop.value - s.start.value) * \
+                max(1, _inner_work(s.body))
+    return max(1, PARALLEL_BLOCK_ELEMENTS // max(work, 1))
+
+
+def _inner_work(stmts) -> int:
+    work = 1
+    for s in stmts:
+        if type(s) is K.For and type(s.stop) is K.Const and type(s.start) is K.Const:
+            work = max(work, (s.stop.value - s.start.value) * _inner_work(s.body))
+    return work
+
+
+def _pairwise_function(module, tag, value_fn, ty):
+    """``T sum(env, lo, n)``: NumPy's pairwise summation of ``value(env, lo + i)`` for i
+    in [0, n) (see `Emitter._pairwise`)."""
+    fnty = ir.FunctionType(ty, [_PTR, _I64, _I64])
+    block = ir.Function(module, fnty, f"{tag}.block")
+    block.linkage = "internal"
+    _emit_pairwise_block(block, value_fn, ty)
+    fn = ir.Function(module, fnty, f"{tag}.pairwise")
+    fn.linkage = "internal"
+    env, lo, n = fn.args
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    leaf, split = fn.append_basic_block("leaf"), fn.append_basic_block("split")
+    b.cbranch(b.icmp_signed("<=", n, ir.Constant(_I64, 128)), leaf, split)
+    b.position_at_end(leaf)
+    b.ret(b.call(block, [env, lo, n]))
+    b.position_at_end(split)
+    half = b.sdiv(n, ir.Constant(_I64, 2))
+    half = b.sub(half, b.srem(half, ir.Constant(_I64, 8)))
+    left = b.call(fn, [env, lo, half])
+    right = b.call(fn, [env, b.add(lo, half), b.sub(n, half)])
+    b.ret(b.fadd(left, right))
+    return fn
+
+
+def _emit_pairwise_block(fn, value_fn, ty):
+    env, lo, n = fn.args
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    zero, one, eight = (ir.Constant(_I64, v) for v in (0, 1, 8))
+
+    def value(i):
+        return b.call(value_fn, [env, b.add(lo, i)])
+
+    def sequential(res, start):
+        pre = b.block
+        head = fn.append_basic_block("seq.head")
+        body = fn.append_basic_block("seq.body")
+        done = fn.append_basic_block("seq.done")
+        b.branch(head)
+        b.position_at_end(head)
+        i = b.phi(_I64)
+        acc = b.phi(ty)
+        i.add_incoming(start, pre)
+        acc.add_incoming(res, pre)
+        b.cbranch(b.icmp_signed("<", i, n), body, done)
+        b.position_at_end(body)
+        acc.add_incoming(b.fadd(acc, value(i)), body)
+        i.add_incoming(b.add(i, one), body)
+        b.branch(head)
+        b.position_at_end(done)
+        return acc
+
+    short, long_ = fn.append_basic_block("short"), fn.append_basic_block("long")
+    empty, some = fn.append_basic_block("empty"), fn.append_basic_block("some")
+    b.cbranch(b.icmp_signed("<", n, eight), short, long_)
+    b.position_at_end(short)
+    b.cbranch(b.icmp_signed("<=", n, zero), empty, some)
+    b.position_at_end(empty)
+    b.ret(ir.Constant(ty, -0.0))
+    b.position_at_end(some)
+    b.ret(sequential(value(zero), one))
+    b.position_at_end(long_)
+    first = [value(ir.Constant(_I64, k)) for k in range(8)]
+    stop = b.sub(n, b.srem(n, eight))
+    pre = b.block
+    head = fn.append_basic_block("acc.head")
+    body = fn.append_basic_block("acc.body")
+    done = fn.append_basic_block("acc.done")
+    b.branch(head)
+    b.position_at_end(head)
+    i = b.phi(_I64)
+    i.add_incoming(eight, pre)
+    accs = []
+    for r in first:
+        phi = b.phi(ty)
+        phi.add_incoming(r, pre)
+        accs.append(phi)
+    b.cbranch(b.icmp_signed("<", i, stop), body, done)
+    b.position_at_end(body)
+    for k, phi in enumerate(accs):
+        phi.add_incoming(b.fadd(phi, value(b.add(i, ir.Constant(_I64, k)))), body)
+    i.add_incoming(b.add(i, eight), body)
+    b.branch(head)
+    b.position_at_end(done)
+    r = accs
+    res = b.fadd(b.fadd(b.fadd(r[0], r[1]), b.fadd(r[2], r[3])),
+                 b.fadd(b.fadd(r[4], r[5]), b.fadd(r[6], r[7])))
+    b.ret(sequential(res, stop))

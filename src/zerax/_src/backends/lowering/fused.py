@@ -1,0 +1,125 @@
+"""Fused groups (``backends/fusion.py``'s plan) as one loop nest each.
+
+A group's elementwise equations compute scalars inside the nest; broadcasts read their
+operand at the mapped index; only the values used outside the group are stored.  A
+group may end with a reduction of one of its values, accumulated inside the same nest
+(`reduce.py`'s order: pairwise over trailing reduced axes, NumPy's memory order
+otherwise).  0-d operands from outside are read once, before the loops.
+"""
+
+from __future__ import annotations
+
+from .. import kernel_ir as K
+from ..fusion import _REDUCTIONS, _group_shape, _is_broadcast
+from ...ir.ir import Literal, Var
+from .context import Ctx, Unlowerable
+from .elementwise import scalar_rules
+from .reduce import COMBINER, accumulate_in_order, reduce_trailing
+
+
+def lower_fused(ctx: Ctx, eqns, total_uses) -> None:
+    shape = _group_shape(eqns[0])
+    reduction = eqns[-1] if eqns[-1].primitive in _REDUCTIONS else None
+    body = eqns[:-1] if reduction is not None else eqns
+    produced = {v for e in body for v in e.outvars}
+    inner_uses: dict = {}
+    for e in eqns:
+        for a in e.invars:
+            if type(a) is Var and a in produced:
+                inner_uses[a] = inner_uses.get(a, 0) + 1
+    stored = [v for e in body for v in e.outvars
+              if total_uses.get(v, 0) > inner_uses.get(v, 0)]
+    if shape == ():
+        for e in eqns:
+            ctx.bind_scalar(e.outvars[0], _element(ctx, e, [ctx.scalar(a) for a in e.invars]))
+        return
+    # 0-d operands from outside: read once, before the loops
+    pre: dict = {}
+    for e in body:
+        for a in e.invars:
+            if type(a) is Var and a not in produced and a.aval.shape == () and a not in pre:
+                pre[a] = _hoisted(ctx, ctx.scalar(a))
+    buffers = {v: ctx.new_buffer(v) for v in stored}
+
+    def elements(idx):
+        """The statements of one element at index ``idx``; returns its values."""
+        local: dict = {}
+        for e in body:
+            if _is_broadcast(e):
+                local[e.outvars[0]] = _broadcast_read(ctx, e, idx, pre)
+                continue
+            args = []
+            for a in e.invars:
+                if type(a) is Literal:
+                    args.append(ctx.scalar(a))
+                elif a in local:
+                    args.append(local[a])
+                elif a in pre:
+                    args.append(pre[a])
+                else:
+                    args.append(K.Load(ctx.buffer(a), idx))
+            local[e.outvars[0]] = _let(ctx, _element(ctx, e, args))
+        for v in stored:
+            ctx.emit(K.Store(buffers[v], idx, local[v]))
+        return local
+
+    if reduction is None:
+        with ctx.nest(shape) as idx:
+            elements(idx)
+        return
+    red_in = reduction.invars[0]
+    kind = COMBINER[reduction.primitive]
+    axes = tuple(reduction.params["axes"])
+    if axes == tuple(range(len(shape) - len(axes), len(shape))):
+        reduce_trailing(ctx, reduction.outvars[0], shape, axes, kind,
+                        lambda idx: elements(idx)[red_in])
+    else:
+        accumulate_in_order(ctx, reduction.outvars[0], shape, axes, kind,
+                            lambda idx: elements(idx)[red_in])
+
+
+def fusible(eqn) -> bool:
+    """Whether the kernel-IR lowering computes ``eqn`` one element at a time."""
+    return eqn.primitive in scalar_rules
+
+
+def _element(ctx, eqn, args) -> K.Expr:
+    rule = scalar_rules.get(eqn.primitive)
+    if rule is None:
+        raise Unlowerable(f"{eqn.primitive.name} has no kernel-IR rule")
+    return rule(args, [a.aval.dtype for a in eqn.invars], eqn.outvars[0].aval.dtype,
+                **eqn.params)
+
+
+def _let(ctx, expr):
+    if type(expr) in (K.Var, K.Const, K.Load):
+        return expr
+    v = ctx.names.var("x", expr.dtype)
+    ctx.emit(K.Let(v, expr))
+    return v
+
+
+def _hoisted(ctx, expr):
+    """A 0-d operand read before the loops (a `Let`), so the loop body reads a name."""
+    if type(expr) in (K.Var, K.Const):
+        return expr
+    v = ctx.names.var("p", expr.dtype)
+    ctx.emit(K.Let(v, expr))
+    return v
+
+
+def _broadcast_read(ctx, eqn, idx, pre):
+    """A broadcast read in place: the loop index mapped to the operand's."""
+    (x,) = eqn.invars
+    if type(x) is Literal or x.aval.shape == ():
+        if type(x) is Var and x in pre:
+            return pre[x]
+        return ctx.scalar(x)
+    out_shape = eqn.params["shape"]
+    dims = eqn.params["broadcast_dimensions"]
+    src = [K.Const(0, K.I64) if x.aval.shape[j] == 1 and out_shape[d] != 1 else idx[d]
+           for j, d in enumerate(dims)]
+    if ctx.is_scalar(x):
+        return ctx.scalar(x)
+    return K.Load(ctx.buffer(x), src)
+

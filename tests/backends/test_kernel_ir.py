@@ -1,0 +1,243 @@
+"""The kernel IR (backends/kernel_ir.py), its lowering from programs
+(backends/lowering/) and the CPU emitter (backends/cpu/): kernels written by hand and
+lowered from programs, checked against NumPy and Python loops; the structure of what
+the lowering writes; the thread pool's loops; calls from several Python threads."""
+
+import os
+import subprocess
+import sys
+import textwrap
+import threading
+
+import numpy as np
+import pytest
+from llvmlite import ir
+
+import zerax as zx
+import zerax.numpy as znp
+from zerax._src.backends import kernel_ir as K
+from zerax._src.backends.cpu import compile as cpu_compile
+from zerax._src.backends.cpu import emit, engine
+from zerax._src.backends.lowering import Unlowerable, covers, lower_program
+
+
+def _build(kernel):
+    """A hand-written kernel compiled: fn(*inputs, *outputs)."""
+    return cpu_compile.load_kernel(kernel).fn
+
+
+def _f64(name, shape, kind):
+    return K.Buffer(name, shape, np.float64, kind)
+
+
+def test_the_printer_shows_the_data():
+    x, y = _f64("x", (4,), "in"), _f64("y", (), "out")
+    names = K.Namer()
+    i, acc = names.var("i", K.I64), names.var("acc", np.float64)
+    k = K.Kernel("k", [x], [y], [
+        K.Declare(acc, K.Const(0.0, np.float64)),
+        K.Reduce(acc, "add", i, 4, [], K.op("exp", K.Load(x, (i,)))),
+        K.Store(y, (), acc)])
+    assert str(k) == textwrap.dedent("""\
+        kernel k(x:f64[4]) -> (y:f64[])
+          var acc0:f64 = 0.0:f64
+          acc0 <- add over i0 in 0..4:i64:
+            yield exp(x[i0])
+          y[] = acc0""")
+
+
+def test_a_while_loop_with_branches_matches_python():
+    """Collatz steps of each element: While, If, integer floordiv/rem, a mutable."""
+    x, out = K.Buffer("x", (6,), np.int64, "in"), K.Buffer("o", (6,), np.int64, "out")
+    names = K.Namer()
+    i, v, n = names.var("i", K.I64), names.var("v", K.I64), names.var("n", K.I64)
+    two, one = K.Const(2, K.I64), K.Const(1, K.I64)
+    body = [
+        K.Declare(v, K.Load(x, (i,))), K.Declare(n, K.Const(0, K.I64)),
+        K.While([], K.op("ne", v, one), [
+            K.If(K.op("eq", K.op("rem", v, two), K.Const(0, K.I64)),
+                 [K.Assign(v, K.op("floordiv", v, two))],
+                 [K.Assign(v, K.op("add", K.op("mul", v, K.Const(3, K.I64)), one))]),
+            K.Assign(n, K.op("add", n, one))]),
+        K.Store(out, (i,), n)]
+    fn = _build(K.Kernel("collatz", [x], [out], [K.For(i, 0, 6, body)]))
+    xs = np.array([1, 2, 3, 7, 27, 97], np.int64)
+    got = np.empty(6, np.int64)
+    fn(xs, got)
+
+    def steps(v):
+        n = 0
+        while v != 1:
+            v = v // 2 if v % 2 == 0 else 3 * v + 1
+            n += 1
+        return n
+    assert got.tolist() == [steps(int(v)) for v in xs]
+
+
+def test_parallel_loops_and_temporaries():
+    """A parallel loop writing a temporary, read by a second parallel loop; the pool
+    claims blocks (more than the threads), and the result is NumPy's."""
+    n = 300_001
+    x, out = _f64("x", (n,), "in"), _f64("o", (n,), "out")
+    t = K.Buffer("t", (n,), np.float64, "temp")
+    names = K.Namer()
+    i, j = names.var("i", K.I64), names.var("j", K.I64)
+    k = K.Kernel("twoloops", [x], [out], [
+        K.For(i, 0, n, [K.Store(t, (i,), K.op("mul", K.Load(x, (i,)), K.Const(3.0, np.float64)))],
+              parallel=True),
+        K.For(j, 0, n, [K.Store(out, (j,), K.op("sqrt", K.Load(t, (j,))))], parallel=True)],
+        temps=[t])
+    fn = _build(k)
+    xs = np.linspace(0.0, 5.0, n)
+    got = np.empty(n)
+    for threads in (1, 2):
+        zx.config.update("num_threads", threads)
+        fn(xs, got)
+        np.testing.assert_array_equal(got, np.sqrt(xs * 3.0))
+
+
+def test_kernels_run_from_several_python_threads_at_once():
+    """The GIL is released inside kernels, and a parallel loop that finds the pool busy
+    runs on its own thread: every call's result is right."""
+    f = zx.jit(lambda a: znp.sin(a) * 2.0 + a)
+    xs = [np.linspace(k, k + 1.0, 200_003) for k in range(6)]
+    results = [None] * 6
+
+    def work(k):
+        for _ in range(5):
+            results[k] = np.asarray(f(xs[k]))
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for k in range(6):
+        np.testing.assert_allclose(results[k], np.sin(xs[k]) * 2.0 + xs[k], rtol=1e-15)
+
+
+def test_a_forked_child_computes_with_a_new_pool():
+    code = textwrap.dedent("""
+        import os, numpy as np, zerax as zx, zerax.numpy as znp
+        f = zx.jit(lambda a: znp.exp(a) + 1.0)
+        x = np.linspace(0, 1, 200_000)
+        f(x)
+        pid = os.fork()
+        if pid == 0:
+            ok = np.allclose(np.asarray(f(x)), np.exp(x) + 1.0)
+            os._exit(0 if ok else 3)
+        _, status = os.waitpid(pid, 0)
+        print(os.waitstatus_to_exitcode(status))
+    """)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split()[-1] == "0"
+
+
+# --------------------------------------------------------------------------- lowering
+
+
+def _kernel_of(f, *args):
+    closed = zx.make_jaxpr(f)(*args)
+    return lower_program(closed.jaxpr)
+
+
+def test_a_fused_chain_is_one_loop_and_large_ones_are_parallel():
+    chain = lambda a, b: znp.tanh(a) * b + znp.sqrt(a * a + 1.0)   # noqa: E731
+    small = str(_kernel_of(chain, np.ones(1000), np.ones(1000)))
+    assert small.count("for ") == 1 and "parallel" not in small and "temp" not in small
+    large = str(_kernel_of(chain, np.ones(200_000), np.ones(200_000)))
+    assert large.count("parallel for ") == 1
+
+
+def test_reductions_take_pairwise_or_memory_order():
+    x = np.random.default_rng(0).standard_normal((300, 41))
+    trailing = str(_kernel_of(lambda v: znp.sum(v * 2.0, axis=1), x))
+    assert "<- add over" in trailing                     # a pairwise Reduce per row
+    leading = str(_kernel_of(lambda v: znp.sum(v * 2.0, axis=0), x))
+    assert "<- add over" not in leading                  # NumPy's order, into the output
+    for f, ref in ((lambda v: znp.sum(v * 2.0, axis=1), np.sum(x * 2.0, axis=1)),
+                   (lambda v: znp.sum(v * 2.0, axis=0), np.sum(x * 2.0, axis=0)),
+                   (lambda v: znp.max(v, axis=0), np.max(x, axis=0)),
+                   (lambda v: znp.prod(v[:5], axis=1), np.prod(x[:5], axis=1)),
+                   (lambda v: znp.min(v), np.min(x)),
+                   (lambda v: znp.sum(v), np.sum(x))):
+        np.testing.assert_array_equal(np.asarray(zx.jit(f)(x)), ref)
+
+
+def test_shape_and_slicing_ops_match_numpy():
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((5, 6, 7))
+    cases = [
+        (lambda v: v.T * 1.0, lambda v: v.T),
+        (lambda v: v.reshape(30, 7)[::2, 1:5] + 1.0, lambda v: v.reshape(30, 7)[::2, 1:5] + 1.0),
+        (lambda v: znp.concatenate([v, v[:, :2] * 2.0], axis=1),
+         lambda v: np.concatenate([v, v[:, :2] * 2.0], axis=1)),
+        (lambda v: znp.flip(v, axis=(0, 2)), lambda v: np.flip(v, axis=(0, 2))),
+        (lambda v: znp.pad(v, ((1, 2), (0, 1), (3, 0))), lambda v: np.pad(v, ((1, 2), (0, 1), (3, 0)))),
+        (lambda v: zx.lax.pad(v, 0.5, ((-1, 2, 1), (0, 0, 0), (1, -2, 2))),
+         None),
+        (lambda v: znp.broadcast_to(v[:, :1, :], (5, 6, 7)) + znp.arange(7.0),
+         lambda v: np.broadcast_to(v[:, :1, :], (5, 6, 7)) + np.arange(7.0)),
+        (lambda v: zx.lax.dynamic_slice(v, (2, 4, -3), (3, 4, 5)),
+         lambda v: v[2:5, 2:6, 0:5]),
+        (lambda v: zx.lax.dynamic_update_slice(v, v[:2, :2, :2] * 0.0, (4, 1, 6)),
+         None),
+    ]
+    for f, ref in cases:
+        assert covers(zx.make_jaxpr(f)(x).jaxpr) is None
+        with zx.disable_jit():
+            eager = np.asarray(f(x))
+        got = np.asarray(zx.jit(f)(x))
+        np.testing.assert_array_equal(got, eager)
+        if ref is not None:
+            np.testing.assert_array_equal(got, ref(x))
+
+
+def test_outputs_that_are_inputs_literals_or_repeated():
+    f = zx.jit(lambda a, b: (a, a * 2.0, a * 2.0, 3.0 + 0.0 * b.sum(), b))
+    a, b = np.arange(4.0), np.ones(3)
+    outs = [np.asarray(o) for o in f(a, b)]
+    for got, want in zip(outs, (a, a * 2, a * 2, 3.0, b)):
+        np.testing.assert_array_equal(got, want)
+    assert outs[0] is not a                    # never the caller's own buffer
+
+
+def test_programs_it_does_not_carry_say_why():
+    closed = zx.make_jaxpr(lambda a: znp.exp(a * 1j))(np.ones(3))
+    assert "complex128" in covers(closed.jaxpr)
+    with pytest.raises(Unlowerable):
+        lower_program(closed.jaxpr)
+    # and still compile (the generated-source path)
+    np.testing.assert_allclose(np.asarray(zx.jit(lambda a: znp.exp(a * 1j))(np.ones(3))),
+                               np.exp(np.ones(3) * 1j))
+
+
+def test_fast_math_is_opt_in():
+    """fast_math=True lets LLVM contract and reassociate (the kernel differs)."""
+    k = _kernel_of(lambda a, b, c: a * b + c, np.ones(8), np.ones(8), np.ones(8))
+    m1, m2 = ir.Module("a"), ir.Module("b")
+    emit.Emitter(k, m1, data_offset=engine.array_layout()).build()
+    emit.Emitter(k, m2, data_offset=engine.array_layout(), fast_math=True).build()
+    assert " fast " not in str(m1) and "fmul fast" in str(m2)
+
+
+def test_the_array_layout_is_numpys():
+    assert engine.array_layout() == object.__basicsize__
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _threads_back():
+    before = zx.config.num_threads
+    yield
+    zx.config.update("num_threads", before)
+
+
+def test_environment_switch_selects_the_generated_source_path(monkeypatch):
+    f = zx.jit(lambda a: a * 2.0)
+    assert f.lower(np.ones(3)).as_text().startswith("kernel ")
+    monkeypatch.setenv("ZERAX_KERNEL_IR", "0")
+    g = zx.jit(lambda a: a * 3.0)
+    assert "def kernel" in g.lower(np.ones(3)).as_text()
+    np.testing.assert_array_equal(np.asarray(g(np.ones(3))), [3.0] * 3)
+    assert os.environ["ZERAX_KERNEL_IR"] == "0"
