@@ -440,6 +440,9 @@ def test_compiled_float32_is_computed_in_float32(x32):
     got = np.asarray(zx.jit(lambda x: ((x + 3.3) - 3.3) / 3.3)(x))
     assert got.dtype == np.float32
     np.testing.assert_array_equal(got, want)
+    # a multiply-add rounds twice, as NumPy's float32 (no contraction into one FMA)
+    got = np.asarray(zx.jit(lambda x: x * 0.1 + 1.0)(x))
+    np.testing.assert_array_equal(got, x * np.float32(0.1) + np.float32(1.0))
     via64 = (((x.astype(np.float64) + 3.3) - 3.3) / 3.3).astype(np.float32)
     assert (via64 != want).sum() > 100
 

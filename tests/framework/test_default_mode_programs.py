@@ -14,6 +14,7 @@ to the tolerances below (the adamw run steps with a learning rate up to 1.0).
 """
 
 import numpy as np
+import pytest
 
 import zerax as zx
 import zerax.nn as nn
@@ -223,3 +224,154 @@ def test_dropout_mask_is_equinoxs_in_both_modes(x64):
     assert y.dtype == (np.float64 if x64 else np.float32)
     assert (y > 0).astype(int).tolist() == (DROPOUT_MASK_X64 if x64 else DROPOUT_MASK)
     np.testing.assert_allclose(y[y > 0], 1 / 0.7, rtol=1e-7)
+
+
+# --------------------------------------------------------------------------- data, train
+
+
+def _fit(x, y):
+    from zerax import data, train
+    loader = data.DataLoader(data.ArrayDataset(x, y), batch_size=16, shuffle=True, seed=0,
+                             prefetch=2)
+    batch = next(iter(loader))
+    model, _, history = train.fit(nn.Linear(1, 1, key=jax.random.key(0)), optax.adam(0.1),
+                                  train.losses.mse, loader, epochs=3, progress=False)
+    return batch, model, history.history["loss"]
+
+
+def test_data_and_fit_follow_the_mode():
+    # float64 NumPy data: with x64 off the loader's batches (also from its prefetching
+    # thread) are float32, and fit trains as it does on the float32 data with x64 on (to
+    # float32 rounding: with x64 on, adam's bias corrections of the int32 step count are
+    # float64, as JAX's weak floats make them)
+    x = np.linspace(-1, 1, 64)[:, None]
+    with zx.enable_x64(False):
+        batch, model, losses = _fit(x, 3 * x)
+    assert batch[0].dtype == np.float32 and model.weight.dtype == np.float32
+    with zx.enable_x64(True):
+        batch64, model64, losses64 = _fit(x.astype(np.float32), (3 * x).astype(np.float32))
+        assert _fit(x, 3 * x)[0][0].dtype == np.float64     # (x64 on: the data's dtype)
+    np.testing.assert_array_equal(np.asarray(batch[0]), np.asarray(batch64[0]))
+    np.testing.assert_allclose(losses, losses64, rtol=1e-4)
+    np.testing.assert_allclose(np.asarray(model.weight), np.asarray(model64.weight), rtol=1e-4)
+
+
+# --------------------------------------------------------------------------- optax's parts
+
+# optax's schedules (at steps C), states, updates and losses in JAX's default mode, recorded
+# from optax 0.2.8 with jax_enable_x64=False: name -> (expression, dtype, values); each
+# expression is evaluated with zerax.optim as ``optax`` and zerax.numpy as ``jnp``.
+C = [0, 3, 7, 10, 15]
+OPTAX_DEFAULT_MODE = {
+    "const": ('[optax.constant_schedule(0.1)(c) for c in C]',
+        "float64",
+        [0.1, 0.1, 0.1, 0.1, 0.1]),
+    "poly": ('[optax.polynomial_schedule(1.0, 0.1, 2.0, 10, 2)(c) for c in C]',
+        "float32",
+        [1.0, 0.828999936580658, 0.32499998807907104, 0.13599999248981476,
+         0.10000000149011612]),
+    "linear": ('[optax.linear_schedule(1.0, 0.0, 10)(c) for c in C]',
+        "float32",
+        [1.0, 0.699999988079071, 0.30000001192092896, 0.0, 0.0]),
+    "pwc": ('[optax.piecewise_constant_schedule(1.0, {3: 0.5, 8: 0.1})(c) for c in C]',
+        "float32",
+        [1.0, 0.5, 0.5, 0.05000000074505806, 0.05000000074505806]),
+    "expdecay": ('[optax.exponential_decay(0.5, 4, 0.9)(c) for c in C]',
+        "float32",
+        [0.5, 0.46201053261756897, 0.4158094823360443, 0.38421669602394104,
+         0.33680564165115356]),
+    "expdecay_stair": ('[optax.exponential_decay(0.5, 4, 0.9, transition_begin=2, staircase=True, '
+         'end_value=0.3)(c) for c in C]',
+        "float32",
+        [0.5, 0.5, 0.44999998807907104, 0.4049999713897705, 0.3644999563694]),
+    "cosine": ('[optax.cosine_decay_schedule(1.0, 12, alpha=0.1)(c) for c in C]',
+        "float32",
+        [1.0, 0.8681980967521667, 0.43353137373924255, 0.1602885127067566,
+         0.10000000149011612]),
+    "warmup_cos": ('[optax.warmup_cosine_decay_schedule(0.0, 1.0, 4, 14, '
+         'end_value=0.05)(c) for c in C]',
+        "float32",
+        [0.0, 0.75, 0.8041979670524597, 0.3782168924808502, 0.05000000074505806]),
+    "warmup_exp": ('[optax.warmup_exponential_decay_schedule(0.0, 1.0, 4, 3, 0.5)(c) for c in C]',
+        "float32",
+        [0.0, 0.75, 0.5, 0.25, 0.07874505966901779]),
+    "onecycle": ('[optax.linear_onecycle_schedule(14, 1.0)(c) for c in C]',
+        "float32",
+        [0.03999999910593033, 0.7599999904632568, 0.5885714292526245, 0.17714285850524902,
+         3.999999989900971e-06]),
+    "cos_onecycle": ('[optax.cosine_onecycle_schedule(14, 1.0)(c) for c in C]',
+        "float32",
+        [0.04000002145767212, 0.8594112396240234, 0.7938934564590454, 0.34549403190612793,
+         3.999999989900971e-06]),
+    "pw_interp": ("[optax.piecewise_interpolate_schedule('cosine', 1.0, {4: 0.5, "
+         '10: 0.2})(c) for c in C]',
+        "float32",
+        [1.0, 0.5732232928276062, 0.29999998211860657, 0.10000000149011612,
+         0.10000000149011612]),
+    "sgdr": ('[optax.sgdr_schedule([dict(init_value=0.0, peak_value=1.0, warmup_steps=2, '
+         'decay_steps=6, end_value=0.0)] * 2)(c) for c in C]',
+        "float32",
+        [0.0, 0.8535534143447876, 0.5, 0.4999999701976776, 0.0]),
+    "adam_state": ("optax.adam(0.1).init({'w': jnp.ones(2)})[0].mu['w']",
+        "float32",
+        [0.0, 0.0]),
+    "adam_count": ("optax.adam(0.1).init({'w': jnp.ones(2)})[0].count",
+        "int32",
+        0),
+    "adam_update": ("optax.adam(0.1).update({'w': jnp.asarray([0.5, -2.0])}, "
+         "optax.adam(0.1).init({'w': jnp.ones(2)}))[0]['w']",
+        "float32",
+        [-0.099999338388443, 0.099999338388443]),
+    "sgd_sched_update": ('optax.sgd(optax.exponential_decay(0.5, 4, '
+         "0.9)).update({'w': jnp.asarray([1.0, 2.0])}, "
+         'optax.sgd(optax.exponential_decay(0.5, 4, '
+         "0.9)).init({'w': jnp.ones(2)}))[0]['w']",
+        "float32",
+        [-0.5, -1.0]),
+    "inject_lr": ("optax.inject_hyperparams(optax.sgd)(learning_rate=0.1)"
+                  ".init({'w': jnp.ones(2)}).hyperparams['learning_rate']",
+        "float32",
+        0.10000000149011612),
+    "inject_sched": ('optax.inject_hyperparams(optax.adam)('
+         'learning_rate=optax.linear_schedule(1.0, '
+         "0.0, 10)).update({'w': jnp.ones(2)}, "
+         'optax.inject_hyperparams(optax.adam)(learning_rate=optax.linear_schedule(1.0, '
+         "0.0, 10)).init({'w': jnp.ones(2)}))[1].hyperparams['learning_rate']",
+        "float32",
+        1.0),
+    "l2": ('optax.l2_loss(jnp.asarray([1.0, 2.0]), jnp.asarray([0.5, 0.0]))',
+        "float32",
+        [0.125, 2.0]),
+    "sce": ('optax.softmax_cross_entropy(jnp.asarray([[1.0, 2.0, 0.5]]), '
+         'jnp.asarray([[0.0, 1.0, 0.0]]))',
+        "float32",
+        [0.4643687903881073]),
+    "sce_int": ('optax.softmax_cross_entropy_with_integer_labels(jnp.asarray([[1.0, 2.0, '
+         '0.5]]), jnp.asarray([1]))',
+        "float32",
+        [0.4643688201904297]),
+    "huber": ('optax.huber_loss(jnp.asarray([1.0, 3.0]), jnp.asarray([0.0, 0.0]))',
+        "float32",
+        [0.5, 2.5]),
+    "clip_norm": ("optax.clip_by_global_norm(1.0).update({'w': jnp.asarray([3.0, 4.0])}, "
+         "optax.clip_by_global_norm(1.0).init({'w': jnp.ones(2)}))[0]['w']",
+        "float32",
+        [0.6000000238418579, 0.800000011920929]),
+    "global_norm": ("optax.global_norm({'w': jnp.asarray([3.0, 4.0])})",
+        "float32",
+        5.0),
+    "adamw_step": ("optax.apply_updates({'w': jnp.ones(2)}, "
+         "optax.adamw(0.1).update({'w': jnp.asarray([0.5, -2.0])}, "
+         "optax.adamw(0.1).init({'w': jnp.ones(2)}), {'w': jnp.ones(2)})[0])['w']",
+        "float32",
+        [0.8999906778335571, 1.0999892950057983]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(OPTAX_DEFAULT_MODE))
+def test_optax_parts_in_default_mode(name, x32):
+    expr, dtype, expected = OPTAX_DEFAULT_MODE[name]
+    got = eval(expr)   # noqa: S307 - a literal expression of this file
+    got = [np.asarray(v) for v in got] if isinstance(got, list) else np.asarray(got)
+    assert all(np.asarray(v).dtype == dtype for v in (got if isinstance(got, list) else [got]))
+    np.testing.assert_allclose(np.asarray(got, np.float64), expected, rtol=2e-7, atol=1e-8)
