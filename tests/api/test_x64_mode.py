@@ -506,3 +506,46 @@ def test_jit_and_derivatives_agree_with_eager_in_32_bit_mode(name, jitted_unary,
     np.testing.assert_allclose(np.asarray(g), np.asarray(g64), rtol=2e-5, atol=1e-5)
     h = zx.hessian(lambda v: N.sum(fn(v)))(x)
     assert h.dtype == np.float32 and h.shape == (3, 3)
+
+
+_BINARY = {"add": (N.add, np.add), "multiply": (N.multiply, np.multiply),
+           "true_divide": (N.true_divide, np.true_divide), "maximum": (N.maximum, np.maximum),
+           "arctan2": (N.arctan2, np.arctan2), "power": (N.power, np.power)}
+_DTYPES = ["float16", "float32", "float64", "int8", "int32", "int64", "uint8", "uint32", "bool"]
+
+
+@settings(max_examples=40, deadline=None)
+@given(mode=st.booleans(), name=st.sampled_from(sorted(_BINARY)),
+       dts=st.tuples(st.sampled_from(_DTYPES), st.sampled_from(_DTYPES + ["py_float",
+                                                                        "py_int"])),
+       seed=st.integers(0, 2 ** 16))
+def test_binary_promotion_in_both_modes_is_numpys_canonicalised(mode, name, dts, seed):
+    fn, np_fn = _BINARY[name]
+    rng = np.random.default_rng(seed)
+
+    def draw(dt):
+        if dt == "py_float":
+            return float(rng.uniform(0.5, 2))
+        if dt == "py_int":
+            return int(rng.integers(1, 3))
+        v = rng.uniform(1, 3, 4)
+        return (v > 2) if dt == "bool" else v.astype(dt)
+
+    a, b = draw(dts[0]), draw(dts[1])
+    if name == "power" and np.dtype(getattr(b, "dtype", "f")).kind in "iu" and \
+            np.dtype(a.dtype).kind in "iub":
+        b = np.abs(b)
+    with zx.enable_x64(mode):
+        got = fn(a, b)
+        mapped = zx.vmap(fn, in_axes=(0, None if type(b) in (int, float) else 0))(a, b)
+        xa, xb = N.asarray(a), b if type(b) in (int, float) else N.asarray(b)
+        want_dt = zx.dtypes.canonicalize_dtype(np_fn(a, b).dtype)
+    assert got.dtype == want_dt == mapped.dtype
+    assert mode or got.dtype.itemsize <= 4
+    # NumPy on the values as zerax holds them, in the result dtype
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ref = np_fn(np.asarray(xa).astype(want_dt), np.asarray(xb).astype(want_dt))
+    tol = {2: 1e-3, 4: 2e-6}.get(want_dt.itemsize, 1e-13) if want_dt.kind == "f" else 0
+    np.testing.assert_allclose(np.asarray(got), ref, rtol=tol)
+    np.testing.assert_allclose(np.asarray(mapped), ref, rtol=tol)

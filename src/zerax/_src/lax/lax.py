@@ -387,21 +387,25 @@ def clamp(min, x, max):  # noqa: A002 - JAX's names
 # Cumulative reductions with JAX's defaults (``axis=0``).
 def cumsum(operand, axis=0, reverse=False):
     """Cumulative sum along ``axis`` (first axis by default); ``reverse`` runs from the end."""
+    (operand,) = _coerce(operand)
     return red.cumsum(operand, axis, reverse)
 
 
 def cumprod(operand, axis=0, reverse=False):
     """Cumulative product along ``axis`` (first axis by default)."""
+    (operand,) = _coerce(operand)
     return red.cumprod(operand, axis, reverse)
 
 
 def cummax(operand, axis=0, reverse=False):
     """Cumulative maximum along ``axis`` (first axis by default)."""
+    (operand,) = _coerce(operand)
     return red.cummax(operand, axis, reverse)
 
 
 def cummin(operand, axis=0, reverse=False):
     """Cumulative minimum along ``axis`` (first axis by default)."""
+    (operand,) = _coerce(operand)
     return red.cummin(operand, axis, reverse)
 
 
