@@ -331,6 +331,12 @@ def test_config_update_and_read():
     finally:
         zx.config.update("jax_enable_x64", True)
     assert N.zeros(2).dtype == np.float64
+    zx.config.update("jax_enable_x64", "0")    # strings as the environment's
+    assert not zx.config.x64_enabled
+    zx.config.update("jax_enable_x64", "on")
+    assert zx.config.x64_enabled
+    with pytest.raises(errors.ZeraxValueError, match="not a truth value"):
+        zx.config.update("jax_enable_x64", "sometimes")
 
 
 def test_enable_x64_is_a_thread_local_block_restored_on_error():

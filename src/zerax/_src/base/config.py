@@ -73,8 +73,9 @@ class Config:
         raise AttributeError(name)
 
     def update(self, name, value):
-        if name == "jax_enable_x64":
-            dtypes.set_x64(bool(value))
+        if name == "jax_enable_x64":   # (a string is read as the environment variable is)
+            dtypes.set_x64(dtypes.parse_bool_env(name, value) if isinstance(value, str)
+                           else bool(value))
             return
         if name in self._registered:
             self._registered[name][0](value)

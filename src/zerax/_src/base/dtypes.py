@@ -83,15 +83,16 @@ _FALSE = ("n", "no", "f", "false", "off", "0")
 
 
 def parse_bool_env(name: str, value: str) -> bool:
-    """JAX's reading of a boolean environment variable (``JAX_ENABLE_X64=0``)."""
+    """JAX's reading of a boolean environment variable (``JAX_ENABLE_X64=0``), also of a
+    string given to ``config.update("jax_enable_x64", ...)``."""
     v = value.strip().lower()
     if v in _TRUE:
         return True
     if v in _FALSE:
         return False
     raise errors.ZeraxValueError(
-        f"environment variable {name}={value!r} is not a truth value; use one of "
-        f"{', '.join(_TRUE)} or {', '.join(_FALSE)}.")
+        f"{name}={value!r} is not a truth value; use one of {', '.join(_TRUE)} or "
+        f"{', '.join(_FALSE)} (JAX's reading of JAX_ENABLE_X64).")
 
 
 # --------------------------------------------------------------------------- canonical dtypes
