@@ -555,3 +555,16 @@ def test_binary_promotion_in_both_modes_is_numpys_canonicalised(mode, name, dts,
     tol = {2: 1e-3, 4: 2e-6}.get(want_dt.itemsize, 1e-13) if want_dt.kind == "f" else 0
     np.testing.assert_allclose(np.asarray(got), ref, rtol=tol)
     np.testing.assert_allclose(np.asarray(mapped), ref, rtol=tol)
+
+
+def test_one_loop_body_or_branch_in_both_modes():
+    # the dtypes control flow learns from a body (a Python-number carry's) or a branch
+    # (the other branch's output) are per mode
+    body = lambda i, v: v + i * 0.5   # noqa: E731
+    b1, b2 = (lambda x: N.zeros(2) + x), (lambda x: N.ones(2) * x)
+    for mode in (True, False, True):
+        with zx.enable_x64(mode):
+            want = np.float64 if mode else np.float32
+            assert lax.fori_loop(0, 3, body, 0.0).dtype == want
+            assert lax.cond(True, b1, b2, 1.0).dtype == want
+            assert lax.scan(lambda c, x: (c + x * 1.5, None), 0, N.arange(3))[0].dtype == want

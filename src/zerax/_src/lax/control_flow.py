@@ -117,7 +117,7 @@ def _promote_weak_init(init, fn, carry_out, *other):
     probe = [ShapeDtypeStruct((), _WEAK_PROBE[type(x)]) if k in weak else x
              for k, x in enumerate(leaves)]
     other_leaves, other_tree = tree.tree_flatten(other)
-    key = (treedef, other_tree,
+    key = (dtypes.x64_enabled(), treedef, other_tree,   # (the body's dtypes follow the mode)
            tuple((tuple(np.shape(x)), np.dtype(getattr(x, "dtype", type(x))))
                  for x in probe + other_leaves))
     try:
@@ -190,6 +190,7 @@ def _branch_type(branch, operands, op_key):
         known = _branch_types.setdefault(branch, {})
     except TypeError:   # not weak-referenceable (a builtin): traced every time
         known = {}
+    op_key = (dtypes.x64_enabled(), op_key)   # (the branch's dtypes follow the mode)
     found = known.get(op_key)
     if found is None:
         _, shape = make_jaxpr(lambda *ops: branch(*ops), return_shape=True)(*operands)
