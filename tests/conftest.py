@@ -68,6 +68,8 @@ def _set_baseline_mode():
 
 
 _set_baseline_mode()
+for _var in ("ZERAX_ENABLE_X64", "JAX_ENABLE_X64"):   # (nor for the processes tests start)
+    os.environ.pop(_var, None)
 
 
 @pytest.fixture(autouse=True)
