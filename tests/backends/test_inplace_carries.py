@@ -160,4 +160,7 @@ def test_chained_updates_of_an_intermediate():
     np.testing.assert_allclose(np.asarray(f(x)), [1.0, 0.0, 5.0, 0.0, 0.0, -1.0])
     np.testing.assert_array_equal(x, 0.0)
     src = f.lower(x).as_text()
-    assert src.count("np.copy(") == 1 and src.count("# in place") == 2
+    if src.startswith("kernel"):    # the kernel IR: x copied once, then into the output
+        assert src.count("for ") == 2
+    else:
+        assert src.count("np.copy(") == 1 and src.count("# in place") == 2

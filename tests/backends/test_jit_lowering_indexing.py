@@ -165,7 +165,8 @@ def test_large_gather_runs_in_parallel():
     def f(x, i):
         return x[i]
 
-    assert "prange" in zx.jit(f).lower(x, i).as_text()
+    text = zx.jit(f).lower(x, i).as_text()
+    assert "prange" in text or "parallel for" in text
     assert_same(zx.jit(f)(x, i), eager(f, x, np.where(i < 0, i + 400, i)))
 
 

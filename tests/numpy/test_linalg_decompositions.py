@@ -332,7 +332,7 @@ def test_jit_top_level_matches_eager():
         assert np.asarray(g).dtype == np.asarray(w).dtype
         close(g, w, 1e-11)
     text = zx.jit(f).lower(s, a, tall).as_text()
-    assert "_lu(" in text and "(host)" in text
+    assert ("_lu(" in text and "(host)" in text) or "host lu(" in text
 
 
 def test_jit_in_loop_bodies():

@@ -9,8 +9,7 @@ from .._src.lax.ops_api import (broadcast_in_dim, concatenate, dynamic_slice, dy
 from .._src.lax.ops_api import slice  # noqa: F401,A004
 from .._src.lax.ops_api import reduce_max, reduce_min, reduce_prod, reduce_sum
 from .._src.lax.ops_api import stop_gradient  # noqa: F401
-from .._src.ops.collectives import axis_index, axis_size
-from .._src.lax.ops_api import all_gather, pmax, pmean, pmin, psum
+from .._src.lax.parallel import (all_gather, all_to_all, axis_index, axis_size, pmax, pmean, pmin, ppermute, pshuffle, psum, psum_scatter)
 from .._src.lax.ops_api import bitcast_convert_type  # noqa: F401
 from .._src.lax.ops_api import dot, dot_general  # noqa: F401
 from .._src.lax.control_flow import cond, fori_loop, map, scan, switch, while_loop

@@ -27,7 +27,9 @@ class Config:
     default 32-bit mode, see ``base/dtypes.py``; the environment variables
     ``ZERAX_ENABLE_X64``, else ``JAX_ENABLE_X64``, set it at import; read it as
     ``config.jax_enable_x64`` or ``config.x64_enabled``), ``jax_disable_jit``,
-    ``jax_log_compiles``, and ``jax_platforms``/``jax_platform_name`` ("cpu").
+    ``jax_log_compiles``, ``jax_platforms``/``jax_platform_name`` ("cpu"), and
+    ``jax_num_cpu_devices`` (``num_cpu_devices``: CPU devices per process, default 1, for
+    meshes whose axes are vmapped within a process; see `zerax.shard_map`).
 
     ``log_compiles`` logs every compile and its time on the ``"zerax"`` logger;
     ``compile_notice_s`` (default 2.0, None for never) is how long a compile runs before
@@ -55,6 +57,9 @@ class Config:
             if os.environ.get(var, "").strip():
                 dtypes.set_x64(dtypes.parse_bool_env(var, os.environ[var]))
                 break
+        # CPU devices per process (JAX's jax_num_cpu_devices): a mesh axis over them is
+        # a vmapped axis (zerax.sharding.Mesh, shard_map); every array stays in host memory
+        self.num_cpu_devices = 1
 
     def register_option(self, name: str, setter: Callable, getter: Callable) -> None:
         """Let ``update(name, v)`` call ``setter(v)`` and ``config.<name>`` ``getter()``."""
@@ -84,6 +89,11 @@ class Config:
             name, value = "jit_disabled", bool(value)
         if name == "jax_log_compiles":
             name, value = "log_compiles", bool(value)
+        if name in ("jax_num_cpu_devices", "num_cpu_devices"):
+            if type(value) is not int or value < 1:
+                raise errors.ZeraxValueError(
+                    f"{name} must be a positive int, got {value!r}")
+            name = "num_cpu_devices"
         if name in ("jax_platforms", "jax_platform_name"):
             if str(value).split(",")[0].strip().lower() not in ("cpu", ""):
                 raise errors.NotSupportedError(

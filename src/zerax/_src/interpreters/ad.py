@@ -32,7 +32,7 @@ from ..core.ad_util import (  # noqa: F401  (is_undefined: re-exported with the 
 from ..core.core import (Primitive, Trace, Tracer, bind, current_level, get_aval, new_trace,
                          rule_table)
 from ..base.dtypes import float0
-from ..ir.ir import Literal, Var, effects_suppressed, eval_jaxpr
+from ..ir.ir import Jaxpr, Literal, Var, dce, effects_suppressed, eval_jaxpr
 from ..ir.tracing import RecordingTrace, fun_name, trace_closed
 
 # --------------------------------------------------------------------------- rules
@@ -50,13 +50,10 @@ def _differentiable(dtype) -> bool:
 # --------------------------------------------------------------------------- JVP
 
 
-class JVPTracer(Tracer):
-    __slots__ = ("primal", "tangent")
-
-    def __init__(self, trace, primal, tangent):
-        self._trace = trace
-        self.primal = primal
-        self.tangent = tangent
+class PrimalTracer(Tracer):
+    """A tracer that carries its primal value beside what the transform adds (a tangent,
+    a Taylor series): its type and its concrete value are the primal's."""
+    __slots__ = ("primal",)
 
     @property
     def aval(self):
@@ -74,6 +71,15 @@ class JVPTracer(Tracer):
         # Python control flow on a value being differentiated is fine (as in JAX):
         # the primal decides, and its derivative follows the branch taken.
         return self.primal
+
+
+class JVPTracer(PrimalTracer):
+    __slots__ = ("tangent",)
+
+    def __init__(self, trace, primal, tangent):
+        self._trace = trace
+        self.primal = primal
+        self.tangent = tangent
 
 
 class JVPTrace(Trace):
@@ -224,12 +230,60 @@ class Linearized:
 
     def transpose(self, cts):
         cts = [c for c, m in zip(cts, self.out_mask) if m]
+        if _scalar_map(self):
+            # A linear map of one real number to one real number is its own transpose:
+            # evaluated forward on the cotangent, it gives grad the expressions of forward
+            # mode, which the recording trace's CSE keeps polynomial in size when grads
+            # are nested (reverse over reverse doubles the program at each order).
+            (ct_in,) = eval_jaxpr(dce(self.closed.jaxpr), self.closed.consts, *cts)
+            return [ct_in if m else zeros_for(a) for a, m in zip(self.in_avals, self.in_mask)]
         ins = iter(backward_pass(self.closed.jaxpr, self.closed.consts, cts))
         res = []
         for aval, m in zip(self.in_avals, self.in_mask):
             c = next(ins) if m else None
             res.append(zeros_for(aval) if c is None else c)
         return res
+
+
+# Primitives whose derivative is only known backwards (a custom_vjp function's bwd):
+# a linear program holding one, or holding a sub-program that calls one (a loop body
+# differentiated later), cannot be evaluated forward.
+_BACKWARD_ONLY = {"custom_lin", "custom_vjp_call", "function_call"}
+
+
+def _not_self_adjoint(prim) -> bool:
+    # collectives couple the members of a named vmap axis: per member the map is not
+    # one number to one number (psum's transpose is psum, not the identity)
+    return prim.name in _BACKWARD_ONLY or prim.named_axes
+
+
+def _scalar_map(lin) -> bool:
+    """Whether ``lin`` maps one real scalar to one real scalar and can run forward."""
+    ins = [a for a, m in zip(lin.in_avals, lin.in_mask) if m]
+    outs = [a for a, m in zip(lin.out_avals, lin.out_mask) if m]
+    if len(ins) != 1 or len(outs) != 1:
+        return False
+    if any(a.shape != () or a.dtype.kind != "f" for a in (ins[0], outs[0])) \
+            or ins[0].dtype != outs[0].dtype:   # (the transpose converts back)
+        return False
+    return not uses_primitive(lin.closed.jaxpr, _not_self_adjoint)
+
+
+def uses_primitive(jaxpr, pred) -> bool:
+    """Whether a primitive satisfying ``pred`` is bound in ``jaxpr`` or in one of its
+    sub-programs."""
+    todo = [jaxpr]
+    while todo:
+        j = todo.pop()
+        for eqn in j.eqns:
+            if pred(eqn.primitive):
+                return True
+            for p in eqn.params.values():
+                for q in (p if isinstance(p, (tuple, list)) else (p,)):
+                    q = getattr(q, "jaxpr", q)
+                    if isinstance(q, Jaxpr):
+                        todo.append(q)
+    return False
 
 
 def linearize_flat(flat_fun, primals, name="linearize", cse=None, prune=None):
@@ -611,11 +665,18 @@ def jvp_jaxpr(jaxpr, nonzero, with_primals: bool = False):
         n = len(jaxpr.invars)
 
         def f(*args):
-            primals, ts = args[:n], iter(args[n:])
-            tangents = [next(ts) if m else np.zeros(a.shape, a.dtype)
-                        for m, a in zip(nonzero, jaxpr.in_avals)]
-            p_out, t_out = jvp(lambda *p: eval_jaxpr(jaxpr, [], *p), tuple(primals),
-                               tuple(tangents))
+            # Only the flagged inputs carry tangents; the others enter as plain values
+            # (symbolic zeros inside, not zero arrays: a custom_vjp's derivative in the
+            # program has none along its residuals, and nested derived programs keep it so).
+            primals, ts = args[:n], args[n:]
+            moving = [i for i, m in enumerate(nonzero) if m]
+
+            def along(*xs):
+                full = list(primals)
+                for i, x in zip(moving, xs):
+                    full[i] = x
+                return eval_jaxpr(jaxpr, [], *full)
+            p_out, t_out = jvp(along, tuple(primals[i] for i in moving), tuple(ts))
             t_out = [t if a.dtype.kind in "fc" else np.zeros(a.shape, a.dtype)
                      for t, a in zip(t_out, jaxpr.out_avals)]
             return list(p_out) + t_out if with_primals else t_out

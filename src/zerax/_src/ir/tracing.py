@@ -73,7 +73,8 @@ class RecordingTrace(Trace):
         self._cse = {} if cse else None
         self.eqns: list = []
         self.invars: list = []
-        self._const_vars: dict[int, Var] = {}
+        # id(value) -> (var, value): the value is held so that its id stays its own
+        self._const_vars: dict[int, tuple] = {}
         self.const_values: dict[Var, object] = {}
         self.producer: dict[Var, object] = {}  # var -> the equation that defines it
 
@@ -88,11 +89,17 @@ class RecordingTrace(Trace):
             return x.var
         if not isinstance(x, Tracer) and _is_scalar_const(x):
             return Literal(getattr(x, "_value", x))
-        v = self._const_vars.get(id(x))
+        known = self._const_vars.get(id(x))
+        if known is not None:
+            return known[0]
+        key = _small_const_key(x) if self._cse is not None else None
+        v = None if key is None else self._cse.get(key)
         if v is None:
             v = Var(get_aval(x))
-            self._const_vars[id(x)] = v
             self.const_values[v] = x
+            if key is not None:
+                self._cse[key] = v
+        self._const_vars[id(x)] = (v, x)
         return v
 
     def value_of(self, atom):
@@ -168,6 +175,19 @@ class RecordingTrace(Trace):
         constvars = [v for v in self.const_values if v in used]
         jaxpr.constvars = constvars
         return ClosedJaxpr(jaxpr, [self.const_values[v] for v in constvars])
+
+
+# Constants up to this many elements are merged by value (their bits) when CSE is on:
+# forward mode computes equal constants as new arrays at every order (w * 1.0 for a
+# closed-over w), which would otherwise keep equal equations apart.
+_MERGE_CONST_ELEMENTS = 1 << 16
+
+
+def _small_const_key(x):
+    v = getattr(x, "_value", x)
+    if type(v) is not np.ndarray or v.size > _MERGE_CONST_ELEMENTS:
+        return None
+    return ("const", v.dtype.str, v.shape, v.tobytes())
 
 
 def _atom_order(k):

@@ -23,7 +23,6 @@ import numpy as np
 from ..base import dtypes
 from ..core.api_util import as_input
 from ..ops import bitcast as _bitcast
-from ..ops import collectives as _coll
 from ..ops import decompositions as _dec
 from ..ops import eig as _eig
 from ..ops import elementwise as ew
@@ -69,8 +68,6 @@ conj, imag, integer_pow, real, select_n, polygamma, complex = (  # noqa: A001
 reduce_max, reduce_min, reduce_prod, reduce_sum = (
     user_facing(f) for f in (red.reduce_max, red.reduce_min, red.reduce_prod, red.reduce_sum))
 stop_gradient = user_facing(_misc.stop_gradient)
-all_gather, pmax, pmean, pmin, psum = (
-    user_facing(f) for f in (_coll.all_gather, _coll.pmax, _coll.pmean, _coll.pmin, _coll.psum))
 dot, dot_general = user_facing(_linalg.dot), user_facing(_linalg.dot_general)
 cholesky, eigh, lu, qr, svd, triangular_solve = (
     user_facing(f) for f in (_dec.cholesky, _dec.eigh, _dec.lu, _dec.qr, _dec.svd,

@@ -1,6 +1,8 @@
 """Lowering, shared by every target: a program (``Jaxpr``) to one kernel-IR `Kernel`.
 
-Fusion (``backends/fusion.py``) groups the equations; fused groups become loop nests
+A program is a list of steps (`lower_steps`): kernels, and between them the host calls
+of the primitives in `HOST` (their NumPy implementations).  In a kernel, fusion
+(``backends/fusion.py``) groups the equations; fused groups become loop nests
 (`fused.py`), every other equation is lowered by its primitive's rule (`rules`: the
 shape and slicing primitives in `shape.py`, reductions in `reduce.py`); elementwise
 primitives have one scalar rule each (`elementwise.py`).  A program with a primitive
@@ -18,39 +20,120 @@ import numpy as np
 from .. import kernel_ir as K
 from ..fusion import plan_groups
 from ...ir.ir import ClosedJaxpr, Jaxpr, Literal, Var
+from ...ops.debug import debug_callback_p
+from ...ops.decompositions import cholesky_p, eigh_p, lu_p, qr_p, svd_p, triangular_solve_p
+from ...ops.eig import eig_p
+from ...ops.fft import fft_p
+from ...ops.sort import argsort_p, sort_p
 from .context import Ctx, Unlowerable
-from .elementwise import scalar_rules
+from .elementwise import complex_ok, scalar_rules
 from .fused import fusible, lower_fused
+from .indexing import rules as _indexing_rules
+from .linalg import rules as _linalg_rules
 from .reduce import rules as _reduce_rules
 from .shape import rules as _shape_rules
 
-__all__ = ["Unlowerable", "lower_program", "covers", "rules", "scalar_rules"]
+__all__ = ["HOST", "Step", "Unlowerable", "format_steps", "lower_program", "lower_steps",
+           "covers", "rules",
+           "scalar_rules"]
+
+# Primitives run between the kernels by their NumPy implementation (LAPACK, pocketfft,
+# the user's callbacks), where they appear at the top level of a program.
+HOST = frozenset({cholesky_p, triangular_solve_p, lu_p, qr_p, eigh_p, svd_p, eig_p, fft_p,
+                  debug_callback_p, sort_p, argsort_p})
 
 # primitive -> rule(ctx, eqn): the statement-level rules
-rules: dict = {**_shape_rules, **_reduce_rules}
+rules: dict = {**_shape_rules, **_reduce_rules, **_linalg_rules, **_indexing_rules}
 
 # The dtypes the targets have scalars of.
 _DTYPES = frozenset(np.dtype(d) for d in (
     np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32,
-    np.uint64, np.float32, np.float64))
+    np.uint64, np.float32, np.float64, np.complex64, np.complex128))
 
 
 def covers(jaxpr: Jaxpr) -> str | None:
-    """None when this lowering carries ``jaxpr``, else why not (one reason)."""
-    for v in list(jaxpr.invars) + list(jaxpr.outvars):
-        if np.dtype(v.aval.dtype) not in _DTYPES:
-            return f"a {np.dtype(v.aval.dtype).name} value"
+    """None when this lowering carries ``jaxpr``, else why not (one reason).  Host
+    steps take values of any dtype; the kernels, those of `_DTYPES`."""
+    if not any(e.primitive in HOST for e in jaxpr.eqns):     # one kernel: all its values
+        for v in list(jaxpr.invars) + list(jaxpr.outvars):
+            if np.dtype(v.aval.dtype) not in _DTYPES:
+                return f"a {np.dtype(v.aval.dtype).name} value"
     for e in jaxpr.eqns:
         p = e.primitive
+        if p in HOST:
+            continue
         if p not in rules and p not in scalar_rules:
             return f"{p.name} has no kernel-IR rule"
         for v in list(e.invars) + list(e.outvars):
-            if np.dtype(v.aval.dtype) not in _DTYPES:
-                return f"a {np.dtype(v.aval.dtype).name} value in {p.name}"
+            d = np.dtype(v.aval.dtype)
+            if d not in _DTYPES:
+                return f"a {d.name} value in {p.name}"
+            if d.kind == "c" and p in scalar_rules and not complex_ok(e):
+                return f"complex {p.name}"
         for val in e.params.values():
             if isinstance(val, (Jaxpr, ClosedJaxpr)):
                 return f"{p.name} has a sub-program"
     return None
+
+
+class Step:
+    """One step of a program: a kernel (``kernel``) computing ``outs`` from ``ins``, or
+    a host call of ``eqn``'s primitive (its NumPy implementation: decompositions,
+    FFTs, callbacks) between the kernels."""
+
+    __slots__ = ("kernel", "eqn", "ins", "outs")
+
+    def __init__(self, ins, outs, kernel=None, eqn=None):
+        self.ins, self.outs, self.kernel, self.eqn = list(ins), list(outs), kernel, eqn
+
+
+def format_steps(steps) -> str:
+    """The readable form of a program's steps (``jit(f).lower(x).as_text()``)."""
+    return "\n\n".join(
+        K.format_kernel(s.kernel) if s.kernel is not None else
+        f"host {s.eqn.primitive.name}({', '.join(v.aval.str_short() for v in s.ins)}) -> "
+        f"({', '.join(v.aval.str_short() for v in s.outs)})" for s in steps)
+
+
+def lower_steps(jaxpr: Jaxpr) -> list:
+    """The program as `Step`s: runs of equations lowered to kernels, and host calls."""
+    why = covers(jaxpr)
+    if why is not None:
+        raise Unlowerable(why)
+    if not any(e.primitive in HOST for e in jaxpr.eqns):
+        return [Step(list(jaxpr.constvars) + list(jaxpr.invars), jaxpr.outvars,
+                     kernel=lower_program(jaxpr))]
+    segments, current = [], []
+    for e in jaxpr.eqns:
+        if e.primitive in HOST:
+            if current:
+                segments.append(current)
+                current = []
+            segments.append(e)
+        else:
+            current.append(e)
+    if current:
+        segments.append(current)
+    later = []     # for each segment: the values later segments or the outputs read
+    used = {v for v in jaxpr.outvars if type(v) is Var}
+    for seg in reversed(segments):
+        later.append(set(used))
+        for e in (seg if isinstance(seg, list) else [seg]):
+            used.update(a for a in e.invars if type(a) is Var)
+    later.reverse()
+    steps = []
+    for seg, after in zip(segments, later):
+        if not isinstance(seg, list):
+            steps.append(Step(seg.invars, seg.outvars, eqn=seg))
+            continue
+        defined = {v for e in seg for v in e.outvars}
+        live_in = list(dict.fromkeys(a for e in seg for a in e.invars
+                                     if type(a) is Var and a not in defined))
+        live_out = [v for e in seg for v in e.outvars if v in after]
+        if live_out:
+            steps.append(Step(live_in, live_out, kernel=lower_program(
+                Jaxpr([], live_in, live_out, seg))))
+    return steps
 
 
 def _uses(jaxpr):
@@ -83,7 +166,16 @@ def lower_program(jaxpr: Jaxpr, name: str = "kernel") -> K.Kernel:
         if type(v) is Var and v not in inputs and v not in ctx.out_slots:
             ctx.out_slots[v] = buf
     total_uses = _uses(jaxpr)
+    for k, e in enumerate(jaxpr.eqns):
+        for a in e.invars:
+            if type(a) is Var:
+                ctx.last_use[a] = k
+    for a in jaxpr.outvars:
+        if type(a) is Var:
+            ctx.last_use[a] = len(jaxpr.eqns)
+    order = {id(e): k for k, e in enumerate(jaxpr.eqns)}
     for kind, eqns in plan_groups(jaxpr, fusible):
+        ctx.position = max(order[id(e)] for e in eqns)
         if kind == "fused":
             lower_fused(ctx, eqns, total_uses)
             continue

@@ -37,6 +37,8 @@ class Ctx:
         self.block: list = []             # the statements being written
         self.depth = 0                    # open loops (parallel loops only at depth 0)
         self.out_slots: dict = {}         # IR var -> output Buffer it is computed into
+        self.last_use: dict = {}          # IR var -> index of the last equation reading it
+        self.position = -1                # index of the equation being lowered
 
     # -- values
 
@@ -92,6 +94,25 @@ class Ctx:
         buf = self.temp(var.aval.shape, var.aval.dtype)
         self.values[var] = buf
         return buf
+
+    def take_buffer(self, x, out) -> K.Buffer | None:
+        """``x``'s buffer, for ``out`` to be computed into in place (an update that
+        need not copy its operand), when nothing reads it after this equation: it is a
+        temporary of this kernel, and no value held in it (``x`` or a view of it) is
+        read later or is an output.  None otherwise."""
+        if type(x) is Literal or out in self.out_slots:
+            return None
+        held = self.values.get(x)
+        if not isinstance(held, K.Buffer) or held.root.kind != "temp" or \
+                held.shape != tuple(out.aval.shape) or held.dtype != out.aval.dtype:
+            return None
+        root = held.root
+        for v, b in self.values.items():
+            if isinstance(b, K.Buffer) and b.root is root and (
+                    self.last_use.get(v, -1) > self.position or v in self.out_slots):
+                return None
+        self.values[out] = held
+        return held
 
     def temp(self, shape, dtype, fill=None) -> K.Buffer:
         buf = K.Buffer(self.names("t"), shape, dtype, "temp", fill=fill)
