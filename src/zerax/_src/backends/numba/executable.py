@@ -181,7 +181,8 @@ class NumbaBackend:
     def compile(self, jaxpr, name: str, *, fast_math: bool = False):
         if kernel_ir_enabled() and covers(jaxpr) is None:
             try:
-                return CpuExecutable(jaxpr, name, fast_math=fast_math)
+                return CpuExecutable(jaxpr, name, fast_math=fast_math,
+                                     fallback=lambda: NumbaExecutable(jaxpr, name))
             except Unlowerable:      # a case the quick check could not see
                 pass
         return NumbaExecutable(jaxpr, name)
