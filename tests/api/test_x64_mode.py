@@ -394,6 +394,14 @@ def test_python_int_out_of_int32_range_is_an_overflow_error(x32):
         zx.grad(lambda x: x * 1.0)(2 ** 40)
 
 
+def test_array_api_default_dtypes_follow_the_mode(x64):
+    got = N.__array_namespace_info__().default_dtypes()
+    want = (np.float64, np.complex128, np.int64) if x64 else (np.float32, np.complex64,
+                                                              np.int32)
+    assert (got["real floating"], got["complex floating"], got["integral"],
+            got["indexing"]) == (*want, want[2])
+
+
 def test_explicit_64_bit_dtypes_warn_and_truncate_as_jaxs(x32):
     with pytest.warns(UserWarning, match="float64 requested in zerax.numpy.zeros is not "
                                          "available"):
