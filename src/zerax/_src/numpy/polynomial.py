@@ -202,7 +202,7 @@ def vander(x, N=None, increasing=False):
                                 "sequence.")
     n = x.shape[0]
     N = n if N is None else _int(N, "vander", "N")
-    dtype = np.promote_types(x.dtype, np.int64)
+    dtype = dtypes.canonicalize(np.promote_types(x.dtype, np.int64))
     _no_complex("vander", x)
     if N <= 0:
         return Array._wrap(np.empty((n, max(N, 0)), dtype))
