@@ -19,7 +19,8 @@ from .._src.lax.windowed import (ConvDimensionNumbers, conv, conv_dimension_numb
 maximum, minimum = max, min
 from .._src.numpy.shape_ops import broadcast_shapes  # noqa: E402,F401
 from .._src.lax.lax import select  # noqa: E402,F401
-from .._src.lax.lax import optimization_barrier, with_sharding_constraint  # noqa: E402,F401
+from .._src.lax.lax import optimization_barrier  # noqa: E402,F401
+from .._src.api.sharded import with_sharding_constraint  # noqa: E402,F401
 from . import linalg  # noqa: E402,F401  (zerax.lax.linalg: the decompositions)
 from .._src.ops.fft import FftType, fft  # noqa: E402,F401
 from .._src.ops.special_ops import (bessel_i0e, bessel_i1e, betainc, igamma, igamma_grad_a, igammac, random_gamma_grad, zeta)

@@ -232,14 +232,23 @@ def broadcast(x, root: int = 0):
 def process_allgather(x, tiled: bool = False):
     """Every process's value of each leaf of ``x``, stacked along a new first axis in
     process order (concatenated along the first axis with ``tiled``), on every process
-    (JAX's ``multihost_utils.process_allgather``).
+    (JAX's ``multihost_utils.process_allgather``); a leaf that is an array split over a
+    mesh (``device_put(x, NamedSharding(...))``) comes back whole.
 
     >>> import zerax.numpy as znp
     >>> from zerax import distributed
     >>> distributed.process_allgather(znp.arange(2.0))   # one process: a stack of one
     Array([[0., 1.]], dtype=float64)
     """
+    from .sharded import gather_global, is_sharded   # (sharded imports this module)
     w = world()
+    leaves, treedef = tree.tree_flatten(x)
+    if any(is_sharded(leaf) for leaf in leaves):
+        # an array split over a mesh: its whole value (JAX's process_allgather of a
+        # global array), the other leaves as below
+        return tree.tree_unflatten(treedef, [
+            Array(gather_global(leaf)) if is_sharded(leaf) else
+            process_allgather(leaf, tiled) for leaf in leaves])
     leaves, vals, treedef = _leaves("process_allgather", x)
     out = []
     for leaf, v in zip(leaves, vals):

@@ -29,6 +29,9 @@ from ..ir.ir import Var
 from ..ir.tracing import fun_name, trace_closed
 from ..ops.call import jit_p
 from ..ops.debug_nans import check_jit_outputs, nan_checks
+from ..ops.sharding import sharding_constraint_p
+from . import sharded as _sharded
+from .sharding import PartitionSpec
 from .extras import ShapeDtypeStruct
 
 
@@ -69,8 +72,21 @@ def _contiguous(v):
 
 
 def _jit_impl(*args, jaxpr, name):
+    mesh = _sharded.program_mesh(jaxpr, args, (), what=name)
+    if mesh is not None:   # sharding constraints inside: the program runs partitioned
+        pt, blocks = _sharded.prepare_call(jaxpr, args, [None] * len(args), mesh, name)
+        outs = _run_partitioned(pt, blocks)
+        return [o._value for o in outs]
     exe = executable_for(jaxpr, name, args)
     return list(exe.run(*[_contiguous(np.asarray(a)) for a in args]))
+
+
+def _run_partitioned(pt, blocks) -> list:
+    """This process's part of a partitioned program's results, as zerax Arrays."""
+    exe = executable_for(pt.jaxpr, pt.name)
+    vals = [_contiguous(np.asarray(c._value if type(c) is Array else c)) for c in pt.consts]
+    vals += [_contiguous(np.asarray(b)) for b in blocks]
+    return _sharded.call_outputs(pt, exe.run(*vals))
 
 
 jit_p.impl = _jit_impl  # the compiled implementation of the call primitive (ops/call.py)
@@ -80,15 +96,31 @@ jit_p.impl = _jit_impl  # the compiled implementation of the call primitive (ops
 
 
 class Lowered:
-    """``jit(f).lower(*args)``: the traced program and its generated source."""
+    """``jit(f).lower(*args)``: the traced program and its generated source; for a
+    program partitioned over a mesh (``partitioned``), the program of this process,
+    collectives included."""
 
-    def __init__(self, jaxpr, consts, out_tree, name, in_tree):
+    def __init__(self, jaxpr, consts, out_tree, name, in_tree, partitioned=None, plan=None):
         self.jaxpr, self.consts, self.out_tree, self.name = jaxpr, consts, out_tree, name
         self.in_tree = in_tree
+        self.partitioned, self.plan = partitioned, plan
 
     def as_text(self) -> str:
-        """The generated Python source (what Numba compiles)."""
+        """The generated Python source (what Numba compiles); for a partitioned program,
+        this process's program (its inputs' and outputs' specs, then its equations, with
+        the collectives the partitioning inserted)."""
+        if self.partitioned is not None:
+            return self.partitioned.text()
         return get_backend().source(self.jaxpr)
+
+    def sharding_plan(self) -> str:
+        """What the planner chose (``jit(..., in_shardings="auto")``): each input's
+        sharding with its modelled cost and the alternatives it beat."""
+        if self.plan is None:
+            raise errors.ZeraxValueError(
+                f"{self.name} was not planned: sharding_plan() describes the choice of "
+                "jit(..., in_shardings='auto', mesh=...)")
+        return self.plan.describe()
 
     def compile(self) -> Compiled:
         """Compile now; the result is called with the non-static arguments only."""
@@ -220,9 +252,23 @@ def clear_caches() -> None:
 class JitFunction:
     """The result of `jit`: call it like the original function."""
 
-    def __init__(self, fun, static_argnums, static_argnames, donate_argnums, fast_math=False):
+    def __init__(self, fun, static_argnums, static_argnames, donate_argnums, fast_math=False,
+                 in_shardings=None, out_shardings=None, mesh=None, memory_limit=None):
         functools.update_wrapper(self, fun)
         self.fun = fun
+        # shardings (issue 31): the program is partitioned over their mesh; "auto": the
+        # planner chooses the inputs' (api/planner.py), within memory_limit per process
+        self.in_shardings, self.out_shardings = in_shardings, out_shardings
+        self.mesh, self.memory_limit = mesh, memory_limit
+        self._sharded = in_shardings is not None or out_shardings is not None
+        self._auto = isinstance(in_shardings, str)
+        if self._auto and in_shardings != "auto":
+            raise errors.ZeraxValueError(f"jit: in_shardings={in_shardings!r}: the only "
+                                         "string it takes is 'auto'")
+        if self._auto and mesh is None:
+            raise errors.ZeraxValueError("jit(in_shardings='auto') needs the mesh to plan "
+                                         "over: jit(f, in_shardings='auto', mesh=mesh)")
+        self._plans: dict = {}
         self.fast_math = bool(fast_math)
         self.static_argnums, self.static_argnames = _resolve_static(
             fun, tuple(static_argnums), tuple(static_argnames))
@@ -280,12 +326,23 @@ class JitFunction:
 
         out_tree = OutTree()
         flat_fun = flatten_fun(self.fun, in_tree, out_tree, apply=call)
+        in_sh = self._leaf_shardings(in_tree, len(in_avals)) if self._sharded else None
 
         def flat(*xs):
             for x, w in zip(xs, weak):
                 if w is not None:
                     x._weak_type = w
-            return [as_input(o, f"output of {self.name}") for o in flat_fun(*xs)]
+            if in_sh is not None:
+                xs = [x if s is None else bind(sharding_constraint_p, x, sharding=s)
+                      for x, s in zip(xs, in_sh)]
+            outs = [as_input(o, f"output of {self.name}") for o in flat_fun(*xs)]
+            if self.out_shardings is not None:
+                out_sh = _sharded.flatten_shardings(
+                    f"out_shardings of {self.name}", self.out_shardings, out_tree.tree,
+                    len(outs), self.mesh)
+                outs = [o if s is None else bind(sharding_constraint_p, o, sharding=s)
+                        for o, s in zip(outs, out_sh)]
+            return outs
 
         jaxpr, consts = trace_closed(flat, in_avals, self.name, track_source=True)
         return jaxpr, consts, out_tree.tree
@@ -300,6 +357,20 @@ class JitFunction:
         jaxpr, consts, out_tree = self._trace(args, kwargs, avals, in_tree, dyn_pos,
                                               dict(st_kw), weak)
         return jaxpr, consts, in_tree, out_tree
+
+    def _leaf_shardings(self, in_tree, n) -> list:
+        """The NamedSharding (or None) of each argument leaf, from ``in_shardings`` (a
+        prefix of the positional arguments; keyword arguments are unspecified)."""
+        if self.in_shardings is None or self._auto:
+            return [None] * n
+        args_tree, kw_tree = in_tree.children()
+        n_args = args_tree.num_leaves
+        spec = self.in_shardings
+        if isinstance(spec, (tuple, list)) and not isinstance(spec, PartitionSpec):
+            spec = list(spec)
+        shard = _sharded.flatten_shardings(f"in_shardings of {self.name}", spec, args_tree,
+                                           n_args, self.mesh)
+        return shard + [None] * (n - n_args)
 
     def _entry(self, args, kwargs):
         key, leaves, in_tree, dyn_pos, st_kw = self._specialise(args, kwargs)
@@ -373,24 +444,32 @@ class JitFunction:
     def __call__(self, *args, **kwargs):
         if config.jit_disabled:
             return self.fun(*args, **kwargs)
-        out, sig = self.dispatch_fast(args, kwargs)
-        if out is not MISS:
-            return out
+        sig = None
+        if not self._sharded:
+            out, sig = self.dispatch_fast(args, kwargs)
+            if out is not MISS:
+                return out
         (jaxpr, consts, out_tree), leaves = self._entry(args, kwargs)
         if any(isinstance(x, Tracer) for x in leaves) or \
                 any(isinstance(c, Tracer) for c in consts):
             outs = bind(jit_p, *consts, *leaves, jaxpr=jaxpr, name=self.name)
-        else:
-            exe = executable_for(jaxpr, self.name, leaves, self.fast_math)
-            vals = [_contiguous(c._value if type(c) is Array else np.asarray(c)) for c in consts]
-            n_consts = len(vals)
-            vals += [_contiguous(x._value if type(x) is Array else np.asarray(x)) for x in leaves]
-            outs = [Array._wrap(o) for o in exe.run(*vals)]
-            if nan_checks[0]:
-                check_jit_outputs(self.name, [o._value for o in outs],
-                                  lambda: self._deoptimized(args, kwargs))
-            if sig is not None and not named_axis_env():
-                self._remember(sig, args, kwargs, exe, vals, n_consts, out_tree)
+            return tree.tree_unflatten(out_tree, outs)
+        values = list(consts) + list(leaves)
+        shardings = self._input_shardings(args, kwargs, jaxpr, values, len(consts))
+        mesh = _sharded.program_mesh(jaxpr, values, shardings, self.mesh, self.name)
+        if mesh is not None:   # partitioned over the mesh (api/partition.py)
+            pt, blocks = _sharded.prepare_call(jaxpr, values, shardings, mesh, self.name)
+            return tree.tree_unflatten(out_tree, _run_partitioned(pt, blocks))
+        exe = executable_for(jaxpr, self.name, leaves, self.fast_math)
+        vals = [_contiguous(c._value if type(c) is Array else np.asarray(c)) for c in consts]
+        n_consts = len(vals)
+        vals += [_contiguous(x._value if type(x) is Array else np.asarray(x)) for x in leaves]
+        outs = [Array._wrap(o) for o in exe.run(*vals)]
+        if nan_checks[0]:
+            check_jit_outputs(self.name, [o._value for o in outs],
+                              lambda: self._deoptimized(args, kwargs))
+        if sig is not None and not named_axis_env() and not _sharded.constraint_meshes(jaxpr):
+            self._remember(sig, args, kwargs, exe, vals, n_consts, out_tree)
         return tree.tree_unflatten(out_tree, outs)
 
     def _deoptimized(self, args, kwargs):
@@ -423,10 +502,41 @@ class JitFunction:
         return tree.tree_unflatten(out_tree, [ShapeDtypeStruct(v.aval.shape, v.aval.dtype)
                                               for v in jaxpr.outvars])
 
+    def _input_shardings(self, args, kwargs, jaxpr, values, n_consts) -> list:
+        """The NamedSharding (or None) of each input of the traced program (constants
+        first): ``in_shardings``' or the planner's."""
+        if not self._sharded:
+            return [None] * len(values)
+        if self._auto:
+            return [None] * n_consts + self._planned(jaxpr, values, n_consts).shardings
+        in_tree = self._split(args, kwargs)[4]
+        return [None] * n_consts + self._leaf_shardings(in_tree, len(values) - n_consts)
+
+    def _planned(self, jaxpr, values, n_consts):
+        """The planner's choice for this program (api/planner.py), memoised."""
+        plan = self._plans.get(jaxpr)
+        if plan is None:
+            from .planner import plan_program
+            plan = plan_program(jaxpr, values, n_consts, self.mesh, self.memory_limit,
+                                self.name)
+            self._plans[jaxpr] = plan
+        return plan
+
     def lower(self, *args, **kwargs) -> Lowered:
-        (jaxpr, consts, out_tree), _ = self._entry(args, kwargs)
+        (jaxpr, consts, out_tree), leaves = self._entry(args, kwargs)
         in_tree = self._specialise(args, kwargs)[2]
-        return Lowered(jaxpr, consts, out_tree, self.name, in_tree)
+        values = list(consts) + list(leaves)
+        if any(isinstance(v, Tracer) for v in values):
+            return Lowered(jaxpr, consts, out_tree, self.name, in_tree)
+        shardings = self._input_shardings(args, kwargs, jaxpr, values, len(consts))
+        mesh = _sharded.program_mesh(jaxpr, values, shardings, self.mesh, self.name)
+        if mesh is None:
+            return Lowered(jaxpr, consts, out_tree, self.name, in_tree)
+        specs = _sharded.input_specs(values, shardings, mesh, self.name)
+        from .partition import partition
+        pt = partition(jaxpr, mesh, specs, self.name)
+        plan = self._plans.get(jaxpr) if self._auto else None
+        return Lowered(jaxpr, consts, out_tree, self.name, in_tree, pt, plan)
 
 
 def _resolve_static(fun, nums, names):
@@ -459,7 +569,8 @@ def _resolve_static(fun, nums, names):
 
 def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=(),
         donate_argnames=(), keep_unused=False, inline=False, device=None, backend=None,
-        in_shardings=None, out_shardings=None, compiler_options=None, fast_math=False):
+        in_shardings=None, out_shardings=None, compiler_options=None, fast_math=False,
+        mesh=None, memory_limit=None):
     """Compile ``fun`` to native code, once per signature.
 
     Compiled code computes what the eager operations compute (bit for bit where NumPy's
@@ -468,8 +579,16 @@ def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=(),
     arithmetic, which may change results in their last bits (programs the kernel-IR
     lowering carries; the others are compiled as without it).
 
+    ``in_shardings`` / ``out_shardings`` (``NamedSharding``\ s, or ``PartitionSpec``\ s
+    of ``mesh``, as prefix trees of the positional arguments and of the result)
+    partition the program over their mesh: each process computes its blocks, with the
+    collectives the shardings call for (docs/parallelism.md); ``in_shardings="auto"``
+    lets the planner choose them, within ``memory_limit`` per process (bytes, or a
+    string such as ``"2GB"``).  Arguments that are sharded arrays are partitioned as
+    they are split, without being asked.
+
     JAX's other options are accepted: buffer donation, ``keep_unused``, ``inline``,
-    devices, backends and shardings have no effect on zerax's one CPU device.
+    devices and backends have no effect on zerax's CPU devices.
 
     >>> import zerax as zx, zerax.numpy as znp
     >>> f = zx.jit(lambda x: znp.sin(x) * 2.0 + 1.0)
@@ -482,12 +601,15 @@ def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=(),
         static_argnames = (static_argnames,)
     if isinstance(donate_argnums, int):
         donate_argnums = (donate_argnums,)
-    del donate_argnames, keep_unused, inline, device, backend, in_shardings, out_shardings
+    del donate_argnames, keep_unused, inline, device, backend
     del compiler_options
+    sharding = dict(in_shardings=in_shardings, out_shardings=out_shardings, mesh=mesh,
+                    memory_limit=memory_limit)
     if fun is None:
         return lambda f: jit(f, static_argnums=static_argnums, static_argnames=static_argnames,
-                             donate_argnums=donate_argnums, fast_math=fast_math)
-    return JitFunction(fun, static_argnums, static_argnames, donate_argnums, fast_math)
+                             donate_argnums=donate_argnums, fast_math=fast_math, **sharding)
+    return JitFunction(fun, static_argnums, static_argnames, donate_argnums, fast_math,
+                       **sharding)
 
 
 

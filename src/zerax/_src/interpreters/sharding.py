@@ -1,0 +1,342 @@
+"""Sharding propagation (GSPMD's idea): from the shardings of a program's inputs and of
+its constraints, a sharding for every value of the program.
+
+A *spec* says, per dimension of an array, which mesh axes split it: a tuple of axis
+names per dimension (the first name varies slowest; ``()``: not split), the
+normalised form of a ``PartitionSpec``.  While propagation runs a dimension may be
+*unknown* (``None``); at the end an unknown dimension is not split.
+
+Each primitive has a rule in ``sharding_rules`` (filled in by ``ops/sharding_rules.py``,
+beside the primitives' other semantics), an object with three methods:
+
+- ``forward(eqn, in_specs) -> out proposals`` and ``backward(eqn, out_specs) -> in
+  proposals``: what the operands' shardings say about the results' and back (specs
+  whose dimensions may be unknown; None for no opinion);
+- ``partition(eqn, in_specs, out_specs, sizes) -> Plan``: given the specs every value
+  ended with, the specs the operands must have for each device to compute its block
+  with the primitive (the partitioning pass reshards them), the specs of the blocks it
+  computes, the mesh axes over which they are partial results (a sum split by a
+  contracted dimension: ``psum`` or a reduce-scatter makes them whole), and the
+  function that computes a device's blocks.
+
+Most rules are a `DimMap`: which operand dimension becomes which result dimension,
+which are reduced (by a sum, max or min: a split one leaves a partial result) and which
+must be whole; `DimMapRule` turns one into the three methods.  `propagate` runs the
+rules to a fixed point over a program: a forward pass then a backward pass, repeated;
+a dimension is set by the first proposal that reaches it (so the inputs' shardings flow
+downstream first, and values no input decides, such as constants, take their
+consumers' shardings).  A later, different proposal is a *conflict*: a choice the
+planner (``api/planner.py``) may revisit.
+
+The pass that writes each process's program from the rules, inserting collectives, is
+``api/partition.py``.
+"""
+
+from __future__ import annotations
+
+import math
+
+from ... import errors
+from ..core.core import rule_table
+from ..ir.ir import Literal
+
+# prim -> an object with forward/backward/partition (see the module docstring)
+sharding_rules = rule_table("sharding", "automatic partitioning (jit with shardings)")
+
+
+# --------------------------------------------------------------------------- specs
+
+def replicated(ndim: int) -> tuple:
+    """The spec of an array of rank ``ndim`` that no axis splits."""
+    return ((),) * ndim
+
+
+def unknown(ndim: int) -> list:
+    return [None] * ndim
+
+
+def spec_axes(spec) -> set:
+    """Every mesh axis a spec names."""
+    return {a for d in spec if d for a in d}
+
+
+def shards(axes, sizes) -> int:
+    """How many blocks ``axes`` split a dimension into."""
+    return math.prod(sizes[a] for a in axes) if axes else 1
+
+
+def local_shape(shape, spec, sizes) -> tuple:
+    """The shape of one device's block of an array of ``shape`` split by ``spec``."""
+    return tuple(n // shards(d, sizes) for n, d in zip(shape, spec))
+
+
+def spec_str(spec) -> str:
+    """``P('model', None)`` for a spec (as a PartitionSpec prints, shorter)."""
+    def one(d):
+        if d is None:
+            return "?"
+        if not d:
+            return "None"
+        return repr(d[0]) if len(d) == 1 else "(" + ", ".join(map(repr, d)) + ")"
+    return "P(" + ", ".join(one(d) for d in spec) + ")"
+
+
+def complete(spec) -> tuple:
+    """A spec with its unknown dimensions not split."""
+    return tuple(() if d is None else tuple(d) for d in spec)
+
+
+def fits(axes, n, sizes) -> bool:
+    """Whether ``axes`` can split a dimension of ``n`` entries into equal blocks."""
+    return n % shards(axes, sizes) == 0
+
+
+class Plan:
+    """How one equation is computed on each device (see the module docstring):
+    ``operands`` (the specs its operands must have), ``results`` (the specs of the
+    blocks ``local(ctx, *blocks)`` returns, a list), ``partial`` (per result, a dict
+    mesh axis -> "sum"/"max"/"min": the blocks are partial results over those axes) and
+    ``scatter`` (per result, a dict axis -> dimension: a partial sum over that axis is
+    to be made whole by a reduce-scatter along that dimension, which then splits it
+    over the axis, as the last of its axes)."""
+
+    __slots__ = ("operands", "results", "partial", "scatter", "local")
+
+    def __init__(self, operands, results, local, partial=None, scatter=None):
+        self.operands, self.results, self.local = list(operands), list(results), local
+        n = len(self.results)
+        self.partial = partial if partial is not None else [{} for _ in range(n)]
+        self.scatter = scatter if scatter is not None else [{} for _ in range(n)]
+
+
+def operand_shape(a):
+    return a.aval.shape
+
+
+# --------------------------------------------------------------------------- DimMap
+
+class DimMap:
+    """A primitive's dimensions, for one equation: ``operands[k][i]`` is what dimension
+    ``i`` of operand ``k`` becomes: an int (that result dimension, of the same size),
+    ``(op, group)`` (reduced by ``op``, "sum", "max" or "min"; the dimensions of one
+    group are reduced together, as a dot product's contracting dimensions) or None (it
+    must be whole on every device).  ``free`` lists the result dimensions the
+    primitive makes itself (a broadcast's new dimensions), which a device can make
+    split; a result dimension neither mapped nor free must be whole.  Every result
+    has the same ``out_rank`` dimensions."""
+
+    __slots__ = ("operands", "free", "out_rank")
+
+    def __init__(self, operands, out_rank, free=()):
+        self.operands, self.out_rank, self.free = operands, out_rank, frozenset(free)
+
+
+def _first_known(specs):
+    for s in specs:
+        if s is not None:
+            return s
+    return None
+
+
+class DimMapRule:
+    """The rule of a primitive described by a `DimMap` (``dimmap(eqn) -> DimMap``);
+    ``local(eqn, blocks, result_shapes) -> outputs`` computes a device's blocks (by
+    default the primitive with its own parameters; primitives whose parameters hold
+    shapes rewrite them for the blocks)."""
+
+    def __init__(self, dimmap, local=None, name=""):
+        self.dimmap, self.local_fn, self.name = dimmap, local, name
+
+    # -- propagation
+    def forward(self, eqn, ins):
+        dm = self.dimmap(eqn)
+        out = unknown(dm.out_rank)
+        used = set()
+        out_shape = eqn.outvars[0].aval.shape
+        for k, m in enumerate(dm.operands):
+            s = ins[k]
+            if s is None:
+                continue
+            shape = operand_shape(eqn.invars[k])
+            for i, e in enumerate(m):
+                if type(e) is int and s[i] is not None and out[e] is None \
+                        and shape[i] == out_shape[e] and not used & set(s[i]):
+                    out[e] = s[i]
+                    used.update(s[i])
+        mapped = {e for m in dm.operands for e in m if type(e) is int}
+        for j in range(dm.out_rank):
+            if j not in mapped and j not in dm.free:
+                out[j] = ()
+        return [out] * len(eqn.outvars)
+
+    def backward(self, eqn, outs):
+        dm = self.dimmap(eqn)
+        o = _first_known(outs)
+        out_shape = eqn.outvars[0].aval.shape
+        props = []
+        for k, m in enumerate(dm.operands):
+            shape = operand_shape(eqn.invars[k])
+            p = []
+            for i, e in enumerate(m):
+                if type(e) is int:
+                    p.append(None if o is None else o[e] if shape[i] == out_shape[e] else ())
+                elif e is None:
+                    p.append(())
+                else:
+                    p.append(None)
+            props.append(p)
+        return props
+
+    # -- partitioning
+    def partition(self, eqn, ins, outs, sizes):
+        dm = self.dimmap(eqn)
+        out = outs[0]
+        out_shape = eqn.outvars[0].aval.shape
+        where = {a: j for j, d in enumerate(out) for a in d}
+        groups: dict = {}
+        for k, m in enumerate(dm.operands):
+            for i, e in enumerate(m):
+                if type(e) is tuple:
+                    groups.setdefault(e[1], (e[0], []))[1].append((k, i))
+        kept, scatter, taken = {}, {}, set()
+        for gid, (op, members) in groups.items():
+            k0, i0 = members[0]
+            keep = []
+            for a in ins[k0][i0]:
+                if a in taken:
+                    break
+                if a in where:   # the result is split over it too: only by a reduce-scatter
+                    j = where[a]
+                    if op != "sum" or out[j][-1] != a or a in scatter:
+                        break
+                    scatter[a] = j
+                keep.append(a)
+                taken.add(a)
+            kept[gid] = tuple(keep)
+        result = [tuple(a for a in d if a not in scatter) for d in out]
+        mapped = {e for m in dm.operands for e in m if type(e) is int}
+        for j in range(dm.out_rank):
+            if j not in mapped and j not in dm.free:
+                result[j] = ()
+        operands = []
+        for k, m in enumerate(dm.operands):
+            shape = operand_shape(eqn.invars[k])
+            spec = []
+            for i, e in enumerate(m):
+                if type(e) is int:
+                    spec.append(result[e] if shape[i] == out_shape[e] else ())
+                elif e is None:
+                    spec.append(())
+                else:
+                    spec.append(kept[e[1]])
+            operands.append(tuple(spec))
+        partial = {a: op for gid, (op, _) in groups.items() for a in kept[gid]}
+        n = len(eqn.outvars)
+        result = tuple(result)
+        return Plan(operands, [result] * n, self._local(eqn),
+                    [dict(partial) for _ in range(n)],
+                    [dict(scatter) for _ in range(n)])
+
+    def _local(self, eqn):
+        fn = self.local_fn
+
+        def local(ctx, *blocks, result_shapes):
+            if fn is None:
+                return ctx.bind(eqn.primitive, blocks, eqn.params)
+            return fn(ctx, eqn, blocks, result_shapes)
+        return local
+
+
+# --------------------------------------------------------------------------- propagation
+
+class Propagation:
+    """The specs of a program's values (``specs``: Var -> list of per-dimension
+    entries) and the conflicts met (``conflicts``: Var -> set of specs proposed
+    after its own was set)."""
+
+    def __init__(self, sizes):
+        self.sizes = sizes
+        self.specs: dict = {}
+        self.fixed: set = set()
+        self.conflicts: dict = {}
+
+    def spec_of(self, atom):
+        if type(atom) is Literal:
+            return replicated(len(atom.aval.shape))
+        return self.specs.get(atom)
+
+    def fix(self, var, spec) -> None:
+        """Give ``var`` the complete ``spec``, which no proposal changes."""
+        self.specs[var] = list(spec)
+        self.fixed.add(var)
+
+    def offer(self, var, proposal) -> bool:
+        """Merge a proposal into ``var``'s spec: unknown dimensions take the proposal's
+        axes when they split the dimension evenly and are not already used; returns
+        whether anything changed."""
+        if proposal is None or type(var) is Literal:
+            return False
+        shape = var.aval.shape
+        if len(proposal) != len(shape):
+            raise errors.ZeraxInternalError(
+                f"a sharding rule proposed a spec of rank {len(proposal)} for a value of "
+                f"shape {shape}")
+        cur = self.specs.get(var)
+        if cur is None:
+            cur = self.specs[var] = unknown(len(shape))
+        changed = False
+        for d, p in enumerate(proposal):
+            if p is None:
+                continue
+            p = tuple(p)
+            if cur[d] is None:
+                used = {a for k, e in enumerate(cur) if k != d and e for a in e}
+                if not used & set(p) and fits(p, shape[d], self.sizes):
+                    cur[d] = p
+                    changed = True
+            elif cur[d] != p and var not in self.fixed and p and fits(p, shape[d], self.sizes):
+                self.conflicts.setdefault(var, set()).add((d, p))
+        return changed
+
+    def final(self, atom) -> tuple:
+        s = self.spec_of(atom)
+        return replicated(len(atom.aval.shape)) if s is None else complete(s)
+
+
+def rule_for(prim):
+    rule = sharding_rules.get(prim)
+    if rule is None:
+        raise prim.rule_missing("automatic partitioning (jit with shardings)", "sharding")
+    return rule
+
+
+def propagate(jaxpr, prop: Propagation, max_rounds: int = 8) -> Propagation:
+    """Run the rules over ``jaxpr`` until no spec changes (``prop`` holds the fixed
+    specs of its inputs and constraints); returns ``prop``."""
+    eqns = jaxpr.eqns
+    rules = [rule_for(e.primitive) for e in eqns]
+    for _ in range(max_rounds):
+        changed = False
+        for eqn, rule in zip(eqns, rules):
+            ins = [prop.spec_of(a) for a in eqn.invars]
+            if all(s is None for s in ins) and eqn.invars:
+                continue
+            for v, p in zip(eqn.outvars, rule.forward(eqn, ins, prop) if
+                            getattr(rule, "wants_prop", False) else rule.forward(eqn, ins)):
+                changed |= prop.offer(v, p)
+        for eqn, rule in zip(reversed(eqns), reversed(rules)):
+            outs = [prop.spec_of(v) for v in eqn.outvars]
+            if all(s is None for s in outs):
+                continue
+            props = rule.backward(eqn, outs, prop) if getattr(rule, "wants_prop", False) \
+                else rule.backward(eqn, outs)
+            for a, p in zip(eqn.invars, props):
+                changed |= prop.offer(a, p)
+        if not changed:
+            break
+    return prop
+
+
+__all__ = ["sharding_rules", "replicated", "unknown", "spec_axes", "shards", "local_shape",
+           "spec_str", "complete", "fits", "Plan", "DimMap", "DimMapRule", "Propagation",
+           "propagate", "rule_for"]
