@@ -31,6 +31,8 @@ from ..ops.call import jit_p
 from ..ops.debug_nans import check_jit_outputs, nan_checks
 from ..ops.sharding import sharding_constraint_p
 from . import sharded as _sharded
+from .partition import partition
+from .planner import plan_program
 from .sharding import PartitionSpec
 from .extras import ShapeDtypeStruct
 
@@ -458,7 +460,8 @@ class JitFunction:
         shardings = self._input_shardings(args, kwargs, jaxpr, values, len(consts))
         mesh = _sharded.program_mesh(jaxpr, values, shardings, self.mesh, self.name)
         if mesh is not None:   # partitioned over the mesh (api/partition.py)
-            pt, blocks = _sharded.prepare_call(jaxpr, values, shardings, mesh, self.name)
+            pt, blocks = _sharded.prepare_call(jaxpr, values, shardings, mesh, self.name,
+                                               len(consts))
             return tree.tree_unflatten(out_tree, _run_partitioned(pt, blocks))
         exe = executable_for(jaxpr, self.name, leaves, self.fast_math)
         vals = [_contiguous(c._value if type(c) is Array else np.asarray(c)) for c in consts]
@@ -516,7 +519,6 @@ class JitFunction:
         """The planner's choice for this program (api/planner.py), memoised."""
         plan = self._plans.get(jaxpr)
         if plan is None:
-            from .planner import plan_program
             plan = plan_program(jaxpr, values, n_consts, self.mesh, self.memory_limit,
                                 self.name)
             self._plans[jaxpr] = plan
@@ -533,8 +535,8 @@ class JitFunction:
         if mesh is None:
             return Lowered(jaxpr, consts, out_tree, self.name, in_tree)
         specs = _sharded.input_specs(values, shardings, mesh, self.name)
-        from .partition import partition
-        pt = partition(jaxpr, mesh, specs, self.name)
+        pt = partition(jaxpr, mesh, specs, self.name,
+                       _sharded.splat_constants(jaxpr, values, len(consts)))
         plan = self._plans.get(jaxpr) if self._auto else None
         return Lowered(jaxpr, consts, out_tree, self.name, in_tree, pt, plan)
 
@@ -579,7 +581,7 @@ def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=(),
     arithmetic, which may change results in their last bits (programs the kernel-IR
     lowering carries; the others are compiled as without it).
 
-    ``in_shardings`` / ``out_shardings`` (``NamedSharding``\ s, or ``PartitionSpec``\ s
+    ``in_shardings`` / ``out_shardings`` (NamedShardings, or PartitionSpecs
     of ``mesh``, as prefix trees of the positional arguments and of the result)
     partition the program over their mesh: each process computes its blocks, with the
     collectives the shardings call for (docs/parallelism.md); ``in_shardings="auto"``

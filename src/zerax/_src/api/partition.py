@@ -40,6 +40,7 @@ from ..lax import parallel as lax_par
 from ..ops.collectives import bind_collective, pmax_p, pmin_p, psum_p
 from ..ops.sharding import constraint_spec, sharding_constraint_p
 from ..ops.sharding_rules import Inlined
+from ..ops.shape import broadcast_in_dim_p
 from ..ops.slicing import dynamic_slice
 from ..ops.elementwise import mul
 from .sharding import mesh_layout
@@ -193,12 +194,21 @@ def finish(x, spec, partial, scatter, target, sizes):
 
 # --------------------------------------------------------------------------- inlining
 
-def inline_calls(jaxpr) -> Jaxpr:
+def inline_calls(jaxpr, splats=()) -> Jaxpr:
     """``jaxpr`` with the equations of its call primitives replaced by their programs'
-    (recursively; loop and branch bodies are left as they are)."""
+    (recursively; loop and branch bodies are left as they are).  The inputs numbered in
+    ``splats`` (constants whose entries are all equal: the zeros of a gradient, say)
+    become scalars broadcast in the program, so that each device makes only its block
+    of them."""
     eqns: list = []
+    invars = list(jaxpr.invars)
+    for k in splats:
+        v = invars[k]
+        invars[k] = Var(ShapedArray((), v.aval.dtype))
+        eqns.append(Eqn(broadcast_in_dim_p, [invars[k]], [v],
+                        {"shape": tuple(v.aval.shape), "broadcast_dimensions": ()}))
     outs = _inline(jaxpr, list(jaxpr.invars), eqns)
-    return Jaxpr([], list(jaxpr.invars), outs, eqns)
+    return Jaxpr([], invars, outs, eqns)
 
 
 def _inline(jaxpr, args, eqns):
@@ -335,21 +345,24 @@ class Partitioned:
 _cache: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
-def partition(jaxpr, mesh, in_specs, name="jit") -> Partitioned:
+def partition(jaxpr, mesh, in_specs, name="jit", splats=()) -> Partitioned:
     """``jaxpr`` (constants as leading inputs) partitioned over ``mesh`` with its inputs
-    split by ``in_specs`` (normalised specs, one per input); memoised per program and
+    split by ``in_specs`` (normalised specs, one per input); the inputs numbered in
+    ``splats`` are passed as scalars (`inline_calls`).  Memoised per program and
     specs."""
     layout = mesh_layout(mesh)
     sizes = mesh.shape
-    in_specs = tuple(normal(s, sizes) for s in in_specs)
-    key = (mesh, in_specs, tuple(layout.process_mesh.group_ids))
+    splats = tuple(sorted(splats))
+    in_specs = tuple(() if k in splats else normal(s, sizes) for k, s in enumerate(in_specs))
+    key = (mesh, in_specs, splats, tuple(layout.process_mesh.group_ids))
     per = _cache.setdefault(jaxpr, {})
     hit = per.get(key)
     if hit is not None:
         return hit
     for k, (v, s) in enumerate(zip(jaxpr.invars, in_specs)):
-        _check_spec(s, v.aval.shape, sizes, f"the sharding of input {k} of {name}")
-    flat = inline_calls(jaxpr)
+        if k not in splats:
+            _check_spec(s, v.aval.shape, sizes, f"the sharding of input {k} of {name}")
+    flat = inline_calls(jaxpr, splats)
     prop = _propagated(flat, in_specs, sizes, mesh)
     out_specs = tuple(prop.final(a) for a in flat.outvars)
     ctx = Context(sizes, mesh)
@@ -358,18 +371,29 @@ def partition(jaxpr, mesh, in_specs, name="jit") -> Partitioned:
     def device(*blocks):
         return run_device(flat, prop, ctx, blocks)
 
+    # one vmap per mesh axis within the process; a result whole over such an axis is
+    # the same on every member: the first member's is kept (loops and branches mark
+    # their results as varying over the batch whether or not they do)
     fn = device
     for a in reversed(locals_):
         fn = vmap(fn, in_axes=tuple(0 if a in spec_axes(s) else None for s in in_specs),
-                  out_axes=[0 if a in spec_axes(s) else None for s in out_specs],
-                  axis_name=a, axis_size=sizes[a])
+                  out_axes=0, axis_name=a, axis_size=sizes[a])
+
+    def process(*xs):
+        outs = list(fn(*xs))
+        for k, s in enumerate(out_specs):
+            used = spec_axes(s)
+            if any(a not in used for a in locals_):
+                outs[k] = outs[k][tuple(slice(None) if a in used else 0 for a in locals_)]
+        return outs
+
     avals = [ShapedArray(process_shape(v.aval.shape, s, layout, sizes), v.aval.dtype)
-             for v, s in zip(jaxpr.invars, in_specs)]
+             for v, s in zip(flat.invars, in_specs)]
     pmesh = layout.process_mesh
     frames = [ProcessAxis(a, sizes[a], c, g) for a, c, g in
               zip(layout.process_axes, pmesh.coords, pmesh.group_ids)]
     with bind_process_axes(frames):
-        local, consts = trace_closed(lambda *xs: list(fn(*xs)), avals, f"{name}_partitioned")
+        local, consts = trace_closed(process, avals, f"{name}_partitioned")
     result = Partitioned(jaxpr, flat, prop, layout, in_specs, out_specs, local, consts, name)
     per[key] = result
     return result

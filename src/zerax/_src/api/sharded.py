@@ -29,7 +29,7 @@ from ..core.api_util import as_input
 from ..core.array import CPU, Array, DeviceArray, Shard, register_buffer_type
 from ..core.core import ShapedArray, Tracer, bind
 from ..interpreters.sharding import spec_axes, shards, spec_str
-from ..ir.ir import Eqn, Jaxpr, Var, eval_jaxpr
+from ..ir.ir import ClosedJaxpr, Eqn, Jaxpr, Var, eval_jaxpr
 from ..ops.sharding import sharding_constraint_p
 from .partition import assemble, normal, partition, process_block, process_shape, _check_spec
 from .sharding import Mesh, NamedSharding, PartitionSpec, current_mesh, mesh_layout
@@ -87,7 +87,7 @@ def _fully_addressable(buf) -> bool:
 
 
 class ShardedArrays:
-    """The owner of `ShardBuffer`\\ s (``core.array.device_buffers``): their device,
+    """The owner of ShardBuffers (``core.array.device_buffers``): their device,
     their conversion to a host array, and eager primitives on them."""
 
     name = "sharded"
@@ -117,6 +117,10 @@ class ShardedArrays:
 
     def apply(self, prim, vals, params):
         return _apply(prim, vals, params)
+
+    def allgather(self, buf) -> np.ndarray:
+        """The whole array on every process (a collective)."""
+        return gather_global(Array._wrap(buf))
 
 
 _OWNER = ShardedArrays()
@@ -240,7 +244,7 @@ def shard_put(x, sharding: NamedSharding):
 
 def with_sharding_constraint(x, shardings):
     """``x`` (a pytree) with each leaf split by its sharding (a prefix tree of
-    ``NamedSharding``\\ s, or ``PartitionSpec``\\ s of the mesh of an enclosing ``with
+    NamedShardings, or PartitionSpecs of the mesh of an enclosing ``with
     mesh:``; None leaves a leaf alone), as JAX's: inside ``jit`` it fixes how the
     partitioned program splits the value, outside it places the value.
 
@@ -365,7 +369,6 @@ _constraint_meshes: dict = {}
 
 
 def _meshes_in(jaxpr, found: set, seen: set) -> None:
-    from ..ir.ir import ClosedJaxpr
     if id(jaxpr) in seen:
         return
     seen.add(id(jaxpr))
@@ -446,11 +449,40 @@ def input_blocks(values, specs, mesh) -> list:
     return blocks
 
 
-def prepare_call(jaxpr, values, shardings, mesh, name):
+_splats: dict = {}
+
+
+def splat_constants(jaxpr, values, n_consts) -> tuple:
+    """The constants among the first ``n_consts`` inputs whose entries are all equal
+    (memoised per program: its constants do not change)."""
+    hit = _splats.get(id(jaxpr))
+    if hit is not None and hit[0] is jaxpr:
+        return hit[1]
+    found = []
+    for k, v in enumerate(values[:n_consts]):
+        if isinstance(v, Tracer) or is_sharded(v):
+            continue
+        a = np.asarray(v)
+        if a.size > 1 and a.dtype.kind in "biufc" and (a == a.flat[0]).all() and \
+                not (a.dtype.kind in "fc" and np.isnan(a.flat[0])):
+            found.append(k)
+    if len(_splats) > 4096:
+        _splats.clear()
+    _splats[id(jaxpr)] = (jaxpr, tuple(found))
+    return tuple(found)
+
+
+def prepare_call(jaxpr, values, shardings, mesh, name, n_consts=0):
     """(the partitioned program, this process's blocks of ``values``): each input split
-    by its sharding in ``shardings`` (None: as the value is, a whole array replicated)."""
+    by its sharding in ``shardings`` (None: as the value is, a whole array replicated);
+    of the first ``n_consts`` (the program's constants), those whose entries are all
+    equal are passed as one scalar each."""
     specs = input_specs(values, shardings, mesh, name)
-    return partition(jaxpr, mesh, specs, name), input_blocks(values, specs, mesh)
+    splats = splat_constants(jaxpr, values, n_consts)
+    blocks = input_blocks([np.asarray(v).flat[0] if k in splats else v
+                           for k, v in enumerate(values)],
+                          [() if k in splats else s for k, s in enumerate(specs)], mesh)
+    return partition(jaxpr, mesh, specs, name, splats), blocks
 
 
 def call_outputs(pt, results) -> list:

@@ -2,7 +2,7 @@
 how each is computed on blocks of its operands split over a mesh (see that module for
 what a rule is, and ``api/partition.py`` for the pass that uses them).
 
-Most are `DimMap`\\ s: elementwise primitives map every dimension to itself; a dot
+Most are DimMaps: elementwise primitives map every dimension to itself; a dot
 product maps its batch and free dimensions to the result's and sums its contracting
 dimensions (split ones leave a partial sum: one all-reduce, or a reduce-scatter, makes
 it whole); reductions likewise; a broadcast makes its new dimensions (a device makes
@@ -34,7 +34,7 @@ import numpy as np
 
 from ... import errors
 from ..core.core import all_primitives
-from ..interpreters.sharding import (DimMap, DimMapRule, Plan, complete, propagate,
+from ..interpreters.sharding import (DimMap, DimMapRule, Plan, propagate,
                                      Propagation, replicated, sharding_rules)
 from . import custom_calls, fft, gather as gth, index_update as iu, linalg, reduce, shape
 from . import windows
@@ -569,7 +569,10 @@ def _scatter_map(eqn):
     u_to_x = {j: i for i, j in x_to_out.items()}
     xm = tuple(i if i in x_to_out else None for i in range(len(x)))
     um = tuple(u_to_x.get(j) for j in range(len(out_shape)))
-    return DimMap([xm, um] + [tuple(None for _ in s) for s in idx_shapes], len(x))
+    # the indexed dimensions are left to the result's users: split, the scatter updates
+    # each device's own rows (`ScatterRule`)
+    free = [i for i in range(len(x)) if i not in x_to_out]
+    return DimMap([xm, um] + [tuple(None for _ in s) for s in idx_shapes], len(x), free)
 
 
 class ScatterRule(DimMapRule):
@@ -578,8 +581,12 @@ class ScatterRule(DimMapRule):
 
     def partition(self, eqn, ins, outs, sizes):
         vocab = _vocab_split(eqn, outs[0], 2)
-        if vocab is None:
-            plan = super().partition(eqn, ins, outs, sizes)
+        if vocab is None:   # the indexed dimensions whole
+            x_shape = eqn.invars[0].aval.shape
+            _, x_to_out, _, _ = _gather_layout(x_shape, eqn.params["indexer"],
+                                               [a.aval.shape for a in eqn.invars[2:]])
+            whole = tuple(d if i in x_to_out else () for i, d in enumerate(outs[0]))
+            plan = super().partition(eqn, ins, [whole] * len(outs), sizes)
             plan.local = self._plain(eqn)
             return plan
         d, axes = vocab
@@ -635,9 +642,10 @@ class _SubPrograms:
             return hit[1]
         sub = Propagation(prop.sizes)
         for v, s in zip(jaxpr.invars, in_specs):
-            sub.fix(v, complete(s) if s is not None else replicated(len(v.aval.shape)))
+            if s is not None:   # (an operand not known yet stays unknown in the body)
+                sub.offer(v, s)
         propagate(jaxpr, sub)
-        outs = [sub.final(v) for v in jaxpr.outvars]
+        outs = [sub.spec_of(v) for v in jaxpr.outvars]
         memo[key] = (jaxpr, outs)
         return outs
 
@@ -679,7 +687,7 @@ class ScanRule(_SubPrograms):
         nc, nk = self._split(eqn)
         body = self._body_out(eqn.params["jaxpr"], self._body_ins(eqn, ins), prop)
         carry = [ins[nc + k] for k in range(nk)]
-        ys = [[()] + list(s) for s in body[nk:]]
+        ys = [None if s is None else [()] + list(s) for s in body[nk:]]
         return carry + ys
 
     def backward(self, eqn, outs, prop):

@@ -1,0 +1,3 @@
+"""placeholder"""
+def plan_program(*a, **k):
+    raise NotImplementedError
