@@ -511,16 +511,22 @@ class JitFunction:
         if not self._sharded:
             return [None] * len(values)
         if self._auto:
-            return [None] * n_consts + self._planned(jaxpr, values, n_consts).shardings
+            return [None] * n_consts + self._planned(jaxpr, values, n_consts,
+                                                     args, kwargs).shardings
         in_tree = self._split(args, kwargs)[4]
         return [None] * n_consts + self._leaf_shardings(in_tree, len(values) - n_consts)
 
-    def _planned(self, jaxpr, values, n_consts):
+    def _planned(self, jaxpr, values, n_consts, args, kwargs):
         """The planner's choice for this program (api/planner.py), memoised."""
         plan = self._plans.get(jaxpr)
         if plan is None:
+            _, dyn_pos, _, _, _ = self._split(args, kwargs)
+            dyn_kw = {k: v for k, v in kwargs.items() if k not in self.static_argnames}
+            paths, _ = tree.tree_flatten_with_path(([args[i] for i in dyn_pos], dyn_kw))
+            names = [f"args{tree.keystr(p[1:])}" if p[0].idx == 0 else
+                     f"kwargs{tree.keystr(p[1:])}" for p, _ in paths]
             plan = plan_program(jaxpr, values, n_consts, self.mesh, self.memory_limit,
-                                self.name)
+                                self.name, names)
             self._plans[jaxpr] = plan
         return plan
 

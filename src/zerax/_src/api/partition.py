@@ -132,17 +132,22 @@ def _prefix(a, b) -> int:
     return n
 
 
-def reshard(x, src, dst, sizes):
-    """A device's block of a value split by ``src``, as a block of it split by
-    ``dst``: all_to_all where an axis moves between dimensions, all_gather where an
-    axis stops splitting a dimension (its minor axes first), and a slice of the
-    device's own block where one starts."""
+def reshard_steps(src, dst, shape, sizes) -> list:
+    """How a device's block of a value split by ``src`` (its shape: ``shape``) becomes
+    its block of the value split by ``dst``: ``("all_to_all", axis, split, concat)``
+    where an axis moves from dimension ``concat`` to dimension ``split`` (one exchange),
+    ``("all_gather", axis, dim)`` where an axis stops splitting a dimension (its minor
+    axes first), then one ``("slice", {dim: axes})`` of the device's own block where
+    axes start splitting dimensions (no communication).  The cost model
+    (api/planner.py) reads the same steps."""
     src, dst = [tuple(d) for d in src], [tuple(d) for d in dst]
-    if src == dst or type(x) is Literal:
-        return x
+    steps: list = []
+    if src == dst:
+        return steps
+    shape = list(shape)
     nd = len(src)
     moved = True
-    while moved:   # an axis leaving one dimension for another: one exchange
+    while moved:
         moved = False
         for d1 in range(nd):
             if len(src[d1]) <= _prefix(src[d1], dst[d1]):
@@ -151,30 +156,49 @@ def reshard(x, src, dst, sizes):
             for d2 in range(nd):
                 c2 = _prefix(src[d2], dst[d2])
                 if d2 != d1 and len(src[d2]) == c2 and len(dst[d2]) > c2 and \
-                        dst[d2][c2] == a and x.shape[d2] % sizes[a] == 0:
-                    x = lax_par.all_to_all(x, a, d2, d1, tiled=True)
+                        dst[d2][c2] == a and shape[d2] % sizes[a] == 0:
+                    steps.append(("all_to_all", a, d2, d1))
+                    shape[d2] //= sizes[a]
+                    shape[d1] *= sizes[a]
                     src[d1], src[d2] = src[d1][:-1], src[d2] + (a,)
                     moved = True
                     break
     for d in range(nd):
         c = _prefix(src[d], dst[d])
         for a in reversed(src[d][c:]):
-            x = lax_par.all_gather(x, a, axis=d, tiled=True)
+            steps.append(("all_gather", a, d))
+            shape[d] *= sizes[a]
         src[d] = src[d][:c]
-    starts, sizes_out, cut = [], [], False
-    for d in range(nd):
-        add = dst[d][len(src[d]):]
-        n = x.shape[d]
-        if add:
-            k = n // shards(add, sizes)
-            starts.append(mul(lax_par.axis_index(add), np.int32(k)))
-            sizes_out.append(k)
-            cut = True
-        else:
-            starts.append(np.int32(0))
-            sizes_out.append(n)
+    cut = {d: dst[d][len(src[d]):] for d in range(nd) if len(dst[d]) > len(src[d])}
     if cut:
-        x = dynamic_slice(x, starts, sizes_out)
+        steps.append(("slice", cut))
+    return steps
+
+
+def reshard(x, src, dst, sizes):
+    """A device's block of a value split by ``src``, as a block of it split by
+    ``dst`` (the collectives of `reshard_steps`)."""
+    if type(x) is Literal or tuple(map(tuple, src)) == tuple(map(tuple, dst)):
+        return x
+    for step in reshard_steps(src, dst, x.shape, sizes):
+        if step[0] == "all_to_all":
+            _, a, split, concat = step
+            x = lax_par.all_to_all(x, a, split, concat, tiled=True)
+        elif step[0] == "all_gather":
+            _, a, d = step
+            x = lax_par.all_gather(x, a, axis=d, tiled=True)
+        else:
+            cut = step[1]
+            starts, sizes_out = [], []
+            for d, n in enumerate(x.shape):
+                if d in cut:
+                    k = n // shards(cut[d], sizes)
+                    starts.append(mul(lax_par.axis_index(cut[d]), np.int32(k)))
+                    sizes_out.append(k)
+                else:
+                    starts.append(np.int32(0))
+                    sizes_out.append(n)
+            x = dynamic_slice(x, starts, sizes_out)
     return x
 
 
