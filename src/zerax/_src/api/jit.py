@@ -255,13 +255,14 @@ class JitFunction:
     """The result of `jit`: call it like the original function."""
 
     def __init__(self, fun, static_argnums, static_argnames, donate_argnums, fast_math=False,
-                 in_shardings=None, out_shardings=None, mesh=None, memory_limit=None):
+                 in_shardings=None, out_shardings=None, mesh=None, memory_limit=None,
+                 cost_model=None):
         functools.update_wrapper(self, fun)
         self.fun = fun
         # shardings (issue 31): the program is partitioned over their mesh; "auto": the
         # planner chooses the inputs' (api/planner.py), within memory_limit per process
         self.in_shardings, self.out_shardings = in_shardings, out_shardings
-        self.mesh, self.memory_limit = mesh, memory_limit
+        self.mesh, self.memory_limit, self.cost_model = mesh, memory_limit, cost_model
         self._sharded = in_shardings is not None or out_shardings is not None
         self._auto = isinstance(in_shardings, str)
         if self._auto and in_shardings != "auto":
@@ -526,7 +527,7 @@ class JitFunction:
             names = [f"args{tree.keystr(p[1:])}" if p[0].idx == 0 else
                      f"kwargs{tree.keystr(p[1:])}" for p, _ in paths]
             plan = plan_program(jaxpr, values, n_consts, self.mesh, self.memory_limit,
-                                self.name, names)
+                                self.name, names, self.cost_model)
             self._plans[jaxpr] = plan
         return plan
 
@@ -578,7 +579,7 @@ def _resolve_static(fun, nums, names):
 def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=(),
         donate_argnames=(), keep_unused=False, inline=False, device=None, backend=None,
         in_shardings=None, out_shardings=None, compiler_options=None, fast_math=False,
-        mesh=None, memory_limit=None):
+        mesh=None, memory_limit=None, cost_model=None):
     """Compile ``fun`` to native code, once per signature.
 
     Compiled code computes what the eager operations compute (bit for bit where NumPy's
@@ -592,8 +593,9 @@ def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=(),
     partition the program over their mesh: each process computes its blocks, with the
     collectives the shardings call for (docs/parallelism.md); ``in_shardings="auto"``
     lets the planner choose them, within ``memory_limit`` per process (bytes, or a
-    string such as ``"2GB"``).  Arguments that are sharded arrays are partitioned as
-    they are split, without being asked.
+    string such as ``"2GB"``), costing plans with ``cost_model`` (a
+    ``zerax.sharding.CostModel``; default: rates measured on the mesh).  Arguments that
+    are sharded arrays are partitioned as they are split, without being asked.
 
     JAX's other options are accepted: buffer donation, ``keep_unused``, ``inline``,
     devices and backends have no effect on zerax's CPU devices.
@@ -612,7 +614,7 @@ def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=(),
     del donate_argnames, keep_unused, inline, device, backend
     del compiler_options
     sharding = dict(in_shardings=in_shardings, out_shardings=out_shardings, mesh=mesh,
-                    memory_limit=memory_limit)
+                    memory_limit=memory_limit, cost_model=cost_model)
     if fun is None:
         return lambda f: jit(f, static_argnums=static_argnums, static_argnames=static_argnames,
                              donate_argnums=donate_argnums, fast_math=fast_math, **sharding)

@@ -3,7 +3,8 @@ each input of the program is split over the mesh (every other value then follows
 propagation), minimising a cost model; ``jit(...).lower(...).sharding_plan()`` prints
 the choice.
 
-**The cost model** (one step of the program, on one process; docs/parallelism.md):
+**The cost model** (one step of the program, on one device: the devices of a mesh
+run at once; docs/parallelism.md):
 
 - *communication*: for each collective the partitioned program runs (an operand
   resharded: ``all_gather``, ``all_to_all``; a partial result made whole: ``psum``,
@@ -79,8 +80,16 @@ def parse_bytes(limit) -> float:
 class CostModel:
     """The rates the planner costs a plan with: per mesh axis ``latency`` (s) and
     ``bandwidth`` (bytes/s), the ``flops`` (dot products) and ``elements`` (other
-    equations, per second) of one process, and the ``memory_limit`` per process
-    (bytes, per device: a process of a mesh of processes)."""
+    equations, per second) of one device, and the ``memory_limit`` per device (bytes;
+    a device is a process, over a mesh of processes).  `measure` makes one; giving one
+    to ``jit(..., cost_model=)`` plans with fixed rates instead (a plan that does not
+    depend on the machine's load).
+
+    >>> from zerax.sharding import CostModel
+    >>> m = CostModel({"model": 20e-6}, {"model": 1e9}, flops=1e10, elements=1e9)
+    >>> m.bandwidth["model"]
+    1000000000.0
+    """
 
     def __init__(self, latency: dict, bandwidth: dict, flops: float, elements: float,
                  memory_limit: float = math.inf):
@@ -193,9 +202,9 @@ class _Costing:
         self.mesh, self.model = mesh, model
         self.sizes = mesh.shape
         self.layout = mesh_layout(mesh)
-        locals_ = [a for a in self.layout.local_axes if self.sizes[a] > 1]
-        # a process runs the work of each of its devices in turn
-        self.per_process = math.prod(self.sizes[a] for a in locals_)
+        self._eqn_costs: dict = {}   # (id(eqn), specs) -> (eqn, its Cost)
+        self._sizes: dict = {}       # (id(var), spec) -> (var, block bytes)
+        self._life: dict = {}        # id(flat) -> (flat, values dying per equation)
 
     def _collective(self, cost, axes, nbytes):
         """One collective over ``axes`` moving ``nbytes`` per device."""
@@ -204,8 +213,8 @@ class _Costing:
             return
         bw = min(self.model.bandwidth[a] for a in axes)
         lat = max(self.model.latency[a] for a in axes)
-        cost.comm += (lat + nbytes / bw) * self.per_process
-        cost.bytes += nbytes * self.per_process
+        cost.comm += (lat + nbytes / bw)
+        cost.bytes += nbytes
         cost.collectives += 1
 
     def reshard(self, cost, src, dst, shape, dtype):
@@ -246,30 +255,41 @@ class _Costing:
             lhs = local_shape(eqn.invars[0].aval.shape, plan.operands[0], self.sizes)
             out = local_shape(eqn.outvars[0].aval.shape, plan.results[0], self.sizes)
             k = math.prod(lhs[i] for i in lc)
-            cost.compute += 2.0 * math.prod(out) * k / m.flops * self.per_process
+            cost.compute += 2.0 * math.prod(out) * k / m.flops
             return
         n = sum(math.prod(local_shape(a.aval.shape, s, self.sizes))
                 for a, s in zip(eqn.invars, plan.operands))
         n += sum(math.prod(local_shape(v.aval.shape, s, self.sizes))
                  for v, s in zip(eqn.outvars, plan.results))
-        cost.compute += n / m.elements * self.per_process
+        cost.compute += n / m.elements
 
     def program(self, flat, prop) -> Cost:
         """The time of ``flat`` with the specs of ``prop`` (memory left 0)."""
         cost = Cost()
+        memo = self._eqn_costs
         for eqn in flat.eqns:
-            ins = [prop.final(a) for a in eqn.invars]
-            outs = [prop.final(v) for v in eqn.outvars]
-            rule = rule_for(eqn.primitive)
-            plan = rule.partition(eqn, ins, outs, self.sizes)
-            for a, s, t in zip(eqn.invars, ins, plan.operands):
-                if type(a) is not Literal:
-                    self.reshard(cost, s, t, a.aval.shape, a.aval.dtype)
-            self.compute(cost, eqn, plan)
-            self._bodies(cost, eqn, rule, ins, outs)
-            for k, v in enumerate(eqn.outvars):
-                self.finish(cost, plan.results[k], plan.partial[k], plan.scatter[k], outs[k],
-                            v.aval.shape, v.aval.dtype)
+            ins = tuple(prop.final(a) for a in eqn.invars)
+            outs = tuple(prop.final(v) for v in eqn.outvars)
+            key = (id(eqn), ins, outs)
+            hit = memo.get(key)
+            if hit is None or hit[0] is not eqn:
+                hit = memo[key] = (eqn, self.equation(eqn, ins, outs))
+            cost.add(hit[1])
+        return cost
+
+    def equation(self, eqn, ins, outs) -> Cost:
+        """The time of one equation with these specs."""
+        cost = Cost()
+        rule = rule_for(eqn.primitive)
+        plan = rule.partition(eqn, list(ins), list(outs), self.sizes)
+        for a, s, t in zip(eqn.invars, ins, plan.operands):
+            if type(a) is not Literal:
+                self.reshard(cost, s, t, a.aval.shape, a.aval.dtype)
+        self.compute(cost, eqn, plan)
+        self._bodies(cost, eqn, rule, ins, outs)
+        for k, v in enumerate(eqn.outvars):
+            self.finish(cost, plan.results[k], plan.partial[k], plan.scatter[k], outs[k],
+                        v.aval.shape, v.aval.dtype)
         return cost
 
     def _bodies(self, cost, eqn, rule, ins, outs):
@@ -292,33 +312,49 @@ class _Costing:
                            self.mesh)
         return self.program(flat, prop)
 
-    def memory(self, flat, prop) -> float:
-        """The bytes a device holds: its blocks of the inputs plus the peak of the live
-        values (each value's block from its definition to its last use)."""
-        def size(v):
-            return _nbytes(local_shape(v.aval.shape, prop.final(v), self.sizes),
-                           v.aval.dtype)
-
+    def _lifetimes(self, flat):
+        """Per equation, the values that die after it (memoised per program)."""
+        hit = self._life.get(id(flat))
+        if hit is not None and hit[0] is flat:
+            return hit[1]
         last = {}
         for i, eqn in enumerate(flat.eqns):
             for a in eqn.invars:
                 if type(a) is not Literal:
                     last[a] = i
-        outs = {v for v in flat.outvars if type(v) is not Literal}
-        inputs = sum(size(v) for v in flat.invars)
-        live, peak = 0.0, 0.0
-        dying: dict = {}
+        keep = {v for v in flat.outvars if type(v) is not Literal} | set(flat.invars)
+        dying = [[] for _ in flat.eqns]
         for v, i in last.items():
-            if v not in outs and v not in flat.invars:
-                dying.setdefault(i, []).append(v)
-        for i, eqn in enumerate(flat.eqns):
-            live += sum(size(v) for v in eqn.outvars)
-            peak = max(peak, live)
-            live -= sum(size(v) for v in dying.get(i, ()))
-            for v in eqn.outvars:   # never used: freed at once
-                if v not in last and v not in outs:
-                    live -= size(v)
-        return inputs + peak
+            if v not in keep:
+                dying[i].append(v)
+        for i, eqn in enumerate(flat.eqns):   # never used: freed at once
+            dying[i].extend(v for v in eqn.outvars if v not in last and v not in keep)
+        self._life[id(flat)] = (flat, dying)
+        return dying
+
+    def memory(self, flat, prop) -> float:
+        """The bytes a device holds: its blocks of the inputs plus the peak of the live
+        values (each value's block from its definition to its last use)."""
+        sizes, memo = self.sizes, self._sizes
+
+        def size(v):
+            spec = prop.final(v)
+            hit = memo.get((id(v), spec))
+            if hit is None or hit[0] is not v:
+                hit = memo[(id(v), spec)] = (v, _nbytes(
+                    local_shape(v.aval.shape, spec, sizes), v.aval.dtype))
+            return hit[1]
+
+        dying = self._lifetimes(flat)
+        live = peak = 0.0
+        for eqn, dead in zip(flat.eqns, dying):
+            for v in eqn.outvars:
+                live += size(v)
+            if live > peak:
+                peak = live
+            for v in dead:
+                live -= size(v)
+        return sum(size(v) for v in flat.invars) + peak
 
 
 # --------------------------------------------------------------------------- the search
@@ -451,9 +487,11 @@ def plan_program(jaxpr, values, n_consts, mesh, memory_limit, name, names=None,
         method = "exact search (every combination)"
         best = min(itertools.product(*cands), key=lambda ch: score(evaluate(ch)))
         best = list(best)
+        groups = [[k] for k in range(len(args))]
     else:
         method = "heuristic (grouped coordinate descent; see docs/parallelism.md)"
-        best = _descend(flat, args, cands, evaluate, score)
+        groups = _groups(flat, args)
+        best = _descend(args, cands, groups, evaluate, score)
     cost = evaluate(best)
     if cost.memory > model.memory_limit:
         raise errors.ZeraxValueError(
@@ -461,26 +499,32 @@ def plan_program(jaxpr, values, n_consts, mesh, memory_limit, name, names=None,
             f"memory_limit={_mb(model.memory_limit)} per device; the least memory found "
             f"is {_mb(cost.memory)} (with {', '.join(spec_str(s) for s in best)}). Raise "
             "the limit, or use a mesh of more processes.")
-    alternatives = []
-    for k, cs in enumerate(cands):
+    alternatives = [None] * len(args)
+    for g in groups:   # (a group's inputs change together: its rows are shared)
         row = []
-        for s in cs:
+        for s in cands[g[0]]:
             ch = list(best)
-            ch[k] = s
+            for k in g:
+                ch[k] = s
             row.append((s, evaluate(ch)))
-        alternatives.append(row)
+        for k in g:
+            alternatives[k] = row
     seconds = time.perf_counter() - start
     leaf_names = names or [f"input {k}" for k in range(len(args))]
     return Plan(name, mesh, model, leaf_names, [v.aval for v in args], best, cost,
                 alternatives, method, seconds, len(memo))
 
 
-def _descend(flat, args, cands, evaluate, score):
-    """Grouped coordinate descent (the module docstring's heuristic)."""
+def _groups(flat, args) -> list:
+    """The inputs used alike (`_signatures`), in groups, the largest first."""
     sig: dict = {}
     for k, key in enumerate(_signatures(flat, args)):
         sig.setdefault(key, []).append(k)
-    groups = sorted(sig.values(), key=lambda g: -math.prod(args[g[0]].aval.shape) * len(g))
+    return sorted(sig.values(), key=lambda g: -math.prod(args[g[0]].aval.shape) * len(g))
+
+
+def _descend(args, cands, groups, evaluate, score):
+    """Grouped coordinate descent (the module docstring's heuristic)."""
     whole = [c[0] for c in cands]
     largest = []
     for v, c in zip(args, cands):   # every axis on the input's largest dimension
@@ -489,8 +533,7 @@ def _descend(flat, args, cands, evaluate, score):
         on = [s for s in c if d is not None and s[d] and not any(
             x for i, x in enumerate(s) if i != d)]
         largest.append(max(on, key=lambda s: len(s[d])) if on else c[0])
-    best = min([whole, largest], key=lambda ch: score(evaluate(ch)))
-    best = list(best)
+    best = list(min([whole, largest], key=lambda ch: score(evaluate(ch))))
     changed = True
     while changed:
         changed = False

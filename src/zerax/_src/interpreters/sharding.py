@@ -25,8 +25,8 @@ must be whole; `DimMapRule` turns one into the three methods.  `propagate` runs 
 rules to a fixed point over a program: a forward pass then a backward pass, repeated;
 a dimension is set by the first proposal that reaches it (so the inputs' shardings flow
 downstream first, and values no input decides, such as constants, take their
-consumers' shardings).  A later, different proposal is a *conflict*: a choice the
-planner (``api/planner.py``) may revisit.
+consumers' shardings).  The planner (``api/planner.py``) chooses among the inputs' specs by costing what
+propagation makes of each choice.
 
 The pass that writes each process's program from the rules, inserting collectives, is
 ``api/partition.py``.
@@ -115,6 +115,8 @@ def operand_shape(a):
 
 # --------------------------------------------------------------------------- DimMap
 
+_compiled: dict = {}   # id(eqn) -> (eqn, what DimMapRule reads of its DimMap)
+
 class DimMap:
     """A primitive's dimensions, for one equation: ``operands[k][i]`` is what dimension
     ``i`` of operand ``k`` becomes: an int (that result dimension, of the same size),
@@ -147,49 +149,77 @@ class DimMapRule:
     def __init__(self, dimmap, local=None, name=""):
         self.dimmap, self.local_fn, self.name = dimmap, local, name
 
+    def _compiled(self, eqn):
+        """The equation's DimMap, with what propagation reads of it: (operand, dim,
+        result dim) triples of the same size, the result dimensions that must be
+        whole, and per operand dimension what a result spec proposes for it ("o", j),
+        whole ("w") or nothing (None); memoised per equation."""
+        hit = _compiled.get(id(eqn))
+        if hit is not None and hit[0] is eqn:
+            return hit[1]
+        dm = self.dimmap(eqn)
+        out_shape = eqn.outvars[0].aval.shape
+        fwd, back = [], []
+        for k, m in enumerate(dm.operands):
+            shape = operand_shape(eqn.invars[k])
+            row = []
+            for i, e in enumerate(m):
+                if type(e) is int:
+                    if shape[i] == out_shape[e]:
+                        fwd.append((k, i, e))
+                        row.append(("o", e))
+                    else:
+                        row.append(("w",))
+                elif e is None:
+                    row.append(("w",))
+                else:
+                    row.append(None)
+            back.append(row)
+        mapped = {e for m in dm.operands for e in m if type(e) is int}
+        whole = [j for j in range(dm.out_rank) if j not in mapped and j not in dm.free]
+        c = (dm, fwd, whole, back)
+        if len(_compiled) > 200_000:
+            _compiled.clear()
+        _compiled[id(eqn)] = (eqn, c)
+        return c
+
     # -- propagation
     def forward(self, eqn, ins):
-        dm = self.dimmap(eqn)
-        out = unknown(dm.out_rank)
-        used = set()
-        out_shape = eqn.outvars[0].aval.shape
-        for k, m in enumerate(dm.operands):
+        dm, fwd, whole, _ = self._compiled(eqn)
+        out = [None] * dm.out_rank
+        for j in whole:
+            out[j] = ()
+        used: set = set()
+        for k, i, j in fwd:
             s = ins[k]
             if s is None:
                 continue
-            shape = operand_shape(eqn.invars[k])
-            for i, e in enumerate(m):
-                if type(e) is int and s[i] is not None and out[e] is None \
-                        and shape[i] == out_shape[e] and not used & set(s[i]):
-                    out[e] = s[i]
-                    used.update(s[i])
-        mapped = {e for m in dm.operands for e in m if type(e) is int}
-        for j in range(dm.out_rank):
-            if j not in mapped and j not in dm.free:
-                out[j] = ()
+            d = s[i]
+            if d is None or out[j] is not None or (d and not used.isdisjoint(d)):
+                continue
+            out[j] = d
+            used.update(d)
         return [out] * len(eqn.outvars)
 
     def backward(self, eqn, outs):
-        dm = self.dimmap(eqn)
+        _, _, _, back = self._compiled(eqn)
         o = _first_known(outs)
-        out_shape = eqn.outvars[0].aval.shape
         props = []
-        for k, m in enumerate(dm.operands):
-            shape = operand_shape(eqn.invars[k])
+        for row in back:
             p = []
-            for i, e in enumerate(m):
-                if type(e) is int:
-                    p.append(None if o is None else o[e] if shape[i] == out_shape[e] else ())
-                elif e is None:
+            for e in row:
+                if e is None:
+                    p.append(None)
+                elif e[0] == "w":
                     p.append(())
                 else:
-                    p.append(None)
+                    p.append(None if o is None else o[e[1]])
             props.append(p)
         return props
 
     # -- partitioning
     def partition(self, eqn, ins, outs, sizes):
-        dm = self.dimmap(eqn)
+        dm = self._compiled(eqn)[0]
         out = outs[0]
         out_shape = eqn.outvars[0].aval.shape
         where = {a: j for j, d in enumerate(out) for a in d}
@@ -251,14 +281,14 @@ class DimMapRule:
 
 class Propagation:
     """The specs of a program's values (``specs``: Var -> list of per-dimension
-    entries) and the conflicts met (``conflicts``: Var -> set of specs proposed
-    after its own was set)."""
+    entries; ``fixed``: those no proposal changes)."""
 
     def __init__(self, sizes):
         self.sizes = sizes
         self.specs: dict = {}
         self.fixed: set = set()
-        self.conflicts: dict = {}
+        self.versions: dict = {}   # var -> how many times its spec changed
+        self._final: dict = {}
 
     def spec_of(self, atom):
         if type(atom) is Literal:
@@ -267,8 +297,9 @@ class Propagation:
 
     def fix(self, var, spec) -> None:
         """Give ``var`` the complete ``spec``, which no proposal changes."""
-        self.specs[var] = list(spec)
+        self.specs[var] = [tuple(d) for d in spec]
         self.fixed.add(var)
+        self._final.pop(var, None)
 
     def offer(self, var, proposal) -> bool:
         """Merge a proposal into ``var``'s spec: unknown dimensions take the proposal's
@@ -276,31 +307,41 @@ class Propagation:
         whether anything changed."""
         if proposal is None or type(var) is Literal:
             return False
-        shape = var.aval.shape
-        if len(proposal) != len(shape):
-            raise errors.ZeraxInternalError(
-                f"a sharding rule proposed a spec of rank {len(proposal)} for a value of "
-                f"shape {shape}")
         cur = self.specs.get(var)
         if cur is None:
+            shape = var.aval.shape
+            if len(proposal) != len(shape):
+                raise errors.ZeraxInternalError(
+                    f"a sharding rule proposed a spec of rank {len(proposal)} for a value "
+                    f"of shape {shape}")
             cur = self.specs[var] = unknown(len(shape))
+        elif None not in cur:   # complete: nothing to learn
+            return False
         changed = False
         for d, p in enumerate(proposal):
-            if p is None:
+            if p is None or cur[d] is not None:
                 continue
             p = tuple(p)
-            if cur[d] is None:
-                used = {a for k, e in enumerate(cur) if k != d and e for a in e}
-                if not used & set(p) and fits(p, shape[d], self.sizes):
-                    cur[d] = p
-                    changed = True
-            elif cur[d] != p and var not in self.fixed and p and fits(p, shape[d], self.sizes):
-                self.conflicts.setdefault(var, set()).add((d, p))
+            if p and (not fits(p, var.aval.shape[d], self.sizes) or any(
+                    e and not set(e).isdisjoint(p) for e in cur)):
+                continue
+            cur[d] = p
+            changed = True
+        if changed:
+            self.versions[var] = self.versions.get(var, 0) + 1
+            self._final.pop(var, None)
         return changed
 
     def final(self, atom) -> tuple:
-        s = self.spec_of(atom)
-        return replicated(len(atom.aval.shape)) if s is None else complete(s)
+        """The complete spec of ``atom`` (unknown dimensions not split)."""
+        hit = self._final.get(atom)
+        if hit is None:
+            if type(atom) is Literal:
+                return replicated(len(atom.aval.shape))
+            s = self.specs.get(atom)
+            hit = self._final[atom] = (replicated(len(atom.aval.shape)) if s is None
+                                       else complete(s))
+        return hit
 
 
 def rule_for(prim):
@@ -312,24 +353,45 @@ def rule_for(prim):
 
 def propagate(jaxpr, prop: Propagation, max_rounds: int = 8) -> Propagation:
     """Run the rules over ``jaxpr`` until no spec changes (``prop`` holds the fixed
-    specs of its inputs and constraints); returns ``prop``."""
+    specs of its inputs and constraints); returns ``prop``.  An equation is asked
+    again only when a spec it reads has changed since it was last asked."""
     eqns = jaxpr.eqns
     rules = [rule_for(e.primitive) for e in eqns]
+    wants = [getattr(r, "wants_prop", False) for r in rules]
+    n = len(eqns)
+    seen_f, seen_b = [None] * n, [None] * n
+    versions = prop.versions
+
+    def stamp(atoms):
+        return tuple(-1 if type(a) is Literal else versions.get(a, 0) if a in prop.specs
+                     else -2 for a in atoms)
+
     for _ in range(max_rounds):
         changed = False
-        for eqn, rule in zip(eqns, rules):
-            ins = [prop.spec_of(a) for a in eqn.invars]
-            if all(s is None for s in ins) and eqn.invars:
+        for k in range(n):
+            eqn = eqns[k]
+            key = stamp(eqn.invars)
+            if key == seen_f[k]:
                 continue
-            for v, p in zip(eqn.outvars, rule.forward(eqn, ins, prop) if
-                            getattr(rule, "wants_prop", False) else rule.forward(eqn, ins)):
+            seen_f[k] = key
+            ins = [prop.spec_of(a) for a in eqn.invars]
+            if eqn.invars and all(s is None for s in ins):
+                continue
+            rule = rules[k]
+            props = rule.forward(eqn, ins, prop) if wants[k] else rule.forward(eqn, ins)
+            for v, p in zip(eqn.outvars, props):
                 changed |= prop.offer(v, p)
-        for eqn, rule in zip(reversed(eqns), reversed(rules)):
+        for k in range(n - 1, -1, -1):
+            eqn = eqns[k]
+            key = stamp(eqn.outvars)
+            if key == seen_b[k]:
+                continue
+            seen_b[k] = key
             outs = [prop.spec_of(v) for v in eqn.outvars]
             if all(s is None for s in outs):
                 continue
-            props = rule.backward(eqn, outs, prop) if getattr(rule, "wants_prop", False) \
-                else rule.backward(eqn, outs)
+            rule = rules[k]
+            props = rule.backward(eqn, outs, prop) if wants[k] else rule.backward(eqn, outs)
             for a, p in zip(eqn.invars, props):
                 changed |= prop.offer(a, p)
         if not changed:
