@@ -32,7 +32,7 @@ from ..ops.debug_nans import check_jit_outputs, nan_checks
 from ..ops.sharding import sharding_constraint_p
 from . import sharded as _sharded
 from .partition import partition
-from .planner import plan_program
+from .planner import partitioned_cost, plan_program
 from .sharding import PartitionSpec
 from .extras import ShapeDtypeStruct
 
@@ -114,6 +114,15 @@ class Lowered:
         if self.partitioned is not None:
             return self.partitioned.text()
         return get_backend().source(self.jaxpr)
+
+    def cost(self, cost_model=None):
+        """The modelled cost (api/planner.py's model: time per step, communication,
+        memory per device) of a partitioned program, with ``cost_model``'s rates
+        (default: measured on the mesh)."""
+        if self.partitioned is None:
+            raise errors.ZeraxValueError(f"{self.name} is not partitioned: cost() models "
+                                         "programs with shardings over a mesh")
+        return partitioned_cost(self.partitioned, cost_model)
 
     def sharding_plan(self) -> str:
         """What the planner chose (``jit(..., in_shardings="auto")``): each input's

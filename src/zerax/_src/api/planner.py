@@ -52,9 +52,10 @@ from ..ir.ir import Literal
 from ..ops.sharding_rules import CondRule, ScanRule, WhileRule
 from .distributed import world_mesh
 from .partition import _propagated, inline_calls, mesh_layout, normal, reshard_steps
-from .sharded import NamedSharding, PartitionSpec, is_sharded, splat_constants
+from .sharded import NamedSharding, is_sharded, partition_spec, splat_constants
 
-__all__ = ["CostModel", "Plan", "plan_program", "parse_bytes", "EXACT_PLANS"]
+__all__ = ["CostModel", "Cost", "Plan", "plan_program", "partitioned_cost", "parse_bytes",
+           "EXACT_PLANS"]
 
 # Exact search up to this many combinations of the inputs' candidates.
 EXACT_PLANS = 512
@@ -357,6 +358,15 @@ class _Costing:
         return sum(size(v) for v in flat.invars) + peak
 
 
+def partitioned_cost(pt, model=None) -> Cost:
+    """The modelled cost of a partitioned program (``jit(...).lower(...).cost()``)."""
+    model = model or measure(pt.layout.mesh)
+    costing = _Costing(pt.layout.mesh, model)
+    cost = costing.program(pt.flat, pt.prop)
+    cost.memory = costing.memory(pt.flat, pt.prop)
+    return cost
+
+
 # --------------------------------------------------------------------------- the search
 
 def _candidates(shape, mesh) -> list:
@@ -409,9 +419,7 @@ class Plan:
         self.names, self.avals, self.choice, self.cost = names, avals, choice, cost
         self.alternatives, self.method, self.seconds = alternatives, method, seconds
         self.n_plans = n_plans
-        self.shardings = [NamedSharding(mesh, PartitionSpec(
-            *[None if not d else d[0] if len(d) == 1 else tuple(d) for d in s]))
-            for s in choice]
+        self.shardings = [NamedSharding(mesh, partition_spec(s)) for s in choice]
 
     @property
     def specs(self) -> list:

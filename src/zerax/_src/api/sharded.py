@@ -70,13 +70,21 @@ def _sizes(mesh):
     return mesh.shape
 
 
+def partition_spec(spec) -> PartitionSpec:
+    """The PartitionSpec of a normalised spec (trailing unsplit dimensions left out, as
+    one writes it)."""
+    entries = [None if not d else d[0] if len(d) == 1 else tuple(d) for d in spec]
+    while entries and entries[-1] is None:
+        entries.pop()
+    return PartitionSpec(*entries)
+
+
 def wrap_blocks(data, mesh, spec, shape, dtype):
     """A zerax Array from this process's part ``data`` of an array of ``shape`` split by
     ``spec`` over ``mesh``; a spec that splits nothing gives a plain array."""
     if not spec_axes(spec):
         return Array._wrap(np.asarray(data))
-    sharding = NamedSharding(mesh, PartitionSpec(*[
-        None if not d else d[0] if len(d) == 1 else tuple(d) for d in spec]))
+    sharding = NamedSharding(mesh, partition_spec(spec))
     return Array._wrap(ShardBuffer(np.asarray(data), sharding, tuple(spec), shape, dtype))
 
 
@@ -439,8 +447,7 @@ def input_blocks(values, specs, mesh) -> list:
     for v, spec in zip(values, specs):
         if is_sharded(v):
             if v._value.spec != spec or v._value.sharding.mesh != mesh:
-                v = shard_put(v, NamedSharding(mesh, PartitionSpec(
-                    *[None if not d else d[0] if len(d) == 1 else d for d in spec])))
+                v = shard_put(v, NamedSharding(mesh, partition_spec(spec)))
             blocks.append(v._value.data if is_sharded(v) else np.asarray(v))
         else:
             host = np.asarray(v)
