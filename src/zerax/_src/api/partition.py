@@ -74,6 +74,11 @@ def _locals(layout, sizes):
     return [a for a in layout.local_axes if sizes[a] > 1]
 
 
+def _contiguous(x: np.ndarray) -> np.ndarray:
+    """``x`` in C order, of its own shape (NumPy's ascontiguousarray makes 0-d 1-d)."""
+    return x if x.flags.c_contiguous else np.ascontiguousarray(x).reshape(x.shape)
+
+
 def process_shape(shape, spec, layout, sizes) -> tuple:
     """The shape of what one process holds of an array of ``shape`` split by ``spec``:
     a leading dimension per local axis the spec names, then a device's block."""
@@ -103,7 +108,7 @@ def process_block(x: np.ndarray, spec, layout, sizes) -> np.ndarray:
     pos = {k: i for i, k in enumerate(keep)}
     lead = [pos[where[a]] for a in _locals(layout, sizes) if a in where]
     rest = [i for i in range(len(keep)) if i not in lead]
-    return np.ascontiguousarray(np.transpose(y, lead + rest))
+    return _contiguous(np.transpose(y, lead + rest))
 
 
 def assemble(block: np.ndarray, shape, spec, layout, sizes) -> np.ndarray:
@@ -120,7 +125,7 @@ def assemble(block: np.ndarray, shape, spec, layout, sizes) -> np.ndarray:
             src.append(locals_.index(a))
         src.append(nl + d)
     y = np.transpose(block, src) if src else block
-    return np.ascontiguousarray(y.reshape(shape))
+    return _contiguous(y.reshape(shape))
 
 
 # --------------------------------------------------------------------------- resharding

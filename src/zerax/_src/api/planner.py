@@ -31,9 +31,17 @@ the candidate counts is at most ``EXACT_PLANS``, every combination is costed and
 best taken (exact).  Otherwise, a stated heuristic: inputs of the same shape and dtype
 consumed the same way (the same primitives, at the same operand positions, two
 equations deep: the same weight of every layer of a deep network) form a group that
-takes one choice; from the better of "everything whole" and "every input split along
-its largest dimension", coordinate descent visits the groups (largest first), giving
-each the best of its candidates with the others fixed, until a sweep changes nothing.
+takes one choice.  The first plan is tensor parallelism's rule: in the program's order,
+each weight a dot product takes is split along its contracting dimension where the
+other operand arrives split along its own (a row split), else along its other
+dimension (a column split).  Coordinate descent then visits the groups in the order the
+program first uses them, giving each the best of its candidates with the others fixed,
+until a sweep changes nothing.  While fewer than ``PLAN_BUDGET`` equations have been
+costed, it descends again from "everything whole" and from the best of "every input
+split along its largest / first / last dimension", keeps the best end, and tries pair
+moves from it (every two groups changing at once, neighbours in the program first),
+each improvement followed by another descent.  A plan over the memory limit ranks
+after every plan within it (those by memory, then time).
 """
 
 from __future__ import annotations
@@ -59,6 +67,11 @@ __all__ = ["CostModel", "Cost", "Plan", "plan_program", "partitioned_cost", "par
 
 # Exact search up to this many combinations of the inputs' candidates.
 EXACT_PLANS = 512
+# The heuristic stops starting new descents and pair moves once this many equations
+# have been costed (plans times the program's equations): about 150 plans of a
+# transformer block's training step, a few dozen of twelve blocks'.  A count, not a
+# time, so that every process of a job makes the same plan.
+PLAN_BUDGET = 40_000
 
 
 def parse_bytes(limit) -> float:
@@ -370,12 +383,13 @@ def partitioned_cost(pt, model=None) -> Cost:
 # --------------------------------------------------------------------------- the search
 
 def _candidates(shape, mesh) -> list:
-    """Every spec of an array of ``shape``: whole, and each assignment of mesh axes to
-    dimensions they divide (an axis on at most one dimension; axes on one dimension in
-    the mesh's order)."""
+    """Every spec of an array of ``shape``: whole (first), and each assignment of mesh
+    axes to dimensions they divide (an axis on at most one dimension; axes on one
+    dimension in the mesh's order)."""
     axes = [a for a in mesh.axis_names if mesh.shape[a] > 1]
     out = []
-    for choice in itertools.product(range(len(shape) + 1), repeat=len(axes)):
+    # (choice len(shape): the axis splits nothing; the whole array comes first)
+    for choice in itertools.product(range(len(shape), -1, -1), repeat=len(axes)):
         spec = [[] for _ in shape]
         for a, d in zip(axes, choice):
             if d < len(shape):
@@ -488,7 +502,7 @@ def plan_program(jaxpr, values, n_consts, mesh, memory_limit, name, names=None,
 
     def score(c: Cost):
         over = c.memory > model.memory_limit
-        return (1 if over else 0, c.memory if over else c.time)
+        return (1, c.memory, c.time) if over else (0, c.time, c.memory)
 
     n_combos = math.prod(len(c) for c in cands)
     if n_combos <= EXACT_PLANS:
@@ -497,9 +511,13 @@ def plan_program(jaxpr, values, n_consts, mesh, memory_limit, name, names=None,
         best = list(best)
         groups = [[k] for k in range(len(args))]
     else:
-        method = "heuristic (grouped coordinate descent; see docs/parallelism.md)"
+        method = "heuristic (grouped coordinate descent and pair moves; see " \
+                 "docs/parallelism.md)"
         groups = _groups(flat, args)
-        best = _descend(args, cands, groups, evaluate, score)
+        budget = PLAN_BUDGET // max(1, len(flat.eqns))
+        alternating = _alternating(flat, args, cands, groups, fixed, costing)
+        best = _descend(args, cands, groups, evaluate, score, lambda: len(memo) < budget,
+                        alternating)
     cost = evaluate(best)
     if cost.memory > model.memory_limit:
         raise errors.ZeraxValueError(
@@ -524,32 +542,120 @@ def plan_program(jaxpr, values, n_consts, mesh, memory_limit, name, names=None,
 
 
 def _groups(flat, args) -> list:
-    """The inputs used alike (`_signatures`), in groups, the largest first."""
+    """The inputs used alike (`_signatures`), in groups, in the order the program
+    first uses them (a choice then meets the choices made upstream of it)."""
     sig: dict = {}
     for k, key in enumerate(_signatures(flat, args)):
         sig.setdefault(key, []).append(k)
-    return sorted(sig.values(), key=lambda g: -math.prod(args[g[0]].aval.shape) * len(g))
+    first = {}
+    for i, e in enumerate(flat.eqns):
+        for a in e.invars:
+            first.setdefault(a, i)
+    return sorted(sig.values(), key=lambda g: min(first.get(args[k], len(flat.eqns))
+                                                  for k in g))
 
 
-def _descend(args, cands, groups, evaluate, score):
-    """Grouped coordinate descent (the module docstring's heuristic)."""
-    whole = [c[0] for c in cands]
-    largest = []
-    for v, c in zip(args, cands):   # every axis on the input's largest dimension
-        shape = v.aval.shape
-        d = max(range(len(shape)), key=lambda i: shape[i]) if shape else None
-        on = [s for s in c if d is not None and s[d] and not any(
-            x for i, x in enumerate(s) if i != d)]
-        largest.append(max(on, key=lambda s: len(s[d])) if on else c[0])
-    best = list(min([whole, largest], key=lambda ch: score(evaluate(ch))))
+def _seeds(args, cands) -> list:
+    """The starting plans of the descent: every input whole; every input split along
+    its largest dimension; along its first; along its last (all the mesh's axes on
+    that dimension, where they divide it)."""
+    def along(pick):
+        plan = []
+        for v, c in zip(args, cands):
+            shape = v.aval.shape
+            d = pick(shape) if shape else None
+            on = [s for s in c if d is not None and s[d] and not any(
+                x for i, x in enumerate(s) if i != d)]
+            plan.append(max(on, key=lambda s: len(s[d])) if on else c[0])
+        return plan
+    return [[c[0] for c in cands], along(lambda s: max(range(len(s)), key=lambda i: s[i])),
+            along(lambda s: 0), along(lambda s: len(s) - 1)]
+
+
+def _alternating(flat, args, cands, groups, fixed, costing):
+    """The seed of tensor parallelism: in the program's order, each weight a dot
+    product takes is split along its contracting dimension where the other operand
+    arrives split along its own (a row split: the partial sums meet in one all-reduce),
+    else along its other dimension (a column split: the result stays split), with every
+    mesh axis; one propagation per group."""
+    plan = [c[0] for c in cands]
+    users: dict = {}
+    for e in flat.eqns:
+        if e.primitive.name == "dot_general":
+            for k, a in enumerate(e.invars):
+                users.setdefault(a, (e, k))
+    axes = tuple(a for a in costing.mesh.axis_names if costing.sizes[a] > 1)
+    for g in groups:
+        use = users.get(args[g[0]])
+        if use is None or len(args[g[0]].aval.shape) != 2:
+            continue
+        e, k = use
+        prop = _propagated(flat, fixed + [normal(s, costing.sizes) for s in plan],
+                           costing.sizes, costing.mesh)
+        (lc, rc), (lb, rb) = e.params["dimension_numbers"]
+        mine, theirs = (rc, lc) if k == 1 else (lc, rc)
+        other = prop.final(e.invars[1 - k])
+        split = any(other[d] for d in theirs)
+        free = [d for d in range(2) if d not in mine and d not in (rb if k == 1 else lb)]
+        want = [()] * 2
+        dims = mine if split else free
+        if len(dims) != 1:
+            continue
+        want[dims[0]] = axes
+        want = tuple(want)
+        if want in cands[g[0]]:
+            for m in g:
+                plan[m] = want
+    return plan
+
+
+def _descend(args, cands, groups, evaluate, score, more, alternating):
+    """The module docstring's heuristic: grouped coordinate descent from the seed of
+    tensor parallelism (`_alternating`), then (while ``more()``) from "everything
+    whole" and from the best of the other seeds; from the best end, pair moves (two
+    groups changing at once: a column split with the row split that meets it, which no
+    single move reaches) while ``more()``."""
+    whole, *others = _seeds(args, cands)
+    ends = [_descend_from(list(alternating), cands, groups, evaluate, score)]
+    for seed in ([whole, others] if more() else []):
+        if more():
+            seed = seed if seed is whole else min(seed, key=lambda ch: score(evaluate(ch)))
+            ends.append(_descend_from(list(seed), cands, groups, evaluate, score, more))
+    best = min(ends, key=lambda ch: score(evaluate(ch)))
+    pairs = sorted(itertools.combinations(range(len(groups)), 2),
+                   key=lambda p: (p[1] - p[0], p))   # neighbours in the program first
+    improved = True
+    while improved and more():
+        improved = False
+        for i, j in pairs:
+            if not more():
+                break
+            current = score(evaluate(best))
+            for si in cands[groups[i][0]]:
+                for sj in cands[groups[j][0]]:
+                    ch = list(best)
+                    for k in groups[i]:
+                        ch[k] = si
+                    for k in groups[j]:
+                        ch[k] = sj
+                    if score(evaluate(ch)) < current:
+                        best, current, improved = ch, score(evaluate(ch)), True
+            if improved:
+                best = _descend_from(best, cands, groups, evaluate, score, more)
+                break
+    return best
+
+
+def _descend_from(best, cands, groups, evaluate, score, more=lambda: True):
+    """Coordinate descent over the groups from ``best`` (stopped early when ``more()``
+    turns false)."""
     changed = True
-    while changed:
+    while changed and more():
         changed = False
         for g in groups:
             current = score(evaluate(best))
-            options = cands[g[0]]
             pick = None
-            for s in options:
+            for s in cands[g[0]]:
                 ch = list(best)
                 for k in g:
                     ch[k] = s
@@ -560,4 +666,3 @@ def _descend(args, cands, groups, evaluate, score):
                     best[k] = pick
                 changed = True
     return best
-

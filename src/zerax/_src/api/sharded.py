@@ -175,7 +175,7 @@ def _shards(buf) -> list:
         c = _device_coords(mesh, dev)
         data = buf.data[tuple(c[a] for a in locals_)] if locals_ else buf.data
         out.append(Shard(dev, _block_index(spec, buf.shape, c, sizes), _replica(spec, c, mesh),
-                         Array._wrap(np.ascontiguousarray(data))))
+                         Array._wrap(np.array(data, order="C"))))
     return out
 
 

@@ -190,15 +190,19 @@ class DimMapRule:
         for j in whole:
             out[j] = ()
         used: set = set()
+        # a split operand dimension wins over a whole one (the whole operand is cut to
+        # it for free; the other way round would gather)
         for k, i, j in fwd:
             s = ins[k]
-            if s is None:
-                continue
-            d = s[i]
-            if d is None or out[j] is not None or (d and not used.isdisjoint(d)):
+            d = None if s is None else s[i]
+            if not d or out[j] is not None or not used.isdisjoint(d):
                 continue
             out[j] = d
             used.update(d)
+        for k, i, j in fwd:
+            s = ins[k]
+            if s is not None and s[i] == () and out[j] is None:
+                out[j] = ()
         return [out] * len(eqn.outvars)
 
     def backward(self, eqn, outs):
@@ -287,7 +291,6 @@ class Propagation:
         self.sizes = sizes
         self.specs: dict = {}
         self.fixed: set = set()
-        self.versions: dict = {}   # var -> how many times its spec changed
         self._final: dict = {}
 
     def spec_of(self, atom):
@@ -328,7 +331,6 @@ class Propagation:
             cur[d] = p
             changed = True
         if changed:
-            self.versions[var] = self.versions.get(var, 0) + 1
             self._final.pop(var, None)
         return changed
 
@@ -351,6 +353,27 @@ def rule_for(prim):
     return rule
 
 
+_uses: dict = {}   # id(jaxpr) -> (jaxpr, consumers of each var, producer of each var)
+
+
+def _graph(jaxpr):
+    hit = _uses.get(id(jaxpr))
+    if hit is not None and hit[0] is jaxpr:
+        return hit[1], hit[2]
+    consumers: dict = {}
+    producer: dict = {}
+    for k, e in enumerate(jaxpr.eqns):
+        for a in e.invars:
+            if type(a) is not Literal:
+                consumers.setdefault(a, []).append(k)
+        for v in e.outvars:
+            producer[v] = k
+    if len(_uses) > 1024:
+        _uses.clear()
+    _uses[id(jaxpr)] = (jaxpr, consumers, producer)
+    return consumers, producer
+
+
 def propagate(jaxpr, prop: Propagation, max_rounds: int = 8) -> Propagation:
     """Run the rules over ``jaxpr`` until no spec changes (``prop`` holds the fixed
     specs of its inputs and constraints); returns ``prop``.  An equation is asked
@@ -359,41 +382,47 @@ def propagate(jaxpr, prop: Propagation, max_rounds: int = 8) -> Propagation:
     rules = [rule_for(e.primitive) for e in eqns]
     wants = [getattr(r, "wants_prop", False) for r in rules]
     n = len(eqns)
-    seen_f, seen_b = [None] * n, [None] * n
-    versions = prop.versions
+    consumers, producer = _graph(jaxpr)
+    dirty_f, dirty_b = bytearray(b"\1" * n), bytearray(b"\1" * n)
+    spec_of, offer = prop.spec_of, prop.offer
 
-    def stamp(atoms):
-        return tuple(-1 if type(a) is Literal else versions.get(a, 0) if a in prop.specs
-                     else -2 for a in atoms)
+    def changed_var(v):
+        for c in consumers.get(v, ()):
+            dirty_f[c] = 1
+        k = producer.get(v)
+        if k is not None:
+            dirty_b[k] = 1
 
     for _ in range(max_rounds):
         changed = False
         for k in range(n):
-            eqn = eqns[k]
-            key = stamp(eqn.invars)
-            if key == seen_f[k]:
+            if not dirty_f[k]:
                 continue
-            seen_f[k] = key
-            ins = [prop.spec_of(a) for a in eqn.invars]
+            dirty_f[k] = 0
+            eqn = eqns[k]
+            ins = [spec_of(a) for a in eqn.invars]
             if eqn.invars and all(s is None for s in ins):
                 continue
             rule = rules[k]
             props = rule.forward(eqn, ins, prop) if wants[k] else rule.forward(eqn, ins)
             for v, p in zip(eqn.outvars, props):
-                changed |= prop.offer(v, p)
+                if offer(v, p):
+                    changed = True
+                    changed_var(v)
         for k in range(n - 1, -1, -1):
-            eqn = eqns[k]
-            key = stamp(eqn.outvars)
-            if key == seen_b[k]:
+            if not dirty_b[k]:
                 continue
-            seen_b[k] = key
-            outs = [prop.spec_of(v) for v in eqn.outvars]
+            dirty_b[k] = 0
+            eqn = eqns[k]
+            outs = [spec_of(v) for v in eqn.outvars]
             if all(s is None for s in outs):
                 continue
             rule = rules[k]
             props = rule.backward(eqn, outs, prop) if wants[k] else rule.backward(eqn, outs)
             for a, p in zip(eqn.invars, props):
-                changed |= prop.offer(a, p)
+                if offer(a, p):
+                    changed = True
+                    changed_var(a)
         if not changed:
             break
     return prop

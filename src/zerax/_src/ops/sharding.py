@@ -21,7 +21,6 @@ from ..core.ad_util import Zero
 from ..core.core import Primitive, ShapedArray, bind
 from ..interpreters.ad import jvp_rules, transpose_rules
 from ..interpreters.batching import batch_rules
-from ..interpreters.tape import vjp_rules
 
 sharding_constraint_p = Primitive("sharding_constraint")
 
@@ -68,7 +67,7 @@ sharding_constraint_p.abstract_eval = _abstract
 jvp_rules[sharding_constraint_p] = _jvp
 transpose_rules[sharding_constraint_p] = _transpose
 batch_rules[sharding_constraint_p] = _batch
-vjp_rules[sharding_constraint_p] = (lambda ct, ans, x, *, sharding: ct,)
+# (no eager-tape rule: the tape linearizes it, so its cotangent keeps the constraint)
 
 
 __all__ = ["sharding_constraint_p", "constraint_spec"]
