@@ -292,12 +292,12 @@ class Context:
         return fn
 
 
-def _propagated(flat, in_specs, sizes, mesh) -> Propagation:
+def _propagated(flat, in_specs, sizes, mesh, backward=True) -> Propagation:
     prop = Propagation(sizes)
     for v, s in zip(flat.invars, in_specs):
         prop.fix(v, s)
     _fix_constraints(flat, prop, sizes, mesh)
-    return propagate(flat, prop)
+    return propagate(flat, prop, backward=backward)
 
 
 def _fix_constraints(flat, prop, sizes, mesh):

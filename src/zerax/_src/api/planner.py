@@ -68,10 +68,10 @@ __all__ = ["CostModel", "Cost", "Plan", "plan_program", "partitioned_cost", "par
 # Exact search up to this many combinations of the inputs' candidates.
 EXACT_PLANS = 512
 # The heuristic stops starting new descents and pair moves once this many equations
-# have been costed (plans times the program's equations): about 150 plans of a
-# transformer block's training step, a few dozen of twelve blocks'.  A count, not a
-# time, so that every process of a job makes the same plan.
-PLAN_BUDGET = 40_000
+# have been costed (plans times the program's equations): about 60 plans of a
+# transformer block's training step, a dozen of twelve blocks'.  A count, not a time,
+# so that every process of a job makes the same plan.
+PLAN_BUDGET = 25_000
 
 
 def parse_bytes(limit) -> float:
@@ -216,7 +216,8 @@ class _Costing:
         self.mesh, self.model = mesh, model
         self.sizes = mesh.shape
         self.layout = mesh_layout(mesh)
-        self._eqn_costs: dict = {}   # (id(eqn), specs) -> (eqn, its Cost)
+        self._eqn_costs: dict = {}   # (equation kind, specs) -> its Cost
+        self._kind_of: dict = {}     # id(flat) -> (flat, the kind of each equation)
         self._sizes: dict = {}       # (id(var), spec) -> (var, block bytes)
         self._life: dict = {}        # id(flat) -> (flat, values dying per equation)
 
@@ -277,18 +278,42 @@ class _Costing:
                  for v, s in zip(eqn.outvars, plan.results))
         cost.compute += n / m.elements
 
+    def _kinds(self, flat) -> list:
+        """Per equation, what its cost depends on besides the specs: its primitive,
+        parameters and types (equal for the same equation of every layer of a deep
+        network, whose costs are then computed once); memoised per program."""
+        hit = self._kind_of.get(id(flat))
+        if hit is not None and hit[0] is flat:
+            return hit[1]
+        kinds = []
+        for eqn in flat.eqns:
+            try:
+                params = tuple(sorted(eqn.params.items()))
+                hash(params)
+                if any(hasattr(v, "eqns") or hasattr(v, "jaxpr") or isinstance(v, tuple) and
+                       any(hasattr(q, "eqns") for q in v) for _, v in params):
+                    params = id(eqn)   # (a body: costed on its own)
+            except TypeError:
+                params = id(eqn)
+            kinds.append((eqn.primitive, params,
+                          tuple((a.aval.shape, a.aval.dtype) for a in eqn.invars),
+                          tuple((v.aval.shape, v.aval.dtype) for v in eqn.outvars)))
+        self._kind_of[id(flat)] = (flat, kinds)
+        return kinds
+
     def program(self, flat, prop) -> Cost:
         """The time of ``flat`` with the specs of ``prop`` (memory left 0)."""
         cost = Cost()
         memo = self._eqn_costs
-        for eqn in flat.eqns:
-            ins = tuple(prop.final(a) for a in eqn.invars)
-            outs = tuple(prop.final(v) for v in eqn.outvars)
-            key = (id(eqn), ins, outs)
+        final = prop.final
+        for eqn, kind in zip(flat.eqns, self._kinds(flat)):
+            ins = tuple(final(a) for a in eqn.invars)
+            outs = tuple(final(v) for v in eqn.outvars)
+            key = (kind, ins, outs)
             hit = memo.get(key)
-            if hit is None or hit[0] is not eqn:
-                hit = memo[key] = (eqn, self.equation(eqn, ins, outs))
-            cost.add(hit[1])
+            if hit is None:
+                hit = memo[key] = self.equation(eqn, ins, outs)
+            cost.add(hit)
         return cost
 
     def equation(self, eqn, ins, outs) -> Cost:
@@ -577,7 +602,7 @@ def _alternating(flat, args, cands, groups, fixed, costing):
     product takes is split along its contracting dimension where the other operand
     arrives split along its own (a row split: the partial sums meet in one all-reduce),
     else along its other dimension (a column split: the result stays split), with every
-    mesh axis; one propagation per group."""
+    mesh axis; one forward propagation per group."""
     plan = [c[0] for c in cands]
     users: dict = {}
     for e in flat.eqns:
@@ -591,7 +616,7 @@ def _alternating(flat, args, cands, groups, fixed, costing):
             continue
         e, k = use
         prop = _propagated(flat, fixed + [normal(s, costing.sizes) for s in plan],
-                           costing.sizes, costing.mesh)
+                           costing.sizes, costing.mesh, backward=False)
         (lc, rc), (lb, rb) = e.params["dimension_numbers"]
         mine, theirs = (rc, lc) if k == 1 else (lc, rc)
         other = prop.final(e.invars[1 - k])

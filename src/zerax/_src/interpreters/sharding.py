@@ -374,17 +374,19 @@ def _graph(jaxpr):
     return consumers, producer
 
 
-def propagate(jaxpr, prop: Propagation, max_rounds: int = 8) -> Propagation:
+def propagate(jaxpr, prop: Propagation, max_rounds: int = 8,
+              backward: bool = True) -> Propagation:
     """Run the rules over ``jaxpr`` until no spec changes (``prop`` holds the fixed
     specs of its inputs and constraints); returns ``prop``.  An equation is asked
-    again only when a spec it reads has changed since it was last asked."""
+    again only when a spec it reads has changed since it was last asked.  Without
+    ``backward``, one forward pass (what the inputs alone say)."""
     eqns = jaxpr.eqns
     rules = [rule_for(e.primitive) for e in eqns]
     wants = [getattr(r, "wants_prop", False) for r in rules]
     n = len(eqns)
     consumers, producer = _graph(jaxpr)
     dirty_f, dirty_b = bytearray(b"\1" * n), bytearray(b"\1" * n)
-    spec_of, offer = prop.spec_of, prop.offer
+    spec_of, offer, specs = prop.spec_of, prop.offer, prop.specs
 
     def changed_var(v):
         for c in consumers.get(v, ()):
@@ -406,9 +408,12 @@ def propagate(jaxpr, prop: Propagation, max_rounds: int = 8) -> Propagation:
             rule = rules[k]
             props = rule.forward(eqn, ins, prop) if wants[k] else rule.forward(eqn, ins)
             for v, p in zip(eqn.outvars, props):
-                if offer(v, p):
+                cur = specs.get(v)
+                if (cur is None or None in cur) and offer(v, p):
                     changed = True
                     changed_var(v)
+        if not backward:
+            break
         for k in range(n - 1, -1, -1):
             if not dirty_b[k]:
                 continue
@@ -420,7 +425,8 @@ def propagate(jaxpr, prop: Propagation, max_rounds: int = 8) -> Propagation:
             rule = rules[k]
             props = rule.backward(eqn, outs, prop) if wants[k] else rule.backward(eqn, outs)
             for a, p in zip(eqn.invars, props):
-                if offer(a, p):
+                cur = specs.get(a)
+                if (cur is None or None in cur) and offer(a, p):
                     changed = True
                     changed_var(a)
         if not changed:
