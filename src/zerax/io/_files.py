@@ -252,6 +252,19 @@ def _parts(leaves: list, path: str):
     return parts
 
 
+def _without_keys(s, depth: int = 0):
+    """The JSON tree with each random key node replaced by its one child (the tree's
+    shape, for matching ``shardings=`` against it, without building keys)."""
+    if depth > 500 or not isinstance(s, dict):
+        return s
+    c = s.get("c")
+    if s.get("t") == "key" and isinstance(c, list) and len(c) == 1:
+        return _without_keys(c[0], depth + 1)
+    if isinstance(c, list):
+        return dict(s, c=[_without_keys(x, depth + 1) for x in c])
+    return s
+
+
 def _is_sharding(x) -> bool:
     return x is None or isinstance(x, zerax.sharding.NamedSharding)
 
@@ -317,7 +330,9 @@ def load(path: str | os.PathLike, like=None, *, shardings=None):
                     "not saved (only arrays and Python scalars are); pass like=<a tree of the "
                     "same structure> to take it from there")
         structure = _st.parse_json(metadata.get("zerax.tree", ""), f"the tree of {path!r}")
-        shards = _leaf_shardings(shardings, decode_structure(structure, list(range(len(leaves)))),
+        shards = _leaf_shardings(shardings, None if _is_sharding(shardings) else
+                                 decode_structure(_without_keys(structure),
+                                                  list(range(len(leaves)))),
                                  len(leaves), path)
         values = [_materialise(d, arrays, d["name"], path, None, s, parts)
                   for d, s in zip(leaves, shards)]
