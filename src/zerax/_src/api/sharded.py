@@ -26,7 +26,8 @@ import numpy as np
 from ... import errors
 from ..core import tree
 from ..core.api_util import as_input
-from ..core.array import CPU, Array, DeviceArray, Shard, register_buffer_type
+from ..core.array import (CPU, Array, DeviceArray, Shard, register_buffer_type,
+                          unregister_buffer_type)
 from ..core.core import ShapedArray, Tracer, bind
 from ..interpreters.sharding import spec_axes, shards, spec_str
 from ..ir.ir import ClosedJaxpr, Eqn, Jaxpr, Var, eval_jaxpr
@@ -47,6 +48,16 @@ class ShardBuffer:
     def __init__(self, data, sharding, spec, shape, dtype):
         self.data, self.sharding, self.spec = data, sharding, spec
         self.shape, self.dtype = tuple(shape), np.dtype(dtype)
+        # the buffer type is routed to its owner while any exists (an empty table of
+        # device buffers keeps the eager fast paths on: core.array)
+        if _live[0] == 0:
+            register_buffer_type(ShardBuffer, _OWNER)
+        _live[0] += 1
+
+    def __del__(self):
+        _live[0] -= 1
+        if _live[0] == 0:
+            unregister_buffer_type(ShardBuffer)
 
     ndim = property(lambda self: len(self.shape))
     size = property(lambda self: math.prod(self.shape))
@@ -132,7 +143,7 @@ class ShardedArrays:
 
 
 _OWNER = ShardedArrays()
-register_buffer_type(ShardBuffer, _OWNER)
+_live = [0]   # ShardBuffers alive
 
 
 # --------------------------------------------------------------------------- blocks
