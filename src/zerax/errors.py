@@ -19,10 +19,12 @@ __all__ = [
     "TracerArrayConversionError",
     "UnexpectedTracerError",
     "ShapeError",
+    "AxisError",
     "NonScalarOutputError",
     "IntegerInputError",
     "NonDifferentiableError",
     "NotSupportedError",
+    "CustomVJPForwardModeError",
     "NonConcreteBooleanIndexError",
     "ImmutableArrayError",
     "FrozenModuleError",
@@ -80,6 +82,11 @@ class ShapeError(ZeraxError, ValueError, TypeError):
     ``except`` clause of ported code catches it."""
 
 
+class AxisError(ShapeError, IndexError):
+    """An axis out of range for an array's rank: an IndexError too, as NumPy's
+    ``AxisError`` (a ValueError and an IndexError) and as the array API standard asks."""
+
+
 class NonScalarOutputError(ZeraxError, TypeError):
     """grad was asked for the gradient of a function whose output is not a scalar."""
 
@@ -94,6 +101,11 @@ class NonDifferentiableError(ZeraxError, TypeError):
 
 class NotSupportedError(ZeraxError, NotImplementedError):
     """A primitive does not support the transform it was used under."""
+
+
+class CustomVJPForwardModeError(NotSupportedError, TypeError):
+    """Forward-mode differentiation (jvp, jacfwd) of a custom_vjp function, whose
+    derivative is only known through its bwd rule; a TypeError too, as JAX's."""
 
 
 class NonConcreteBooleanIndexError(ZeraxError, IndexError):

@@ -241,3 +241,22 @@ def test_environment_switch_selects_the_generated_source_path(monkeypatch):
     assert "def kernel" in g.lower(np.ones(3)).as_text()
     np.testing.assert_array_equal(np.asarray(g(np.ones(3))), [3.0] * 3)
     assert os.environ["ZERAX_KERNEL_IR"] == "0"
+
+
+def test_as_text_shows_the_kernel_ir_or_the_llvm_ir():
+    low = zx.jit(lambda a: znp.tanh(a) * 2.0).lower(np.ones(5))
+    assert low.as_text().startswith("kernel ") and "tanh(in0[i0])" in low.as_text()
+    llvm = low.as_text("llvm")
+    assert 'define internal void @"kernel.impl"' in llvm and "PyEval_SaveThread" in llvm
+    with pytest.raises(zx.errors.ZeraxValueError, match="dialect"):
+        low.as_text("hlo")
+
+
+def test_views_are_made_contiguous_on_every_path():
+    """A zerax Array holding a view (an eager transpose) gives the same result on the
+    dispatch fast path as on the first call (the kernel reads C arrays)."""
+    a = znp.asarray(np.arange(12.0).reshape(3, 4))
+    f = zx.jit(lambda x: x * 2.0)
+    want = np.arange(12.0).reshape(3, 4).T * 2.0
+    for _ in range(3):
+        np.testing.assert_array_equal(np.asarray(f(a.T)), want)

@@ -13,6 +13,7 @@ import zerax.numpy as znp
 from zerax import errors, lax
 from zerax._src.core.core import all_primitives, bind
 from zerax._src.interpreters.jet import jet_rules
+from zerax._src.ops import elementwise as ew
 from zerax._src.ops import windows
 import zerax.scipy.special as sps
 
@@ -108,6 +109,7 @@ CASES.update({
     "bessel_i1e": (lambda x: sps.i1e(x) + 2 * sps.i1e(-x), [F(S3, 0.2, 2)], 8),
     "bessel_jv": (lambda x: sps.jv(1.5, x), [F(S3, 0.5, 3)], 6),
     "bessel_iv": (lambda x: sps.iv(0.5, x), [F(S3, 0.5, 3)], 6),
+    "bessel_ive": (lambda x: sps.ive(0.5, x), [F(S3, 0.5, 3)], 6),
     "sph_legendre": (lambda t: sps.sph_harm_y(np.array(3), np.array(1), t,
                                               np.array(0.2)).real, [F(S3, 0.3, 1.2)], 6),
     # shapes and indexing
@@ -176,6 +178,14 @@ CASES.update({
              [F(S3, -1, 1)], 8),
     "all_gather": (lambda x: zx.vmap(lambda v: lax.all_gather(znp.sin(v), "i"), axis_name="i")(x),
                    [F(S3, -1, 1)], 8),
+    "psum_scatter": (lambda x: zx.vmap(lambda v: lax.psum_scatter(znp.sin(v), "i"),
+                                       axis_name="i")(x), [F((3, 3), -1, 1)], 8),
+    "ppermute": (lambda x: zx.vmap(lambda v: lax.ppermute(znp.sin(v), "i",
+                                                          [(0, 1), (1, 2), (2, 0)]),
+                                   axis_name="i")(x), [F(S3, -1, 1)], 8),
+    "all_to_all": (lambda x: zx.vmap(lambda v: lax.all_to_all(znp.sin(v), "i", 0, 0),
+                                     axis_name="i")(x), [F((3, 3), -1, 1)], 8),
+    "fma": (lambda x: ew.fma(znp.sin(x), x, znp.cos(x)), [F(S3, -2, 2)], 8),
 })
 # Zero series (piecewise-constant or integer outputs): each times a smooth function, so
 # the result's series is the function's times the constant.

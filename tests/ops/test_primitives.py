@@ -191,13 +191,13 @@ COVERED_ELSEWHERE = {"custom_jvp_call", "custom_vjp_call", "checkpoint", "checkp
                      "real", "imag", "conj", "complex",
                      # the discrete Fourier transform: check_grads in test_fft.py
                      "fft",
-                     # iterative special functions: check_grads in test_special_more.py
+                     # iterative special functions: check_grads in test_scipy_special.py
                      "igamma", "igammac", "igamma_grad_a", "regularized_incomplete_beta",
                      "bessel_i0e", "bessel_i1e", "zeta", "expn", "expi", "bessel_j0",
                      "bessel_j1", "bessel_y0", "bessel_y1",
                      # real-order Bessel functions and the spherical harmonics' Legendre
                      # part: check_grads in tests/api/test_special_bessel_order.py
-                     "bessel_jv", "bessel_iv", "sph_legendre",
+                     "bessel_jv", "bessel_iv", "bessel_ive", "sph_legendre",
                      # collectives over named axes: check_grads in test_collectives.py
                      "psum", "all_gather", "psum_scatter", "ppermute", "all_to_all",
                      # general eigendecomposition: check_grads in test_linalg_eig.py

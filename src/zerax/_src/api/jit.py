@@ -107,13 +107,30 @@ class Lowered:
         self.in_tree = in_tree
         self.partitioned, self.plan = partitioned, plan
 
-    def as_text(self) -> str:
-        """The generated Python source (what Numba compiles); for a partitioned program,
-        this process's program (its inputs' and outputs' specs, then its equations, with
-        the collectives the partitioning inserted)."""
-        if self.partitioned is not None:
+    def as_text(self, dialect=None) -> str:
+        """The compiled form of the program, readable: the kernel IR (or, for a program
+        the kernel IR does not carry yet, the generated source); ``dialect="llvm"``:
+        the LLVM IR the CPU emitter writes for it.  For a program partitioned over a
+        mesh: this process's program (its inputs' and outputs' specs, then its
+        equations, with the collectives the partitioning inserted); ``"kernel"`` or
+        ``"llvm"`` then show the compiled forms of that program.
+
+        >>> import numpy as np, zerax as zx
+        >>> print(zx.jit(lambda x: x * 2.0).lower(np.ones(3)).as_text())
+        kernel kernel(in0:f64[3]) -> (out0:f64[3])
+          for i0 in 0:i64..3:i64:
+            x0:f64 = mul(in0[i0], 2.0:f64)
+            out0[i0] = x0
+        """
+        if dialect not in (None, "kernel", "llvm"):
+            raise errors.ZeraxValueError(
+                f"as_text: dialect must be None, 'kernel' or 'llvm', got {dialect!r}")
+        if self.partitioned is not None and dialect is None:
             return self.partitioned.text()
-        return get_backend().source(self.jaxpr)
+        jaxpr = self.jaxpr if self.partitioned is None else self.partitioned.jaxpr
+        if dialect == "llvm":
+            return get_backend().source(jaxpr, dialect="llvm")
+        return get_backend().source(jaxpr)
 
     def cost(self, cost_model=None):
         """The modelled cost (api/planner.py's model: time per step, communication,
@@ -153,8 +170,8 @@ class Compiled:
         self._expected = [(v.aval.shape, v.aval.dtype)
                           for v in lowered.jaxpr.invars[len(lowered.consts):]]
 
-    def as_text(self) -> str:
-        return self.lowered.as_text()
+    def as_text(self, dialect=None) -> str:
+        return self.lowered.as_text(dialect)
 
     def __call__(self, *args, **kwargs):
         low = self.lowered
@@ -197,6 +214,8 @@ def _fast_flatten(x, key: list, vals: list):
     t = type(x)
     if t is Array:
         v = x._value
+        if not v.flags.c_contiguous:   # (an eager transpose's view): kernels take C arrays
+            v = np.ascontiguousarray(v)
         key.append((v.shape, v.dtype.char))
         vals.append(v)
     elif t is np.ndarray:

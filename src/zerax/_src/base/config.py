@@ -95,5 +95,16 @@ class Config:
                 f"{', '.join(self.available_backends)})")
         setattr(self, name, value)
 
+    def config_with_absl(self):
+        """JAX registers its options as absl command-line flags here; zerax reads no
+        flags, so this is a no-op (``jax.config.config_with_absl()`` ports as it is).
+
+        >>> import zerax as zx
+        >>> zx.config.config_with_absl()
+        """
+
+    def parse_flags_with_absl(self):
+        """A no-op, as `config_with_absl` (JAX parses the absl flags it registered)."""
+
 
 config = Config()

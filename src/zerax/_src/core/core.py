@@ -116,9 +116,12 @@ def rule_table(kind: str, used_by: str) -> dict:
 # --------------------------------------------------------------------------- traces
 
 class Trace:
-    """A transform in progress.  Subclasses implement ``process_primitive``."""
+    """A transform in progress.  Subclasses implement ``process_primitive``.
+    ``records_program``: the trace writes a program (jit, a loop body, a branch), so an
+    effect bound while it is the innermost such trace belongs to it (see `bind`)."""
 
     __slots__ = ("level", "alive", "name")
+    records_program = False
 
     def __init__(self, level: int, name: str = ""):
         self.level = level
@@ -137,6 +140,11 @@ class Trace:
 
 
 _trace_stack: list[Trace] = []
+
+# Primitives with an effect besides their outputs (a host callback): their modules add
+# them here.  `bind` sends them to the innermost program being traced, and the IR keeps
+# their equations (ir.py's DCE and ``has_effects``).
+effectful_primitives: set = set()
 
 
 class new_trace:
@@ -258,6 +266,17 @@ def bind(prim: Primitive, *args, **params):
         for t in named_axis_frames(names):
             if t.level > level:   # (a ProcessAxis has level -1: never handles it)
                 top, level = t, t.level
+    if prim in effectful_primitives:
+        # An effect belongs to the innermost program being traced when that program
+        # is above its operands' traces (JAX binds every primitive at the innermost
+        # trace): then it runs when and as often as that program runs, not now (a
+        # callback on constants in a branch not taken, or under grad in a loop body) and
+        # not in an outer program (a callback on a value a branch closes over).
+        for t in reversed(_trace_stack):
+            if t.records_program:
+                if t.level > level:
+                    top, level = t, t.level
+                break
     if top is None:
         return eval_primitive(prim, args, params)
     return top.process_primitive(prim, args, params)

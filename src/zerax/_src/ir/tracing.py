@@ -17,7 +17,8 @@ import numpy as np
 from ... import errors
 from ..core.core import (ShapedArray, Trace, Tracer, _trace_stack, concretization_error, get_aval,
                          new_trace)
-from .ir import ClosedJaxpr, Eqn, Jaxpr, Literal, Var, convert_constvars, dce
+from .ir import (ClosedJaxpr, Eqn, Jaxpr, Literal, Var, convert_constvars, dce,
+                 effectful_primitives, effects_suppressed)
 
 
 # prim -> simplify(trace, args, atoms, params) -> value | None: algebraic folding while
@@ -63,10 +64,14 @@ class RecordingTrace(Trace):
     """Records equations; the base of make_jaxpr, linearize, jit and control flow."""
 
     __slots__ = ("eqns", "invars", "_const_vars", "const_values", "_cse", "producer",
-                 "track_source")
+                 "track_source", "records_program")
 
-    def __init__(self, level, name="", cse: bool = True, track_source: bool = False):
+    def __init__(self, level, name="", cse: bool = True, track_source: bool = False,
+                 records_program: bool = True):
         super().__init__(level, name)
+        # False for linearization, which records only the tangent program: the primal
+        # values (and effects) are computed by the traces below it.
+        self.records_program = records_program
         self.track_source = track_source  # note the user's line per equation (for jit errors)
         # cse=False for linearization: the tangent program is transposed at once, and
         # transposition emits into the enclosing trace, which merges duplicates itself.
@@ -112,6 +117,10 @@ class RecordingTrace(Trace):
 
     # -- primitives
     def process_primitive(self, prim, args, params):
+        if prim in effectful_primitives and effects_suppressed.active():
+            # A derived program (a tangent or transposed one) re-running primal code:
+            # the primal program made the effect (effectful primitives have no outputs).
+            return []
         atoms = []
         for a in args:
             if type(a) is RecordingTracer and a._trace is self:

@@ -367,7 +367,7 @@ _NONE = {
     "erfc": "ONNX has no erfc, and 1 - erf(x) loses every digit in the tails",
     "erf_inv": _SPECIAL, "lgamma": _SPECIAL, "digamma": _SPECIAL, "polygamma": _SPECIAL,
     "igamma": _SPECIAL, "igammac": _SPECIAL, "igamma_grad_a": _SPECIAL, "zeta": _SPECIAL,
-    "bessel_i0e": _SPECIAL, "bessel_i1e": _SPECIAL, "bessel_iv": _SPECIAL,
+    "bessel_i0e": _SPECIAL, "bessel_i1e": _SPECIAL, "bessel_iv": _SPECIAL, "bessel_ive": _SPECIAL,
     "bessel_j0": _SPECIAL, "bessel_j1": _SPECIAL, "bessel_jv": _SPECIAL,
     "bessel_y0": _SPECIAL, "bessel_y1": _SPECIAL, "expi": _SPECIAL, "expn": _SPECIAL,
     "sph_legendre": _SPECIAL, "regularized_incomplete_beta": _SPECIAL,

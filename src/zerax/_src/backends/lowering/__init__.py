@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import kernel_ir as K
-from ..fusion import plan_groups
+from ..fusion import index_reads, plan_groups
 from ...ir.ir import ClosedJaxpr, Jaxpr, Literal, Var
 from ...ops.debug import debug_callback_p
 from ...ops.decompositions import cholesky_p, eigh_p, lu_p, qr_p, svd_p, triangular_solve_p
@@ -48,7 +48,7 @@ rules: dict = {**_shape_rules, **_reduce_rules, **_linalg_rules, **_indexing_rul
 # The dtypes the targets have scalars of.
 _DTYPES = frozenset(np.dtype(d) for d in (
     np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32,
-    np.uint64, np.float32, np.float64, np.complex64, np.complex128))
+    np.uint64, np.float16, np.float32, np.float64, np.complex64, np.complex128))
 
 
 def covers(jaxpr: Jaxpr) -> str | None:
@@ -174,7 +174,11 @@ def lower_program(jaxpr: Jaxpr, name: str = "kernel") -> K.Kernel:
         if type(a) is Var:
             ctx.last_use[a] = len(jaxpr.eqns)
     order = {id(e): k for k, e in enumerate(jaxpr.eqns)}
-    for kind, eqns in plan_groups(jaxpr, fusible):
+    ctx.index_reads = reads = index_reads(jaxpr)
+    for s, e in reads.slices.items():     # a deferred slice reads its operand later
+        x = e.invars[0]
+        ctx.last_use[x] = max(ctx.last_use.get(x, -1), ctx.last_use.get(s, -1))
+    for kind, eqns in plan_groups(jaxpr, fusible, reads):
         ctx.position = max(order[id(e)] for e in eqns)
         if kind == "fused":
             lower_fused(ctx, eqns, total_uses)

@@ -10,6 +10,7 @@ import math
 import numpy as np
 
 from .. import kernel_ir as K
+from ..fusion import IndexReads
 from ...ir.ir import Literal
 
 # Elements from which an elementwise loop nest at the top level runs in parallel.
@@ -38,6 +39,7 @@ class Ctx:
         self.depth = 0                    # open loops (parallel loops only at depth 0)
         self.out_slots: dict = {}         # IR var -> output Buffer it is computed into
         self.last_use: dict = {}          # IR var -> index of the last equation reading it
+        self.index_reads = IndexReads()   # the concatenations read in place (fusion.py)
         self.position = -1                # index of the equation being lowered
 
     # -- values
@@ -119,6 +121,11 @@ class Ctx:
         self.temps.append(buf)
         return buf
 
+    @staticmethod
+    def large(elements) -> bool:
+        """Whether a loop nest of ``elements`` iterations pays for running in parallel."""
+        return elements >= PARALLEL_THRESHOLD
+
     # -- statements
 
     def emit(self, stmt) -> None:
@@ -147,7 +154,7 @@ class Ctx:
         shape = tuple(shape)
         total = math.prod(shape)
         if parallel is None:
-            parallel = total >= PARALLEL_THRESHOLD
+            parallel = self.large(total)
         with contextlib.ExitStack() as stack:
             idx = []
             first = True

@@ -22,7 +22,7 @@ import numpy as np
 from .. import kernel_ir as K
 from ...ops.gather import _gather_shape, default_fill_value, gather_p
 from ...ops.index_update import SCATTERS
-from .context import PARALLEL_THRESHOLD, Ctx
+from .context import Ctx
 from .reduce import _combine
 from .shape import _operand
 
@@ -104,7 +104,7 @@ def _index_nest(ctx: Ctx, x_shape, indexer, idx_atoms, *, checked, parallel):
         compute(0)
         for d, n in enumerate(shape):
             idx.append(stack.enter_context(ctx.loop(
-                n, parallel=parallel and d == 0 and total >= PARALLEL_THRESHOLD)))
+                n, parallel=parallel and d == 0 and ctx.large(total))))
             compute(d + 1)
         for ax, d, start, step in slices:
             positions[ax] = K.affine([(idx[d], step)], start)

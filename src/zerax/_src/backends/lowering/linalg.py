@@ -98,7 +98,7 @@ def _dot_general(ctx: Ctx, eqn):
     mshape = tuple(ls[d] for d in lf)
     nshape = tuple(rs[d] for d in rf)
     with ctx.nest(bshape + mshape + nshape,
-                  parallel=b * m * n * max(k, 1) >= 100_000) as idx:
+                  parallel=ctx.large(b * m * n * max(k, 1))) as idx:
         bi, mi, ni = idx[:len(bshape)], idx[len(bshape):len(bshape) + len(mshape)], \
             idx[len(bshape) + len(mshape):]
         acc = ctx.names.var("acc", dtype)

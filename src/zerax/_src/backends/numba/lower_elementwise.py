@@ -547,7 +547,8 @@ scalar_rules[so.expi_p] = _kernel_rule("expint", prefix=("-1.0",))
 for _k, _p in enumerate((so.bessel_j0_p, so.bessel_j1_p, so.bessel_y0_p, so.bessel_y1_p)):
     scalar_rules[_p] = _kernel_rule("bessel_jy", extra=(f"{float(_k)!r}",))
 scalar_rules[so.bessel_jv_p] = _kernel_rule("jv")
-scalar_rules[so.bessel_iv_p] = _kernel_rule("iv")
+scalar_rules[so.bessel_iv_p] = _kernel_rule("iv", ("0.0",))
+scalar_rules[so.bessel_ive_p] = _kernel_rule("iv", ("1.0",))
 scalar_rules[so.sph_legendre_p] = _kernel_rule("sph_legendre")
 
 
