@@ -72,7 +72,8 @@ def tp(hidden: int, rounds: int) -> dict:
     import zerax.numpy as znp
     import zerax.optim as optim
     from zerax import distributed
-    from zerax.sharding import Mesh, NamedSharding, PartitionSpec as P
+    from zerax.sharding import Mesh, NamedSharding
+    from zerax.sharding import PartitionSpec as P
     distributed.initialize()
     count = zx.process_count()
     rng = np.random.default_rng(31)
@@ -122,11 +123,12 @@ def tp(hidden: int, rounds: int) -> dict:
 
 
 def plan(blocks: int, rounds: int) -> dict:
+    from transformer_block import block_apply, block_params
+
     import zerax as zx
+    import zerax.numpy as znp
     from zerax import distributed
     from zerax.sharding import Mesh
-    import zerax.numpy as znp
-    from transformer_block import block_apply, block_params
     distributed.initialize()
     mesh = Mesh(np.array(zx.devices()), ("model",))
     rng = np.random.default_rng(32)

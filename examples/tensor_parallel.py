@@ -26,7 +26,8 @@ import zerax as zx
 import zerax.numpy as znp
 import zerax.optim as optim
 from zerax import distributed
-from zerax.sharding import Mesh, NamedSharding, PartitionSpec as P
+from zerax.sharding import Mesh, NamedSharding
+from zerax.sharding import PartitionSpec as P
 
 
 def loss(params, x, y):

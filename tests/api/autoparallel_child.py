@@ -44,7 +44,8 @@ def arrays(directory):
     zx = _setup()
     import zerax.numpy as znp
     from zerax import io
-    from zerax.sharding import Mesh, NamedSharding, PartitionSpec as P
+    from zerax.sharding import Mesh, NamedSharding
+    from zerax.sharding import PartitionSpec as P
     r, n = zx.process_index(), zx.process_count()
     mesh = Mesh(np.array(zx.devices()), ("model",))
     x = np.arange(8.0 * n * 3).reshape(4 * n, 6) / 7
@@ -90,7 +91,8 @@ def load(directory, n_saved):
     another number of processes (and a 2-D mesh when it has four)."""
     zx = _setup()
     from zerax import io
-    from zerax.sharding import Mesh, NamedSharding, PartitionSpec as P
+    from zerax.sharding import Mesh, NamedSharding
+    from zerax.sharding import PartitionSpec as P
     r, n = zx.process_index(), zx.process_count()
     m = int(n_saved)
     x = np.arange(8.0 * m * 3).reshape(4 * m, 6) / 7
@@ -140,9 +142,11 @@ def models():
     """Data parallel, Megatron MLP, a transformer block with its heads split, a
     vocabulary-parallel embedding, each a training step against one process."""
     zx = _setup()
-    import zerax.numpy as znp
-    from zerax.sharding import Mesh, NamedSharding, PartitionSpec as P
     from transformer_block import block_params, block_step, megatron_shardings
+
+    import zerax.numpy as znp
+    from zerax.sharding import Mesh, NamedSharding
+    from zerax.sharding import PartitionSpec as P
     r, n = zx.process_index(), zx.process_count()
     rng = np.random.default_rng(0)
     step = _mlp_step(zx)
@@ -196,8 +200,9 @@ def planner():
     plan of a two-layer MLP, and for a transformer block a plan within 10% of the
     hand-written one (modelled costs, fixed rates); both give one process's result."""
     zx = _setup()
-    from zerax.sharding import CostModel, Mesh, NamedSharding, PartitionSpec as P
     from transformer_block import block_params, block_step, megatron_shardings
+
+    from zerax.sharding import CostModel, Mesh
     r, n = zx.process_index(), zx.process_count()
     rng = np.random.default_rng(1)
     mesh = Mesh(np.array(zx.devices()), ("model",))

@@ -11,16 +11,16 @@ import os
 
 import numpy as np
 import pytest
+from test_distributed import launch, needs_mpi
+from transformer_block import block_params, block_step, megatron_shardings
 
 import zerax as zx
 import zerax.lax as lax
 import zerax.numpy as znp
 from zerax import distributed, errors, io
 from zerax.io import _safetensors as _st
-from zerax.sharding import CostModel, NamedSharding, PartitionSpec as P
-
-from test_distributed import MPIEXEC, launch, needs_mpi
-from transformer_block import block_params, block_step, megatron_shardings
+from zerax.sharding import CostModel, NamedSharding
+from zerax.sharding import PartitionSpec as P
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))

@@ -46,7 +46,8 @@ def block_step(zx, heads):
 
 
 def megatron_shardings(mesh):
-    from zerax.sharding import NamedSharding, PartitionSpec as P
+    from zerax.sharding import NamedSharding
+    from zerax.sharding import PartitionSpec as P
     col, row = NamedSharding(mesh, P(None, "model")), NamedSharding(mesh, P("model", None))
     return {"ln1": None, "wq": col, "wk": col, "wv": col, "wo": row, "ln2": None,
             "w1": col, "w2": row}

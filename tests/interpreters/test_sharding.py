@@ -8,20 +8,22 @@ tests/api/test_autoparallel.py's."""
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import zerax as zx
 import zerax.lax as lax
 import zerax.numpy as znp
 import zerax.random as zr
-from zerax._src.api.partition import (assemble, partition, process_block, reshard_steps)
+from zerax._src.api.partition import assemble, partition, process_block, reshard_steps
 from zerax._src.api.sharding import mesh_layout
 from zerax._src.core import tree
 from zerax._src.core.core import ShapedArray
 from zerax._src.interpreters.sharding import Propagation, propagate
 from zerax._src.ir.ir import eval_jaxpr
 from zerax._src.ir.tracing import trace_closed
-from zerax.sharding import NamedSharding, PartitionSpec as P
+from zerax.sharding import NamedSharding
+from zerax.sharding import PartitionSpec as P
 
 TOL = dict(rtol=1e-12, atol=1e-12)
 

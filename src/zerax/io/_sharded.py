@@ -25,11 +25,12 @@ import os
 import numpy as np
 
 import zerax
+
 from .. import distributed
 from ..errors import CheckpointError
 from . import _safetensors as _st
 
-__all__ = ["is_split", "part_path", "save_parts", "Parts", "sync"]
+__all__ = ["Parts", "is_split", "part_path", "save_parts", "sync"]
 
 _MAX_PARTS = 1 << 20
 

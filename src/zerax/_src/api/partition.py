@@ -32,21 +32,37 @@ import numpy as np
 from ... import errors
 from ..core.core import ProcessAxis, ShapedArray, bind, bind_process_axes
 from ..interpreters.batching import vmap
-from ..interpreters.sharding import (Propagation, local_shape, propagate, replicated,
-                                     rule_for, sharding_rules, shards, spec_axes, spec_str)
+from ..interpreters.sharding import (
+    Propagation,
+    local_shape,
+    propagate,
+    replicated,
+    rule_for,
+    sharding_rules,
+    shards,
+    spec_axes,
+    spec_str,
+)
 from ..ir.ir import Eqn, Jaxpr, Literal, Var, pp_jaxpr
 from ..ir.tracing import trace_closed
 from ..lax import parallel as lax_par
 from ..ops.collectives import bind_collective, pmax_p, pmin_p, psum_p
+from ..ops.elementwise import mul
+from ..ops.shape import broadcast_in_dim_p
 from ..ops.sharding import constraint_spec, sharding_constraint_p
 from ..ops.sharding_rules import Inlined
-from ..ops.shape import broadcast_in_dim_p
 from ..ops.slicing import dynamic_slice
-from ..ops.elementwise import mul
 from .sharding import mesh_layout
 
-__all__ = ["partition", "Partitioned", "reshard", "process_shape", "process_block",
-           "assemble", "normal"]
+__all__ = [
+    "Partitioned",
+    "assemble",
+    "normal",
+    "partition",
+    "process_block",
+    "process_shape",
+    "reshard",
+]
 
 
 # --------------------------------------------------------------------------- specs
@@ -119,7 +135,7 @@ def assemble(block: np.ndarray, shape, spec, layout, sizes) -> np.ndarray:
     if any(sizes[a] > 1 for a in spec_axes(spec) if a not in locals_):
         raise errors.ZeraxInternalError("assemble of an array split over processes")
     # block: (local axes..., block dims...) -> per dim, its axes' sizes then the block
-    order, src = [], []
+    src = []
     for d, axes in enumerate(spec):
         for a in axes:
             src.append(locals_.index(a))

@@ -55,15 +55,22 @@ import numpy as np
 
 from ... import errors
 from ..core.core import Tracer
-from ..interpreters.sharding import local_shape, rule_for, shards, spec_axes, spec_str
+from ..interpreters.sharding import local_shape, rule_for, shards, spec_str
 from ..ir.ir import Literal
 from ..ops.sharding_rules import CondRule, ScanRule, WhileRule
 from .distributed import world_mesh
 from .partition import _propagated, inline_calls, mesh_layout, normal, reshard_steps
 from .sharded import NamedSharding, is_sharded, partition_spec, splat_constants
 
-__all__ = ["CostModel", "Cost", "Plan", "plan_program", "partitioned_cost", "parse_bytes",
-           "EXACT_PLANS"]
+__all__ = [
+    "EXACT_PLANS",
+    "Cost",
+    "CostModel",
+    "Plan",
+    "parse_bytes",
+    "partitioned_cost",
+    "plan_program",
+]
 
 # Exact search up to this many combinations of the inputs' candidates.
 EXACT_PLANS = 512
@@ -152,8 +159,8 @@ def measure(mesh) -> CostModel:
             continue
         comm = layout.process_mesh.communicator((k,))
         small, large = np.ones(1 << 13), np.ones(1 << 19)
-        t_small = _best_time(lambda: comm.allreduce([small], "sum", "the planner's probe"), 3)
-        t_large = _best_time(lambda: comm.allreduce([large], "sum", "the planner's probe"), 3)
+        t_small = _best_time(lambda c=comm, x=small: c.allreduce([x], "sum", "probe"), 3)
+        t_large = _best_time(lambda c=comm, x=large: c.allreduce([x], "sum", "probe"), 3)
         n = sizes[ax]
         moved = 2 * (n - 1) / n * (large.nbytes - small.nbytes)
         numbers += [max(t_small, 1e-7), moved / max(t_large - t_small, 1e-9)]
@@ -182,7 +189,7 @@ class Cost:
     """The modelled cost of a plan: ``comm`` and ``compute`` seconds, the number of
     collectives and their bytes, and the per-process ``memory`` (bytes)."""
 
-    __slots__ = ("comm", "compute", "collectives", "bytes", "memory")
+    __slots__ = ("bytes", "collectives", "comm", "compute", "memory")
 
     def __init__(self):
         self.comm = self.compute = self.bytes = 0.0
@@ -266,7 +273,7 @@ class _Costing:
     def compute(self, cost, eqn, plan):
         m = self.model
         if eqn.primitive.name == "dot_general":
-            (lc, rc), _ = eqn.params["dimension_numbers"]
+            (lc, _), _ = eqn.params["dimension_numbers"]
             lhs = local_shape(eqn.invars[0].aval.shape, plan.operands[0], self.sizes)
             out = local_shape(eqn.outvars[0].aval.shape, plan.results[0], self.sizes)
             k = math.prod(lhs[i] for i in lc)
@@ -389,8 +396,7 @@ class _Costing:
         for eqn, dead in zip(flat.eqns, dying):
             for v in eqn.outvars:
                 live += size(v)
-            if live > peak:
-                peak = live
+            peak = max(peak, live)
             for v in dead:
                 live -= size(v)
         return sum(size(v) for v in flat.invars) + peak

@@ -26,24 +26,37 @@ import numpy as np
 from ... import errors
 from ..core import tree
 from ..core.api_util import as_input
-from ..core.array import (CPU, Array, DeviceArray, Shard, register_buffer_type,
-                          unregister_buffer_type)
+from ..core.array import (
+    CPU,
+    Array,
+    Shard,
+    register_buffer_type,
+    unregister_buffer_type,
+)
 from ..core.core import ShapedArray, Tracer, bind
-from ..interpreters.sharding import spec_axes, shards, spec_str
+from ..interpreters.sharding import shards, spec_axes, spec_str
 from ..ir.ir import ClosedJaxpr, Eqn, Jaxpr, Var, eval_jaxpr
 from ..ops.sharding import sharding_constraint_p
-from .partition import assemble, normal, partition, process_block, process_shape, _check_spec
+from .partition import _check_spec, assemble, normal, partition, process_block, process_shape
 from .sharding import Mesh, NamedSharding, PartitionSpec, current_mesh, mesh_layout
 
-__all__ = ["ShardBuffer", "shard_put", "is_sharded", "make_array_from_callback",
-           "with_sharding_constraint", "spec_of", "gather_global", "wrap_blocks"]
+__all__ = [
+    "ShardBuffer",
+    "gather_global",
+    "is_sharded",
+    "make_array_from_callback",
+    "shard_put",
+    "spec_of",
+    "with_sharding_constraint",
+    "wrap_blocks",
+]
 
 
 class ShardBuffer:
     """This process's part of a sharded array (``data``), with the whole array's
     ``shape`` and ``dtype``, its ``sharding`` and normalised ``spec``."""
 
-    __slots__ = ("data", "sharding", "spec", "shape", "dtype")
+    __slots__ = ("data", "dtype", "shape", "sharding", "spec")
 
     def __init__(self, data, sharding, spec, shape, dtype):
         self.data, self.sharding, self.spec = data, sharding, spec

@@ -100,7 +100,7 @@ class Plan:
     to be made whole by a reduce-scatter along that dimension, which then splits it
     over the axis, as the last of its axes)."""
 
-    __slots__ = ("operands", "results", "partial", "scatter", "local")
+    __slots__ = ("local", "operands", "partial", "results", "scatter")
 
     def __init__(self, operands, results, local, partial=None, scatter=None):
         self.operands, self.results, self.local = list(operands), list(results), local
@@ -127,7 +127,7 @@ class DimMap:
     split; a result dimension neither mapped nor free must be whole.  Every result
     has the same ``out_rank`` dimensions."""
 
-    __slots__ = ("operands", "free", "out_rank")
+    __slots__ = ("free", "operands", "out_rank")
 
     def __init__(self, operands, out_rank, free=()):
         self.operands, self.out_rank, self.free = operands, out_rank, frozenset(free)
@@ -434,6 +434,20 @@ def propagate(jaxpr, prop: Propagation, max_rounds: int = 8,
     return prop
 
 
-__all__ = ["sharding_rules", "replicated", "unknown", "spec_axes", "shards", "local_shape",
-           "spec_str", "complete", "fits", "Plan", "DimMap", "DimMapRule", "Propagation",
-           "propagate", "rule_for"]
+__all__ = [
+    "DimMap",
+    "DimMapRule",
+    "Plan",
+    "Propagation",
+    "complete",
+    "fits",
+    "local_shape",
+    "propagate",
+    "replicated",
+    "rule_for",
+    "sharding_rules",
+    "shards",
+    "spec_axes",
+    "spec_str",
+    "unknown",
+]

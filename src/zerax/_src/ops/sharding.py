@@ -70,4 +70,4 @@ batch_rules[sharding_constraint_p] = _batch
 # (no eager-tape rule: the tape linearizes it, so its cotangent keeps the constraint)
 
 
-__all__ = ["sharding_constraint_p", "constraint_spec"]
+__all__ = ["constraint_spec", "sharding_constraint_p"]
