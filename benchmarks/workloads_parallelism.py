@@ -11,46 +11,23 @@ Every process shares the machine with whatever else runs on it.
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-
 from registry import Case, Seconds, Target, workload
+from workloads_distributed import _probe as _mpi_probe, _samples as _samples_of
 
 ISSUE = "issue 31"
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
 ROUNDS = 9
 HIDDEN = 4096
 BLOCKS = 12
 
 
 def _probe(n_processes: int, *args) -> dict:
-    """Run parallel_probe.py on ``n_processes`` (0: one plain process), read its JSON."""
-    env = dict(os.environ, ZERAX_NUM_THREADS="1", OMP_NUM_THREADS="1",
-               OPENBLAS_NUM_THREADS="1",
-               PYTHONPATH=os.pathsep.join([os.path.join(ROOT, "src"), HERE]))
-    cmd = [sys.executable, os.path.join(HERE, "parallel_probe.py"), *map(str, args)]
-    if n_processes:
-        mpiexec = os.path.join(os.path.dirname(sys.executable), "mpiexec")
-        cmd = [mpiexec if os.path.exists(mpiexec) else "mpiexec", "-n",
-               str(n_processes)] + cmd
-    out = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=900)
-    for line in out.stdout.splitlines():
-        if line.startswith("PROBE "):
-            return json.loads(line[6:])
-    raise RuntimeError(f"{' '.join(cmd)} failed:\n{out.stdout[-2000:]}\n{out.stderr[-2000:]}")
+    """parallel_probe.py on ``n_processes`` (0: one plain process): its JSON."""
+    return _mpi_probe(n_processes, *args, script="parallel_probe.py")
 
 
 def _samples(times, extras=None):
-    """A callable returning the measured samples in turn (as Seconds), and extras."""
-    state = {"i": 0}
-
-    def call():
-        t = times[state["i"] % len(times)]
-        state["i"] += 1
-        return Seconds(t)
+    """The samples handed out in turn (as Seconds), with ``extras`` when given."""
+    call = _samples_of(times)
     return (call, extras) if extras is not None else call
 
 

@@ -81,6 +81,8 @@ def test_jit_with_shardings_gives_one_process_result(mesh, megatron_step):
     # the outputs come back split: the next step takes them as they are
     again = step(*got[:1], x, y)
     _close(again, zx.jit(_step)(zx.jit(_step)(params, x, y)[0], x, y))
+    # the lowered program compiled ahead of the call runs partitioned too
+    _close(step.lower(params, x, y).compile()(params, x, y), got)
     # a plain jit partitions arguments that are split, as they are split
     plain = zx.jit(_step)(got[0], x, y)
     assert plain[0]["w1"].sharding.spec == P(None, "model")

@@ -102,10 +102,12 @@ class Lowered:
     program partitioned over a mesh (``partitioned``), the program of this process,
     collectives included."""
 
-    def __init__(self, jaxpr, consts, out_tree, name, in_tree, partitioned=None, plan=None):
+    def __init__(self, jaxpr, consts, out_tree, name, in_tree, partitioned=None, plan=None,
+                 shardings=None):
         self.jaxpr, self.consts, self.out_tree, self.name = jaxpr, consts, out_tree, name
         self.in_tree = in_tree
-        self.partitioned, self.plan = partitioned, plan
+        # a partitioned program, the planner's choice, each input's sharding
+        self.partitioned, self.plan, self.shardings = partitioned, plan, shardings
 
     def as_text(self, dialect=None) -> str:
         """The compiled form of the program, readable: the kernel IR (or, for a program
@@ -152,7 +154,8 @@ class Lowered:
 
     def compile(self) -> Compiled:
         """Compile now; the result is called with the non-static arguments only."""
-        return Compiled(self, executable_for(self.jaxpr, self.name))
+        jaxpr = self.jaxpr if self.partitioned is None else self.partitioned.jaxpr
+        return Compiled(self, executable_for(jaxpr, self.name))
 
 
 class Compiled:
@@ -187,6 +190,12 @@ class Compiled:
                 "arguments are not passed to a Compiled object).")
         if any(isinstance(x, Tracer) for x in leaves):
             outs = bind(jit_p, *low.consts, *leaves, jaxpr=low.jaxpr, name=low.name)
+        elif low.partitioned is not None:   # this process's blocks, as the lowering split
+            pt = low.partitioned
+            pt, blocks = _sharded.prepare_call(low.jaxpr, [*low.consts, *leaves],
+                                               low.shardings, pt.layout.mesh, low.name,
+                                               len(low.consts))
+            outs = _run_partitioned(pt, blocks)
         else:
             vals = [_contiguous(c._value if type(c) is Array else np.asarray(c))
                     for c in (*low.consts, *leaves)]
@@ -573,7 +582,9 @@ class JitFunction:
         pt = partition(jaxpr, mesh, specs, self.name,
                        _sharded.splat_constants(jaxpr, values, len(consts)))
         plan = self._plans.get(jaxpr) if self._auto else None
-        return Lowered(jaxpr, consts, out_tree, self.name, in_tree, pt, plan)
+        return Lowered(jaxpr, consts, out_tree, self.name, in_tree, pt, plan,
+                       [_sharded.sharding_of_spec(mesh, s) if st is None else st
+                        for s, st in zip(specs, shardings)])
 
 
 def _resolve_static(fun, nums, names):

@@ -103,6 +103,10 @@ def partition_spec(spec) -> PartitionSpec:
     return PartitionSpec(*entries)
 
 
+def sharding_of_spec(mesh, spec) -> NamedSharding:
+    return NamedSharding(mesh, partition_spec(spec))
+
+
 def wrap_blocks(data, mesh, spec, shape, dtype):
     """A zerax Array from this process's part ``data`` of an array of ``shape`` split by
     ``spec`` over ``mesh``; a spec that splits nothing gives a plain array."""
