@@ -1291,3 +1291,4 @@ import workloads_compile  # noqa: E402,F401
 import workloads_export  # noqa: E402,F401
 import workloads_distributed  # noqa: E402,F401
 import workloads_taylor  # noqa: E402,F401
+import workloads_parallelism  # noqa: E402,F401

@@ -28,12 +28,13 @@ DP_BATCH = 256          # the global batch of the data-parallel step
 VMAP_SHAPE = (16, 100_000)
 
 
-def _probe(n_processes: int, *args) -> dict:
-    """Run mpi_probe.py on ``n_processes`` (0: one plain process) and read its JSON."""
+def _probe(n_processes: int, *args, script: str = "mpi_probe.py") -> dict:
+    """Run ``script`` (default mpi_probe.py) on ``n_processes`` (0: one plain process)
+    and read its JSON."""
     env = dict(os.environ, ZERAX_NUM_THREADS="1", OMP_NUM_THREADS="1",
                OPENBLAS_NUM_THREADS="1",
                PYTHONPATH=os.pathsep.join([os.path.join(ROOT, "src"), HERE]))
-    cmd = [sys.executable, os.path.join(HERE, "mpi_probe.py"), *map(str, args)]
+    cmd = [sys.executable, os.path.join(HERE, script), *map(str, args)]
     if n_processes:
         mpiexec = os.path.join(os.path.dirname(sys.executable), "mpiexec")
         cmd = [mpiexec if os.path.exists(mpiexec) else "mpiexec", "-n",

@@ -36,6 +36,7 @@ from . import export  # noqa: E402  (zerax.export: program format, ONNX)
 from . import distributed  # noqa: E402
 from ._src.api.shard_map import shard_map  # noqa: E402
 from ._src.api.sharding import make_mesh  # noqa: E402
+from ._src.api.sharded import make_array_from_callback  # noqa: E402  (issue 31)
 
 jacobian = jacrev   # JAX's name for it
 
@@ -52,7 +53,7 @@ __all__ = [
     "process_count", "default_device", "named_scope", "named_call",
     "ensure_compile_time_eval", "clear_caches", "elementwise_grad", "custom_gradient",
     "pmap", "ops", "image", "core", "numpy_dtype_promotion", "export", "distributed",
-    "shard_map", "make_mesh", "enable_x64",
+    "shard_map", "make_mesh", "enable_x64", "make_array_from_callback",
 ]
 
 # Taylor mode (issue 32)

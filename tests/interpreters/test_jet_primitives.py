@@ -90,6 +90,10 @@ CASES.update({
     "imag": (lambda x: znp.imag(znp.exp(x * (1 + 1j))), [F(S3, -1, 1)], 8),
     "conj": (lambda x: znp.real(znp.conj(x * (2 - 1j)) * (x + 1j)), [F(S3, -1, 1)], 8),
     "complex": (lambda a, b: znp.abs(lax.complex(a, b)), [F(S3, 0.5, 1), F(S3, 0.5, 1)], 8),
+    # (the identity outside a partitioned program)
+    "sharding_constraint": (lambda x: znp.sin(lax.with_sharding_constraint(
+        x * x, zx.sharding.NamedSharding(zx.make_mesh((1,), ("a",)),
+                                         zx.sharding.PartitionSpec("a")))), [F(S3, -1, 1)], 8),
     # special functions
     "igamma": (sps.gammainc, [F(S3, 1, 3), F(S3, 0.5, 3)], 1),
     "igammac": (lambda x: sps.gammaincc(2.5, x), [F(S3, 0.5, 3)], 8),

@@ -148,13 +148,23 @@ def test_reduce_prod_grad_with_zeros_is_exact():
     _check(lambda v: r.cumprod(v, 0), (x,))
 
 
+def test_sharding_constraint_grads():
+    # (the identity outside a partitioned program; tests/interpreters/test_sharding.py
+    # checks it partitioned)
+    import zerax as zx
+    from zerax._src.ops.sharding import sharding_constraint_p
+    from zerax.sharding import NamedSharding, PartitionSpec
+    s = NamedSharding(zx.make_mesh((1,), ("a",)), PartitionSpec("a"))
+    _check(lambda v: bind(sharding_constraint_p, v * v, sharding=s), (np.arange(1.0, 4.0),))
+
+
 def test_every_differentiable_primitive_is_covered_here():
     covered = set(UNARY) | set(BINARY) | {
         "integer_pow", "polygamma", "max", "min", "clamp", "select_n", "convert_element_type",
         "broadcast_in_dim", "reshape", "transpose", "squeeze", "concatenate", "pad", "slice",
         "dynamic_slice", "dynamic_update_slice", "rev", "reduce_sum", "reduce_max",
         "reduce_min", "reduce_prod", "cumsum", "cumprod", "cummax", "cummin",
-        "window_patches", "window_patches_add", "fma",
+        "window_patches", "window_patches_add", "fma", "sharding_constraint",
     } | COVERED_ELSEWHERE
     differentiable = {n for n, p in all_primitives().items()
                       if p in jvp_rules and "jvp" not in p.unsupported

@@ -16,6 +16,7 @@ import zerax
 from .. import tree_util as tu
 from ..errors import CheckpointError
 
+from . import _sharded
 from . import _safetensors as _st
 from ._tree import (_key_module, decode_scalar, decode_structure, encode_leaf, encode_structure,
                     path_name)
@@ -54,6 +55,11 @@ def save(path: str | os.PathLike, tree, *, metadata: dict[str, str] | None = Non
     ``numpy.save``, ``torch.save`` and safetensors' ``save_file``, leaves that to the OS;
     :class:`CheckpointManager`, which deletes older checkpoints, is durable by default.
 
+    An array split over the processes of a mesh (``zx.device_put(x, NamedSharding(...))``)
+    is saved by every process calling ``save``: each writes its blocks to
+    ``<path>.part<process>``, then process 0 writes ``path`` (see :func:`load` to read
+    it onto another mesh).
+
     >>> import os, tempfile, zerax.numpy as znp
     >>> from zerax import io
     >>> path = os.path.join(tempfile.mkdtemp(), "params.safetensors")
@@ -64,8 +70,15 @@ def save(path: str | os.PathLike, tree, *, metadata: dict[str, str] | None = Non
     path = os.fspath(path)
     with_paths, _ = tu.tree_flatten_with_path(tree)
     names = _unique_names([p for p, _ in with_paths])
+    split = [(name, leaf) for name, (_, leaf) in zip(names, with_paths)
+             if _sharded.is_split(leaf)]
+    split_descs = {d["name"]: d for d in _sharded.save_parts(path, split, bool(durable))} \
+        if split else {}
     tensors, leaves = [], []
     for name, (_, leaf) in zip(names, with_paths):
+        if name in split_descs:
+            leaves.append(split_descs[name])
+            continue
         desc, arr = encode_leaf(leaf, name)
         desc["name"] = name
         leaves.append(desc)
@@ -80,10 +93,18 @@ def save(path: str | os.PathLike, tree, *, metadata: dict[str, str] | None = Non
             raise CheckpointError(f"metadata entries must be str -> str and not one of "
                                   f"{sorted(meta)}; got {k!r}: {type(v).__name__}")
         meta[k] = v
+    if split:   # every part written before the main file, which process 0 writes
+        _sharded.sync()
+        if zerax.process_index() != 0:
+            _sharded.sync()
+            return
     try:
         _st.write_file(path, tensors, meta, durable=bool(durable))
     except OSError as e:
         raise CheckpointError(f"cannot write checkpoint {path!r}: {e}") from None
+    finally:
+        if split:
+            _sharded.sync()
 
 
 def load_metadata(path: str | os.PathLike) -> dict[str, str]:
@@ -115,7 +136,9 @@ def _leaf_descriptions(metadata: dict[str, str], arrays: dict, path: str):
     used = set()
     for d in leaves:
         kind, name = d.get("kind"), d["name"]
-        if kind in ("array", "key"):
+        if kind == "sharded":
+            _sharded.check_description(d, path)
+        elif kind in ("array", "key"):
             if name not in arrays or name in used:
                 raise CheckpointError(f"the metadata of {path!r} refers to tensor {name!r}, "
                                       "which the file does not hold (or refers to it twice)")
@@ -158,14 +181,23 @@ def _wrap(arr: np.ndarray) -> zerax.Array:
     return wrap(arr) if wrap is not None else zerax.Array(arr)
 
 
-def _materialise(desc: dict, arrays: dict, name: str, path: str, as_numpy: bool | None):
+def _materialise(desc: dict, arrays: dict, name: str, path: str, as_numpy: bool | None,
+                 sharding=None, parts=None):
     kind = desc["kind"]
+    if kind == "sharded":
+        read = parts.reader(desc)
+        if sharding is not None:
+            return zerax.make_array_from_callback(tuple(desc["shape"]), sharding, read)
+        whole = read(tuple(slice(0, n) for n in desc["shape"]))
+        return whole if as_numpy else _wrap(whole)
     if kind == "array":
         arr = arrays[desc["name"]]
         dt = np.dtype(desc["dtype"])
         if dt.kind == "c":
             arr = arr.reshape(-1).view(dt).reshape(desc["shape"])
         arr = arr.astype(dt.newbyteorder("="), copy=False)
+        if sharding is not None:
+            return zerax.device_put(arr, sharding)
         numpy_leaf = desc.get("numpy") is True if as_numpy is None else as_numpy
         return arr if numpy_leaf else _wrap(arr)
     if kind == "key":
@@ -183,7 +215,7 @@ def _materialise(desc: dict, arrays: dict, name: str, path: str, as_numpy: bool 
 
 def _check_like_leaf(desc: dict, leaf, name: str, path: str) -> None:
     kind = desc["kind"]
-    if kind == "array":
+    if kind in ("array", "sharded"):
         if isinstance(leaf, (zerax.Array, np.ndarray, np.generic, zerax.ShapeDtypeStruct)):
             want = (tuple(leaf.shape), np.dtype(leaf.dtype))
             got = (tuple(desc["shape"]), np.dtype(desc["dtype"]))
@@ -206,7 +238,56 @@ def _check_like_leaf(desc: dict, leaf, name: str, path: str) -> None:
                           f"like= has a {type(leaf).__name__}")
 
 
-def load(path: str | os.PathLike, like=None):
+def _parts(leaves: list, path: str):
+    """The part files of a checkpoint with split arrays (None without)."""
+    counts = {d["parts"] for d in leaves if d["kind"] == "sharded"}
+    if not counts:
+        return None
+    if len(counts) != 1:
+        raise CheckpointError(f"the split arrays of {path!r} name different numbers of parts")
+    parts = _sharded.Parts(path, counts.pop())
+    for d in leaves:
+        if d["kind"] == "sharded":
+            parts.check(d)
+    return parts
+
+
+def _without_keys(s, depth: int = 0):
+    """The JSON tree with each random key node replaced by its one child (the tree's
+    shape, for matching ``shardings=`` against it, without building keys)."""
+    if depth > 500 or not isinstance(s, dict):
+        return s
+    c = s.get("c")
+    if s.get("t") == "key" and isinstance(c, list) and len(c) == 1:
+        return _without_keys(c[0], depth + 1)
+    if isinstance(c, list):
+        return dict(s, c=[_without_keys(x, depth + 1) for x in c])
+    return s
+
+
+def _is_sharding(x) -> bool:
+    return x is None or isinstance(x, zerax.sharding.NamedSharding)
+
+
+def _leaf_shardings(shardings, tree, n: int, path: str) -> list:
+    """One NamedSharding (or None) per leaf of ``tree`` from the prefix tree
+    ``shardings``."""
+    if _is_sharding(shardings):
+        return [shardings] * n
+    sdef = tu.tree_structure(shardings, is_leaf=_is_sharding)
+    try:
+        subtrees = sdef.flatten_up_to(tree)
+    except (ValueError, TypeError):
+        raise CheckpointError(f"shardings= is not a prefix of the structure of {path!r}'s "
+                              "tree (give one NamedSharding, or a tree of them and None)") \
+            from None
+    out = []
+    for s, sub in zip(tu.tree_leaves(shardings, is_leaf=_is_sharding), subtrees):
+        out.extend([s] * len(tu.tree_leaves(sub)))
+    return out
+
+
+def load(path: str | os.PathLike, like=None, *, shardings=None):
     """Load a pytree saved by :func:`save` (or any safetensors file).
 
     Without ``like``, dicts, lists, tuples and None are rebuilt and arrays come back as
@@ -219,6 +300,12 @@ def load(path: str | os.PathLike, like=None):
     scalar); each array must have ``like``'s shape and dtype, and leaves that were not
     saved (functions) are taken from ``like``.  Any mismatch or damaged file raises
     :class:`zerax.errors.CheckpointError`.
+
+    ``shardings`` (a ``NamedSharding``, or a prefix tree of them and None) splits the
+    arrays over a mesh as they are loaded: each process reads only the blocks that
+    overlap its own (from a checkpoint of arrays split over processes, saved on any
+    mesh and number of processes) and keeps its part.  An array saved split and loaded
+    without a sharding comes back whole.
 
     >>> import os, tempfile, zerax.numpy as znp
     >>> from zerax import io
@@ -234,6 +321,7 @@ def load(path: str | os.PathLike, like=None):
     if metadata.get("format") != _FORMAT:
         return _load_foreign(path, arrays, like)
     leaves = _leaf_descriptions(metadata, arrays, path)
+    parts = _parts(leaves, path)
     if like is None:
         for d in leaves:
             if d["kind"] == "static":
@@ -241,16 +329,22 @@ def load(path: str | os.PathLike, like=None):
                     f"leaf {d['name']!r} of {path!r} is a {str(d.get('type'))[:60]} that was "
                     "not saved (only arrays and Python scalars are); pass like=<a tree of the "
                     "same structure> to take it from there")
-        values = [_materialise(d, arrays, d["name"], path, None) for d in leaves]
         structure = _st.parse_json(metadata.get("zerax.tree", ""), f"the tree of {path!r}")
+        shards = _leaf_shardings(shardings, None if _is_sharding(shardings) else
+                                 decode_structure(_without_keys(structure),
+                                                  list(range(len(leaves)))),
+                                 len(leaves), path)
+        values = [_materialise(d, arrays, d["name"], path, None, s, parts)
+                  for d, s in zip(leaves, shards)]
         return decode_structure(structure, values)
     with_paths, treedef = tu.tree_flatten_with_path(like)
+    shards = _leaf_shardings(shardings, like, len(with_paths), path)
     names = _unique_names([p for p, _ in with_paths])
     if len(names) != len(leaves):
         raise CheckpointError(f"the checkpoint {path!r} holds {len(leaves)} leaves but like= "
                               f"has {len(names)}: not the same tree structure")
     out = []
-    for name, (_, leaf), desc in zip(names, with_paths, leaves):
+    for name, (_, leaf), desc, sharding in zip(names, with_paths, leaves, shards):
         if name != desc["name"]:
             raise CheckpointError(f"the checkpoint {path!r} has leaf {desc['name']!r} where "
                                   f"like= has {name!r}: not the same tree structure")
@@ -258,10 +352,10 @@ def load(path: str | os.PathLike, like=None):
         if desc["kind"] == "static":
             out.append(leaf)
         else:
-            as_numpy = isinstance(leaf, (np.ndarray, np.generic)) if desc["kind"] == "array" \
-                else None
-            value = _materialise(desc, arrays, name, path, as_numpy)
-            if desc["kind"] == "array" and isinstance(leaf, np.generic):
+            as_numpy = isinstance(leaf, (np.ndarray, np.generic)) \
+                if desc["kind"] in ("array", "sharded") else None
+            value = _materialise(desc, arrays, name, path, as_numpy, sharding, parts)
+            if desc["kind"] == "array" and isinstance(leaf, np.generic) and sharding is None:
                 value = value[()]  # a NumPy scalar in like: the same, not a 0-d array
             out.append(value)
     return tu.tree_unflatten(treedef, out)

@@ -152,10 +152,21 @@ class CheckpointManager:
                     os.remove(self.path(s))
                 except FileNotFoundError:
                     pass
+                self._remove_parts(s)
 
-    def restore(self, step: int | None = None, like: Any = None) -> Any:
-        """Load ``step`` (the latest when None) into a tree like ``like`` (see
-        :func:`zerax.io.load`)."""
+    def _remove_parts(self, step: int) -> None:
+        """The part files of a step saved from arrays split over processes."""
+        prefix = os.path.basename(self.path(step)) + ".part"
+        for name in os.listdir(self.directory):
+            if name.startswith(prefix) and name[len(prefix):].isdigit():
+                try:
+                    os.remove(os.path.join(self.directory, name))
+                except FileNotFoundError:
+                    pass
+
+    def restore(self, step: int | None = None, like: Any = None, *, shardings=None) -> Any:
+        """Load ``step`` (the latest when None) into a tree like ``like``, split over a
+        mesh by ``shardings`` if given (see :func:`zerax.io.load`)."""
         if step is None:
             step = self.latest_step()
             if step is None:
@@ -163,4 +174,4 @@ class CheckpointManager:
         if not os.path.exists(self.path(step)):
             raise CheckpointError(f"no checkpoint for step {step} in {self.directory!r} "
                                   f"(saved steps: {self.all_steps()})")
-        return _files.load(self.path(step), like=like)
+        return _files.load(self.path(step), like=like, shardings=shardings)

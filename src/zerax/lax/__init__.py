@@ -20,7 +20,8 @@ maximum, minimum = max, min
 from .._src.numpy.shape_ops import broadcast_shapes  # noqa: E402,F401
 from .._src.lax.lax import select  # noqa: E402,F401
 from .._src.lax.ops_api import argmax, argmin, convert_element_type, iota  # noqa: E402,F401
-from .._src.lax.lax import optimization_barrier, with_sharding_constraint  # noqa: E402,F401
+from .._src.lax.lax import optimization_barrier  # noqa: E402,F401
+from .._src.api.sharded import with_sharding_constraint  # noqa: E402,F401
 from . import linalg  # noqa: E402,F401  (zerax.lax.linalg: the decompositions)
 from .._src.ops.fft import FftType  # noqa: E402,F401
 from .._src.lax.ops_api import fft  # noqa: E402,F401

@@ -25,7 +25,7 @@ from ..backends import mpi as _mpi
 from ..base.config import config
 from ..core import tree
 from ..core.api_util import as_input
-from ..core.array import CPU, Array, Device
+from ..core.array import CPU, Array, Device, device_buffers
 from ..core.core import ProcessAxis, Tracer, bind_process_axes
 
 __all__ = ["initialize", "is_initialized", "shutdown", "spmd", "broadcast",
@@ -229,10 +229,19 @@ def broadcast(x, root: int = 0):
     return tree.tree_unflatten(treedef, out)
 
 
+def _gather_of(leaf):
+    """The owner's gather of an array whose buffer is split over a mesh (a sharded
+    array's, api/sharded.py), else None."""
+    if not isinstance(leaf, Array):
+        return None
+    return getattr(device_buffers.get(type(leaf._value)), "allgather", None)
+
+
 def process_allgather(x, tiled: bool = False):
     """Every process's value of each leaf of ``x``, stacked along a new first axis in
     process order (concatenated along the first axis with ``tiled``), on every process
-    (JAX's ``multihost_utils.process_allgather``).
+    (JAX's ``multihost_utils.process_allgather``); a leaf that is an array split over a
+    mesh (``device_put(x, NamedSharding(...))``) comes back whole.
 
     >>> import zerax.numpy as znp
     >>> from zerax import distributed
@@ -240,6 +249,13 @@ def process_allgather(x, tiled: bool = False):
     Array([[0., 1.]], dtype=float64)
     """
     w = world()
+    leaves, treedef = tree.tree_flatten(x)
+    if any(_gather_of(leaf) for leaf in leaves):
+        # an array split over a mesh: its whole value (JAX's process_allgather of a
+        # global array), the other leaves as below
+        return tree.tree_unflatten(treedef, [
+            Array(_gather_of(leaf)(leaf._value)) if _gather_of(leaf) else
+            process_allgather(leaf, tiled) for leaf in leaves])
     leaves, vals, treedef = _leaves("process_allgather", x)
     out = []
     for leaf, v in zip(leaves, vals):

@@ -20,6 +20,8 @@ from ..core.array import Array, Device, SingleDeviceSharding
 from ..core.core import Tracer
 from ..ir.tracing import fun_name, trace_to_jaxpr
 from ..lax.abstract_eval import ShapeDtypeStruct, _aval, eval_shape, make_jaxpr  # noqa: F401
+from .sharded import shard_put
+from .sharding import NamedSharding
 
 
 def linear_transpose(fun, *primals):
@@ -60,8 +62,10 @@ def block_until_ready(x):
 def device_put(x, device=None):
     """``x`` with every leaf as a zerax Array, on ``device`` (default: where it is; a
     NumPy value: the host CPU); traced values pass through, as under JAX.  ``device``
-    may also be a `SingleDeviceSharding` (an array's ``.sharding``); anything else (a
-    JAX sharding in ported code) is ignored.
+    may also be a `SingleDeviceSharding` (an array's ``.sharding``), or a
+    ``NamedSharding``: each process keeps its part of the array split over the mesh
+    (every process passes the same whole value; see docs/parallelism.md); anything else
+    (a JAX sharding in ported code) is ignored.
 
     >>> import zerax as zx, numpy as np
     >>> zx.device_put(np.ones(2), zx.devices()[0]).device
@@ -69,6 +73,8 @@ def device_put(x, device=None):
     """
     if isinstance(device, SingleDeviceSharding):
         device = next(iter(device.device_set))
+    if isinstance(device, NamedSharding):
+        return tree.tree_map(lambda v: shard_put(v, device), x)
 
     def put(v):
         v = as_input(v, "device_put argument")

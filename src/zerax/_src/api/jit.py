@@ -30,6 +30,11 @@ from ..ir.ir import Var
 from ..ir.tracing import fun_name, trace_closed
 from ..ops.call import jit_p
 from ..ops.debug_nans import check_jit_outputs, nan_checks
+from ..ops.sharding import sharding_constraint_p
+from . import sharded as _sharded
+from .partition import partition
+from .planner import partitioned_cost, plan_program
+from .sharding import PartitionSpec
 from .extras import ShapeDtypeStruct
 
 
@@ -70,8 +75,21 @@ def _contiguous(v):
 
 
 def _jit_impl(*args, jaxpr, name):
+    mesh = _sharded.program_mesh(jaxpr, args, (), what=name)
+    if mesh is not None:   # sharding constraints inside: the program runs partitioned
+        pt, blocks = _sharded.prepare_call(jaxpr, args, [None] * len(args), mesh, name)
+        outs = _run_partitioned(pt, blocks)
+        return [o._value for o in outs]
     exe = executable_for(jaxpr, name, args)
     return list(exe.run(*[_contiguous(np.asarray(a)) for a in args]))
+
+
+def _run_partitioned(pt, blocks) -> list:
+    """This process's part of a partitioned program's results, as zerax Arrays."""
+    exe = executable_for(pt.jaxpr, pt.name)
+    vals = [_contiguous(np.asarray(c._value if type(c) is Array else c)) for c in pt.consts]
+    vals += [_contiguous(np.asarray(b)) for b in blocks]
+    return _sharded.call_outputs(pt, exe.run(*vals))
 
 
 jit_p.impl = _jit_impl  # the compiled implementation of the call primitive (ops/call.py)
@@ -81,16 +99,24 @@ jit_p.impl = _jit_impl  # the compiled implementation of the call primitive (ops
 
 
 class Lowered:
-    """``jit(f).lower(*args)``: the traced program and its generated source."""
+    """``jit(f).lower(*args)``: the traced program and its generated source; for a
+    program partitioned over a mesh (``partitioned``), the program of this process,
+    collectives included."""
 
-    def __init__(self, jaxpr, consts, out_tree, name, in_tree):
+    def __init__(self, jaxpr, consts, out_tree, name, in_tree, partitioned=None, plan=None,
+                 shardings=None):
         self.jaxpr, self.consts, self.out_tree, self.name = jaxpr, consts, out_tree, name
         self.in_tree = in_tree
+        # a partitioned program, the planner's choice, each input's sharding
+        self.partitioned, self.plan, self.shardings = partitioned, plan, shardings
 
     def as_text(self, dialect=None) -> str:
         """The compiled form of the program, readable: the kernel IR (or, for a program
         the kernel IR does not carry yet, the generated source); ``dialect="llvm"``:
-        the LLVM IR the CPU emitter writes for it.
+        the LLVM IR the CPU emitter writes for it.  For a program partitioned over a
+        mesh: this process's program (its inputs' and outputs' specs, then its
+        equations, with the collectives the partitioning inserted); ``"kernel"`` or
+        ``"llvm"`` then show the compiled forms of that program.
 
         >>> import numpy as np, zerax as zx
         >>> print(zx.jit(lambda x: x * 2.0).lower(np.ones(3)).as_text())
@@ -102,13 +128,35 @@ class Lowered:
         if dialect not in (None, "kernel", "llvm"):
             raise errors.ZeraxValueError(
                 f"as_text: dialect must be None, 'kernel' or 'llvm', got {dialect!r}")
+        if self.partitioned is not None and dialect is None:
+            return self.partitioned.text()
+        jaxpr = self.jaxpr if self.partitioned is None else self.partitioned.jaxpr
         if dialect == "llvm":
-            return get_backend().source(self.jaxpr, dialect="llvm")
-        return get_backend().source(self.jaxpr)
+            return get_backend().source(jaxpr, dialect="llvm")
+        return get_backend().source(jaxpr)
+
+    def cost(self, cost_model=None):
+        """The modelled cost (api/planner.py's model: time per step, communication,
+        memory per device) of a partitioned program, with ``cost_model``'s rates
+        (default: measured on the mesh)."""
+        if self.partitioned is None:
+            raise errors.ZeraxValueError(f"{self.name} is not partitioned: cost() models "
+                                         "programs with shardings over a mesh")
+        return partitioned_cost(self.partitioned, cost_model)
+
+    def sharding_plan(self) -> str:
+        """What the planner chose (``jit(..., in_shardings="auto")``): each input's
+        sharding with its modelled cost and the alternatives it beat."""
+        if self.plan is None:
+            raise errors.ZeraxValueError(
+                f"{self.name} was not planned: sharding_plan() describes the choice of "
+                "jit(..., in_shardings='auto', mesh=...)")
+        return self.plan.describe()
 
     def compile(self) -> Compiled:
         """Compile now; the result is called with the non-static arguments only."""
-        return Compiled(self, executable_for(self.jaxpr, self.name))
+        jaxpr = self.jaxpr if self.partitioned is None else self.partitioned.jaxpr
+        return Compiled(self, executable_for(jaxpr, self.name))
 
 
 class Compiled:
@@ -143,6 +191,12 @@ class Compiled:
                 "arguments are not passed to a Compiled object).")
         if any(isinstance(x, Tracer) for x in leaves):
             outs = bind(jit_p, *low.consts, *leaves, jaxpr=low.jaxpr, name=low.name)
+        elif low.partitioned is not None:   # this process's blocks, as the lowering split
+            pt = low.partitioned
+            pt, blocks = _sharded.prepare_call(low.jaxpr, [*low.consts, *leaves],
+                                               low.shardings, pt.layout.mesh, low.name,
+                                               len(low.consts))
+            outs = _run_partitioned(pt, blocks)
         else:
             vals = [_contiguous(c._value if type(c) is Array else np.asarray(c))
                     for c in (*low.consts, *leaves)]
@@ -244,9 +298,24 @@ def clear_caches() -> None:
 class JitFunction:
     """The result of `jit`: call it like the original function."""
 
-    def __init__(self, fun, static_argnums, static_argnames, donate_argnums, fast_math=False):
+    def __init__(self, fun, static_argnums, static_argnames, donate_argnums, fast_math=False,
+                 in_shardings=None, out_shardings=None, mesh=None, memory_limit=None,
+                 cost_model=None):
         functools.update_wrapper(self, fun)
         self.fun = fun
+        # shardings (issue 31): the program is partitioned over their mesh; "auto": the
+        # planner chooses the inputs' (api/planner.py), within memory_limit per process
+        self.in_shardings, self.out_shardings = in_shardings, out_shardings
+        self.mesh, self.memory_limit, self.cost_model = mesh, memory_limit, cost_model
+        self._sharded = in_shardings is not None or out_shardings is not None
+        self._auto = isinstance(in_shardings, str)
+        if self._auto and in_shardings != "auto":
+            raise errors.ZeraxValueError(f"jit: in_shardings={in_shardings!r}: the only "
+                                         "string it takes is 'auto'")
+        if self._auto and mesh is None:
+            raise errors.ZeraxValueError("jit(in_shardings='auto') needs the mesh to plan "
+                                         "over: jit(f, in_shardings='auto', mesh=mesh)")
+        self._plans: dict = {}
         self.fast_math = bool(fast_math)
         self.static_argnums, self.static_argnames = _resolve_static(
             fun, tuple(static_argnums), tuple(static_argnames))
@@ -307,12 +376,23 @@ class JitFunction:
 
         out_tree = OutTree()
         flat_fun = flatten_fun(self.fun, in_tree, out_tree, apply=call)
+        in_sh = self._leaf_shardings(in_tree, len(in_avals)) if self._sharded else None
 
         def flat(*xs):
             for x, w in zip(xs, weak):
                 if w is not None:
                     x._weak_type = w
-            return [as_input(o, f"output of {self.name}") for o in flat_fun(*xs)]
+            if in_sh is not None:
+                xs = [x if s is None else bind(sharding_constraint_p, x, sharding=s)
+                      for x, s in zip(xs, in_sh)]
+            outs = [as_input(o, f"output of {self.name}") for o in flat_fun(*xs)]
+            if self.out_shardings is not None:
+                out_sh = _sharded.flatten_shardings(
+                    f"out_shardings of {self.name}", self.out_shardings, out_tree.tree,
+                    len(outs), self.mesh)
+                outs = [o if s is None else bind(sharding_constraint_p, o, sharding=s)
+                        for o, s in zip(outs, out_sh)]
+            return outs
 
         jaxpr, consts = trace_closed(flat, in_avals, self.name, track_source=True)
         return jaxpr, consts, out_tree.tree
@@ -327,6 +407,20 @@ class JitFunction:
         jaxpr, consts, out_tree = self._trace(args, kwargs, avals, in_tree, dyn_pos,
                                               dict(st_kw), weak)
         return jaxpr, consts, in_tree, out_tree
+
+    def _leaf_shardings(self, in_tree, n) -> list:
+        """The NamedSharding (or None) of each argument leaf, from ``in_shardings`` (a
+        prefix of the positional arguments; keyword arguments are unspecified)."""
+        if self.in_shardings is None or self._auto:
+            return [None] * n
+        args_tree, kw_tree = in_tree.children()
+        n_args = args_tree.num_leaves
+        spec = self.in_shardings
+        if isinstance(spec, (tuple, list)) and not isinstance(spec, PartitionSpec):
+            spec = list(spec)
+        shard = _sharded.flatten_shardings(f"in_shardings of {self.name}", spec, args_tree,
+                                           n_args, self.mesh)
+        return shard + [None] * (n - n_args)
 
     def _entry(self, args, kwargs):
         key, leaves, in_tree, dyn_pos, st_kw = self._specialise(args, kwargs)
@@ -402,24 +496,33 @@ class JitFunction:
     def __call__(self, *args, **kwargs):
         if config.jit_disabled:
             return self.fun(*args, **kwargs)
-        out, sig = self.dispatch_fast(args, kwargs)
-        if out is not MISS:
-            return out
+        sig = None
+        if not self._sharded:
+            out, sig = self.dispatch_fast(args, kwargs)
+            if out is not MISS:
+                return out
         (jaxpr, consts, out_tree), leaves = self._entry(args, kwargs)
         if any(isinstance(x, Tracer) for x in leaves) or \
                 any(isinstance(c, Tracer) for c in consts):
             outs = bind(jit_p, *consts, *leaves, jaxpr=jaxpr, name=self.name)
-        else:
-            exe = executable_for(jaxpr, self.name, leaves, self.fast_math)
-            vals = [_contiguous(c._value if type(c) is Array else np.asarray(c)) for c in consts]
-            n_consts = len(vals)
-            vals += [_contiguous(x._value if type(x) is Array else np.asarray(x)) for x in leaves]
-            outs = [Array._wrap(o) for o in exe.run(*vals)]
-            if nan_checks[0]:
-                check_jit_outputs(self.name, [o._value for o in outs],
-                                  lambda: self._deoptimized(args, kwargs))
-            if sig is not None and not named_axis_env():
-                self._remember(sig, args, kwargs, exe, vals, n_consts, out_tree)
+            return tree.tree_unflatten(out_tree, outs)
+        values = list(consts) + list(leaves)
+        shardings = self._input_shardings(args, kwargs, jaxpr, values, len(consts))
+        mesh = _sharded.program_mesh(jaxpr, values, shardings, self.mesh, self.name)
+        if mesh is not None:   # partitioned over the mesh (api/partition.py)
+            pt, blocks = _sharded.prepare_call(jaxpr, values, shardings, mesh, self.name,
+                                               len(consts))
+            return tree.tree_unflatten(out_tree, _run_partitioned(pt, blocks))
+        exe = executable_for(jaxpr, self.name, leaves, self.fast_math)
+        vals = [_contiguous(c._value if type(c) is Array else np.asarray(c)) for c in consts]
+        n_consts = len(vals)
+        vals += [_contiguous(x._value if type(x) is Array else np.asarray(x)) for x in leaves]
+        outs = [Array._wrap(o) for o in exe.run(*vals)]
+        if nan_checks[0]:
+            check_jit_outputs(self.name, [o._value for o in outs],
+                              lambda: self._deoptimized(args, kwargs))
+        if sig is not None and not named_axis_env() and not _sharded.constraint_meshes(jaxpr):
+            self._remember(sig, args, kwargs, exe, vals, n_consts, out_tree)
         return tree.tree_unflatten(out_tree, outs)
 
     def _deoptimized(self, args, kwargs):
@@ -452,10 +555,48 @@ class JitFunction:
         return tree.tree_unflatten(out_tree, [ShapeDtypeStruct(v.aval.shape, v.aval.dtype)
                                               for v in jaxpr.outvars])
 
+    def _input_shardings(self, args, kwargs, jaxpr, values, n_consts) -> list:
+        """The NamedSharding (or None) of each input of the traced program (constants
+        first): ``in_shardings``' or the planner's."""
+        if not self._sharded:
+            return [None] * len(values)
+        if self._auto:
+            return [None] * n_consts + self._planned(jaxpr, values, n_consts,
+                                                     args, kwargs).shardings
+        in_tree = self._split(args, kwargs)[4]
+        return [None] * n_consts + self._leaf_shardings(in_tree, len(values) - n_consts)
+
+    def _planned(self, jaxpr, values, n_consts, args, kwargs):
+        """The planner's choice for this program (api/planner.py), memoised."""
+        plan = self._plans.get(jaxpr)
+        if plan is None:
+            _, dyn_pos, _, _, _ = self._split(args, kwargs)
+            dyn_kw = {k: v for k, v in kwargs.items() if k not in self.static_argnames}
+            paths, _ = tree.tree_flatten_with_path(([args[i] for i in dyn_pos], dyn_kw))
+            names = [f"args{tree.keystr(p[1:])}" if p[0].idx == 0 else
+                     f"kwargs{tree.keystr(p[1:])}" for p, _ in paths]
+            plan = plan_program(jaxpr, values, n_consts, self.mesh, self.memory_limit,
+                                self.name, names, self.cost_model)
+            self._plans[jaxpr] = plan
+        return plan
+
     def lower(self, *args, **kwargs) -> Lowered:
-        (jaxpr, consts, out_tree), _ = self._entry(args, kwargs)
+        (jaxpr, consts, out_tree), leaves = self._entry(args, kwargs)
         in_tree = self._specialise(args, kwargs)[2]
-        return Lowered(jaxpr, consts, out_tree, self.name, in_tree)
+        values = list(consts) + list(leaves)
+        if any(isinstance(v, Tracer) for v in values):
+            return Lowered(jaxpr, consts, out_tree, self.name, in_tree)
+        shardings = self._input_shardings(args, kwargs, jaxpr, values, len(consts))
+        mesh = _sharded.program_mesh(jaxpr, values, shardings, self.mesh, self.name)
+        if mesh is None:
+            return Lowered(jaxpr, consts, out_tree, self.name, in_tree)
+        specs = _sharded.input_specs(values, shardings, mesh, self.name)
+        pt = partition(jaxpr, mesh, specs, self.name,
+                       _sharded.splat_constants(jaxpr, values, len(consts)))
+        plan = self._plans.get(jaxpr) if self._auto else None
+        return Lowered(jaxpr, consts, out_tree, self.name, in_tree, pt, plan,
+                       [_sharded.sharding_of_spec(mesh, s) if st is None else st
+                        for s, st in zip(specs, shardings)])
 
 
 def _resolve_static(fun, nums, names):
@@ -488,7 +629,8 @@ def _resolve_static(fun, nums, names):
 
 def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=(),
         donate_argnames=(), keep_unused=False, inline=False, device=None, backend=None,
-        in_shardings=None, out_shardings=None, compiler_options=None, fast_math=False):
+        in_shardings=None, out_shardings=None, compiler_options=None, fast_math=False,
+        mesh=None, memory_limit=None, cost_model=None):
     """Compile ``fun`` to native code, once per signature.
 
     Compiled code computes what the eager operations compute (bit for bit where NumPy's
@@ -497,8 +639,17 @@ def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=(),
     arithmetic, which may change results in their last bits (programs the kernel-IR
     lowering carries; the others are compiled as without it).
 
+    ``in_shardings`` / ``out_shardings`` (NamedShardings, or PartitionSpecs
+    of ``mesh``, as prefix trees of the positional arguments and of the result)
+    partition the program over their mesh: each process computes its blocks, with the
+    collectives the shardings call for (docs/parallelism.md); ``in_shardings="auto"``
+    lets the planner choose them, within ``memory_limit`` per process (bytes, or a
+    string such as ``"2GB"``), costing plans with ``cost_model`` (a
+    ``zerax.sharding.CostModel``; default: rates measured on the mesh).  Arguments that
+    are sharded arrays are partitioned as they are split, without being asked.
+
     JAX's other options are accepted: buffer donation, ``keep_unused``, ``inline``,
-    devices, backends and shardings have no effect on zerax's one CPU device.
+    devices and backends have no effect on zerax's CPU devices.
 
     >>> import zerax as zx, zerax.numpy as znp
     >>> f = zx.jit(lambda x: znp.sin(x) * 2.0 + 1.0)
@@ -511,12 +662,15 @@ def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=(),
         static_argnames = (static_argnames,)
     if isinstance(donate_argnums, int):
         donate_argnums = (donate_argnums,)
-    del donate_argnames, keep_unused, inline, device, backend, in_shardings, out_shardings
+    del donate_argnames, keep_unused, inline, device, backend
     del compiler_options
+    sharding = dict(in_shardings=in_shardings, out_shardings=out_shardings, mesh=mesh,
+                    memory_limit=memory_limit, cost_model=cost_model)
     if fun is None:
         return lambda f: jit(f, static_argnums=static_argnums, static_argnames=static_argnames,
-                             donate_argnums=donate_argnums, fast_math=fast_math)
-    return JitFunction(fun, static_argnums, static_argnames, donate_argnums, fast_math)
+                             donate_argnums=donate_argnums, fast_math=fast_math, **sharding)
+    return JitFunction(fun, static_argnums, static_argnames, donate_argnums, fast_math,
+                       **sharding)
 
 
 

@@ -84,6 +84,21 @@ class SingleDeviceSharding:
     def __repr__(self):
         return f"SingleDeviceSharding(device={self._device!r})"
 
+class Shard:
+    """JAX's ``jax.Shard``: one device's block of an array: its ``device``, the
+    ``index`` (a tuple of slices) of the block in the whole array, ``replica_id`` (0 for
+    the first of the devices holding the same block) and the block itself (``data``)."""
+
+    __slots__ = ("device", "index", "replica_id", "data")
+
+    def __init__(self, device, index, replica_id, data):
+        self.device, self.index, self.replica_id, self.data = device, index, replica_id, data
+
+    def __repr__(self):
+        return (f"Shard(device={self.device!r}, index={self.index}, "
+                f"replica_id={self.replica_id}, data=<{self.data.dtype}{list(self.data.shape)}>)")
+
+
 # Buffers that are not NumPy arrays (a GPU backend's arrays) belong to the backend that
 # made them: buffer type -> that backend (a `backends.base.Backend`).  The backends
 # layer, above this one, fills the table when it loads such a backend
@@ -275,6 +290,22 @@ class Array(ArrayMethods):
         """JAX's ``Array.sharding``: how the array lies on devices (all of it on one)."""
         return SingleDeviceSharding(self.device)
 
+    @property
+    def addressable_shards(self) -> list:
+        """JAX's ``Array.addressable_shards``: the blocks this process's devices hold
+        (for an array whole in this process: one, all of it)."""
+        return [Shard(self.device, (slice(None),) * self.ndim, 0, self)]
+
+    @property
+    def is_fully_addressable(self) -> bool:
+        """Whether this process holds all of the array."""
+        return True
+
+    @property
+    def is_fully_replicated(self) -> bool:
+        """Whether every device holding the array holds all of it."""
+        return self.sharding.is_fully_replicated
+
     def block_until_ready(self):
         """Arrays are computed eagerly; present for JAX compatibility."""
         return self
@@ -293,6 +324,26 @@ class DeviceArray(Array):
     def device(self) -> Device:
         v = self._value
         return device_buffers[type(v)].device_of(v)
+
+    def _owner(self, what):
+        v = self._value
+        fn = getattr(device_buffers[type(v)], what, None)
+        return None if fn is None else (lambda: fn(v))
+
+    @property
+    def sharding(self):
+        get = self._owner("sharding_of")
+        return SingleDeviceSharding(self.device) if get is None else get()
+
+    @property
+    def addressable_shards(self) -> list:
+        get = self._owner("addressable_shards")
+        return Array.addressable_shards.fget(self) if get is None else get()
+
+    @property
+    def is_fully_addressable(self) -> bool:
+        get = self._owner("fully_addressable")
+        return True if get is None else get()
 
     def __array__(self, dtype=None, copy=None):
         v = host_value(self._value)

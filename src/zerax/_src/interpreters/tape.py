@@ -33,6 +33,7 @@ from . import ad
 from .ad import (JVPTracer, Zero, backward_pass, instantiate, linearize_flat, split_aux,
                  zeros_for)
 from ..core.api_util import as_input
+from ..core.ad_util import add_any
 from ..core.array import Array, DeviceArray, device_buffers
 from ..core.core import (ShapedArray, Trace, Tracer, _trace_stack, bind, find_top_trace,
                          new_trace, rule_table, run_impl)
@@ -101,7 +102,16 @@ def _value(a):
         return a._value
     if t is np.ndarray:
         return a
+    if t is DeviceArray:   # a device's buffer (a GPU's, a sharded array's) stays there
+        return a._value
     return np.asarray(a)
+
+
+def _accumulate(old, c):
+    """The sum of two cotangents (NumPy's, or through zerax for device buffers)."""
+    if type(old) is np.ndarray and type(c) is np.ndarray:
+        return old + c
+    return add_any(Array._wrap(old), Array._wrap(c))._value
 
 
 def _summed(rule):
@@ -253,7 +263,7 @@ def _backward_concrete(entries, n, seeds):
                     continue
                 c = _value(c)
                 old = cts[node]
-                cts[node] = c if old is None else old + c
+                cts[node] = c if old is None else _accumulate(old, c)
             continue
         ct = cts[out]
         if ct is None:
@@ -267,7 +277,7 @@ def _backward_concrete(entries, n, seeds):
             if type(c) is not np.ndarray:
                 c = _value(c)
             old = cts[node]
-            cts[node] = c if old is None else old + c
+            cts[node] = c if old is None else _accumulate(old, c)
     return cts
 
 
@@ -427,7 +437,8 @@ def value_and_grad(fun, args, kwargs, nums, dyn, has_aux, name, check_output):
         g = []
         for x, n in zip(leaves, nodes):
             c = None if node is None else cts[n]
-            g.append(Array(c) if c is not None else Array._wrap(np.zeros(x.shape, x.dtype)))
+            g.append(Array._wrap(np.zeros(x.shape, x.dtype)) if c is None else
+                     Array._wrap(c) if type(c) in device_buffers else Array(c))
         grads.append(g[0] if treedef is _LEAF else tree.tree_unflatten(treedef, g))
     return ans, aux, grads
 

@@ -749,12 +749,3 @@ def optimization_barrier(operand):
     return tree.tree_map(lambda x: as_input(x, "optimization_barrier operand"), operand)
 
 
-def with_sharding_constraint(x, shardings):
-    """``x`` unchanged: JAX's sharding annotation has no effect on zerax's one device.
-
-    >>> import zerax.lax as lax, zerax.numpy as znp
-    >>> lax.with_sharding_constraint(znp.arange(3.0), None)
-    Array([0., 1., 2.], dtype=float64)
-    """
-    del shardings
-    return tree.tree_map(lambda v: as_input(v, "with_sharding_constraint argument"), x)

@@ -14,6 +14,9 @@ from . import collectives, exchange  # noqa: F401
 from . import call, custom_calls, random_bits  # noqa: F401
 from . import debug, debug_nans, eig  # noqa: F401
 from . import windows  # noqa: F401
+from . import sharding  # noqa: F401
 from . import taylor  # noqa: F401  (the Taylor-mode rules of all of the above)
+
+from . import sharding_rules  # noqa: F401  (the sharding rules of all of the above)
 
 _batching.install_shape_ops(shape)

@@ -18,6 +18,7 @@ import numpy as np
 
 from ...core.core import all_primitives, rule_table
 from ...ops import elementwise as ew, misc, reduce, shape, sort
+from ...ops.sharding import sharding_constraint_p
 from ....errors import ExportError
 
 # primitive -> rule(ctx, eqn, ins: list of value names) -> output name(s)
@@ -45,6 +46,7 @@ _UNARY = {
     ew.isnan_p: "IsNaN", ew.log_p: "Log", ew.logistic_p: "Sigmoid", ew.neg_p: "Neg",
     ew.round_p: "Round", ew.sign_p: "Sign", ew.sin_p: "Sin", ew.sinh_p: "Sinh",
     ew.sqrt_p: "Sqrt", ew.tan_p: "Tan", ew.tanh_p: "Tanh", misc.stop_gradient_p: "Identity",
+    sharding_constraint_p: "Identity",   # (an ONNX model runs whole, on one device)
 }
 _BINARY = {
     ew.add_p: "Add", ew.sub_p: "Sub", ew.mul_p: "Mul", ew.div_p: "Div", ew.pow_p: "Pow",

@@ -17,6 +17,7 @@ from ...ops import elementwise as ew
 from ...ops import bitcast as bc
 from ...ops import misc
 from ...ops import random_bits as rb
+from ...ops.sharding import sharding_constraint_p
 
 scalar_rules: dict = {}
 
@@ -53,7 +54,8 @@ _COMPLEX_OK = frozenset({ew.add_p, ew.sub_p, ew.mul_p, ew.div_p, ew.neg_p, ew.si
                          ew.asinh_p, ew.acosh_p, ew.atanh_p, ew.sqrt_p, ew.rsqrt_p,
                          ew.abs_p, ew.real_p, ew.imag_p, ew.conj_p, ew.complex_p,
                          ew.convert_element_type_p, ew.select_n_p, ew.isnan_p,
-                         ew.is_finite_p, ew.integer_pow_p, ew.clamp_p, misc.stop_gradient_p})
+                         ew.is_finite_p, ew.integer_pow_p, ew.clamp_p, misc.stop_gradient_p,
+                         sharding_constraint_p})
 
 
 def complex_ok(eqn) -> bool:
@@ -192,6 +194,7 @@ scalar_rules.update({
     ew.pow_p: _pow, ew.integer_pow_p: _integer_pow, ew.rsqrt_p: _rsqrt,
     ew.logistic_p: _logistic, ew.select_n_p: _select_n, ew.clamp_p: _clamp,
     ew.convert_element_type_p: _convert, misc.stop_gradient_p: _identity,
+    sharding_constraint_p: _identity,
     ew.abs_p: _abs, ew.complex_p: _complex, bc.bitcast_convert_type_p: _bitcast,
     rb.threefry2x32_p: _threefry, ew.erf_p: _special("erf"), ew.erfc_p: _special("erfc"),
     ew.lgamma_p: _lgamma,

@@ -1,6 +1,8 @@
-"""The Numba rules of ``stop_gradient`` (ops/misc.py) and ``fft`` (ops/fft.py).
+"""The Numba rules of ``stop_gradient`` (ops/misc.py), ``sharding_constraint``
+(ops/sharding.py) and ``fft`` (ops/fft.py).
 
-``stop_gradient`` is a copy.  ``fft`` runs on the host (``host_rules``) at the top
+``stop_gradient`` is a copy, and so is ``sharding_constraint`` in a program that is not
+partitioned (one over a mesh of one device; a partitioned one has none left).  ``fft`` runs on the host (``host_rules``) at the top
 level: a call of the primitive's NumPy implementation (pocketfft) from the Python glue
 between compiled kernels, as the LAPACK-backed decompositions are.  Inside compiled
 loop and branch bodies (scan, fori_loop, while_loop, cond, switch) the FFT is the
@@ -16,6 +18,7 @@ import numpy as np
 
 from ...ops import fft as ft
 from ...ops import misc
+from ...ops.sharding import sharding_constraint_p
 from . import fft_kernels
 from .fusion import dtype_name
 from .lower_shape import reshape_is_view
@@ -43,6 +46,7 @@ def _stop_gradient_lower(ctx, eqn):
 
 
 lowering_rules[misc.stop_gradient_p] = _stop_gradient_lower
+lowering_rules[sharding_constraint_p] = _stop_gradient_lower
 
 
 # --------------------------------------------------------------------------- fft
