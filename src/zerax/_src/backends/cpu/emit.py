@@ -444,6 +444,8 @@ class Emitter:
             stride *= n
         if flat is None:
             flat = ir.Constant(_I64, 0)
+        if buf.offset is not None:       # a view from a (run-time) element offset on
+            flat = self.b.add(flat, self._expr(buf.offset), flags=("nsw",))
         return self.b.gep(ptr, [flat], inbounds=True)
 
     def _op(self, e):
@@ -851,12 +853,18 @@ def _expr_names(e, vars_, bufs):
     if t is K.Var:
         vars_.append(e)
     elif t is K.Load:
-        bufs.append(e.buf)
+        _buffer_names(e.buf, vars_, bufs)
         for i in e.index:
             _expr_names(i, vars_, bufs)
     elif t is K.Op:
         for a in e.args:
             _expr_names(a, vars_, bufs)
+
+
+def _buffer_names(buf, vars_, bufs):
+    bufs.append(buf)
+    if buf.offset is not None:           # a view's offset reads vars too
+        _expr_names(buf.offset, vars_, bufs)
 
 
 def _free_names(stmts, bound):
@@ -872,7 +880,7 @@ def _free_names(stmts, bound):
             _expr_names(s.expr, used, bufs)
             used.append(s.var)
         elif t is K.Store:
-            bufs.append(s.buf)
+            _buffer_names(s.buf, used, bufs)
             for i in s.index:
                 _expr_names(i, used, bufs)
             _expr_names(s.value, used, bufs)
@@ -892,7 +900,7 @@ def _free_names(stmts, bound):
         elif t is K.Call:
             for a in s.args:
                 if isinstance(a, K.Buffer):
-                    bufs.append(a)
+                    _buffer_names(a, used, bufs)
                 else:
                     _expr_names(a, used, bufs)
     vars_ = list(dict.fromkeys(v for v in used if v not in defined))

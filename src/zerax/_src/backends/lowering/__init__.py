@@ -18,16 +18,19 @@ import numpy as np
 from .. import kernel_ir as K
 from ..fusion import plan_groups
 from ...ir.ir import ClosedJaxpr, Jaxpr, Literal, Var
+from . import inplace
 from .context import Ctx, Unlowerable
+from .control_flow import rules as _control_flow_rules
+from .control_flow import sub_programs
 from .elementwise import scalar_rules
 from .fused import fusible, lower_fused
 from .reduce import rules as _reduce_rules
 from .shape import rules as _shape_rules
 
-__all__ = ["Unlowerable", "lower_program", "covers", "rules", "scalar_rules"]
+__all__ = ["Unlowerable", "lower_program", "lower_eqns", "covers", "rules", "scalar_rules"]
 
 # primitive -> rule(ctx, eqn): the statement-level rules
-rules: dict = {**_shape_rules, **_reduce_rules}
+rules: dict = {**_shape_rules, **_reduce_rules, **_control_flow_rules}
 
 # The dtypes the targets have scalars of.
 _DTYPES = frozenset(np.dtype(d) for d in (
@@ -37,7 +40,7 @@ _DTYPES = frozenset(np.dtype(d) for d in (
 
 def covers(jaxpr: Jaxpr) -> str | None:
     """None when this lowering carries ``jaxpr``, else why not (one reason)."""
-    for v in list(jaxpr.invars) + list(jaxpr.outvars):
+    for v in list(jaxpr.constvars) + list(jaxpr.invars) + list(jaxpr.outvars):
         if np.dtype(v.aval.dtype) not in _DTYPES:
             return f"a {np.dtype(v.aval.dtype).name} value"
     for e in jaxpr.eqns:
@@ -47,9 +50,15 @@ def covers(jaxpr: Jaxpr) -> str | None:
         for v in list(e.invars) + list(e.outvars):
             if np.dtype(v.aval.dtype) not in _DTYPES:
                 return f"a {np.dtype(v.aval.dtype).name} value in {p.name}"
-        for val in e.params.values():
-            if isinstance(val, (Jaxpr, ClosedJaxpr)):
+        subs = sub_programs(e)     # the programs its rule lowers into the kernel
+        if subs is None:
+            if any(isinstance(val, (Jaxpr, ClosedJaxpr)) for val in e.params.values()):
                 return f"{p.name} has a sub-program"
+            continue
+        for sub in subs:
+            why = sub if isinstance(sub, str) else covers(sub)
+            if why is not None:
+                return why
     return None
 
 
@@ -71,6 +80,7 @@ def lower_program(jaxpr: Jaxpr, name: str = "kernel") -> K.Kernel:
     if why is not None:
         raise Unlowerable(why)
     ctx = Ctx(name)
+    ctx.lower_eqns = lower_eqns
     invars = list(jaxpr.constvars) + list(jaxpr.invars)
     for k, v in enumerate(invars):
         buf = K.Buffer(f"in{k}", v.aval.shape, v.aval.dtype, "in")
@@ -82,20 +92,30 @@ def lower_program(jaxpr: Jaxpr, name: str = "kernel") -> K.Kernel:
         ctx.outputs.append(buf)
         if type(v) is Var and v not in inputs and v not in ctx.out_slots:
             ctx.out_slots[v] = buf
-    total_uses = _uses(jaxpr)
-    for kind, eqns in plan_groups(jaxpr, fusible):
-        if kind == "fused":
-            lower_fused(ctx, eqns, total_uses)
-            continue
-        (eqn,) = eqns
-        rule = rules.get(eqn.primitive)
-        if rule is None:
-            lower_fused(ctx, [eqn], total_uses)
-        else:
-            rule(ctx, eqn)
+    lower_eqns(ctx, jaxpr)
     for buf, v in zip(ctx.outputs, jaxpr.outvars):
         _finish_output(ctx, buf, v)
     return K.Kernel(name, ctx.inputs, ctx.outputs, ctx.block, ctx.temps)
+
+
+def lower_eqns(ctx: Ctx, jaxpr: Jaxpr, owned=frozenset()) -> None:
+    """Lower ``jaxpr``'s equations into ``ctx``'s current block (its inputs are bound
+    already).  ``owned``: its invars whose buffers it may overwrite (`inplace.plan`)."""
+    outer, ctx.inplace = ctx.inplace, inplace.plan(jaxpr, owned).overwrite
+    try:
+        total_uses = _uses(jaxpr)
+        for kind, eqns in plan_groups(jaxpr, fusible):
+            if kind == "fused":
+                lower_fused(ctx, eqns, total_uses)
+                continue
+            (eqn,) = eqns
+            rule = rules.get(eqn.primitive)
+            if rule is None:
+                lower_fused(ctx, [eqn], total_uses)
+            else:
+                rule(ctx, eqn)
+    finally:
+        ctx.inplace = outer
 
 
 def _finish_output(ctx, buf, v):

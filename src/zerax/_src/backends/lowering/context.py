@@ -37,6 +37,17 @@ class Ctx:
         self.block: list = []             # the statements being written
         self.depth = 0                    # open loops (parallel loops only at depth 0)
         self.out_slots: dict = {}         # IR var -> output Buffer it is computed into
+        # {(id(eqn), operand position)} whose buffer the lowering may overwrite, for the
+        # program being lowered (`inplace.plan`)
+        self.inplace: frozenset | set = frozenset()
+        # the equation loop, lower_eqns(ctx, jaxpr, owned) (lowering/__init__.py): rules
+        # of primitives with sub-programs lower them through it (control_flow.py)
+        self.lower_eqns = None
+
+    def overwrites(self, eqn, position=0) -> bool:
+        """Whether ``eqn``'s lowering may write into its operand's buffer (at
+        ``position``) instead of a copy of it (`inplace.plan`)."""
+        return (id(eqn), position) in self.inplace
 
     # -- values
 

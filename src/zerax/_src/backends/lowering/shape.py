@@ -188,9 +188,12 @@ def _dynamic_update_slice(ctx, eqn):
     x, update, *starts = eqn.invars
     (out,) = eqn.outvars
     st = [_let(ctx, e) for e in _clamped_starts(ctx, starts, x.aval.shape, update.aval.shape)]
-    buf = ctx.new_buffer(out)
-    read = _operand(ctx, x)
-    _copy_nest(ctx, buf, out.aval.shape, read)
+    if ctx.overwrites(eqn) and not ctx.is_scalar(x):   # nothing reads x's old value after
+        buf = ctx.buffer(x)
+        ctx.bind_buffer(out, buf)
+    else:
+        buf = ctx.new_buffer(out)
+        _copy_nest(ctx, buf, out.aval.shape, _operand(ctx, x))
     upd = _operand(ctx, update)
     with ctx.nest(update.aval.shape, parallel=False) as idx:
         ctx.emit(K.Store(buf, tuple(K.op("add", i, s) for i, s in zip(idx, st)), upd(idx)))

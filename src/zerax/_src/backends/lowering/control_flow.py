@@ -1,0 +1,345 @@
+"""Kernel-IR rules of the control-flow primitives (``ops/scan.py``, ``ops/while_loop.py``,
+``ops/cond.py``): their sub-programs are lowered into the enclosing kernel.
+
+- ``scan``: a serial `For` over the steps; the body's statements inside it, each ``x``
+  read as a view of its row of the stacked input, each ``y`` computed into (or copied
+  to) its row of the stacked output;
+- ``while``: a `While` whose ``before`` block is the predicate's program;
+- ``cond``: an `If` chain on the clamped index; each branch computes the results into
+  the same buffers (scalars: `Declare`d before, assigned in each branch).
+
+Loop carries (`Carries`): a 0-d carry is a `Declare`d scalar, assigned at the end of
+each step from temporaries (so a body that permutes its carries stays right, and a
+loop of scalars keeps them in registers).  An array carry the body updates in place
+(``c.at[i].set(v)``, or passes through unchanged: `inplace.plan`) keeps one buffer: the
+initial value's own when nothing else reads it (taken), else a copy made once.  The
+other array carries of one shape and dtype share a pool of buffers, one per carry plus
+one per value a step computes; the pool's slots are chosen by int64 variables, so a
+step computes its new values into free slots and then only the slot variables move: no
+copies, whatever permutation of the carries the body returns (a leapfrog's
+``(u_next, u)``, a double-buffered state).  Every loop is serial; parallel loops stay
+at the top level of the kernel.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .. import kernel_ir as K
+from ...ir.ir import Var
+from ...ops.cond import cond_p
+from ...ops.scan import scan_p
+from ...ops.while_loop import while_p
+from . import inplace
+from .calls import as_scalar, copy_into, inline, lower_call, value_of
+from .calls import rules as _call_rules
+from .calls import sub_programs as _call_programs
+from .context import Ctx
+
+rules: dict = dict(_call_rules)
+
+
+# --------------------------------------------------------------------------- carries
+
+
+def _loop_parts(eqn):
+    """(body, first carry invar of the body, first carry operand, number of carries)."""
+    p = eqn.params
+    if eqn.primitive is scan_p:
+        return p["jaxpr"], p["num_consts"], p["num_consts"], p["num_carry"]
+    body = p["body_jaxpr"]
+    return body, p["body_nconsts"], p["cond_nconsts"] + p["body_nconsts"], len(body.outvars)
+
+
+def _staying(body, first, n):
+    """The array carries whose next value is in their own buffer (updated in place or
+    unchanged), and the body's buffer sharing (`inplace.Plan.storage`)."""
+    ins, outs = body.invars[first:first + n], body.outvars[:n]
+    owned = frozenset(v for v in ins if v.aval.shape != ())
+    storage = inplace.plan(body, owned).storage
+    stay = [k for k in range(n) if ins[k].aval.shape != () and type(outs[k]) is Var and
+            storage.get(outs[k]) is ins[k]]
+    return stay, storage
+
+
+def _taken_carries(eqn):
+    """(operand position, output position) of the initial carries the loop takes as its
+    carries' buffers, if nothing else reads them (`inplace.OVERWRITERS`)."""
+    body, first, op_first, n = _loop_parts(eqn)
+    stay, _ = _staying(body, first, n)
+    return [(op_first + k, k) for k in stay]
+
+
+inplace.OVERWRITERS[scan_p] = _taken_carries
+inplace.OVERWRITERS[while_p] = _taken_carries
+
+
+def _same_buffer(value, buf) -> bool:
+    return value is buf or (isinstance(value, K.Buffer) and value.root is buf.root and
+                            value.offset is buf.offset and value.size == buf.size)
+
+
+class _Pool:
+    """The carries ``ks`` (of one shape and dtype) in the slots of one buffer: carry
+    ``ks[i]`` is in slot ``slots[i]``; the step's new values go to the slots after."""
+
+    def __init__(self, ctx, ks, claims, shape, dtype):
+        self.ks, self.claims = ks, claims
+        m = max(claims + [len(ks) - 1]) + 1
+        self.size = math.prod(shape)
+        self.buf = ctx.temp((m,) + tuple(shape), dtype)
+        self.slots = [ctx.names.var("slot", K.I64) for _ in range(m)]
+        for j, s in enumerate(self.slots):
+            ctx.emit(K.Declare(s, K.Const(j, K.I64)))
+        self.shape = tuple(shape)
+        self.views = [self.slot(s) for s in self.slots]
+
+    def slot(self, s):
+        return self.buf.at(K.affine([(s, self.size)]), self.shape)
+
+    def moves(self):
+        """The slot variables' next values: each carry's slot (the one its new value is
+        in), then the slots left free."""
+        used = set(self.claims)
+        return [self.slots[c] for c in self.claims] + \
+            [self.slots[j] for j in range(len(self.slots)) if j not in used]
+
+
+class Carries:
+    """The carries of the loop equation ``eqn`` (scan or while), set up before its loop
+    is emitted: `values` are what the body's carry inputs are bound to, `dests` where
+    the body computes its next values, `update` ends a step, `bind` binds the loop's
+    carry outputs after it."""
+
+    def __init__(self, ctx: Ctx, eqn):
+        body, first, op_first, n = _loop_parts(eqn)
+        self.ctx, self.eqn, self.n = ctx, eqn, n
+        ins, outs = body.invars[first:first + n], body.outvars[:n]
+        self.owned = frozenset(v for v in ins if v.aval.shape != ())
+        stay, storage = _staying(body, first, n)
+        inits = eqn.invars[op_first:op_first + n]
+        self.values: list = [None] * n
+        self.pools: list = []
+        self.where: dict = {}            # carry -> (pool, index in pool)
+        groups: dict = {}
+        for k, (v, init) in enumerate(zip(ins, inits)):
+            aval = v.aval
+            if aval.shape == ():
+                var = ctx.names.var("c", aval.dtype)
+                ctx.emit(K.Declare(var, K.cast(as_scalar(value_of(ctx, init)), aval.dtype)))
+                self.values[k] = var
+            elif k in stay:
+                if ctx.overwrites(eqn, op_first + k):
+                    buf = ctx.buffer(init)      # taken: nothing reads the initial value
+                else:
+                    buf = ctx.new_buffer(eqn.outvars[k])
+                    copy_into(ctx, buf, value_of(ctx, init))
+                self.values[k] = buf
+            else:
+                groups.setdefault((tuple(aval.shape), np.dtype(aval.dtype)), []).append(k)
+        for (shape, dtype), ks in groups.items():
+            position = {ins[k]: i for i, k in enumerate(ks)}
+            claims, fresh = [], len(ks)
+            for k in ks:
+                j = position.get(storage.get(outs[k])) if type(outs[k]) is Var else None
+                if j is not None and j not in claims:
+                    claims.append(j)            # the new value is carry j's, in its slot
+                else:
+                    claims.append(fresh)        # computed (or copied) into a free slot
+                    fresh += 1
+            pool = _Pool(ctx, ks, claims, shape, dtype)
+            for i, k in enumerate(ks):
+                copy_into(ctx, pool.buf.at(i * pool.size, shape), value_of(ctx, inits[k]))
+                self.values[k] = pool.views[i]
+                self.where[k] = (pool, i)
+            self.pools.append(pool)
+
+    def dests(self) -> dict:
+        """{carry: the free slot its next value is computed into}."""
+        out = {}
+        for k, (pool, i) in self.where.items():
+            c = pool.claims[i]
+            if c >= len(pool.ks):
+                out[k] = pool.views[c]
+        return out
+
+    def update(self, outs, landed) -> None:
+        """End a step: the next values into their buffers, then the scalars and the
+        slot variables assigned (through temporaries: the body may permute them)."""
+        ctx = self.ctx
+        later = []
+        for k, value in enumerate(outs):
+            if k in self.where:
+                pool, i = self.where[k]
+                c = pool.claims[i]
+                if c >= len(pool.ks):
+                    if not landed[k]:
+                        copy_into(ctx, pool.views[c], value)
+                elif not _same_buffer(value, pool.views[c]):
+                    later.append((pool.views[c], value))
+            elif isinstance(self.values[k], K.Buffer) and \
+                    not _same_buffer(value, self.values[k]):
+                later.append((self.values[k], value))
+        # (into a carry's own buffer last: a value copied above may have been read there)
+        for buf, value in later:
+            copy_into(ctx, buf, value)
+        moving = [(self.values[k], as_scalar(value)) for k, value in enumerate(outs)
+                  if not isinstance(self.values[k], K.Buffer)]
+        for pool in self.pools:
+            moving += [(s, new) for s, new in zip(pool.slots, pool.moves()) if new is not s]
+        assigned = {var for var, _ in moving}
+        assigns = [(var, new if type(new) is K.Const or (type(new) is K.Var and
+                                                          new not in assigned)
+                    else _temporary(ctx, new)) for var, new in moving]
+        for var, t in assigns:
+            ctx.emit(K.Assign(var, t))
+
+    def bind(self, outvars) -> None:
+        for v, value in zip(outvars, self.values):
+            if isinstance(value, K.Buffer):
+                self.ctx.bind_buffer(v, value)
+            else:
+                self.ctx.bind_scalar(v, value)
+
+
+def _temporary(ctx, expr):
+    if type(expr) is K.Const:
+        return expr
+    t = ctx.names.var("n", expr.dtype)
+    ctx.emit(K.Let(t, expr))
+    return t
+
+
+# --------------------------------------------------------------------------- scan
+
+
+def _scan(ctx: Ctx, eqn):
+    p = eqn.params
+    body, length, nc, nk = p["jaxpr"], p["length"], p["num_consts"], p["num_carry"]
+    args = eqn.invars
+    consts = [value_of(ctx, a) for a in args[:nc]]
+    carries = Carries(ctx, eqn)
+    xs = [ctx.buffer(a) for a in args[nc + nk:]]
+    ys = [ctx.new_buffer(v) for v in eqn.outvars[nk:]]
+    with ctx.loop(length, prefix="it") as it:
+        if p["reverse"]:
+            ix = _temporary(ctx, K.affine([(it, -1)], length - 1))
+        else:
+            ix = it
+        x_rows = [_row(ctx, xb, ix) for xb in xs]
+        y_rows = [_row_view(yb, ix) for yb in ys]
+        dests = carries.dests()
+        dests.update({nk + j: r for j, r in enumerate(y_rows)})
+        outs, landed = inline(ctx, body, consts + list(carries.values) + x_rows,
+                              owned=carries.owned, dests=dests)
+        for j, r in enumerate(y_rows):
+            if not landed[nk + j]:
+                copy_into(ctx, r, outs[nk + j])
+        carries.update(outs[:nk], landed[:nk])
+    carries.bind(eqn.outvars[:nk])
+
+
+def _row_view(buf, ix):
+    shape = buf.shape[1:]
+    return buf.at(K.affine([(ix, math.prod(shape))]), shape)
+
+
+def _row(ctx, buf, ix):
+    """Row ``ix`` of a stacked input: a scalar (read now) or a view."""
+    if len(buf.shape) == 1:
+        return _temporary(ctx, K.Load(buf, (ix,)))
+    return _row_view(buf, ix)
+
+
+rules[scan_p] = _scan
+
+
+# --------------------------------------------------------------------------- while
+
+
+def _while(ctx: Ctx, eqn):
+    p = eqn.params
+    ncc, nbc = p["cond_nconsts"], p["body_nconsts"]
+    cc = [value_of(ctx, a) for a in eqn.invars[:ncc]]
+    bc = [value_of(ctx, a) for a in eqn.invars[ncc:ncc + nbc]]
+    carries = Carries(ctx, eqn)
+    ctx.depth += 1
+    try:
+        with ctx.capture() as before:
+            (pred,), _ = inline(ctx, p["cond_jaxpr"], cc + list(carries.values))
+            pred = as_scalar(pred)
+        with ctx.capture() as body:
+            outs, landed = inline(ctx, p["body_jaxpr"], bc + list(carries.values),
+                                  owned=carries.owned, dests=carries.dests())
+            carries.update(outs, landed)
+    finally:
+        ctx.depth -= 1
+    ctx.emit(K.While(before, pred, body))
+    carries.bind(eqn.outvars)
+
+
+rules[while_p] = _while
+
+
+# --------------------------------------------------------------------------- cond
+
+
+def _cond(ctx: Ctx, eqn):
+    branches = eqn.params["branches"]
+    index, *ops = eqn.invars
+    args = [value_of(ctx, a) for a in ops]
+    n = len(branches)
+    which = K.cast(as_scalar(value_of(ctx, index)), K.I64)
+    if type(which) is K.Const or n == 1:     # known now: that branch only
+        k = 0 if n == 1 else min(max(int(which.value), 0), n - 1)
+        return lower_call(ctx, eqn, branches[k], args)
+    which = _temporary(ctx, K.op("min", K.op("max", which, K.Const(0, K.I64)),
+                                 K.Const(n - 1, K.I64)))
+    results = []
+    for v in eqn.outvars:
+        if v.aval.shape == ():
+            var = ctx.names.var("o", v.aval.dtype)
+            ctx.emit(K.Declare(var, K.Const(0, v.aval.dtype)))
+            results.append(var)
+        else:
+            results.append(ctx.new_buffer(v))
+    dests = {k: r for k, r in enumerate(results) if isinstance(r, K.Buffer)}
+    blocks = []
+    for branch in branches:
+        with ctx.capture() as block:
+            outs, landed = inline(ctx, branch, args, dests=dests)
+            for r, value, ok in zip(results, outs, landed):
+                if isinstance(r, K.Buffer):
+                    if not ok:
+                        copy_into(ctx, r, value)
+                else:
+                    ctx.emit(K.Assign(r, as_scalar(value)))
+        blocks.append(block)
+    chain = blocks[-1]
+    for k in range(n - 2, -1, -1):
+        chain = [K.If(K.op("eq", which, K.Const(k, K.I64)), blocks[k], chain)]
+    for s in chain:
+        ctx.emit(s)
+    for v, r in zip(eqn.outvars, results):
+        if isinstance(r, K.Buffer):
+            ctx.bind_buffer(v, r)
+        else:
+            ctx.bind_scalar(v, r)
+
+
+rules[cond_p] = _cond
+
+
+def sub_programs(eqn):
+    """The programs the rule of ``eqn``'s primitive lowers into the kernel (a reason
+    string for one it cannot), or None when it has no sub-program."""
+    p = eqn.primitive
+    if p is scan_p:
+        return [eqn.params["jaxpr"]]
+    if p is while_p:
+        return [eqn.params["cond_jaxpr"], eqn.params["body_jaxpr"]]
+    if p is cond_p:
+        return list(eqn.params["branches"])
+    return _call_programs(eqn)

@@ -1,0 +1,89 @@
+"""Updates in place: which operands the lowering of a program may overwrite.
+
+An update (``x.at[i].set(v)`` as ``dynamic_update_slice``) returns its operand with
+some elements replaced; a loop takes its initial carries as the buffers it updates.
+Either may write into its operand's buffer instead of copying it first, as XLA's
+buffer reuse does, when nothing needs the operand's old value: the buffer belongs to
+the program (a value it computed, or a loop carry, given as ``owned``), and every other
+reader of the buffer (the operand, and the views of it: reshapes share their operand's
+elements) comes earlier in the program and is not one of its outputs.  A loop whose
+carry is updated this way at every step then costs the size of its updates, not of
+its carry.
+
+`plan` answers for one program; the rules ask `Ctx.overwrites(eqn, position)`.  A rule
+that binds its output to its operand's buffer (a view) must be in `VIEWS`; every other
+rule's outputs are buffers of their own.
+"""
+
+from __future__ import annotations
+
+from ...ir.ir import Var
+from ...ops.shape import reshape_p, squeeze_p
+from ...ops.slicing import dynamic_update_slice_p
+
+# Primitives whose lowering binds the output to the operand's elements (no copy).
+VIEWS = frozenset({reshape_p, squeeze_p})
+
+# primitive -> fn(eqn) -> [(position of an operand its lowering can overwrite, position
+# of the output then held in that buffer)]: an update's operand; the initial carries a
+# loop takes as its carries' buffers (filled in by control_flow.py).
+OVERWRITERS: dict = {dynamic_update_slice_p: lambda eqn: ((0, 0),)}
+
+
+class Plan:
+    """``overwrite``: {(id(eqn), operand position)} the lowering may overwrite;
+    ``overwritten``: the vars whose buffer some update overwrites (a deferred read of
+    one would see the new values); ``storage``: var -> the var whose buffer holds it,
+    for the vars of buffers the program owns."""
+
+    def __init__(self):
+        self.overwrite: set = set()
+        self.overwritten: set = set()
+        self.storage: dict = {}
+
+
+def plan(jaxpr, owned=frozenset()) -> Plan:
+    """The updates in place of ``jaxpr`` (its equations in the order they are lowered:
+    fusion keeps it, and moves ahead only 0-d equations of 0-d values, which read no
+    buffer).  ``owned``: invars whose buffers the program may overwrite (loop carries)."""
+    out = Plan()
+    outs = {v for v in jaxpr.outvars if type(v) is Var}
+    uses: dict = {}
+    for k, e in enumerate(jaxpr.eqns):
+        for a in e.invars:
+            if type(a) is Var:
+                uses.setdefault(a, []).append(k)
+    storage = out.storage
+    sharing: dict = {}          # storage var -> the vars held in it so far
+    for v in owned:
+        if v.aval.shape != ():
+            storage[v] = v
+            sharing[v] = [v]
+    for k, e in enumerate(jaxpr.eqns):
+        taken = {}                          # output position -> the buffer it is in
+        find = OVERWRITERS.get(e.primitive)
+        for p, o in (find(e) if find is not None else ()):
+            x = e.invars[p]
+            if type(x) is not Var or x not in storage:
+                continue
+            group = sharing[storage[x]]
+            at_k = sum(a is g for a in e.invars for g in group)
+            if at_k == 1 and not any(g in outs for g in group) and \
+                    all(j < k for g in group for j in uses.get(g, ()) if j != k):
+                out.overwrite.add((id(e), p))
+                out.overwritten.update(group)
+                taken[o] = storage[x]
+        if e.primitive in VIEWS:
+            (x,), (o,) = e.invars, e.outvars
+            if type(x) is Var and x in storage and o.aval.shape != ():
+                taken[0] = storage[x]
+        for j, o in enumerate(e.outvars):
+            if o.aval.shape == ():
+                continue
+            if j in taken:
+                storage[o] = taken[j]
+                sharing[taken[j]].append(o)
+            elif e.primitive not in VIEWS:  # a buffer of its own
+                storage[o] = o
+                sharing[o] = [o]
+    return out
