@@ -66,7 +66,9 @@ def test_fori_row_updates_are_in_place(n):
         zx.jit(_trajectory(50)).lower(Y0, W).as_text()).__str__().count("np.empty(")
 
 
-def test_scan_scatter_add_and_while_dynamic_update_slice():
+def test_scan_scatter_add_and_while_dynamic_update_slice(numba_path):
+    # (the generated source's marks; the kernel IR's in-place while carry is checked in
+    # tests/backends/test_kernel_ir_control_flow.py)
     def hist(xs):
         def body(h, x):
             k = znp.clip(znp.floor(x * 4).astype(znp.int32), 0, 3)

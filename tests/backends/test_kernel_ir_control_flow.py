@@ -372,3 +372,61 @@ def test_forward_mode_through_while():
                                                                c[1] + 1), (x, 0))[0]
     x = np.linspace(0.1, 0.9, 4)
     check(lambda x, t: zx.jvp(wl, (x,), (t,)), x, np.ones(4), rtol=1e-14)
+
+
+# --------------------------------------------------------------------------- reverse mode
+
+
+def _walk_while_loops(k):
+    return [s for s, _ in _walk(k.body) if type(s) is K.While]
+
+
+def test_reverse_mode_through_while_records_in_the_primal_loop():
+    """value_and_grad: the primal loop keeps the carries (in buffers that grow), and
+    the reverse pass runs the body's backward program over them: one While."""
+    def loss(x, w):
+        y = lax.while_loop(lambda c: c[0][0] < 10.0,
+                           lambda c: (c[0] * 1.5 + znp.sin(c[1] * w), c[1] + 1.0), (x, 0.0))
+        return znp.sum(y[0] ** 2) + y[1]
+    x = np.array([1.0, 2.0, 0.5])
+    vg = zx.value_and_grad(loss, argnums=(0, 1))
+    k = check(vg, x, 0.3, rtol=1e-13)
+    assert len(_walk_while_loops(k)) == 1
+    assert [t for t in k.temps if t.kind == "grow"]
+    # grad alone: the loop runs forward once (recording), then backwards
+    k = check(zx.grad(loss, argnums=(0, 1)), x, 0.3, rtol=1e-13)
+    assert len(_walk_while_loops(k)) == 1
+
+    def loop_grad(x, w, eps=1e-6):                 # central differences of the loss
+        f = lambda x, w: float(_eager(loss, x, w))  # noqa: E731
+        gx = [(f(x + e, w) - f(x - e, w)) / (2 * eps) for e in np.eye(3) * eps]
+        return np.array(gx), (f(x, w + eps) - f(x, w - eps)) / (2 * eps)
+    gx, gw = zx.jit(zx.grad(loss, argnums=(0, 1)))(x, 0.3)
+    rx, rw = loop_grad(x, 0.3)
+    np.testing.assert_allclose(np.asarray(gx), rx, rtol=1e-6)
+    np.testing.assert_allclose(float(gw), rw, rtol=1e-6)
+
+
+def test_reverse_mode_through_while_with_checkpoints_and_zero_trips():
+    from zerax._src.ops.while_loop import while_from_fns   # (checkpoint_every)
+
+    def f(x, w, n, every):
+        return while_from_fns(lambda c: c[1] < n, lambda c: [znp.sin(c[0] * w) + c[0], c[1] + 1],
+                              [x, 0], checkpoint_every=every)[0].sum()
+    x = np.linspace(0.1, 0.4, 4)
+    for every in (1, 3):
+        for n in (0, 1, 7):
+            check(zx.grad(lambda x, w: f(x, w, n, every), argnums=(0, 1)), x, 1.3, rtol=1e-13)
+    # inside a scan: the growing buffers are reused by every step of the outer loop
+    g = zx.grad(lambda x, w: f(x, w, 4, 1), argnums=(0, 1))
+    outer = lambda x, ws: lax.scan(lambda c, w: (c + g(c, w)[0] * 0.1, g(c, w)[1]), x, ws)  # noqa: E731
+    check(outer, x, np.array([0.5, 1.0, 1.5]), rtol=1e-13)
+
+
+def test_second_order_through_loops():
+    f = lambda x: lax.fori_loop(0, 4, lambda i, c: znp.sin(c) * c + 0.5, x).sum()  # noqa: E731
+    x = np.linspace(0.2, 0.8, 3)
+    check(zx.hessian(f), x, rtol=1e-12)
+    w = lambda x: lax.while_loop(lambda c: c[1] < 3, lambda c: (znp.sin(c[0]) * 1.2, c[1] + 1),  # noqa: E731
+                                 (x, 0))[0].sum()
+    check(zx.hessian(w), x, rtol=1e-12)

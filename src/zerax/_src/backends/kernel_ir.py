@@ -234,8 +234,10 @@ def affine(terms, const: int = 0) -> Expr:
 class Buffer:
     """A C-contiguous array of static ``shape`` and ``dtype``.  ``kind``: "in" (an
     input), "out" (an output made by the caller), "temp" (the kernel's scratch, filled
-    with ``fill`` when that is not None), "view" (``base``'s elements with another
-    shape, from element ``offset`` on: see `reshaped` and `at`)."""
+    with ``fill`` when that is not None), "grow" (scratch whose leading extent grows
+    at run time: ``shape[0]`` rows at first, more after a ``reserve`` `Call`), "view"
+    (``base``'s elements with another shape, from element ``offset`` on: see
+    `reshaped` and `at`)."""
 
     __slots__ = ("name", "shape", "dtype", "kind", "fill", "base", "offset")
 
@@ -399,7 +401,9 @@ class Reduce(Stmt):
 
 class Call(Stmt):
     """A routine of the target's call table (``name``) on buffers and scalars, with
-    static parameters ``params`` (a dict of hashable values)."""
+    static parameters ``params`` (a dict of hashable values).  Every target has
+    ``reserve(buf, rows)``: a "grow" buffer then holds at least ``rows`` rows (an int64
+    expression), its first rows kept."""
     __slots__ = ("name", "args", "params")
 
     def __init__(self, name: str, args, params=None):
@@ -445,7 +449,8 @@ def format_kernel(k: Kernel) -> str:
     lines = [f"kernel {k.name}({', '.join(map(repr, k.inputs))}) "
              f"-> ({', '.join(map(repr, k.outputs))})"]
     for t in k.temps:
-        lines.append(f"  temp {t!r}" + (f" = {t.fill!r}" if t.fill is not None else ""))
+        lines.append(f"  temp {t!r}" + (f" = {t.fill!r}" if t.fill is not None else "") +
+                     (" (grows)" if t.kind == "grow" else ""))
     _format_block(k.body, 1, lines)
     return "\n".join(lines)
 

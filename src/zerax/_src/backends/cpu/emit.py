@@ -90,6 +90,7 @@ class _Scope:
         self.values = dict(values or {})
         self.slots = dict(slots or {})
         self.pointers = dict(pointers or {})
+        self.grown = {}     # id of a "grow" buffer -> (pointer slot, capacity slot)
 
 
 class Emitter:
@@ -140,6 +141,9 @@ class Emitter:
     def _body_with_temps(self, temps, body, scope):
         frees = []
         for t in temps:
+            if t.kind == "grow":     # malloc'd, its pointer and capacity in stack slots
+                self._grow_buffer(t, scope)
+                continue
             nbytes = max(t.size, 1) * np.dtype(t.dtype).itemsize
             ptr = self.b.call(self._extern("aligned_alloc", _PTR, [_I64, _I64]),
                               [ir.Constant(_I64, 64), ir.Constant(_I64, -(-nbytes // 64) * 64)])
@@ -148,8 +152,42 @@ class Emitter:
             if t.fill is not None:
                 self._fill(t, scope.pointers[id(t)])
         self._block(body)
+        frees += [self.b.load(slot) for slot, _, _ in scope.grown.values()]
         for p in frees:
             self.b.call(self._extern("free", _VOID, [_PTR]), [p])
+
+    def _grow_buffer(self, t, scope):
+        """Allocate grow buffer ``t`` (``t.shape[0]`` rows to start with): its pointer
+        and capacity live in stack slots, which `_reserve` moves."""
+        row = max(t.size // max(t.shape[0], 1), 1) * np.dtype(t.dtype).itemsize
+        ptr = self.b.call(self._extern("malloc", _PTR, [_I64]),
+                          [ir.Constant(_I64, max(t.shape[0], 1) * row)])
+        slot = self.alloca_b.alloca(_PTR, name=f"{t.name}.ptr")
+        cap = self.alloca_b.alloca(_I64, name=f"{t.name}.cap")
+        self.b.store(ptr, slot)
+        self.b.store(ir.Constant(_I64, max(t.shape[0], 1)), cap)
+        scope.grown[id(t)] = (slot, cap, row)
+
+    def _reserve(self, s):
+        """``reserve(buf, rows)``: realloc to max(rows, 2 * capacity) rows when short."""
+        buf, rows = s.args
+        slot, cap, row = self.scope.grown[id(buf.root)]
+        b = self.b
+        need, have = self._expr(rows), b.load(cap)
+        with b.if_then(b.icmp_signed(">", need, have), likely=False):
+            twice = b.mul(have, ir.Constant(_I64, 2))
+            new = b.select(b.icmp_signed(">", need, twice), need, twice)
+            ptr = b.call(self._extern("realloc", _PTR, [_PTR, _I64]),
+                         [b.load(slot), b.mul(new, ir.Constant(_I64, row))])
+            b.store(ptr, slot)
+            b.store(new, cap)
+
+    def _pointer(self, buf):
+        """The data pointer of root buffer ``buf`` here (a grow buffer's, loaded now)."""
+        grown = self.scope.grown.get(id(buf))
+        if grown is not None:
+            return self.b.bitcast(self.b.load(grown[0]), mem_type(buf.dtype).as_pointer())
+        return self.scope.pointers.get(id(buf))
 
     def _fill(self, buf, ptr):
         value = self._const(K.Const(buf.fill, buf.dtype))
@@ -270,7 +308,7 @@ class Emitter:
         start = self._expr(s.start)
         stop = self._expr(s.stop)
         captured_vals = [self._var_value(v) for v in vars_]
-        captured_ptrs = [self.scope.pointers[id(buf)] for buf in bufs]
+        captured_ptrs = [self._pointer(buf) for buf in bufs]
         fields = [v.type for v in captured_vals] + [p.type for p in captured_ptrs]
         struct = ir.LiteralStructType(fields)
         env = self.alloca_b.alloca(struct)
@@ -369,8 +407,7 @@ class Emitter:
         body is outlined with what it reads, as a parallel loop's is."""
         vars_, bufs = _free_names(s.body + [K.Let(K.Var("_", s.value.dtype), s.value)],
                                   {s.var})
-        captured = [self._var_value(v) for v in vars_] + \
-            [self.scope.pointers[id(buf)] for buf in bufs]
+        captured = [self._var_value(v) for v in vars_] + [self._pointer(buf) for buf in bufs]
         struct = ir.LiteralStructType([c.type for c in captured])
         env = self.alloca_b.alloca(struct)
         for j, v in enumerate(captured):
@@ -400,6 +437,8 @@ class Emitter:
         return self.b.call(fn, [self.b.bitcast(env, _PTR), ir.Constant(_I64, 0), n])
 
     def _call(self, s):
+        if s.name == "reserve":
+            return self._reserve(s)
         raise EmitError(f"the CPU emitter has no routine {s.name!r}")
 
     _STMT = {}
@@ -431,7 +470,7 @@ class Emitter:
         return self.b.zext(value, _I8) if np.dtype(dtype).kind == "b" else value
 
     def _address(self, buf, index):
-        ptr = self.scope.pointers.get(id(buf.root))
+        ptr = self._pointer(buf.root)
         if ptr is None:
             raise EmitError(f"buffer {buf.name} is not visible here")
         flat = None

@@ -101,7 +101,8 @@ def lower_program(jaxpr: Jaxpr, name: str = "kernel") -> K.Kernel:
 def lower_eqns(ctx: Ctx, jaxpr: Jaxpr, owned=frozenset()) -> None:
     """Lower ``jaxpr``'s equations into ``ctx``'s current block (its inputs are bound
     already).  ``owned``: its invars whose buffers it may overwrite (`inplace.plan`)."""
-    outer, ctx.inplace = ctx.inplace, inplace.plan(jaxpr, owned).overwrite
+    outer = ctx.inplace, ctx.program
+    ctx.inplace, ctx.program = inplace.plan(jaxpr, owned).overwrite, jaxpr
     try:
         total_uses = _uses(jaxpr)
         for kind, eqns in plan_groups(jaxpr, fusible):
@@ -115,7 +116,7 @@ def lower_eqns(ctx: Ctx, jaxpr: Jaxpr, owned=frozenset()) -> None:
             else:
                 rule(ctx, eqn)
     finally:
-        ctx.inplace = outer
+        ctx.inplace, ctx.program = outer
 
 
 def _finish_output(ctx, buf, v):

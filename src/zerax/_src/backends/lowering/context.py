@@ -43,6 +43,8 @@ class Ctx:
         # the equation loop, lower_eqns(ctx, jaxpr, owned) (lowering/__init__.py): rules
         # of primitives with sub-programs lower them through it (control_flow.py)
         self.lower_eqns = None
+        self.program = None               # the (sub-)program whose equations are lowered
+        self.recorded: dict = {}          # while loops recorded for their reverse pass
 
     def overwrites(self, eqn, position=0) -> bool:
         """Whether ``eqn``'s lowering may write into its operand's buffer (at

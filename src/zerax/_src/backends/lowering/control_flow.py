@@ -28,12 +28,12 @@ import math
 import numpy as np
 
 from .. import kernel_ir as K
-from ...ir.ir import Var
+from ...ir.ir import Literal, Var
 from ...ops.cond import cond_p
 from ...ops.scan import scan_p
-from ...ops.while_loop import while_p
+from ...ops.while_loop import bwd_program, while_p, while_transpose_p
 from . import inplace
-from .calls import as_scalar, copy_into, inline, lower_call, value_of
+from .calls import as_scalar, constant, constant_problem, copy_into, inline, lower_call, value_of
 from .calls import rules as _call_rules
 from .calls import sub_programs as _call_programs
 from .context import Ctx
@@ -45,7 +45,8 @@ rules: dict = dict(_call_rules)
 
 
 def _loop_parts(eqn):
-    """(body, first carry invar of the body, first carry operand, number of carries)."""
+    """(body, first carry invar of the body, first carry operand, number of carries) of
+    a scan, while or while_transpose equation."""
     p = eqn.params
     if eqn.primitive is scan_p:
         return p["jaxpr"], p["num_consts"], p["num_consts"], p["num_carry"]
@@ -53,14 +54,14 @@ def _loop_parts(eqn):
     return body, p["body_nconsts"], p["cond_nconsts"] + p["body_nconsts"], len(body.outvars)
 
 
-def _staying(body, first, n):
-    """The array carries whose next value is in their own buffer (updated in place or
-    unchanged), and the body's buffer sharing (`inplace.Plan.storage`)."""
-    ins, outs = body.invars[first:first + n], body.outvars[:n]
+def _staying(body, ins, outs):
+    """The array carries (positions in ``ins``/``outs``, the body's carry invars and
+    outvars) whose next value is in their own buffer (updated in place or unchanged),
+    and the body's buffer sharing (`inplace.Plan.storage`)."""
     owned = frozenset(v for v in ins if v.aval.shape != ())
     storage = inplace.plan(body, owned).storage
-    stay = [k for k in range(n) if ins[k].aval.shape != () and type(outs[k]) is Var and
-            storage.get(outs[k]) is ins[k]]
+    stay = [k for k in range(len(ins)) if ins[k].aval.shape != () and
+            type(outs[k]) is Var and storage.get(outs[k]) is ins[k]]
     return stay, storage
 
 
@@ -68,7 +69,7 @@ def _taken_carries(eqn):
     """(operand position, output position) of the initial carries the loop takes as its
     carries' buffers, if nothing else reads them (`inplace.OVERWRITERS`)."""
     body, first, op_first, n = _loop_parts(eqn)
-    stay, _ = _staying(body, first, n)
+    stay, _ = _staying(body, body.invars[first:first + n], body.outvars[:n])
     return [(op_first + k, k) for k in stay]
 
 
@@ -94,10 +95,7 @@ class _Pool:
         for j, s in enumerate(self.slots):
             ctx.emit(K.Declare(s, K.Const(j, K.I64)))
         self.shape = tuple(shape)
-        self.views = [self.slot(s) for s in self.slots]
-
-    def slot(self, s):
-        return self.buf.at(K.affine([(s, self.size)]), self.shape)
+        self.views = [self.buf.at(K.affine([(s, self.size)]), self.shape) for s in self.slots]
 
     def moves(self):
         """The slot variables' next values: each carry's slot (the one its new value is
@@ -108,19 +106,20 @@ class _Pool:
 
 
 class Carries:
-    """The carries of the loop equation ``eqn`` (scan or while), set up before its loop
+    """The carries of a loop, set up (declared, their buffers filled) before the loop
     is emitted: `values` are what the body's carry inputs are bound to, `dests` where
     the body computes its next values, `update` ends a step, `bind` binds the loop's
-    carry outputs after it."""
+    carry outputs after it.
 
-    def __init__(self, ctx: Ctx, eqn):
-        body, first, op_first, n = _loop_parts(eqn)
-        self.ctx, self.eqn, self.n = ctx, eqn, n
-        ins, outs = body.invars[first:first + n], body.outvars[:n]
+    ``body``: the loop body; ``ins``/``outs``: its carry invars and outvars; ``inits``:
+    the initial values; ``home(k)``: the buffer of array carry ``k`` when the body
+    updates it in place, and whether the initial value must be copied there."""
+
+    def __init__(self, ctx: Ctx, body, ins, outs, inits, home):
+        self.ctx = ctx
         self.owned = frozenset(v for v in ins if v.aval.shape != ())
-        stay, storage = _staying(body, first, n)
-        inits = eqn.invars[op_first:op_first + n]
-        self.values: list = [None] * n
+        stay, storage = _staying(body, ins, outs)
+        self.values: list = [None] * len(ins)
         self.pools: list = []
         self.where: dict = {}            # carry -> (pool, index in pool)
         groups: dict = {}
@@ -128,14 +127,12 @@ class Carries:
             aval = v.aval
             if aval.shape == ():
                 var = ctx.names.var("c", aval.dtype)
-                ctx.emit(K.Declare(var, K.cast(as_scalar(value_of(ctx, init)), aval.dtype)))
+                ctx.emit(K.Declare(var, K.cast(as_scalar(init), aval.dtype)))
                 self.values[k] = var
             elif k in stay:
-                if ctx.overwrites(eqn, op_first + k):
-                    buf = ctx.buffer(init)      # taken: nothing reads the initial value
-                else:
-                    buf = ctx.new_buffer(eqn.outvars[k])
-                    copy_into(ctx, buf, value_of(ctx, init))
+                buf, fill = home(k)
+                if fill:
+                    copy_into(ctx, buf, init)
                 self.values[k] = buf
             else:
                 groups.setdefault((tuple(aval.shape), np.dtype(aval.dtype)), []).append(k)
@@ -151,10 +148,25 @@ class Carries:
                     fresh += 1
             pool = _Pool(ctx, ks, claims, shape, dtype)
             for i, k in enumerate(ks):
-                copy_into(ctx, pool.buf.at(i * pool.size, shape), value_of(ctx, inits[k]))
+                copy_into(ctx, pool.buf.at(i * pool.size, shape), inits[k])
                 self.values[k] = pool.views[i]
                 self.where[k] = (pool, i)
             self.pools.append(pool)
+
+    @classmethod
+    def of(cls, ctx: Ctx, eqn):
+        """The carries of a scan or while equation: a carry updated in place takes its
+        initial value's buffer when nothing else reads it (`inplace.plan`), else is
+        computed in the buffer of the loop's output (a copy made once)."""
+        body, first, op_first, n = _loop_parts(eqn)
+        inits = eqn.invars[op_first:op_first + n]
+
+        def home(k):
+            if ctx.overwrites(eqn, op_first + k):
+                return ctx.buffer(inits[k]), False
+            return ctx.new_buffer(eqn.outvars[k]), True
+        return cls(ctx, body, body.invars[first:first + n], body.outvars[:n],
+                   [value_of(ctx, a) for a in inits], home)
 
     def dests(self) -> dict:
         """{carry: the free slot its next value is computed into}."""
@@ -220,7 +232,7 @@ def _scan(ctx: Ctx, eqn):
     body, length, nc, nk = p["jaxpr"], p["length"], p["num_consts"], p["num_carry"]
     args = eqn.invars
     consts = [value_of(ctx, a) for a in args[:nc]]
-    carries = Carries(ctx, eqn)
+    carries = Carries.of(ctx, eqn)
     xs = [ctx.buffer(a) for a in args[nc + nk:]]
     ys = [ctx.new_buffer(v) for v in eqn.outvars[nk:]]
     with ctx.loop(length, prefix="it") as it:
@@ -243,7 +255,8 @@ def _scan(ctx: Ctx, eqn):
 
 def _row_view(buf, ix):
     shape = buf.shape[1:]
-    return buf.at(K.affine([(ix, math.prod(shape))]), shape)
+    size = math.prod(shape)
+    return buf.at(ix.value * size if type(ix) is K.Const else K.affine([(ix, size)]), shape)
 
 
 def _row(ctx, buf, ix):
@@ -264,23 +277,197 @@ def _while(ctx: Ctx, eqn):
     ncc, nbc = p["cond_nconsts"], p["body_nconsts"]
     cc = [value_of(ctx, a) for a in eqn.invars[:ncc]]
     bc = [value_of(ctx, a) for a in eqn.invars[ncc:ncc + nbc]]
-    carries = Carries(ctx, eqn)
+    carries = Carries.of(ctx, eqn)
+    recorder = None
+    if _reversed_later(ctx, eqn):    # its reverse pass comes later: record it now
+        recorder = _Recorder(ctx, p["body_jaxpr"].out_avals, p["checkpoint_every"])
+        ctx.recorded[_record_key(eqn)] = recorder
+    _emit_while(ctx, p, cc, bc, carries, recorder)
+    carries.bind(eqn.outvars)
+
+
+def _emit_while(ctx, p, cc, bc, carries, recorder=None):
+    """The `While` of a while loop's params ``p``; with a `_Recorder`, each step first
+    keeps the carry entering it."""
     ctx.depth += 1
     try:
         with ctx.capture() as before:
             (pred,), _ = inline(ctx, p["cond_jaxpr"], cc + list(carries.values))
             pred = as_scalar(pred)
         with ctx.capture() as body:
+            if recorder is not None:
+                recorder.keep(ctx, carries.values)
             outs, landed = inline(ctx, p["body_jaxpr"], bc + list(carries.values),
                                   owned=carries.owned, dests=carries.dests())
             carries.update(outs, landed)
+            if recorder is not None:
+                ctx.emit(K.Assign(recorder.count, K.op("add", recorder.count,
+                                                       K.Const(1, K.I64))))
     finally:
         ctx.depth -= 1
     ctx.emit(K.While(before, pred, body))
-    carries.bind(eqn.outvars)
 
 
 rules[while_p] = _while
+
+
+# --------------------------------------------------------------------------- while_transpose
+# Reverse mode through a while loop (ops/while_loop.py): a forward pass keeps every k-th
+# carry in buffers that grow as the loop runs (done by the primal loop itself when the
+# program has one, `_reversed_later`), then, segment by segment from the last, the
+# segment's carries are recomputed from its checkpoint and the body's backward program
+# runs over them in reverse, accumulating the constants' cotangents.
+
+
+class _Recorder:
+    """Every ``k``-th carry entering a step of a while loop, in "grow" buffers, and the
+    number of steps run (``count``)."""
+
+    def __init__(self, ctx, avals, k):
+        self.k = max(1, int(k))
+        self.bufs = []
+        for a in avals:
+            buf = K.Buffer(ctx.names("g"), (16,) + tuple(a.shape), a.dtype, "grow")
+            ctx.temps.append(buf)
+            self.bufs.append(buf)
+        self.count = ctx.names.var("steps", K.I64)
+        ctx.emit(K.Declare(self.count, K.Const(0, K.I64)))
+
+    def keep(self, ctx, values):
+        k = self.k
+        with ctx.capture() as block:
+            row = self.count if k == 1 else \
+                _temporary(ctx, K.op("floordiv", self.count, K.Const(k, K.I64)))
+            rows = K.op("add", row, K.Const(1, K.I64))
+            for buf in self.bufs:
+                ctx.emit(K.Call("reserve", (buf, rows)))
+            for buf, value in zip(self.bufs, values):
+                _store_row(ctx, buf, row, value)
+        if k == 1:
+            ctx.block.extend(block)
+        else:
+            ctx.emit(K.If(K.op("eq", K.op("rem", self.count, K.Const(k, K.I64)),
+                               K.Const(0, K.I64)), block))
+
+
+def _store_row(ctx, buf, ix, value):
+    if len(buf.shape) == 1:
+        ctx.emit(K.Store(buf, (ix,), as_scalar(value)))
+    else:
+        copy_into(ctx, _row_view(buf, ix), value)
+
+
+def _record_key(eqn):
+    """What identifies a while loop's forward pass: its programs, policy, operands."""
+    p = eqn.params
+    n = p["cond_nconsts"] + p["body_nconsts"] + len(p["body_jaxpr"].outvars)
+    return (id(p["cond_jaxpr"]), id(p["body_jaxpr"]), max(1, int(p["checkpoint_every"])),
+            tuple((str(a.aval), repr(a.val)) if type(a) is Literal else id(a)
+                  for a in eqn.invars[:n]))
+
+
+def _reversed_later(ctx, eqn) -> bool:
+    """Whether the program being lowered reverses this loop after it (``jit(grad(f))``
+    binds the primal while, then while_transpose of the same loop)."""
+    eqns = ctx.program.eqns if ctx.program is not None else []
+    at = next((i for i, e in enumerate(eqns) if e is eqn), len(eqns))
+    key = _record_key(eqn)
+    return any(e.primitive is while_transpose_p and _record_key(e) == key
+               for e in eqns[at + 1:])
+
+
+def _while_transpose(ctx: Ctx, eqn):
+    p = eqn.params
+    body, k = p["body_jaxpr"], max(1, int(p["checkpoint_every"]))
+    ncc, nbc, n = p["cond_nconsts"], p["body_nconsts"], len(p["body_jaxpr"].outvars)
+    bc_atoms = eqn.invars[ncc:ncc + nbc]
+    bc = [value_of(ctx, a) for a in bc_atoms]
+    cts = [value_of(ctx, a) for a in eqn.invars[ncc + nbc + n:]]
+    recorder = ctx.recorded.pop(_record_key(eqn), None)
+    if recorder is None:                 # no primal loop before: run the forward pass
+        first = ncc + nbc
+        inits = [value_of(ctx, a) for a in eqn.invars[first:first + n]]
+        carries = Carries(ctx, body, body.invars[nbc:], body.outvars, inits,
+                          lambda j: (ctx.temp(body.out_avals[j].shape,
+                                              body.out_avals[j].dtype), True))
+        recorder = _Recorder(ctx, body.out_avals, k)
+        _emit_while(ctx, p, [value_of(ctx, a) for a in eqn.invars[:ncc]], bc, carries,
+                    recorder)
+    bwd = bwd_program(body, nbc, p["nz_bc"], p["fc"])
+    consts = [constant(ctx, c) for c in bwd.consts]
+    bj = bwd.jaxpr
+    nacc = sum(p["nz_bc"])
+    acc = []
+    for a, m in zip(bc_atoms, p["nz_bc"]):
+        if not m:
+            continue
+        zero = K.Const(0, a.aval.dtype)
+        if a.aval.shape == ():
+            var = ctx.names.var("acc", a.aval.dtype)
+            ctx.emit(K.Declare(var, zero))
+            acc.append(var)
+        else:
+            buf = ctx.temp(a.aval.shape, a.aval.dtype)
+            copy_into(ctx, buf, zero)
+            acc.append(buf)
+    ct = Carries(ctx, bj, bj.invars[nbc + n:], bj.outvars[nacc:], cts,
+                 lambda j: (ctx.temp(bj.out_avals[nacc + j].shape,
+                                     bj.out_avals[nacc + j].dtype), True))
+
+    def backwards(steps, bufs):
+        """The backward program over the carries in rows steps-1 .. 0 of ``bufs``."""
+        with ctx.loop(steps, prefix="j") as jj:
+            j = _temporary(ctx, K.affine([(jj, -1), (steps, 1)], -1))
+            outs, landed = inline(ctx, bj, consts + bc + [_row(ctx, b, j) for b in bufs] +
+                                  list(ct.values), owned=ct.owned,
+                                  dests={nacc + c: d for c, d in ct.dests().items()})
+            for a, d in zip(acc, outs[:nacc]):
+                _accumulate(ctx, a, d)
+            ct.update(outs[nacc:], landed[nacc:])
+
+    count = recorder.count
+    if k == 1:                           # every carry was kept
+        backwards(count, recorder.bufs)
+    else:
+        seg = [ctx.temp((k,) + tuple(a.shape), a.dtype) for a in body.out_avals]
+        segments = _temporary(ctx, K.op("floordiv", K.op("add", count, K.Const(k - 1, K.I64)),
+                                        K.Const(k, K.I64)))
+        with ctx.loop(segments, prefix="seg") as s:
+            segment = _temporary(ctx, K.affine([(s, -1), (segments, 1)], -1))
+            steps = _temporary(ctx, K.op("min", K.Const(k, K.I64), K.op(
+                "sub", count, K.op("mul", segment, K.Const(k, K.I64)))))
+            for buf, sb in zip(recorder.bufs, seg):  # the segment starts at its checkpoint
+                _store_row(ctx, sb, K.Const(0, K.I64), _row(ctx, buf, segment))
+            with ctx.loop(steps, start=1, prefix="j") as j:   # and is recomputed from there
+                prev = _temporary(ctx, K.op("sub", j, K.Const(1, K.I64)))
+                rows = [_row_view(sb, j) for sb in seg]
+                outs, landed = inline(ctx, body, bc + [_row(ctx, sb, prev) for sb in seg],
+                                      dests={c: r for c, r in enumerate(rows)
+                                             if len(r.shape)})
+                for sb, value, ok in zip(seg, outs, landed):
+                    if not ok:
+                        _store_row(ctx, sb, j, value)
+            backwards(steps, seg)
+    for v, a in zip(eqn.outvars[:nacc], acc):
+        if isinstance(a, K.Buffer):
+            ctx.bind_buffer(v, a)
+        else:
+            ctx.bind_scalar(v, a)
+    ct.bind(eqn.outvars[nacc:])
+
+
+def _accumulate(ctx, acc, value):
+    """``acc += value`` (a declared scalar, or a buffer element by element)."""
+    if not isinstance(acc, K.Buffer):
+        ctx.emit(K.Assign(acc, K.op("add", acc, as_scalar(value))))
+        return
+    src = value.reshaped(acc.shape) if isinstance(value, K.Buffer) else None
+    with ctx.nest(acc.shape) as idx:
+        ctx.emit(K.Store(acc, idx, K.op("add", K.Load(acc, idx),
+                                        K.Load(src, idx) if src is not None else value)))
+
+
+rules[while_transpose_p] = _while_transpose
 
 
 # --------------------------------------------------------------------------- cond
@@ -340,6 +527,11 @@ def sub_programs(eqn):
         return [eqn.params["jaxpr"]]
     if p is while_p:
         return [eqn.params["cond_jaxpr"], eqn.params["body_jaxpr"]]
+    if p is while_transpose_p:
+        q = eqn.params
+        bwd = bwd_program(q["body_jaxpr"], q["body_nconsts"], q["nz_bc"], q["fc"])
+        why = next((w for w in map(constant_problem, bwd.consts) if w is not None), None)
+        return [q["cond_jaxpr"], q["body_jaxpr"], why if why is not None else bwd.jaxpr]
     if p is cond_p:
         return list(eqn.params["branches"])
     return _call_programs(eqn)
