@@ -21,7 +21,7 @@ from ...ir.ir import ClosedJaxpr, Jaxpr, Literal, Var
 from . import inplace
 from .context import Ctx, Unlowerable
 from .control_flow import rules as _control_flow_rules
-from .control_flow import sub_programs
+from .control_flow import forward_homes, sub_programs
 from .elementwise import scalar_rules
 from .fused import fusible, lower_fused
 from .reduce import rules as _reduce_rules
@@ -103,6 +103,7 @@ def lower_eqns(ctx: Ctx, jaxpr: Jaxpr, owned=frozenset()) -> None:
     already).  ``owned``: its invars whose buffers it may overwrite (`inplace.plan`)."""
     outer = ctx.inplace, ctx.program
     ctx.inplace, ctx.program = inplace.plan(jaxpr, owned).overwrite, jaxpr
+    homes = forward_homes(ctx, jaxpr, ctx.inplace)
     try:
         total_uses = _uses(jaxpr)
         for kind, eqns in plan_groups(jaxpr, fusible):
@@ -117,6 +118,8 @@ def lower_eqns(ctx: Ctx, jaxpr: Jaxpr, owned=frozenset()) -> None:
                 rule(ctx, eqn)
     finally:
         ctx.inplace, ctx.program = outer
+        for v in homes:
+            del ctx.out_slots[v]
 
 
 def _finish_output(ctx, buf, v):
