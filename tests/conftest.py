@@ -51,3 +51,15 @@ def numba_path(monkeypatch):
     kernel-IR lowering does not carry yet (``ZERAX_KERNEL_IR=0``, read at each compile,
     and inherited by the processes a test starts)."""
     monkeypatch.setenv("ZERAX_KERNEL_IR", "0")
+
+
+@pytest.fixture(params=["kernel_ir", "generated_source"])
+def compile_path(request, monkeypatch):
+    """Run the test once through each CPU compile path: the kernel IR (the default) and
+    the generated-source path (``ZERAX_KERNEL_IR=0``), for tests that check what each
+    path's code looks like; the fixture's value names the path."""
+    if request.param == "generated_source":
+        monkeypatch.setenv("ZERAX_KERNEL_IR", "0")
+    else:
+        monkeypatch.delenv("ZERAX_KERNEL_IR", raising=False)
+    return request.param

@@ -40,6 +40,12 @@ _F32, _F64 = ir.FloatType(), ir.DoubleType()
 _PTR = _I8.as_pointer()
 _VOID = ir.VoidType()
 
+# Scratch buffers of at most this many bytes live on the stack (`_body_with_temps`),
+# and innermost serial loops of at most this many iterations are written out (`_for`).
+STACK_TEMP_BYTES = 256
+STACK_BYTES = 32768           # (all of a kernel's: the rest are allocated)
+UNROLLED_TRIPS = 4
+
 # Rows of a parallel loop that one claim of the thread pool hands out (see threads.py):
 # about 64 KiB of float64 work per block.
 PARALLEL_BLOCK_ELEMENTS = 8192
@@ -140,11 +146,25 @@ class Emitter:
 
     def _body_with_temps(self, temps, body, scope):
         frees = []
+        stack = 0
         for t in temps:
             if t.kind == "grow":     # malloc'd, its pointer and capacity in stack slots
                 self._grow_buffer(t, scope)
                 continue
             nbytes = max(t.size, 1) * np.dtype(t.dtype).itemsize
+            if nbytes <= STACK_TEMP_BYTES and stack + nbytes <= STACK_BYTES:
+                stack += -(-nbytes // 64) * 64
+                # On the stack: LLVM keeps its elements in registers where the code
+                # indexes them by constants (a loop body's small vectors), instead of
+                # storing and reloading them
+                slot = self.alloca_b.alloca(ir.ArrayType(mem_type(t.dtype), max(t.size, 1)),
+                                            name=t.name)
+                slot.align = 64
+                scope.pointers[id(t)] = self.alloca_b.bitcast(
+                    slot, mem_type(t.dtype).as_pointer())
+                if t.fill is not None:
+                    self._fill(t, scope.pointers[id(t)])
+                continue
             ptr = self.b.call(self._extern("aligned_alloc", _PTR, [_I64, _I64]),
                               [ir.Constant(_I64, 64), ir.Constant(_I64, -(-nbytes // 64) * 64)])
             scope.pointers[id(t)] = self.b.bitcast(ptr, mem_type(t.dtype).as_pointer())
@@ -276,6 +296,16 @@ class Emitter:
     def _for(self, s):
         if s.parallel:
             self._parallel_for(s)
+            return
+        if type(s.start) is K.Const and type(s.stop) is K.Const and \
+                0 <= s.stop.value - s.start.value <= UNROLLED_TRIPS and \
+                not any(type(t) in (K.For, K.While, K.Reduce) for t in _walk(s.body)):
+            # A few iterations, written out: their indices are constants, so small
+            # (stack) buffers indexed by them stay in registers (a 3-vector in a loop
+            # body), whatever the kernel's unrolling
+            for i in range(s.start.value, s.stop.value):
+                self.scope.values[s.var] = ir.Constant(_I64, i)
+                self._block(s.body)
             return
         self._loop(s.var, self._expr(s.start), self._expr(s.stop), lambda: self._block(s.body))
 

@@ -21,16 +21,17 @@ from ...ir.ir import ClosedJaxpr, Jaxpr, Literal, Var
 from . import inplace
 from .context import Ctx, Unlowerable
 from .control_flow import rules as _control_flow_rules
-from .control_flow import forward_homes, sub_programs
+from .control_flow import sub_programs
 from .elementwise import scalar_rules
 from .fused import fusible, lower_fused
+from .indexing import rules as _indexing_rules
 from .reduce import rules as _reduce_rules
 from .shape import rules as _shape_rules
 
 __all__ = ["Unlowerable", "lower_program", "lower_eqns", "covers", "rules", "scalar_rules"]
 
 # primitive -> rule(ctx, eqn): the statement-level rules
-rules: dict = {**_shape_rules, **_reduce_rules, **_control_flow_rules}
+rules: dict = {**_shape_rules, **_reduce_rules, **_control_flow_rules, **_indexing_rules}
 
 # The dtypes the targets have scalars of.
 _DTYPES = frozenset(np.dtype(d) for d in (
@@ -103,7 +104,7 @@ def lower_eqns(ctx: Ctx, jaxpr: Jaxpr, owned=frozenset()) -> None:
     already).  ``owned``: its invars whose buffers it may overwrite (`inplace.plan`)."""
     outer = ctx.inplace, ctx.program
     ctx.inplace, ctx.program = inplace.plan(jaxpr, owned).overwrite, jaxpr
-    homes = forward_homes(ctx, jaxpr, ctx.inplace)
+    homes = inplace.forward_homes(ctx, jaxpr, ctx.inplace)
     try:
         total_uses = _uses(jaxpr)
         for kind, eqns in plan_groups(jaxpr, fusible):

@@ -77,26 +77,6 @@ inplace.OVERWRITERS[scan_p] = _taken_carries
 inplace.OVERWRITERS[while_p] = _taken_carries
 
 
-def forward_homes(ctx: Ctx, jaxpr, overwrite) -> list:
-    """Before ``jaxpr`` is lowered: an initial carry that its loop will take (in
-    ``overwrite``, `inplace.Plan`) is computed straight into the buffer of the loop's
-    output when that has one (a program output, a row of a stacked output...), so the
-    loop's result is already there when it ends: the value's one buffer, start to end.
-    Returns the vars given a buffer (``ctx.out_slots``), for the caller to drop after."""
-    produced = {v for e in jaxpr.eqns for v in e.outvars}
-    added = []
-    for e in jaxpr.eqns:
-        if e.primitive not in (scan_p, while_p):
-            continue
-        for p, o in _taken_carries(e):
-            x, out = e.invars[p], e.outvars[o]
-            if (id(e), p) in overwrite and x in produced and x not in ctx.out_slots and \
-                    out in ctx.out_slots:
-                ctx.out_slots[x] = ctx.out_slots[out]
-                added.append(x)
-    return added
-
-
 def _same_buffer(value, buf) -> bool:
     return value is buf or (isinstance(value, K.Buffer) and value.root is buf.root and
                             value.offset is buf.offset and value.size == buf.size)

@@ -1,7 +1,8 @@
 """Updates in place: which operands the lowering of a program may overwrite.
 
-An update (``x.at[i].set(v)`` as ``dynamic_update_slice``) returns its operand with
-some elements replaced; a loop takes its initial carries as the buffers it updates.
+An update (``x.at[i].set(v)``: a scatter, or ``dynamic_update_slice``) returns its
+operand with some elements replaced; a loop takes its initial carries as the buffers it
+updates.
 Either may write into its operand's buffer instead of copying it first, as XLA's
 buffer reuse does, when nothing needs the operand's old value: the buffer belongs to
 the program (a value it computed, or a loop carry, given as ``owned``), and every other
@@ -18,6 +19,7 @@ rule's outputs are buffers of their own.
 from __future__ import annotations
 
 from ...ir.ir import Var
+from ...ops.index_update import SCATTERS
 from ...ops.shape import reshape_p, squeeze_p
 from ...ops.slicing import dynamic_update_slice_p
 
@@ -27,7 +29,8 @@ VIEWS = frozenset({reshape_p, squeeze_p})
 # primitive -> fn(eqn) -> [(position of an operand its lowering can overwrite, position
 # of the output then held in that buffer)]: an update's operand; the initial carries a
 # loop takes as its carries' buffers (filled in by control_flow.py).
-OVERWRITERS: dict = {dynamic_update_slice_p: lambda eqn: ((0, 0),)}
+OVERWRITERS: dict = {p: lambda eqn: ((0, 0),)
+                     for p in (dynamic_update_slice_p, *SCATTERS.values())}
 
 
 class Plan:
@@ -87,3 +90,24 @@ def plan(jaxpr, owned=frozenset()) -> Plan:
                 storage[o] = o
                 sharing[o] = [o]
     return out
+
+
+def forward_homes(ctx, jaxpr, overwrite) -> list:
+    """Before ``jaxpr`` is lowered: an operand that an update or a loop will overwrite
+    (in ``overwrite``, `Plan`) is computed straight into the buffer the result goes to,
+    when that has one (``ctx.out_slots``: a program output, a loop's next carry, a row
+    of a stacked output), so the result is already there: one buffer from the first
+    value to the last, no copy at the end.  (Backwards: a chain of updates passes its
+    result's buffer up to its first operand.)  Returns the vars given a buffer, for the
+    caller to drop from ``ctx.out_slots`` afterwards."""
+    produced = {v for e in jaxpr.eqns for v in e.outvars}
+    added = []
+    for e in reversed(jaxpr.eqns):
+        find = OVERWRITERS.get(e.primitive)
+        for p, o in (find(e) if find is not None else ()):
+            x, out = e.invars[p], e.outvars[o]
+            if (id(e), p) in overwrite and x in produced and x not in ctx.out_slots and \
+                    out in ctx.out_slots:
+                ctx.out_slots[x] = ctx.out_slots[out]
+                added.append(x)
+    return added
