@@ -102,6 +102,7 @@ def lower_program(jaxpr: Jaxpr, name: str = "kernel") -> K.Kernel:
 def lower_eqns(ctx: Ctx, jaxpr: Jaxpr, owned=frozenset()) -> None:
     """Lower ``jaxpr``'s equations into ``ctx``'s current block (its inputs are bound
     already).  ``owned``: its invars whose buffers it may overwrite (`inplace.plan`)."""
+    jaxpr = inplace.scheduled(jaxpr)   # reads of an updated operand first
     outer = ctx.inplace, ctx.program
     ctx.inplace, ctx.program = inplace.plan(jaxpr, owned).overwrite, jaxpr
     homes = inplace.forward_homes(ctx, jaxpr, ctx.inplace)

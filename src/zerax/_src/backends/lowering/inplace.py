@@ -11,17 +11,21 @@ elements) comes earlier in the program and is not one of its outputs.  A loop wh
 carry is updated this way at every step then costs the size of its updates, not of
 its carry.
 
-`plan` answers for one program; the rules ask `Ctx.overwrites(eqn, position)`.  A rule
+`plan` answers for one program (in the order of `scheduled`, which moves reads of an
+operand ahead of its update); the rules ask `Ctx.overwrites(eqn, position)`.  A rule
 that binds its output to its operand's buffer (a view) must be in `VIEWS`; every other
 rule's outputs are buffers of their own.
 """
 
 from __future__ import annotations
 
-from ...ir.ir import Var
+from ...ir.ir import Jaxpr, Var
+from ...ops.gather import gather_p
 from ...ops.index_update import SCATTERS
+from ...ops.reduce import reduce_max_p, reduce_min_p, reduce_prod_p, reduce_sum_p
 from ...ops.shape import reshape_p, squeeze_p
-from ...ops.slicing import dynamic_update_slice_p
+from ...ops.slicing import dynamic_slice_p, dynamic_update_slice_p, slice_p
+from .elementwise import scalar_rules
 
 # Primitives whose lowering binds the output to the operand's elements (no copy).
 VIEWS = frozenset({reshape_p, squeeze_p})
@@ -31,6 +35,50 @@ VIEWS = frozenset({reshape_p, squeeze_p})
 # loop takes as its carries' buffers (filled in by control_flow.py).
 OVERWRITERS: dict = {p: lambda eqn: ((0, 0),)
                      for p in (dynamic_update_slice_p, *SCATTERS.values())}
+
+
+# Primitives that read their operands into values of their own and may move ahead of
+# an update of one of them (`scheduled`): slices, gathers, reductions, elementwise.
+_READERS = frozenset({dynamic_slice_p, slice_p, gather_p, reduce_sum_p, reduce_max_p,
+                      reduce_min_p, reduce_prod_p})
+
+
+def _reads_only(eqn) -> bool:
+    return eqn.primitive in _READERS or eqn.primitive in scalar_rules
+
+
+def scheduled(jaxpr):
+    """``jaxpr`` with every read of an update's operand that comes after the update but
+    needs only values defined before it moved to just before the update (a transposed
+    ``x.at[i].set(v)`` zeroes ``ct[i]`` and then reads it: read first, and the update
+    may then write in place).  Only readers move, and only past equations they do not
+    depend on, so the order stays a valid one.  The same object when nothing moves."""
+    updates = set(OVERWRITERS)
+    if not any(e.primitive in updates for e in jaxpr.eqns):
+        return jaxpr
+    out, k = list(jaxpr.eqns), 0
+    while k < len(out):
+        e = out[k]
+        x = e.invars[0] if e.primitive in updates else None
+        if type(x) is Var:
+            later = set(e.outvars)      # values defined from the update on
+            moved = []
+            for j in range(k + 1, len(out)):
+                f = out[j]
+                if x in f.invars and _reads_only(f) and \
+                        not any(type(a) is Var and a in later for a in f.invars):
+                    moved.append(j)
+                else:
+                    later.update(f.outvars)
+            if moved:
+                keep = set(moved)
+                out = out[:k] + [out[j] for j in moved] + [e] + \
+                    [out[j] for j in range(k + 1, len(out)) if j not in keep]
+                k += len(moved)
+        k += 1
+    if out == jaxpr.eqns:
+        return jaxpr
+    return Jaxpr(jaxpr.constvars, jaxpr.invars, jaxpr.outvars, out)
 
 
 class Plan:
@@ -46,9 +94,11 @@ class Plan:
 
 
 def plan(jaxpr, owned=frozenset()) -> Plan:
-    """The updates in place of ``jaxpr`` (its equations in the order they are lowered:
-    fusion keeps it, and moves ahead only 0-d equations of 0-d values, which read no
-    buffer).  ``owned``: invars whose buffers the program may overwrite (loop carries)."""
+    """The updates in place of ``jaxpr``, its equations in the order they are lowered
+    (`scheduled`; fusion keeps it, and moves ahead only 0-d equations of 0-d values,
+    which read no buffer).  ``owned``: invars whose buffers the program may overwrite
+    (loop carries)."""
+    jaxpr = scheduled(jaxpr)
     out = Plan()
     outs = {v for v in jaxpr.outvars if type(v) is Var}
     uses: dict = {}
