@@ -14,6 +14,7 @@ import zerax.numpy as znp
 from zerax import lax
 from zerax._src.backends import kernel_ir as K
 from zerax._src.backends.lowering import covers, lower_program
+from zerax._src.ops.while_loop import while_from_fns   # (its checkpoint_every)
 
 
 def _kernel(f, *args):
@@ -73,7 +74,8 @@ def _loops(kernel):
 
 def test_scalar_fori_loop_is_one_loop_of_registers():
     """A fori_loop of 0-d carries: one For, mutable scalars, no buffer of its own."""
-    f = lambda x: lax.fori_loop(0, 1000, lambda i, c: c * 0.999 + znp.sin(c) * 1e-3, x)  # noqa: E731
+    def f(x):
+        return lax.fori_loop(0, 1000, lambda i, c: c * 0.999 + znp.sin(c) * 1e-3, x)
     k = check(f, 1.0)
     assert not k.temps and len(_loops(k)) == 1
     v = 1.0
@@ -408,18 +410,20 @@ def test_reverse_mode_through_while_records_in_the_primal_loop():
 
 
 def test_reverse_mode_through_while_with_checkpoints_and_zero_trips():
-    from zerax._src.ops.while_loop import while_from_fns   # (checkpoint_every)
-
     def f(x, w, n, every):
-        return while_from_fns(lambda c: c[1] < n, lambda c: [znp.sin(c[0] * w) + c[0], c[1] + 1],
+        return while_from_fns(lambda c: c[1] < n,
+                              lambda c: [znp.sin(c[0] * w) + c[0], c[1] + 1],
                               [x, 0], checkpoint_every=every)[0].sum()
     x = np.linspace(0.1, 0.4, 4)
     for every in (1, 3):
         for n in (0, 1, 7):
-            check(zx.grad(lambda x, w: f(x, w, n, every), argnums=(0, 1)), x, 1.3, rtol=1e-13)
+            check(zx.grad(lambda x, w, n=n, k=every: f(x, w, n, k), argnums=(0, 1)), x, 1.3,
+                  rtol=1e-13)
     # inside a scan: the growing buffers are reused by every step of the outer loop
     g = zx.grad(lambda x, w: f(x, w, 4, 1), argnums=(0, 1))
-    outer = lambda x, ws: lax.scan(lambda c, w: (c + g(c, w)[0] * 0.1, g(c, w)[1]), x, ws)  # noqa: E731
+
+    def outer(x, ws):
+        return lax.scan(lambda c, w: (c + g(c, w)[0] * 0.1, g(c, w)[1]), x, ws)
     check(outer, x, np.array([0.5, 1.0, 1.5]), rtol=1e-13)
 
 
@@ -427,6 +431,44 @@ def test_second_order_through_loops():
     f = lambda x: lax.fori_loop(0, 4, lambda i, c: znp.sin(c) * c + 0.5, x).sum()  # noqa: E731
     x = np.linspace(0.2, 0.8, 3)
     check(zx.hessian(f), x, rtol=1e-12)
-    w = lambda x: lax.while_loop(lambda c: c[1] < 3, lambda c: (znp.sin(c[0]) * 1.2, c[1] + 1),  # noqa: E731
-                                 (x, 0))[0].sum()
+
+    def w(x):
+        return lax.while_loop(lambda c: c[1] < 3, lambda c: (znp.sin(c[0]) * 1.2, c[1] + 1),
+                              (x, 0))[0].sum()
     check(zx.hessian(w), x, rtol=1e-12)
+
+
+@given(st.permutations(range(4)), st.lists(st.booleans(), min_size=4, max_size=4),
+       st.integers(0, 6), st.booleans())
+@settings(max_examples=25)
+def test_any_permutation_of_carries_matches_python(perm, bump, length, reverse):
+    """Each step returns the carries permuted (some changed, some passed through), as
+    a Python loop does: the slots of the pool move, the values never mix."""
+    f = _permuting(tuple(perm), tuple(bump), length, reverse)
+    init = [np.arange(3.0) + 10 * k for k in range(4)]
+    xs = np.arange(length, dtype=np.float64)
+    got = _leaves(f(*init, xs))
+    c = [a.copy() for a in init]
+    order = range(length - 1, -1, -1) if reverse else range(length)
+    ys = np.zeros(length)
+    for t in order:
+        c = [c[p] + xs[t] if b else c[p] for p, b in zip(perm, bump)]
+        ys[t] = c[0][0]
+    for g, w in zip(got, c + [ys]):
+        np.testing.assert_array_equal(g, w)
+
+
+_permuters: dict = {}
+
+
+def _permuting(perm, bump, length, reverse):
+    key = (perm, bump, length, reverse)
+    if key not in _permuters:
+        def f(a, b, c, d, xs):
+            def step(carry, x):
+                new = [carry[p] + x if bb else carry[p] for p, bb in zip(perm, bump)]
+                return tuple(new), new[0][0]
+            out, ys = lax.scan(step, (a, b, c, d), xs, reverse=reverse)
+            return (*out, ys)
+        _permuters[key] = zx.jit(f)
+    return _permuters[key]

@@ -281,7 +281,7 @@ def _while(ctx: Ctx, eqn):
     recorder = None
     if _reversed_later(ctx, eqn):    # its reverse pass comes later: record it now
         recorder = _Recorder(ctx, p["body_jaxpr"].out_avals, p["checkpoint_every"])
-        ctx.recorded[_record_key(eqn)] = recorder
+        ctx.recorded[record_key(eqn)] = recorder
     _emit_while(ctx, p, cc, bc, carries, recorder)
     carries.bind(eqn.outvars)
 
@@ -357,7 +357,7 @@ def _store_row(ctx, buf, ix, value):
         copy_into(ctx, _row_view(buf, ix), value)
 
 
-def _record_key(eqn):
+def record_key(eqn):
     """What identifies a while loop's forward pass: its programs, policy, operands."""
     p = eqn.params
     n = p["cond_nconsts"] + p["body_nconsts"] + len(p["body_jaxpr"].outvars)
@@ -366,14 +366,17 @@ def _record_key(eqn):
                   for a in eqn.invars[:n]))
 
 
-def _reversed_later(ctx, eqn) -> bool:
-    """Whether the program being lowered reverses this loop after it (``jit(grad(f))``
-    binds the primal while, then while_transpose of the same loop)."""
-    eqns = ctx.program.eqns if ctx.program is not None else []
+def reversed_later(eqns, eqn) -> bool:
+    """Whether a while loop ``eqn`` of the program ``eqns`` is reversed after it
+    (``jit(grad(f))`` binds the primal while, then while_transpose of the same loop)."""
     at = next((i for i, e in enumerate(eqns) if e is eqn), len(eqns))
-    key = _record_key(eqn)
-    return any(e.primitive is while_transpose_p and _record_key(e) == key
+    key = record_key(eqn)
+    return any(e.primitive is while_transpose_p and record_key(e) == key
                for e in eqns[at + 1:])
+
+
+def _reversed_later(ctx, eqn) -> bool:
+    return reversed_later(ctx.program.eqns if ctx.program is not None else [], eqn)
 
 
 def _while_transpose(ctx: Ctx, eqn):
@@ -383,7 +386,7 @@ def _while_transpose(ctx: Ctx, eqn):
     bc_atoms = eqn.invars[ncc:ncc + nbc]
     bc = [value_of(ctx, a) for a in bc_atoms]
     cts = [value_of(ctx, a) for a in eqn.invars[ncc + nbc + n:]]
-    recorder = ctx.recorded.pop(_record_key(eqn), None)
+    recorder = ctx.recorded.pop(record_key(eqn), None)
     if recorder is None:                 # no primal loop before: run the forward pass
         first = ncc + nbc
         inits = [value_of(ctx, a) for a in eqn.invars[first:first + n]]

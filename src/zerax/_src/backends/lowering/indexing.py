@@ -164,7 +164,6 @@ def _scatter(op):
         x, u, *idx = eqn.invars
         (ov,) = eqn.outvars
         indexer, mode = eqn.params["indexer"], eqn.params["mode"]
-        dtype = np.dtype(ov.aval.dtype)
         if ctx.overwrites(eqn) and not ctx.is_scalar(x):   # nothing reads x's old value
             out = ctx.buffer(x)
             ctx.bind_buffer(ov, out)

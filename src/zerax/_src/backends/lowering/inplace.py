@@ -47,25 +47,28 @@ def _reads_only(eqn) -> bool:
     return eqn.primitive in _READERS or eqn.primitive in scalar_rules
 
 
-def scheduled(jaxpr):
-    """``jaxpr`` with every read of an update's operand that comes after the update but
-    needs only values defined before it moved to just before the update (a transposed
-    ``x.at[i].set(v)`` zeroes ``ct[i]`` and then reads it: read first, and the update
-    may then write in place).  Only readers move, and only past equations they do not
-    depend on, so the order stays a valid one.  The same object when nothing moves."""
-    updates = set(OVERWRITERS)
-    if not any(e.primitive in updates for e in jaxpr.eqns):
-        return jaxpr
-    out, k = list(jaxpr.eqns), 0
+def _overwritten_operands(eqn):
+    find = OVERWRITERS.get(eqn.primitive)
+    return [eqn.invars[p] for p, _ in find(eqn)] if find is not None else ()
+
+
+def schedule(eqns, operands, reads_only) -> list:
+    """``eqns`` with every read of an operand that an equation may overwrite
+    (``operands(eqn)``) that comes after it but needs only values defined before it
+    moved to just before it (a transposed ``x.at[i].set(v)`` zeroes ``ct[i]`` and then
+    reads it: read first, and the update may then write in place).  Only readers
+    (``reads_only(eqn)``) move, and only past equations they do not depend on, so the
+    order stays a valid one.  The same list object when nothing moves."""
+    out, k = list(eqns), 0
     while k < len(out):
         e = out[k]
-        x = e.invars[0] if e.primitive in updates else None
-        if type(x) is Var:
+        xs = [x for x in operands(e) if type(x) is Var]
+        if xs:
             later = set(e.outvars)      # values defined from the update on
             moved = []
             for j in range(k + 1, len(out)):
                 f = out[j]
-                if x in f.invars and _reads_only(f) and \
+                if any(x in f.invars for x in xs) and reads_only(f) and \
                         not any(type(a) is Var and a in later for a in f.invars):
                     moved.append(j)
                 else:
@@ -76,9 +79,16 @@ def scheduled(jaxpr):
                     [out[j] for j in range(k + 1, len(out)) if j not in keep]
                 k += len(moved)
         k += 1
-    if out == jaxpr.eqns:
+    return eqns if out == list(eqns) else out
+
+
+def scheduled(jaxpr):
+    """``jaxpr`` in the order its lowering takes (`schedule`: reads of an operand an
+    update or a loop overwrites first); the same object when nothing moves."""
+    eqns = schedule(jaxpr.eqns, _overwritten_operands, _reads_only)
+    if eqns is jaxpr.eqns:
         return jaxpr
-    return Jaxpr(jaxpr.constvars, jaxpr.invars, jaxpr.outvars, out)
+    return Jaxpr(jaxpr.constvars, jaxpr.invars, jaxpr.outvars, eqns)
 
 
 class Plan:
