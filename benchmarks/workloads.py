@@ -1288,3 +1288,6 @@ import workloads_random  # noqa: E402,F401
 import workloads_scipy  # noqa: E402,F401
 import workloads_optim  # noqa: E402,F401
 import workloads_compile  # noqa: E402,F401
+import workloads_export  # noqa: E402,F401
+import workloads_distributed  # noqa: E402,F401
+import workloads_taylor  # noqa: E402,F401

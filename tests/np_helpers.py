@@ -54,6 +54,15 @@ def assert_same(got, want, exact=True, rtol=1e-12):
         np.testing.assert_allclose(np.asarray(got), want, rtol=rtol, atol=rtol)
 
 
+def assert_matches(got, want, rtol=1e-12):
+    """``got`` (any array) has ``want``'s dtype and shape and its values to ``rtol``
+    (NaNs equal)."""
+    got, want = np.asarray(got), np.asarray(want)
+    assert got.dtype == want.dtype, (got.dtype, want.dtype)
+    assert got.shape == want.shape, (got.shape, want.shape)
+    np.testing.assert_allclose(got, want, equal_nan=True, rtol=rtol, atol=rtol)
+
+
 def traced(f, *args):
     """``f(*args)`` computed by tracing to IR then evaluating it, as a list of leaves."""
     closed = zx.make_jaxpr(f)(*args)

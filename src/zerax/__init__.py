@@ -31,6 +31,10 @@ from ._src.base import dtypes  # noqa: E402  (dtypes.float0: the tangent dtype o
 from . import numpy, lax, tree, tree_util, test_util, nn, scipy, random  # noqa: E402
 from . import debug, image, ops, sharding, typing
 from . import core  # noqa: E402  (jax.core's public names)
+from . import export  # noqa: E402  (zerax.export: program format, ONNX)
+from . import distributed  # noqa: E402
+from ._src.api.shard_map import shard_map  # noqa: E402
+from ._src.api.sharding import make_mesh  # noqa: E402
 
 jacobian = jacrev   # JAX's name for it
 
@@ -46,5 +50,12 @@ __all__ = [
     "debug", "sharding", "typing", "device_get", "local_devices", "process_index",
     "process_count", "default_device", "named_scope", "named_call",
     "ensure_compile_time_eval", "clear_caches", "elementwise_grad", "custom_gradient",
-    "pmap", "ops", "image", "core", "numpy_dtype_promotion",
+    "pmap", "ops", "image", "core", "numpy_dtype_promotion", "export", "distributed",
+    "shard_map", "make_mesh",
 ]
+
+# Taylor mode (issue 32)
+from . import taylor  # noqa: E402
+from .taylor import jet  # noqa: E402
+
+__all__ += ["jet", "taylor"]

@@ -19,20 +19,25 @@ __all__ = [
     "TracerArrayConversionError",
     "UnexpectedTracerError",
     "ShapeError",
+    "AxisError",
     "NonScalarOutputError",
     "IntegerInputError",
     "NonDifferentiableError",
     "NotSupportedError",
+    "CustomVJPForwardModeError",
     "NonConcreteBooleanIndexError",
     "ImmutableArrayError",
     "FrozenModuleError",
     "OptimizerStateError",
     "TreeMismatchError",
     "CheckpointError",
+    "ExportError",
     "DatasetError",
     "MissingDependencyError",
     "KeyTypeError",
     "SeedOverflowError",
+    "DistributedError",
+    "CollectiveMismatchError",
     "user_frame",
 ]
 
@@ -77,6 +82,11 @@ class ShapeError(ZeraxError, ValueError, TypeError):
     ``except`` clause of ported code catches it."""
 
 
+class AxisError(ShapeError, IndexError):
+    """An axis out of range for an array's rank: an IndexError too, as NumPy's
+    ``AxisError`` (a ValueError and an IndexError) and as the array API standard asks."""
+
+
 class NonScalarOutputError(ZeraxError, TypeError):
     """grad was asked for the gradient of a function whose output is not a scalar."""
 
@@ -91,6 +101,11 @@ class NonDifferentiableError(ZeraxError, TypeError):
 
 class NotSupportedError(ZeraxError, NotImplementedError):
     """A primitive does not support the transform it was used under."""
+
+
+class CustomVJPForwardModeError(NotSupportedError, TypeError):
+    """Forward-mode differentiation (jvp, jacfwd) of a custom_vjp function, whose
+    derivative is only known through its bwd rule; a TypeError too, as JAX's."""
 
 
 class NonConcreteBooleanIndexError(ZeraxError, IndexError):
@@ -125,6 +140,13 @@ class CheckpointError(ZeraxError, ValueError):
     contents, or not matching the ``like`` tree), or a tree that cannot be saved."""
 
 
+class ExportError(ZeraxError, ValueError):
+    """An exported program (``zerax.export``) that cannot be written (a primitive or a
+    tree node it cannot serialise), read back (truncated, damaged, from a newer zerax, an
+    unknown primitive) or called (arguments of the wrong structure, shape or dtype; a
+    derivative beyond the ``vjp_order`` it was serialised with)."""
+
+
 class DatasetError(ZeraxError, ValueError):
     """A dataset file that is missing or malformed (the message names the file and the
     layout that was expected), or a dataset/loader used in a way it does not support."""
@@ -141,6 +163,16 @@ class KeyTypeError(ZeraxError, TypeError):
 
 class SeedOverflowError(ZeraxError, OverflowError):
     """A PRNG seed outside [-2**63, 2**64 - 1] (it does not fit in 64 bits)."""
+
+
+class DistributedError(ZeraxError, RuntimeError):
+    """A program running on several processes (`zerax.distributed`) went wrong: MPI is
+    missing or was started wrongly, or the processes disagree on what they run."""
+
+
+class CollectiveMismatchError(DistributedError, ValueError):
+    """The processes of a collective passed operands of different shapes or dtypes (or
+    called different collectives); every process raises it, with each one's operand."""
 
 
 _internal_files: dict = {}   # co_filename -> whether it is zerax's (or importlib's)

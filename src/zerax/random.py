@@ -13,7 +13,10 @@ JAX 0.10's (default ``jax_threefry_partitionable=True``, under ``jax_enable_x64`
 from ._src.api.random.keys import (KeyDtype, PRNGKey, PRNGKeyArray, bits, clone, fold_in, key, key_data, key_impl, split, wrap_key_data)
 from ._src.api.random.samplers import (bernoulli, categorical, cauchy, choice, exponential, gumbel, laplace, logistic, normal, permutation, rademacher, randint, truncated_normal, uniform)
 from ._src.api.random.gamma import (ball, beta, chisquare, dirichlet, f, gamma, generalized_normal, loggamma, t)
-from ._src.api.random.more import (binomial, double_sided_maxwell, geometric, lognormal, maxwell, multinomial, multivariate_normal, orthogonal, pareto, poisson, rayleigh, triangular, wald, weibull_min)
+from ._src.api.random.discrete import binomial, geometric, multinomial, poisson
+from ._src.api.random.multivariate import multivariate_normal, orthogonal
+from ._src.api.random.transformed import (double_sided_maxwell, lognormal, maxwell, pareto, rayleigh,
+                                          triangular, wald, weibull_min)
 
 __all__ = [
     "KeyDtype", "PRNGKey", "PRNGKeyArray", "ball", "bernoulli", "beta", "binomial", "bits",

@@ -524,3 +524,23 @@ def test_solve_banded_errors():
         zsl.solve_banded((-1, 4), AB21, RHS5)
     with pytest.raises(errors.ZeraxTypeError, match="pair"):
         zsl.solve_banded(3, AB21, RHS5)
+
+
+def test_sqrtm_logm_derivatives_outside_the_domain_are_nan():
+    # A real matrix with a negative eigenvalue has no real principal square root or
+    # logarithm: traced (jvp, grad, jit) the value is NaN, and so must the derivative be
+    # (it was a zero tangent beside the NaN value, a silent wrong answer).
+    a = np.array([[-1.0, 0.2], [0.1, 2.0]])
+    good = np.array([[2.0, 1.0], [-1.5, 0.5]])
+    for fn in (zsl.sqrtm, zsl.logm):
+        y, t = zx.jvp(fn, (a,), (np.eye(2),))
+        assert np.isnan(np.asarray(y)).all() and np.isnan(np.asarray(t)).all()
+        assert np.isnan(np.asarray(zx.grad(lambda m: fn(m).sum())(a))).all()
+        # a stack: only the matrix outside the domain is NaN, value and derivative
+        y, t = zx.jvp(fn, (np.stack([a, good]),), (np.ones((2, 2, 2)),))
+        assert np.isnan(np.asarray(t[0])).all() and np.isfinite(np.asarray(t[1])).all()
+        h = 1e-6
+        fd = (np.asarray(fn(good + h)) - np.asarray(fn(good - h))) / (2 * h)
+        np.testing.assert_allclose(t[1], fd, rtol=1e-6, atol=1e-8)
+    g = zx.jit(zx.grad(lambda m: zsl.sqrtm(m).sum()))(good)
+    assert np.isfinite(np.asarray(g)).all()      # the NaN stays where it is meant

@@ -213,4 +213,7 @@ def test_chained_updates_of_an_intermediate(compile_path):
         assert _loops_over(kernel.body, 6) == 1
         return
     src = f.lower(x).as_text()
-    assert src.count("np.copy(") == 1 and src.count("# in place") == 2
+    if src.startswith("kernel"):    # the kernel IR: x copied once, then into the output
+        assert src.count("for ") == 2
+    else:
+        assert src.count("np.copy(") == 1 and src.count("# in place") == 2

@@ -22,7 +22,9 @@ import zerax as zx
 from zerax._src.backends.lowering import scalar_rules
 from zerax._src.core.core import bind
 from zerax._src.ops import elementwise as ew
+from zerax._src.ops import bitcast as bc
 from zerax._src.ops import misc
+from zerax._src.ops import random_bits as rb
 
 ULPS = 4
 N = 37                    # elements per case (odd: loop remainders are exercised)
@@ -60,6 +62,8 @@ CASES = {
     ew.atanh_p: (FLOATS, 1, APPROX), ew.cbrt_p: (FLOATS, 1, APPROX),
     ew.atan2_p: (FLOATS, 2, APPROX), ew.pow_p: (FLOATS, 2, APPROX),
     ew.rsqrt_p: (FLOATS, 1, APPROX), ew.logistic_p: (FLOATS, 1, APPROX),
+    ew.erf_p: (FLOATS, 1, EXACT), ew.erfc_p: (FLOATS, 1, EXACT),     # the same libm calls
+    ew.lgamma_p: (FLOATS, 1, EXACT), ew.fma_p: (FLOATS, 3, EXACT),
 }
 # primitives with static parameters: (params, how they are checked)
 PARAM_CASES = [
@@ -74,7 +78,8 @@ CAST_PAIRS = [(s, t) for s in ("bool",) + FLOATS + INTS for t in ("bool",) + FLO
 
 
 def test_every_kernel_ir_primitive_has_a_case():
-    covered = set(CASES) | {p for p, *_ in PARAM_CASES} | {ew.convert_element_type_p}
+    covered = set(CASES) | {p for p, *_ in PARAM_CASES} | {ew.convert_element_type_p} | \
+        set(COMPLEX_CASES) | {ew.complex_p, rb.threefry2x32_p, bc.bitcast_convert_type_p}
     assert set(scalar_rules) <= covered, set(scalar_rules) - covered
 
 
@@ -187,9 +192,11 @@ def test_casts_equal_numpys_within_range(pair, data):
     elements = _elements(src, finite=True)
     if src.kind == "f" and dst.kind in "iu":
         info = np.iinfo(dst)
-        span = 2.0 ** (8 * dst.itemsize)      # a power of two: exact in every width
-        elements = st.floats(-span, span, width=src.itemsize * 8).filter(
-            lambda v: info.min <= math.trunc(v) <= info.max)
+        lo = src.type(info.min)                    # 0 or -2^n: exact in every width
+        hi = src.type(info.max)
+        if float(hi) > info.max:                   # rounded up: the float below it
+            hi = np.nextafter(hi, src.type(0))
+        elements = st.floats(float(lo), float(hi), width=src.itemsize * 8)
     x = data.draw(hnp.arrays(src, (N,), elements=elements))
     with np.errstate(all="ignore"):
         want = bind(ew.convert_element_type_p, x, new_dtype=dst)
@@ -238,3 +245,120 @@ def test_fast_math_is_asked_for():
     np.testing.assert_allclose(fast, a * b + c, rtol=1e-12, atol=1e-15)
     exact = np.asarray(zx.jit(lambda a, b, c: a * b + c)(a, b, c))
     np.testing.assert_array_equal(exact, a * b + c)
+
+
+DOT_CASES = [   # (lhs shape, rhs shape, dimension numbers)
+    ((5, 7), (7, 3), (((1,), (0,)), ((), ()))),             # small: loops
+    ((64, 96), (96, 80), (((1,), (0,)), ((), ()))),         # x @ w: gemm, no copies
+    ((64, 96), (80, 96), (((1,), (1,)), ((), ()))),         # x @ w.T
+    ((96, 64), (96, 80), (((0,), (0,)), ((), ()))),         # x.T @ g
+    ((3, 4, 5, 6), (3, 6, 5, 7), (((3, 2), (1, 2)), ((0,), (0,)))),   # batched, copied
+    ((6, 20, 30), (30, 6, 25), (((2,), (0,)), ((0,), (1,)))),          # batch not leading
+    ((700,), (700,), (((0,), (0,)), ((), ()))),             # a dot of vectors: 0-d
+]
+
+
+@pytest.mark.parametrize("case", range(len(DOT_CASES)))
+@pytest.mark.parametrize("dtype", ["float64", "float32", "int64", "int32"])
+def test_products_equal_numpys(case, dtype):
+    """Products: the same BLAS as NumPy for float products of some size (so up to
+    BLAS's own blocking, nearly its bits), loops otherwise; integers exact."""
+    ls, rs, dn = DOT_CASES[case]
+    rng = np.random.default_rng(case)
+    if dtype.startswith("int"):
+        a, b = (rng.integers(-50, 50, s).astype(dtype) for s in (ls, rs))
+    else:
+        a, b = (rng.standard_normal(s).astype(dtype) for s in (ls, rs))
+    f = lambda x, y: zx.lax.dot_general(x, y, dn)          # noqa: E731
+    with zx.disable_jit():
+        want = np.asarray(f(a, b))
+    got = np.asarray(zx.jit(f)(a, b))
+    assert got.dtype == want.dtype and got.shape == want.shape
+    if dtype.startswith("int"):
+        np.testing.assert_array_equal(got, want)
+    else:
+        k = int(np.prod([ls[d] for d in dn[0][0]]))
+        eps = np.finfo(dtype).eps
+        scale = np.abs(a).max() * np.abs(b).max() * k
+        np.testing.assert_allclose(got, want, rtol=0, atol=4 * k * eps * scale / max(k, 1))
+
+
+COMPLEX = ("complex64", "complex128")
+# complex primitive -> (arity, how): NumPy computes + - and the parts exactly; products,
+# quotients, moduli and the functions within ulps of each part
+COMPLEX_CASES = {
+    ew.add_p: (2, EXACT), ew.sub_p: (2, EXACT), ew.neg_p: (1, EXACT), ew.conj_p: (1, EXACT),
+    ew.real_p: (1, EXACT), ew.imag_p: (1, EXACT), ew.eq_p: (2, EXACT), ew.ne_p: (2, EXACT),
+    ew.max_p: (2, EXACT), ew.min_p: (2, EXACT), ew.isnan_p: (1, EXACT),
+    ew.is_finite_p: (1, EXACT), ew.mul_p: (2, APPROX), ew.div_p: (2, APPROX),
+    ew.abs_p: (1, APPROX), ew.sign_p: (1, APPROX), ew.sqrt_p: (1, APPROX),
+    ew.exp_p: (1, APPROX), ew.log_p: (1, APPROX), ew.expm1_p: (1, APPROX),
+    ew.log1p_p: (1, APPROX), ew.sin_p: (1, APPROX), ew.cos_p: (1, APPROX),
+    ew.tan_p: (1, APPROX), ew.sinh_p: (1, APPROX), ew.cosh_p: (1, APPROX),
+    ew.tanh_p: (1, APPROX), ew.asin_p: (1, APPROX), ew.acos_p: (1, APPROX),
+    ew.atan_p: (1, APPROX), ew.asinh_p: (1, APPROX), ew.acosh_p: (1, APPROX),
+    ew.atanh_p: (1, APPROX), ew.exp2_p: (1, APPROX),
+}
+
+
+def test_complex_from_parts():
+    re, im = np.linspace(-2, 2, 11), np.linspace(3, -1, 11)
+    for dt in (np.float32, np.float64):
+        got = np.asarray(_compiled(ew.complex_p, {}, (np.dtype(dt).name,) * 2)(
+            re.astype(dt), im.astype(dt)))
+        want = np.asarray(bind(ew.complex_p, re.astype(dt), im.astype(dt)))
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("prim", list(COMPLEX_CASES), ids=lambda p: p.name)
+@settings(max_examples=8)
+@given(data=st.data())
+def test_complex_jit_equals_eager(prim, data):
+    arity, how = COMPLEX_CASES[prim]
+    dtype = np.dtype(data.draw(st.sampled_from(COMPLEX)))
+    part = np.float32 if dtype == np.complex64 else np.float64
+    # moderate values: the C library's and NumPy's edge handling of huge parts agree,
+    # but the real-part formulas (expm1, log1p) are NumPy's own only for finite input
+    parts = st.floats(-30.0, 30.0, width=np.dtype(part).itemsize * 8)
+    args = []
+    for _ in range(arity):
+        re = data.draw(hnp.arrays(part, (N,), elements=parts))
+        im = data.draw(hnp.arrays(part, (N,), elements=parts))
+        args.append((re + 1j * im).astype(dtype))
+    with np.errstate(all="ignore"):
+        want = np.asarray(bind(prim, *args))
+    got = np.asarray(_compiled(prim, {}, (dtype.name,) * arity)(*args))
+    what = f"{prim.name}[{dtype}]"
+    if want.dtype.kind != "c":
+        _check(got, want, how, what)
+        return
+    assert got.dtype == want.dtype, what
+    if how == EXACT:
+        _check(got.real, want.real, EXACT, what)
+        _check(got.imag, want.imag, EXACT, what)
+        return
+    # within ULPS of each part, or a tiny absolute error where a part cancels to ~0
+    same = (got == want) | (np.isnan(got) & np.isnan(want))
+    scale = np.maximum(np.abs(want), np.finfo(part).tiny)
+    with np.errstate(all="ignore"):
+        err = np.where(same, 0.0, np.abs(got - want) / scale)
+    assert not np.isnan(err).any() and err.max() <= ULPS * np.finfo(part).eps, \
+        (what, got[np.argmax(err)], want[np.argmax(err)])
+
+
+@settings(max_examples=10)
+@given(data=st.data())
+def test_threefry_and_bitcasts_are_the_references_bits(data):
+    u32 = np.dtype(np.uint32)
+    words = [data.draw(hnp.arrays(u32, (N,), elements=_elements(u32))) for _ in range(4)]
+    for out in ("pair", "xor"):
+        want = np.asarray(bind(rb.threefry2x32_p, *words, out=out))
+        got = np.asarray(_compiled(rb.threefry2x32_p, {"out": out}, ("uint32",) * 4)(*words))
+        _check(got, want, EXACT, f"threefry2x32 {out}")
+    for src, dst in (("uint32", "float32"), ("float64", "int64"), ("int16", "uint16")):
+        x = data.draw(hnp.arrays(np.dtype(src), (N,), elements=_elements(src)))
+        want = np.asarray(bind(bc.bitcast_convert_type_p, x, new_dtype=np.dtype(dst)))
+        got = np.asarray(_compiled(bc.bitcast_convert_type_p, {"new_dtype": np.dtype(dst)},
+                                   (src,))(x))
+        assert got.tobytes() == want.tobytes() and got.dtype == want.dtype

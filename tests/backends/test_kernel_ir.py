@@ -204,13 +204,13 @@ def test_outputs_that_are_inputs_literals_or_repeated():
 
 
 def test_programs_it_does_not_carry_say_why():
-    closed = zx.make_jaxpr(lambda a: znp.exp(a * 1j))(np.ones(3))
-    assert "complex128" in covers(closed.jaxpr)
+    f = lambda a: (a * 1j) ** (2.5 + 1j)          # noqa: E731  (complex pow)
+    closed = zx.make_jaxpr(f)(np.ones(3))
+    assert "complex pow" in covers(closed.jaxpr)
     with pytest.raises(Unlowerable):
         lower_program(closed.jaxpr)
     # and still compile (the generated-source path)
-    np.testing.assert_allclose(np.asarray(zx.jit(lambda a: znp.exp(a * 1j))(np.ones(3))),
-                               np.exp(np.ones(3) * 1j))
+    np.testing.assert_allclose(np.asarray(zx.jit(f)(np.ones(3))), f(np.ones(3)), rtol=1e-13)
 
 
 def test_fast_math_is_opt_in():

@@ -97,12 +97,12 @@ def test_programs_with_products_are_wrapped():
         return znp.tanh(x @ w).sum()
     g = zx.jit(zx.grad(f))
     low = g.lower(w1, x)
-    exe = executable_for(low.jaxpr, low.name)
-    assert "_dot_general(" in low.as_text()           # a BLAS call from the program
-    assert getattr(exe.kernel, "zerax_threaded", False)
     t = np.tanh(x @ w1)
     np.testing.assert_allclose(np.asarray(g(w1, x)), x.T @ (1 - t * t),
                                rtol=1e-10, atol=1e-13)
+    exe = executable_for(low.jaxpr, low.name)
+    assert "call gemm(" in low.as_text()              # a BLAS call from the kernel
+    assert getattr(exe.kernel, "zerax_threaded", False)
     small = zx.jit(lambda a: a + 1.0)                   # no BLAS, no prange: not wrapped
     small(np.ones(3))
     low = small.lower(np.ones(3))
@@ -110,10 +110,24 @@ def test_programs_with_products_are_wrapped():
 
 
 def test_blas_threads_follow_the_product_size_and_the_idle_cores(monkeypatch):
+    from zerax._src.backends.cpu import blas
     n = threads.num_threads()
     assert threads.blas_threads_for(10**6) == 1
-    assert threads.blas_threads_for(threads.PARALLEL_BLAS_MIN_WORK) == n
-    for load, idle in ((0.2, n), (1.0 + n, 1), (1.0 + n + 3, 1)):
-        monkeypatch.setattr(threads.os, "getloadavg", lambda: (load, load, load))
-        threads._idle[0] = -10.0                      # force a fresh reading
-        assert threads.blas_threads_for(threads.SHARED_BLAS_MIN_WORK) == idle
+    assert threads.blas_threads_for(blas.PARALLEL_BLAS_MIN_WORK) == n
+    for busy, idle in ((0.2, n), (float(n), 1), (n + 3.0, 1)):
+        monkeypatch.setattr(blas, "_busy_elsewhere", lambda: busy)
+        blas._idle[0], blas._idle[2] = -10.0, None    # force a fresh, unsmoothed reading
+        assert threads.blas_threads_for(blas.SHARED_BLAS_MIN_WORK) == idle
+
+
+def test_the_busy_count_is_instantaneous_not_a_minute_old():
+    """The count of other running threads is read now (/proc/loadavg's runnable
+    field on Linux), not the 1-minute average whose lag made the BLAS thread count
+    differ from one process to the next (issue 28)."""
+    from zerax._src.backends.cpu import blas
+    busy = blas._busy_elsewhere()
+    assert busy >= 0.0
+    if os.path.exists("/proc/loadavg"):
+        with open("/proc/loadavg") as f:
+            total = int(f.read().split()[3].split("/")[1])
+        assert busy < total

@@ -91,3 +91,15 @@ def test_errors():
         init.delta_orthogonal()(k, (3, 3))
     with pytest.raises(errors.ZeraxTypeError, match="floating"):
         init.normal()(k, (2,), np.int32)
+
+
+def test_initializers_constant_and_namespace():
+    from zerax.nn import initializers
+    assert initializers is init
+    z = init.zeros(None, (2, 3))
+    assert z.shape == (2, 3) and z.dtype == np.float64 and not np.asarray(z).any()
+    o = init.ones(None, [4], np.float32)
+    assert o.dtype == np.float32 and np.asarray(o).all()
+    c = init.constant(0.5, np.float32)(None, (2,))
+    np.testing.assert_array_equal(c, np.full(2, 0.5, np.float32))
+    assert init.constant(3)(None, (1,), np.int32).dtype == np.int32

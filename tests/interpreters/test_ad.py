@@ -135,6 +135,56 @@ def test_custom_vjp_and_its_errors():
     assert float(zx.grad(lambda x: 5.0 * clip_gradient(x))(2.0)) == 1.0
     with pytest.raises(errors.NotSupportedError, match="forward-mode"):
         zx.jvp(clip_gradient, (1.0,), (1.0,))
+    # JAX raises a TypeError here, and programs catch TypeError
+    for fwd in (lambda: zx.jvp(clip_gradient, (1.0,), (1.0,)),
+                lambda: zx.jacfwd(clip_gradient)(1.0),
+                lambda: zx.jit(lambda x: zx.jvp(clip_gradient, (x,), (1.0,)))(1.0)):
+        with pytest.raises(TypeError, match="forward-mode"):
+            fwd()
+
+
+def test_custom_vjp_forward_rule():
+    # zerax's extension: defjvp_forward gives forward mode; reverse mode keeps bwd
+    calls = []
+
+    @zx.custom_vjp
+    def f(x, y):
+        return znp.sin(x) * y
+
+    def fwd(x, y):
+        return f(x, y), (x, y)
+
+    def bwd(res, g):
+        calls.append("bwd")
+        x, y = res
+        return znp.cos(x) * y * g, znp.sin(x) * g
+
+    def forward(primals, tangents):
+        calls.append("forward")
+        (x, y), (tx, ty) = primals, tangents
+        return znp.cos(x) * y * tx + znp.sin(x) * ty
+
+    f.defvjp(fwd, bwd)
+    f.defjvp_forward(forward)
+    x, y = np.array([0.3, 1.2]), np.array([2.0, -1.0])
+    tx, ty = np.array([1.0, 0.5]), np.array([0.25, 2.0])
+    want = np.cos(x) * y * tx + np.sin(x) * ty
+    for jvp in (zx.jvp, lambda *a: zx.jit(lambda *p: zx.jvp(f, *p))(*a[1:])):
+        calls.clear()
+        np.testing.assert_allclose(jvp(f, (x, y), (tx, ty))[1], want, rtol=1e-14)
+        assert calls == ["forward"]
+    calls.clear()
+    np.testing.assert_allclose(zx.grad(lambda x: f(x, y).sum())(x), np.cos(x) * y)
+    assert calls == ["bwd"]
+    # a linearization evaluated forward calls the rule; transposed, bwd
+    _, f_jvp = zx.linearize(f, x, y)
+    np.testing.assert_allclose(f_jvp(tx, ty), want, rtol=1e-14)
+    np.testing.assert_allclose(zx.vmap(f_jvp)(np.stack([tx, 2 * tx]), np.stack([ty, 2 * ty])),
+                               [want, 2 * want], rtol=1e-14)
+    np.testing.assert_allclose(zx.jacfwd(f)(x, y), np.diag(np.cos(x) * y), rtol=1e-14)
+    np.testing.assert_allclose(zx.jvp(zx.vmap(f), (x[:, None], y[:, None]),
+                                      (tx[:, None], ty[:, None]))[1][:, 0], want, rtol=1e-14)
+    np.testing.assert_allclose(zx.jvp(zx.jit(f), (x, y), (tx, ty))[1], want, rtol=1e-14)
 
 
 def test_custom_vjp_second_order_through_bwd():

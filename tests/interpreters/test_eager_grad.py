@@ -60,7 +60,7 @@ COVERED = set(UNARY) | set(BINARY) | {
     "reduce_max", "reduce_min", "broadcast_in_dim", "reshape", "transpose", "squeeze",
     "concatenate", "pad", "slice", "rev", "cumsum", "dynamic_slice", "dynamic_update_slice",
     "gather", "scatter", "scatter_add", "dot_general", "real", "imag", "conj", "complex",
-    "fft", "window_patches", "window_patches_add"}
+    "fft", "window_patches", "window_patches_add", "fma"}
 # (fft: its tape rule is compared with the general path in test_fft.py)
 
 
@@ -158,6 +158,7 @@ def test_select_clamp_convert_rules(vals, dtype):
     compare_with_general_path(lambda x, y, z: ew.select_n(which, x, y, z), (a, b, a * 3))
     compare_with_general_path(lambda x: ew.clamp(dtype(-1.0), x, dtype(1.0)), (a,))
     compare_with_general_path(lambda lo, x, hi: ew.clamp(lo, x, hi), (dtype(-1.0), a, dtype(0.5)))
+    compare_with_general_path(lambda x, y, z: ew.fma(x, y, z), (a, b, a * b), direct=False)
     other = np.float32 if dtype == np.float64 else np.float64
     compare_with_general_path(lambda x: ew.convert_element_type(x, other), (a,))
     compare_with_general_path(lambda x: ew.convert_element_type(x, np.int32) * 1.0 + x, (a,),

@@ -565,14 +565,46 @@ def test_axis_size_with_all_in_axes_none():
     np.testing.assert_array_equal(got, [0.0, 2.0, 4.0])
 
 
-def test_kwargs_are_passed_unmapped():
-    # The brief's semantics: keyword arguments are not mapped (passed whole to each example).
+def test_kwargs_are_mapped_over_axis_0():
+    # JAX's rule: in_axes names the positional arguments; every leaf of a keyword argument
+    # maps over its leading axis (values recorded from jax.vmap).
     xs = np.arange(6.0).reshape(3, 2)
-    scale = np.array([10.0, 100.0])
-    got = zx.vmap(lambda x, *, scale: x * scale)(xs, scale=scale)
-    np.testing.assert_array_equal(got, xs * scale)
-    got = zx.vmap(lambda x, s=1.0: x + s, in_axes=1)(xs, s=np.ones(3))
-    np.testing.assert_array_equal(got, xs.T + 1)
+    scales = np.array([[10.0, 100.0], [1.0, 2.0], [3.0, 4.0]])
+    got = zx.vmap(lambda x, *, scale: x * scale)(xs, scale=scales)
+    np.testing.assert_array_equal(got, xs * scales)
+    got = zx.vmap(lambda x, s=1.0: x + s, in_axes=1)(xs, s=np.ones(2))
+    np.testing.assert_array_equal(got, [[1.0, 3.0, 5.0], [2.0, 4.0, 6.0]])
+    # in_axes=None leaves the positional argument whole; the keyword pytree is mapped.
+    got = zx.vmap(lambda x, d: x * d["a"] + d["b"], in_axes=None)(
+        xs, d={"a": np.arange(3.0), "b": np.ones((3, 1))})
+    np.testing.assert_array_equal(got, [xs * a + 1.0 for a in range(3)])
+    # an unmapped value goes through functools.partial, as in JAX
+    got = zx.vmap(functools.partial(lambda x, *, scale: x * scale, scale=scales[0]))(xs)
+    np.testing.assert_array_equal(got, xs * scales[0])
+
+
+def test_kwargs_mapped_keys_match_the_loop():
+    # The Equinox idiom: vmap(partial(model, ...))(images, key=keys).
+    keys = zx.random.split(zx.random.PRNGKey(0), 4)
+    xs = np.arange(8.0).reshape(4, 2)
+
+    def noisy(x, *, key, scale):
+        return x + scale * zx.random.normal(key, x.shape)
+
+    f = functools.partial(noisy, scale=0.5)
+    got = zx.vmap(f)(xs, key=keys)
+    want = np.stack([np.asarray(f(xs[i], key=keys[i])) for i in range(4)])
+    np.testing.assert_allclose(got, want, rtol=1e-15)
+    got_jit = zx.jit(zx.vmap(f))(xs, key=keys)
+    np.testing.assert_allclose(got_jit, want, rtol=1e-15)
+
+
+def test_kwargs_mapped_errors():
+    xs = np.arange(6.0).reshape(3, 2)
+    with pytest.raises(errors.ZeraxValueError, match="keyword-argument leaf 0.*rank 0"):
+        zx.vmap(lambda x, s: x * s)(xs, s=2.0)
+    with pytest.raises(errors.ZeraxValueError, match="inconsistent sizes"):
+        zx.vmap(lambda x, s: x * s)(xs, s=np.ones(4))
 
 
 def test_out_axes_none_for_unbatched_outputs_and_dtypes_preserved():

@@ -876,9 +876,13 @@ def test_hessian_through_while_loop_under_jit_and_vmap():
     batched = zx.vmap(zx.hessian(poly_while))(xs)
     for x, h in zip(xs, batched):
         allclose(h, poly_while_hessian(x), rtol=1e-10, atol=1e-10)
-    # reverse over reverse needs the concrete loop (eagerly it works: see above)
+    # reverse over reverse of a function of one number: the inner derivative is a map of
+    # one number to one number, evaluated forward (its own transpose), so it traces
+    allclose(zx.jit(zx.grad(zx.grad(fixed_point)))(0.6, 0.3),
+             zx.grad(zx.grad(fixed_point))(0.6, 0.3), rtol=1e-12)
+    # of several numbers it needs the concrete loop (eagerly it works: see above)
     with pytest.raises(errors.NotSupportedError, match="forward over reverse"):
-        zx.make_jaxpr(zx.grad(zx.grad(fixed_point)))(0.6, 0.3)
+        zx.make_jaxpr(zx.grad(lambda x: zx.grad(poly_while)(x)[0]))(xs[0])
 
 
 # =========================================================================== errors
@@ -1011,9 +1015,10 @@ def test_jitted_loops_are_real_loops_not_unrolled(numba_path):
     assert "while" in text and text.count("_vm_sin(") == 1
     text = zx.jit(lambda x: lax.cond(x > 0, znp.sin, znp.cos, x)).lower(1.0).as_text()
     assert "if " in text and "else" in text
-    # reverse mode through a while_loop: a forward loop and a backward loop
-    text = zx.jit(zx.grad(lambda x: lax.while_loop(lambda v: v < 10.0, lambda v: v * 1.5, x))) \
-        .lower(1.0).as_text()
+    # reverse mode through a while_loop: a forward loop and a backward loop (of a
+    # function of several numbers: of one, grad runs forward, a joint loop)
+    text = zx.jit(zx.grad(lambda x: lax.while_loop(lambda v: v[0] < 10.0, lambda v: v * 1.5,
+                                                   x).sum())).lower(np.ones(2)).as_text()
     assert text.count("while") >= 1 and "for " in text
     # the loss uses the loop's value: the primal loop records the carries for the
     # reverse pass, which does not run the loop a second time

@@ -79,3 +79,66 @@ def test_rem_has_the_sign_of_the_dividend_as_c_fmod(ints, floats):
         got = np.asarray(got)
         np.testing.assert_array_equal(got, np.fmod(x, y))
         assert (np.signbit(got) == np.signbit(np.fmod(x, y))).all()
+
+
+def test_split_tile_stack_unstack():
+    x = np.arange(24.0).reshape(4, 6)
+    parts = lax.split(x, (1, 0, 5), axis=1)
+    for got, want in zip(parts, np.split(x, [1, 1], axis=1)):
+        np.testing.assert_array_equal(got, want)
+    with pytest.raises(zx.errors.ShapeError):
+        lax.split(x, (2, 3), axis=1)
+    np.testing.assert_array_equal(lax.tile(x, (2, 3)), np.tile(x, (2, 3)))
+    np.testing.assert_array_equal(lax.tile(x, (1, 0)), np.tile(x, (1, 0)))
+    with pytest.raises(zx.errors.ShapeError):
+        lax.tile(x, (2,))
+    np.testing.assert_array_equal(lax.stack([x, 2 * x], axis=-1), np.stack([x, 2 * x], -1))
+    with pytest.raises(zx.errors.ZeraxTypeError):
+        lax.stack([x, x.astype(np.float32)])
+    for got, want in zip(lax.unstack(x, axis=1), x.T):
+        np.testing.assert_array_equal(got, want)
+    # they are compositions: gradients flow
+    g = zx.grad(lambda v: (lax.tile(v, (2, 1)) ** 2).sum() + lax.split(v, (3, 1))[1].sum())(x)
+    np.testing.assert_allclose(g, 4 * x + (np.arange(4) == 3)[:, None])
+
+
+def test_empty_broadcast_shapes_nextafter():
+    e = lax.empty((2, 3), np.float32)
+    assert e.shape == (2, 3) and e.dtype == np.float32
+    assert lax.broadcast_shapes((2, 1), (1, 3), (3,)) == (2, 3)
+    with pytest.raises(zx.errors.ShapeError):
+        lax.broadcast_shapes((2,), (3,))
+    for dt in (np.float32, np.float64):
+        a = np.array([0.0, 1.0, -1.0, 1e-30, np.inf, 3.0], dt)
+        b = np.array([1.0, 2.0, -2.0, 0.0, 0.0, 3.0], dt)
+        got = lax.nextafter(a, b)
+        assert got.dtype == dt
+        np.testing.assert_array_equal(got, np.nextafter(a, b))
+    with pytest.raises(zx.errors.ZeraxTypeError):
+        lax.nextafter(np.float32(1), np.float64(2))
+
+
+def test_bad_arguments_give_zerax_errors_not_silent_wraparound():
+    x = np.arange(6.0).reshape(2, 3)
+    with pytest.raises(zx.errors.ShapeError, match="out of bounds"):
+        lax.reduce(x, 0.0, lax.add, (5,))
+    with pytest.raises(zx.errors.ShapeError, match="non-negative"):
+        lax.reduce(x, 0.0, lax.add, (-1,))
+    with pytest.raises(zx.errors.ShapeError, match="equal shapes"):
+        lax.reduce((x, x.T), (0.0, 0.0), lambda a, b: a, (0,))
+    with pytest.raises(zx.errors.ShapeError, match="out of bounds"):
+        lax.split(x, (1, 2), axis=3)
+    with pytest.raises(zx.errors.ShapeError, match="out of bounds"):
+        lax.reduce_xor(np.ones((2, 2), int), (4,))
+    with pytest.raises(zx.errors.ZeraxTypeError, match="padding"):
+        lax.reduce_window(x, 0.0, lax.add, (2, 2), (1, 1), [(1,)])
+    with pytest.raises(zx.errors.ZeraxTypeError, match="rhs_dilation"):
+        lax.conv_transpose(np.ones((1, 4, 4, 2)), np.ones((3, 3, 2, 5)), (2, 2), "SAME",
+                           rhs_dilation=2)
+    with pytest.raises(zx.errors.ShapeError, match="out of bounds"):
+        zx.nn.glu(np.ones((2, 4)), axis=3)
+    with pytest.raises(zx.errors.ShapeError, match="leading axis"):
+        lax.map(lambda v: v, (np.ones(4), np.ones(5)), batch_size=2)
+    with pytest.raises(zx.errors.ZeraxTypeError, match="batch_size"):
+        lax.map(lambda v: v, np.ones(4), batch_size=2.5)
+    assert lax.split(x, (1, 2), axis=-1)[1].shape == (2, 2)

@@ -332,7 +332,7 @@ def test_jit_top_level_matches_eager():
         assert np.asarray(g).dtype == np.asarray(w).dtype
         close(g, w, 1e-11)
     text = zx.jit(f).lower(s, a, tall).as_text()
-    assert "_lu(" in text and "(host)" in text
+    assert ("_lu(" in text and "(host)" in text) or "host lu(" in text
 
 
 def test_jit_in_loop_bodies():
@@ -418,8 +418,8 @@ def test_errors_say_what_was_wrong():
         lxl.triangular_solve(np.eye(2)[None].repeat(2, 0), np.ones((3, 2, 2)), left_side=True)
     with pytest.raises(errors.ShapeError, match="must have 2 rows"):
         lxl.triangular_solve(np.eye(2), np.ones((3, 1)), left_side=True)
-    with pytest.raises(errors.NotSupportedError, match="complex"):
-        znp.linalg.cholesky(np.eye(2) * 1j)
+    with pytest.raises(errors.ZeraxTypeError, match="one dtype"):
+        lxl.triangular_solve(np.eye(2) * 1j, np.ones((2, 1)), left_side=True)
     with pytest.raises(errors.ZeraxTypeError, match="floating-point"):
         lxl.cholesky(np.eye(2, dtype=np.int64))
     with pytest.raises(errors.ZeraxValueError, match="mode"):

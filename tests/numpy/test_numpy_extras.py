@@ -109,6 +109,24 @@ def test_isclose_python_scalars_and_weak_types():
           np.isclose(x32, np.float64(1.0), atol=np.float32(1e-3)))
 
 
+def test_isclose_complex():
+    # by the modulus of the difference; infinities equal only when equal; NaN in either
+    # part is NaN (equal_nan: to another NaN)
+    a = np.array([1 + 1j, 1 + 1j, complex(np.inf, 0), complex(np.inf, 1), complex(np.nan, 0),
+                  1 + 1e-9j, complex(1, np.nan), 0j, complex(-np.inf, 0)])
+    b = np.array([1 + 1.000001j, 1 + 2j, complex(np.inf, 0), complex(np.inf, 1),
+                  complex(np.nan, 0), 1 + 0j, complex(1, np.nan), 1e-9 + 0j, complex(np.inf, 0)])
+    for equal_nan in (False, True):
+        want = np.isclose(a, b, equal_nan=equal_nan)
+        check(znp.isclose(a, b, equal_nan=equal_nan), want)
+        check(zx.jit(lambda u, v: znp.isclose(u, v, equal_nan=equal_nan))(a, b), want)
+    check(znp.isclose(1 + 1j, 1.0), np.isclose(1 + 1j, 1.0))
+    check(znp.isclose(a.astype(np.complex64), 1.0), np.isclose(a.astype(np.complex64), 1.0))
+    assert bool(znp.allclose(a[:2], a[:2])) and not bool(znp.allclose(a[:2], b[:2]))
+    with pytest.raises(zx.errors.ZeraxTypeError, match="real"):
+        znp.isclose(a, b, atol=1j)
+
+
 @SETTINGS
 @given(broadcastable_pair([np.int32, np.float64], lo=-2, hi=2, special=True), st.booleans())
 def test_array_equal_equiv(pair, equal_nan):
@@ -137,6 +155,13 @@ def test_type_predicates():
         check(znp.iscomplex(v), np.iscomplex(v))
     f = zx.make_jaxpr(lambda x: znp.isreal(x))
     assert f(np.ones(3)) is not None
+    # traced complex values: the imaginary part compared with 0 (nan is not 0, -0.0 is)
+    z = np.array([[1 + 2j, 1 + 0j, complex(np.nan, 0)], [complex(0, np.nan), -0j,
+                                                          complex(5, -0.0)]])
+    for fn in (zx.jit, zx.vmap):
+        check(fn(znp.isreal)(z), np.isreal(z))
+        check(fn(znp.iscomplex)(z), np.iscomplex(z))
+    check(zx.jit(znp.iscomplex)(z.astype(np.complex64)), np.iscomplex(z))
 
 
 # --------------------------------------------------------------------------- integer math

@@ -97,6 +97,7 @@ def test_max_min_clamp_select(vals):
            (np.float64(-5.0), a, np.float64(5.0)))
     pred = a > b
     _check(lambda x, y: bind(prims["select_n"], pred, x, y), (a, b))
+    _check(lambda x, y, z: bind(prims["fma"], x, y, z), (a, b, a * b))
     _check(lambda x: bind(prims["convert_element_type"], x, new_dtype=np.dtype(np.float64)),
            (a.astype(np.float32),))
 
@@ -153,7 +154,7 @@ def test_every_differentiable_primitive_is_covered_here():
         "broadcast_in_dim", "reshape", "transpose", "squeeze", "concatenate", "pad", "slice",
         "dynamic_slice", "dynamic_update_slice", "rev", "reduce_sum", "reduce_max",
         "reduce_min", "reduce_prod", "cumsum", "cumprod", "cummax", "cummin",
-        "window_patches", "window_patches_add",
+        "window_patches", "window_patches_add", "fma",
     } | COVERED_ELSEWHERE
     differentiable = {n for n, p in all_primitives().items()
                       if p in jvp_rules and "jvp" not in p.unsupported
@@ -180,15 +181,15 @@ COVERED_ELSEWHERE = {"custom_jvp_call", "custom_vjp_call", "checkpoint", "checkp
                      "real", "imag", "conj", "complex",
                      # the discrete Fourier transform: check_grads in test_fft.py
                      "fft",
-                     # iterative special functions: check_grads in test_special_more.py
+                     # iterative special functions: check_grads in test_scipy_special.py
                      "igamma", "igammac", "igamma_grad_a", "regularized_incomplete_beta",
                      "bessel_i0e", "bessel_i1e", "zeta", "expn", "expi", "bessel_j0",
                      "bessel_j1", "bessel_y0", "bessel_y1",
                      # real-order Bessel functions and the spherical harmonics' Legendre
                      # part: check_grads in tests/api/test_special_bessel_order.py
-                     "bessel_jv", "bessel_iv", "sph_legendre",
-                     # collectives over named vmap axes: check_grads in test_collectives.py
-                     "psum", "all_gather",
+                     "bessel_jv", "bessel_iv", "bessel_ive", "sph_legendre",
+                     # collectives over named axes: check_grads in test_collectives.py
+                     "psum", "all_gather", "psum_scatter", "ppermute", "all_to_all",
                      # general eigendecomposition: check_grads in test_linalg_eig.py
                      "eig",
                      # no outputs (its JVP passes primals through): test_debug.py

@@ -164,16 +164,21 @@ class DataLoader:
         if batch == len(self):
             self._epoch, self._batch = epoch + 1, 0
 
-    def shard(self, index: int, count: int) -> "DataLoader":
+    def shard(self, index: int, count: int, *, split_batch: bool = False) -> "DataLoader":
         """The part of this loader that process ``index`` of ``count`` reads: every
         ``count``-th example of the shared (seed, epoch) order, the same number of batches
-        on every process.
+        on every process.  With ``split_batch``, ``batch_size`` is the batch of all the
+        processes together: each shard's batches have ``batch_size / count`` examples,
+        and batch ``b`` of the shards together holds exactly the examples of batch ``b``
+        of this loader (when ``count`` divides the dataset's size), whatever ``count`` is.
 
         >>> import numpy as np
         >>> from zerax import data
         >>> loader = data.DataLoader(data.ArrayDataset(np.arange(6)), 2)
         >>> [x.tolist() for x in loader.shard(1, 2)]
         [[1, 3], [5]]
+        >>> [x.tolist() for x in loader.shard(1, 2, split_batch=True)]
+        [[1], [3], [5]]
         """
         if type(count) is not int or count < 1 or type(index) is not int \
                 or not 0 <= index < count:
@@ -181,7 +186,14 @@ class DataLoader:
                                f"({index!r}, {count!r})")
         if self.shard_count != 1:
             raise DatasetError("this loader is already a shard; shard the full loader")
-        part = DataLoader(self.dataset, self.batch_size, shuffle=self.shuffle, seed=self.seed,
+        batch_size = self.batch_size
+        if split_batch:
+            if batch_size % count:
+                raise DatasetError(
+                    f"shard(split_batch=True): a batch of {batch_size} examples does not "
+                    f"split among {count} processes; use a batch size that {count} divides")
+            batch_size //= count
+        part = DataLoader(self.dataset, batch_size, shuffle=self.shuffle, seed=self.seed,
                           drop_last=self.drop_last, collate=self.collate,
                           prefetch=self.prefetch)
         part.shard_index, part.shard_count = index, count

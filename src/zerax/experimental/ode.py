@@ -5,7 +5,8 @@ initial step selection (Hairer, Norsett and Wanner, Sec. II.4) and 4th-order den
 output, written with ``zerax.lax.while_loop`` and ``scan`` so that it jits and vmaps.
 Reverse-mode derivatives with respect to ``y0``, ``t`` and ``*args`` come from the adjoint
 ODE solved backwards in time (Chen et al. 2018, Appendix C) through ``zerax.custom_vjp``,
-as JAX's.  Values that ``func`` closes over and that a transform traces are hoisted into
+as JAX's; forward mode (``jvp``, ``jacfwd``, which JAX's odeint refuses) from the forward
+sensitivity equations integrated beside the state (``custom_vjp.defjvp_forward``).  Values that ``func`` closes over and that a transform traces are hoisted into
 ``*args`` first, so derivatives flow to them too.
 
 >>> import zerax.numpy as znp
@@ -325,3 +326,26 @@ def _odeint_rev(func, rtol, atol, mxstep, hmax, res, g):
 
 
 _odeint.defvjp(_odeint_fwd, _odeint_rev)
+
+
+def _odeint_jvp(func, rtol, atol, mxstep, hmax, primals, tangents):
+    """Forward mode: the sensitivity ``s = dy`` along the tangents solves
+    ``ds/dt = d_y func . s + d_args func . args_dot`` from ``s(t0) = y0_dot - func(y0, t0)
+    t_dot[0]`` (moving the start), integrated beside ``y`` (error control on both); moving
+    an output time ``t_i`` adds ``func(y_i, t_i) t_dot[i]``."""
+    y0, ts, *args = primals
+    y0_dot, ts_dot, *args_dot = tangents
+    n = len(args)
+    s0 = y0_dot - func(y0, ts[0], *args) * ts_dot[0].astype(y0.dtype)
+
+    def aug(state, t, *a):
+        y, sens = state
+        return zx.jvp(lambda y_, *a_: func(y_, t, *a_), (y, *a[:n]), (sens, *a[n:]))
+
+    ys, ss = odeint(aug, (y0, s0), ts, *args, *args_dot, rtol=rtol, atol=atol, mxstep=mxstep,
+                    hmax=hmax)
+    fs = zx.vmap(lambda y, t: func(y, t, *args))(ys, ts)
+    return ss + fs * ts_dot[:, None].astype(ys.dtype)
+
+
+_odeint.defjvp_forward(_odeint_jvp)

@@ -1,28 +1,23 @@
-"""The safetensors file format, written and read without trusting the file.
+"""Safetensors files, written and read without trusting the file.
 
-A safetensors file is an 8-byte little-endian unsigned header length ``N``, ``N`` bytes of
-UTF-8 JSON, then the data section.  The JSON maps each tensor's name to
-``{"dtype", "shape", "data_offsets": [begin, end]}`` (offsets relative to the data
-section) and may hold ``"__metadata__"``, a str -> str map.  This module owns the raw
-format: :func:`write_file` (atomic: temporary file, rename; fsync on request) and
-:func:`read_file`, which checks every number in the header against the file's size before
-it allocates anything, so a lying header can neither make it read outside the file nor
-allocate more memory than the file holds.  Nothing in the file is ever evaluated or unpickled.
+The format itself (the header, its validation, the integrity CRCs zerax keeps in the
+metadata) is ``zerax._safetensors``'s, shared with ``zerax.export``.  This module owns
+the files: :func:`write_file` (atomic: temporary file, rename; fsync on request) and
+:func:`read_file`, which validates the header before it allocates anything and verifies
+each tensor's CRC as it reads it.  Nothing in the file is ever evaluated or unpickled.
 """
 
 from __future__ import annotations
 
 import ctypes
-import json
-import math
 import os
 import re
 import secrets
 import stat
-import struct
 import sys
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 
 try:  # POSIX: a writer holds a lock on its temporary file (see remove_stale_temporaries)
     import fcntl
@@ -31,33 +26,9 @@ except ImportError:  # Windows
 
 import numpy as np
 
+from .._safetensors import DTYPES, MAX_HEADER, NAMES, dtype_name, parse_json  # noqa: F401
+from .. import _safetensors as _fmt
 from ..errors import CheckpointError
-
-# safetensors' dtype names <-> NumPy dtypes (little-endian, as the format stores them).
-DTYPES: dict[str, np.dtype] = {
-    "BOOL": np.dtype(np.bool_),
-    "U8": np.dtype("<u1"), "I8": np.dtype("<i1"),
-    "U16": np.dtype("<u2"), "I16": np.dtype("<i2"),
-    "U32": np.dtype("<u4"), "I32": np.dtype("<i4"),
-    "U64": np.dtype("<u8"), "I64": np.dtype("<i8"),
-    "F16": np.dtype("<f2"), "F32": np.dtype("<f4"), "F64": np.dtype("<f8"),
-}
-NAMES: dict[str, str] = {dt.str.lstrip("<>|="): name for name, dt in DTYPES.items()}
-
-# The reference implementation refuses headers above 100 MB; so do we (a header is JSON
-# describing tensors, never the tensors themselves).
-MAX_HEADER = 100_000_000
-
-
-def dtype_name(dtype: np.dtype) -> str:
-    """The safetensors name of a NumPy dtype, or a CheckpointError."""
-    key = np.dtype(dtype).str.lstrip("<>|=")
-    if key not in NAMES:
-        raise CheckpointError(
-            f"zerax.io cannot store arrays of dtype {np.dtype(dtype)}; the safetensors format "
-            f"holds {sorted(str(d) for d in DTYPES.values())} (complex values are stored as "
-            "pairs of floats). Cast the array first.")
-    return NAMES[key]
 
 
 def _write_all(fd: int, buf) -> None:
@@ -198,22 +169,24 @@ def write_file(path: str, tensors: list[tuple[str, np.ndarray]],
 
     ``durable=True`` also fsyncs the file before the rename and the directory after it, so
     the new file survives a power loss or OS crash, not only a crash of this process.  The
-    array buffers are written as they are, one large write each (no copy)."""
-    header: dict = {"__metadata__": metadata}
-    offset = 0
-    for name, arr in tensors:
-        header[name] = {"dtype": dtype_name(arr.dtype), "shape": list(arr.shape),
-                        "data_offsets": [offset, offset + arr.nbytes]}
-        offset += arr.nbytes
-    raw = json.dumps(header, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
-    raw += b" " * (-len(raw) % 8)  # pad to 8 bytes as the reference writer does
+    array buffers are written as they are, one large write each (no copy); the header
+    holds their CRCs (see ``zerax._safetensors``)."""
+    # The tensors' CRCs are computed on another thread while the tensors are written (both
+    # release the GIL), then the header is written again with them (the same length).
+    placeholder = {name: "0" * 8 for name, _ in tensors}
+    head = _fmt.encode_header(tensors, metadata, crcs=placeholder)
+    total = sum(arr.nbytes for _, arr in tensors)
     fd, tmp = _temporary(path)
+    pool = ThreadPoolExecutor(1) if total >= _OVERLAP_BYTES else None
     try:
         try:
-            _write_all(fd, struct.pack("<Q", len(raw)) + raw)
+            crcs = pool.submit(_crcs, tensors) if pool is not None else None
+            _write_all(fd, head)
             for _, arr in tensors:
                 if arr.nbytes:
                     _write_all(fd, arr)
+            crcs = crcs.result() if crcs is not None else _crcs(tensors)
+            _write_at(fd, _fmt.encode_header(tensors, metadata, crcs=crcs), 0)
             if durable:
                 os.fsync(fd)
             if os.name == "nt":  # Windows renames no open file; it has no flock either
@@ -232,8 +205,31 @@ def write_file(path: str, tensors: list[tuple[str, np.ndarray]],
         except OSError:
             pass
         raise
+    finally:
+        if pool is not None:
+            pool.shutdown()
     if durable:
         _fsync_dir(os.path.dirname(os.path.abspath(path)))
+
+
+_OVERLAP_BYTES = 1 << 22   # below this, the CRCs cost less than a thread
+
+
+def _crcs(tensors) -> dict:
+    return {name: _fmt.crc32(arr) for name, arr in tensors}
+
+
+def _write_at(fd: int, buf: bytes, offset: int) -> None:
+    if hasattr(os, "pwrite"):
+        view = memoryview(buf)
+        while view:
+            n = os.pwrite(fd, view, offset)
+            view, offset = view[n:], offset + n
+        return
+    end = os.lseek(fd, 0, os.SEEK_CUR)   # Windows: no pwrite
+    os.lseek(fd, offset, os.SEEK_SET)
+    _write_all(fd, buf)
+    os.lseek(fd, end, os.SEEK_SET)
 
 
 def _fsync_dir(directory: str) -> None:
@@ -251,109 +247,15 @@ def _fsync_dir(directory: str) -> None:
         os.close(fd)
 
 
-def _reject_constant(name: str):
-    raise ValueError(f"{name} is not valid JSON")
-
-
-def _unique_object(pairs):
-    obj = {}
-    for k, v in pairs:
-        if k in obj:
-            raise ValueError(f"the key {k!r} appears twice")
-        obj[k] = v
-    return obj
-
-
-def parse_json(raw: bytes | str, what: str):
-    """Strict JSON (no NaN/Infinity, no duplicate keys) or a CheckpointError."""
-    try:
-        text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
-        return json.loads(text, object_pairs_hook=_unique_object,
-                          parse_constant=_reject_constant)
-    except (UnicodeDecodeError, ValueError, RecursionError) as e:
-        raise CheckpointError(f"{what} is not valid UTF-8 JSON ({e})") from None
-
-
-def _is_int(x) -> bool:
-    return type(x) is int
-
-
-def read_header(f, path: str, size: int) -> tuple[dict, dict[str, str], int]:
-    """Parse and validate the header of an open file of ``size`` bytes.
-
-    Returns ``(tensors, metadata, data_start)`` where ``tensors`` maps each name to
-    ``(dtype, shape, begin, end)`` with absolute, checked offsets."""
-    where = f"checkpoint {path!r}"
-    if size < 8:
-        raise CheckpointError(f"{where} is {size} bytes long, shorter than the 8-byte header "
-                              "length of a safetensors file (truncated or not a checkpoint)")
-    (n,) = struct.unpack("<Q", f.read(8))
-    if n > MAX_HEADER:
-        raise CheckpointError(f"{where} declares a {n}-byte header, above the limit of "
-                              f"{MAX_HEADER} bytes (corrupt or not a safetensors file)")
-    if n > size - 8:
-        raise CheckpointError(f"{where} declares a {n}-byte header but only {size - 8} bytes "
-                              "follow the length (the file is truncated or corrupt)")
-    raw = f.read(n)
-    if len(raw) != n:
-        raise CheckpointError(f"{where} ended while reading its header (truncated)")
-    header = parse_json(raw, f"the header of {where}")
-    if not isinstance(header, dict):
-        raise CheckpointError(f"the header of {where} is a JSON {type(header).__name__}, "
-                              "not an object mapping tensor names to their descriptions")
-    metadata = header.pop("__metadata__", None) or {}
-    if not isinstance(metadata, dict) or not all(
-            isinstance(k, str) and isinstance(v, str) for k, v in metadata.items()):
-        raise CheckpointError(f"the __metadata__ of {where} is not a map of strings to "
-                              "strings")
-    data_start = 8 + n
-    data_size = size - data_start
-    tensors: dict[str, tuple[np.dtype, tuple[int, ...], int, int]] = {}
-    for name, info in header.items():
-        what = f"tensor {name!r} in {where}"
-        if not isinstance(info, dict) or set(info) != {"dtype", "shape", "data_offsets"}:
-            raise CheckpointError(f"{what} must be described by exactly 'dtype', 'shape' and "
-                                  f"'data_offsets', got {info!r:.200}")
-        dt, shape, offs = info["dtype"], info["shape"], info["data_offsets"]
-        if not isinstance(dt, str) or dt not in DTYPES:
-            raise CheckpointError(f"{what} has dtype {dt!r:.50}, not one of {sorted(DTYPES)}")
-        if (not isinstance(shape, list) or len(shape) > 32
-                or not all(_is_int(d) and 0 <= d < 2**62 for d in shape)):
-            raise CheckpointError(f"{what} has shape {shape!r:.200}, not a list of at most 32 "
-                                  "non-negative integers")
-        if (not isinstance(offs, list) or len(offs) != 2 or not all(map(_is_int, offs))
-                or not 0 <= offs[0] <= offs[1]):
-            raise CheckpointError(f"{what} has data_offsets {offs!r:.200}, not [begin, end] "
-                                  "with 0 <= begin <= end")
-        nbytes = math.prod(shape) * DTYPES[dt].itemsize  # Python ints: no overflow
-        if math.prod(max(d, 1) for d in shape) * DTYPES[dt].itemsize >= 2**62:
-            raise CheckpointError(f"{what} has shape {shape}, too large for an array")
-        if offs[1] - offs[0] != nbytes:
-            raise CheckpointError(
-                f"{what} claims {offs[1] - offs[0]} bytes ({offs}) but its dtype {dt} and "
-                f"shape {shape} need {nbytes} (the header lies about its sizes)")
-        if offs[1] > data_size:
-            raise CheckpointError(
-                f"{what} ends at byte {offs[1]} of the data section, which holds only "
-                f"{data_size} bytes (the file is truncated or its header lies)")
-        tensors[name] = (DTYPES[dt], tuple(shape), data_start + offs[0], data_start + offs[1])
-    # The tensors must tile the data section exactly: no overlap, no hole, nothing beyond.
-    pos = data_start
-    for name, (_, _, begin, end) in sorted(tensors.items(), key=lambda kv: kv[1][2:]):
-        if begin != pos:
-            kind = "overlaps the previous tensor" if begin < pos else "leaves a gap before it"
-            raise CheckpointError(f"tensor {name!r} in {where} starts at byte "
-                                  f"{begin - data_start} of the data section and {kind}")
-        pos = end
-    if pos != size:
-        raise CheckpointError(f"{where} has {size - pos} bytes beyond the tensors its header "
-                              "describes (corrupt, or not written as one safetensors file)")
-    return tensors, metadata, data_start
+def read_header(f, path: str, size: int):
+    """The validated header of an open checkpoint file (see ``zerax._safetensors``)."""
+    return _fmt.read_header(f, size, f"checkpoint {path!r}")
 
 
 def read_file(path: str, names=None):
     """Read a safetensors file: ``(arrays, metadata)`` with ``arrays`` a dict of fresh,
-    writable NumPy arrays in file order (only ``names`` if given)."""
+    writable NumPy arrays in file order (only ``names`` if given), each verified
+    against its CRC when the file has them."""
     try:
         f = open(path, "rb")
     except FileNotFoundError:
@@ -363,6 +265,8 @@ def read_file(path: str, names=None):
     with f:
         size = os.fstat(f.fileno()).st_size
         tensors, metadata, _ = read_header(f, path, size)
+        where = f"checkpoint {path!r}"
+        crcs = _fmt.tensor_crcs(metadata, tensors, where)
         arrays: dict[str, np.ndarray] = {}
         for name, (dt, shape, begin, end) in sorted(tensors.items(), key=lambda kv: kv[1][2]):
             if names is not None and name not in names:
@@ -374,5 +278,6 @@ def read_file(path: str, names=None):
                 if got != end - begin:
                     raise CheckpointError(f"checkpoint {path!r} ended inside tensor {name!r} "
                                           "(it changed while being read?)")
+            _fmt.check_tensor(name, arr, crcs, where)
             arrays[name] = arr
     return arrays, metadata

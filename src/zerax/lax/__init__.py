@@ -9,7 +9,7 @@ from .._src.ops.shape import (broadcast_in_dim, concatenate, dynamic_slice, dyna
 from .._src.ops.shape import slice_p_bind as slice  # noqa: F401,A004
 from .._src.ops.reduce import argmax, argmin, reduce_max, reduce_min, reduce_prod, reduce_sum
 from .._src.ops.misc import stop_gradient  # noqa: F401
-from .._src.ops.collectives import all_gather, axis_index, axis_size, pmax, pmean, pmin, psum
+from .._src.lax.parallel import (all_gather, all_to_all, axis_index, axis_size, pmax, pmean, pmin, ppermute, pshuffle, psum, psum_scatter)
 from .._src.ops.bitcast import bitcast_convert_type  # noqa: F401
 from .._src.ops.linalg import dot, dot_general  # noqa: F401
 from .._src.lax.control_flow import cond, fori_loop, map, scan, switch, while_loop

@@ -15,47 +15,14 @@ import zerax.numpy as jnp
 from .. import errors
 from ..lax import stop_gradient
 from ..scipy.special import erf, expit, logsumexp
+from ..scipy.special import log_softmax as _log_softmax
+from ..scipy.special import softmax as _softmax
 
 __all__ = ["relu", "relu6", "sigmoid", "softplus", "log_sigmoid", "silu", "swish", "gelu",
            "elu", "leaky_relu", "celu", "selu", "hard_tanh", "softmax", "log_softmax",
            "logsumexp", "one_hot", "standardize", "glu", "hard_sigmoid", "hard_silu",
            "hard_swish", "identity", "log1mexp", "logmeanexp", "mish", "soft_sign",
            "sparse_plus", "sparse_sigmoid", "squareplus", "tanh", "dot_product_attention"]
-
-
-def _float(x):
-    x = jnp.asarray(x)
-    return x if x.dtype.kind in "fc" else x.astype(np.float64)
-
-
-def log_softmax(x, axis=-1, where=None):
-    """JAX's ``jax.nn.log_softmax``: ``x - logsumexp(x)`` along ``axis``, over the
-    elements a ``where`` mask keeps (the others get -inf).
-
-    >>> import zerax.nn as nn
-    >>> nn.log_softmax([0.0, 5.0, 0.0], where=[True, False, True]).round(4)
-    Array([-0.6931,    -inf, -0.6931], dtype=float64)
-    """
-    x = _float(x)
-    # Shifted by the (masked) max first: logsumexp of values near 0 keeps the log(n) that
-    # x - logsumexp(x) would lose for huge |x| (a fully masked attention row). The shift
-    # carries no gradient; a slice with no element to count gets none.
-    m = (jnp.max(x, axis=axis, keepdims=True) if where is None else
-         jnp.max(x, axis=axis, keepdims=True, where=where, initial=-np.inf))
-    shifted = x - stop_gradient(jnp.where(jnp.isfinite(m), m, 0))
-    out = shifted - logsumexp(shifted, axis=axis, keepdims=True, where=where)
-    return out if where is None else jnp.where(where, out, -np.inf)
-
-
-def softmax(x, axis=-1, where=None):
-    """JAX's ``jax.nn.softmax``: ``exp(log_softmax(x))``, so the elements a ``where``
-    mask leaves out are 0 and the others sum to 1 along ``axis``.
-
-    >>> import zerax.nn as nn
-    >>> nn.softmax([1.0, 2.0, 3.0], where=[True, False, True]).round(4)
-    Array([0.1192, 0.    , 0.8808], dtype=float64)
-    """
-    return jnp.exp(log_softmax(x, axis=axis, where=where))
 
 
 def relu(x):
@@ -137,6 +104,29 @@ def hard_tanh(x):
     """``clip(x, -1, 1)``."""
     x = jnp.asarray(x)
     return jnp.where(x > 1, 1, jnp.where(x < -1, -1, x))
+
+
+def softmax(x, axis=-1, where=None):
+    """``exp(x) / sum(exp(x))`` along ``axis``, computed stably; with ``where`` (a mask
+    broadcastable to ``x``) only those elements count and the others are 0 (JAX's
+    ``jax.nn.softmax``).
+
+    >>> import zerax.nn as nn
+    >>> nn.softmax([1.0, 2.0, 3.0], where=[True, False, True]).round(4)
+    Array([0.1192, 0.    , 0.8808], dtype=float64)
+    """
+    return _softmax(x, axis=axis, where=where)
+
+
+def log_softmax(x, axis=-1, where=None):
+    """``x - logsumexp(x)`` along ``axis``; with ``where`` only those elements count and
+    the others are -inf (JAX's ``jax.nn.log_softmax``).
+
+    >>> import zerax.nn as nn
+    >>> nn.log_softmax([0.0, 5.0, 0.0], where=[True, False, True]).round(4)
+    Array([-0.6931,    -inf, -0.6931], dtype=float64)
+    """
+    return _log_softmax(x, axis=axis, where=where)
 
 
 def one_hot(x, num_classes, dtype=np.float64, axis=-1):

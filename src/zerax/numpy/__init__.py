@@ -37,6 +37,11 @@ single, double = float32, float64
 csingle, cdouble = complex64, complex128
 int_, uint = int64, uint64
 
+# x.__array_namespace__() is this module (the Python array API standard's namespace)
+from .._src.numpy.array_api import set_namespace as _set_namespace
+
+_set_namespace(_sys.modules[__name__])
+
 __all__ = list(_all) + ["ndarray", "linalg", "fft", "single", "double", "csingle", "cdouble",
                         "int_", "uint", "isdtype", "iterable", "array_repr", "array_str", "polyfit",
                         "roots", "sort_complex", "get_printoptions", "printoptions",

@@ -4,7 +4,8 @@ An optax user ports with ``import zerax.optim as optax``: the same gradient
 transformations, aliases, schedules, losses and state structures (NamedTuples with
 optax's field names), giving optax's numbers.  Beyond optax: Newton-CG, Hessian-free,
 Gauss-Newton, Levenberg-Marquardt, AdaHessian and Sophia built on Hessian-vector
-products (``zerax.jvp(zerax.grad(f))``).
+products (``zerax.jvp(zerax.grad(f))``), and Halley/Householder root finding and line
+search on derivatives from Taylor mode (``zerax.taylor``).
 
 >>> import zerax as zx, zerax.numpy as znp, zerax.optim as optim
 >>> loss = lambda p: znp.sum((p["w"] - 3.0) ** 2)
@@ -34,6 +35,8 @@ from ._linesearch import (BacktrackingLinesearchInfo, ScaleByBacktrackingLinesea
 from ._lbfgs import ScaleByLBFGSState, lbfgs, scale_by_lbfgs  # noqa: F401
 from ._second_order import (GaussNewtonState, HessianFreeState, LevenbergMarquardtState, NewtonCGState, gauss_newton, hessian_free, levenberg_marquardt, newton_cg)
 from ._hutchinson import AdaHessianState, SophiaState, adahessian, sophia  # noqa: F401
+from ._halley import (HouseholderResult, ScaleByHalleyLinesearchState, householder_root,  # noqa: F401
+                      scale_by_halley_linesearch)
 from .losses import (convex_kl_divergence, cosine_distance, cosine_similarity, ntxent, hinge_loss, huber_loss, kl_divergence, l2_loss, log_cosh, safe_softmax_cross_entropy, sigmoid_binary_cross_entropy, sigmoid_focal_loss, smooth_labels, softmax_cross_entropy, softmax_cross_entropy_with_integer_labels, squared_error)
 from .tree_utils import tree_l2_norm as global_norm  # noqa: F401
 from .tree_utils import (tree_bias_correction as bias_correction, tree_update_infinity_moment as update_infinity_moment, tree_update_moment as update_moment, tree_update_moment_per_elem_norm as update_moment_per_elem_norm)

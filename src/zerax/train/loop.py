@@ -35,13 +35,15 @@ __all__ = ["fit", "evaluate"]
 
 
 class _Config:
-    """The static part of a step: compared by identity of its functions."""
+    """The static part of a step: compared by identity of its functions.  ``dist`` is
+    None, or (axis name, process count, this process's index) of a data-parallel run."""
 
-    def __init__(self, optimizer, loss_fn, metrics, batched, stateful, axis_name):
+    def __init__(self, optimizer, loss_fn, metrics, batched, stateful, axis_name, dist=None):
         self.items = (optimizer, loss_fn, tuple(metrics), bool(batched), bool(stateful),
-                      axis_name)
+                      axis_name, dist)
         self.optimizer, self.loss_fn, self.metrics = optimizer, loss_fn, tuple(metrics)
         self.batched, self.stateful, self.axis_name = bool(batched), bool(stateful), axis_name
+        self.dist = dist
 
     def __eq__(self, other):
         return isinstance(other, _Config) and all(
@@ -60,12 +62,18 @@ def _forward(model, state, inputs, key, cfg):
             return model(inputs, state, **kw)
         return model(inputs, **kw), state
     n = tu.tree_leaves(inputs)[0].shape[0]
+    if key is not None and cfg.dist is not None:
+        # this process's examples are every count-th of the global batch, from its index:
+        # they take the same keys as in one process reading the whole batch
+        _, count, index = cfg.dist
+        keys = zr.split(key, n * count)[index::count]
+    elif key is not None:
+        keys = zr.split(key, n)
     if key is None:
         if cfg.stateful:
             return zerax.vmap(lambda x, s: model(x, s), in_axes=(0, None),
                               out_axes=(0, None), axis_name=cfg.axis_name)(inputs, state)
         return zerax.vmap(lambda x: model(x))(inputs), state
-    keys = zr.split(key, n)
     if cfg.stateful:
         return zerax.vmap(lambda x, s, k: model(x, s, key=k), in_axes=(0, None, 0),
                           out_axes=(0, None), axis_name=cfg.axis_name)(inputs, state, keys)
@@ -96,13 +104,25 @@ def _train_step_fn(model, opt_state, state, batch, key, step, cfg):
         return cfg.loss_fn(outputs, targets), (outputs, new_state)
 
     (loss, (outputs, new_state)), grads = nn.filter_value_and_grad(loss_of, has_aux=True)(model)
-    params = nn.filter(model, nn.is_inexact_array)
-    updates, opt_state = cfg.optimizer.update(grads, opt_state, params)
-    model = _apply_updates(model, updates)
     logs = {"loss": loss}
     for m in cfg.metrics:
         logs[m.name] = m(outputs, targets)
+    if cfg.dist is not None:   # every process holds an equal share of the global batch
+        grads, logs, new_state = _pmean((grads, logs, new_state), cfg.dist[0])
+    params = nn.filter(model, nn.is_inexact_array)
+    updates, opt_state = cfg.optimizer.update(grads, opt_state, params)
+    model = _apply_updates(model, updates)
     return model, opt_state, new_state, logs
+
+
+def _pmean(tree, axis_name):
+    """The mean over the processes of every floating-point leaf (others kept), all in
+    one collective (one round of MPI calls per step)."""
+    leaves, treedef = tu.tree_flatten(tree)
+    at = [k for k, v in enumerate(leaves) if nn.is_inexact_array(v)]
+    for k, mean in zip(at, zerax.lax.pmean([leaves[k] for k in at], axis_name)):
+        leaves[k] = mean
+    return tu.tree_unflatten(treedef, leaves)
 
 
 def _eval_step_fn(model, state, batch, cfg):
@@ -111,6 +131,8 @@ def _eval_step_fn(model, state, batch, cfg):
     logs = {} if cfg.loss_fn is None else {"loss": cfg.loss_fn(outputs, targets)}
     for m in cfg.metrics:
         logs[m.name] = m(outputs, targets)
+    if cfg.dist is not None:
+        logs = _pmean(logs, cfg.dist[0])
     return logs
 
 
@@ -157,9 +179,11 @@ def _as_loader(data, name: str):
 
 def evaluate(model, loss_fn: Callable | None, data, metrics: Sequence = (), *,
              state=None, batched: bool = False, axis_name: Any = "batch",
-             jit: bool = True) -> dict:
+             jit: bool = True, distributed: bool | str = False) -> dict:
     """Mean loss and metrics of ``model`` over ``data`` (batches of (inputs, targets)),
-    in inference mode (Dropout off, BatchNorm on its running statistics).
+    in inference mode (Dropout off, BatchNorm on its running statistics).  With
+    ``distributed`` (as in `fit`), the processes share a DataLoader's batches and
+    every process returns the figures of the whole data.
 
     >>> import numpy as np, zerax.numpy as znp
     >>> from zerax import train, data
@@ -168,9 +192,10 @@ def evaluate(model, loss_fn: Callable | None, data, metrics: Sequence = (), *,
     >>> train.evaluate(model, None, data.DataLoader(ds, 2), ["accuracy"])
     {'accuracy': 0.5}
     """
+    loader, dist = _shard_for(_as_loader(data, "data"), _data_parallel(distributed))
     cfg = _Config(None, loss_fn, [_metrics.get(m) for m in metrics], batched,
-                  state is not None, axis_name)
-    return _evaluate(model, state, _as_loader(data, "data"), cfg, jit)
+                  state is not None, axis_name, dist)
+    return _evaluate(model, state, loader, cfg, jit)
 
 
 def _progress_bar(enabled: bool, total, desc: str):
@@ -189,7 +214,8 @@ def fit(model, optimizer, loss_fn: Callable | None, train_data, *, epochs: int,
         val_data=None, metrics: Sequence = (), callbacks: Sequence[Callback] = (),
         progress: bool = True, key=None, batched: bool = False, state=None,
         opt_state=None, step_fn: Callable | None = None, jit: bool = True,
-        initial_epoch: int = 0, resume=None, axis_name: Any = "batch"):
+        initial_epoch: int = 0, resume=None, axis_name: Any = "batch",
+        distributed: bool | str = False):
     """Train ``model`` for ``epochs`` epochs; returns ``(model, opt_state, history)``.
 
     ``train_data`` gives batches ``(inputs, targets)`` (a :class:`zerax.data.DataLoader`,
@@ -212,6 +238,16 @@ def fit(model, optimizer, loss_fn: Callable | None, train_data, *, epochs: int,
     latest step, bit-identically to the run that never stopped.  A tqdm bar per epoch
     shows the running loss and metrics when ``progress`` is set and stderr is a terminal.
 
+    ``distributed=True`` trains data-parallel on the processes of a `zerax.distributed`
+    job (``mpiexec -n 4 python train.py``; the axis name is ``"data"``, or the string
+    given): a DataLoader's ``batch_size`` is then the global batch, of which each
+    process reads every ``count``-th example (``DataLoader.shard(..., split_batch=True)``),
+    the gradients, logs and model state are averaged over the processes after each
+    step (``lax.pmean``), random keys are those of the whole batch, so the run gives
+    the parameters of one process training on the global batches.  Only process 0
+    shows progress and writes checkpoints; ``resume`` reads them on any number of
+    processes (with the same global batch, the run continues as if uninterrupted).
+
     >>> import numpy as np, zerax.nn as nn, zerax.optim as optim, zerax.random as zr
     >>> from zerax import data, train
     >>> x = np.linspace(-1, 1, 64, dtype=np.float32)[:, None]
@@ -232,15 +268,22 @@ def fit(model, optimizer, loss_fn: Callable | None, train_data, *, epochs: int,
         raise ZeraxValueError("fit needs a loss_fn (or a step_fn that computes its own)")
     loader = _as_loader(train_data, "train_data")
     val_loader = _as_loader(val_data, "val_data")
+    dist = _data_parallel(distributed)
+    if dist is not None and isinstance(loader, zdata.DataLoader) and loader.shard_count == 1:
+        loader = loader.shard(dist[2], dist[1], split_batch=True)
+    val_loader, val_dist = _shard_for(val_loader, dist)
     metric_objs = [_metrics.get(m) for m in metrics]
-    cfg = _Config(optimizer, loss_fn, metric_objs, batched, state is not None, axis_name)
-    eval_cfg = _Config(None, loss_fn, metric_objs, batched, state is not None, axis_name)
+    cfg = _Config(optimizer, loss_fn, metric_objs, batched, state is not None, axis_name,
+                  dist)
+    eval_cfg = _Config(None, loss_fn, metric_objs, batched, state is not None, axis_name,
+                       val_dist)
     if opt_state is None and step_fn is None:
         opt_state = optimizer.init(nn.filter(model, nn.is_inexact_array))
-    train_step = _train_step if jit else _train_step_fn
+    train_step = _over_processes(_train_step if jit else _train_step_fn, dist)
     user_step = None
     if step_fn is not None:
-        user_step = nn.filter_jit(step_fn) if jit else step_fn
+        user_step = _over_processes(nn.filter_jit(step_fn) if jit else step_fn, dist)
+    count = 1 if dist is None else dist[1]   # (logs are weighted by the global batch)
 
     callbacks = list(callbacks)
     history = next((c for c in callbacks if isinstance(c, History)), None)
@@ -249,14 +292,15 @@ def fit(model, optimizer, loss_fn: Callable | None, train_data, *, epochs: int,
         callbacks.append(history)
     run = Run(model=model, opt_state=opt_state, state=state, key=key, train_data=loader,
               epochs=epochs, step=0, epoch=initial_epoch, history=history)
-    run.save_to = lambda manager, logs: _save_run(run, manager, logs)
+    run.save_to = lambda manager, logs: _save_run(run, manager, logs) \
+        if dist is None or dist[2] == 0 else None   # process 0 writes checkpoints
     for c in callbacks:
         c.set_run(run)
 
     start_epoch, start_batch, partial = initial_epoch, 0, _Mean()
     if resume is not None and resume.latest_step() is not None:
         start_epoch, start_batch, partial = _restore_run(run, resume)
-    show = bool(progress) and sys.stderr.isatty()
+    show = bool(progress) and sys.stderr.isatty() and (dist is None or dist[2] == 0)
 
     for c in callbacks:
         c.on_train_begin({})
@@ -288,7 +332,7 @@ def fit(model, optimizer, loss_fn: Callable | None, train_data, *, epochs: int,
                     run.model, run.opt_state, run.state, logs = train_step(
                         run.model, run.opt_state, run.state, batch, run.key, step_arr, cfg)
                 run.step += 1
-                mean.add(logs, _batch_size(batch))
+                mean.add(logs, _batch_size(batch) * count)
                 run.batch_in_epoch = loader.state()["batch"] if hasattr(loader, "state") \
                     else i + 1
                 if bar is not None:
@@ -318,13 +362,47 @@ def fit(model, optimizer, loss_fn: Callable | None, train_data, *, epochs: int,
 
 def _evaluate(model, state, loader, cfg, jit: bool) -> dict:
     model = nn.inference_mode(model)
-    step = _eval_step if jit else _eval_step_fn
+    step = _over_processes(_eval_step if jit else _eval_step_fn, cfg.dist)
+    count = 1 if cfg.dist is None else cfg.dist[1]
     mean = _Mean()
     for batch in loader:
-        mean.add(step(model, state, batch, cfg), _batch_size(batch))
+        mean.add(step(model, state, batch, cfg), _batch_size(batch) * count)
     if mean.count == 0:
         raise ZeraxValueError("evaluation data gave no batches")
     return mean.result()
+
+
+# ---------------------------------------------------------------- data parallelism
+
+
+def _data_parallel(distributed):
+    """(axis name, process count, this process's index) of a data-parallel run, or None."""
+    if distributed is False or distributed is None:
+        return None
+    if distributed is not True and not isinstance(distributed, str):
+        raise ZeraxTypeError(f"distributed must be a bool or an axis name, got "
+                             f"{distributed!r}")
+    zerax.distributed.initialize()
+    return ("data" if distributed is True else distributed, zerax.process_count(),
+            zerax.process_index())
+
+
+def _shard_for(loader, dist):
+    """This process's part of a validation DataLoader whose batch is the global batch,
+    and the data-parallel setting its steps use (None: every process reads all of
+    ``loader``, a loader whose batch the processes do not divide, or another iterable)."""
+    if dist is None or not isinstance(loader, zdata.DataLoader):
+        return loader, None
+    if loader.shard_count != 1:   # the user's own shards
+        return loader, dist
+    if loader.batch_size % dist[1]:
+        return loader, None
+    return loader.shard(dist[2], dist[1], split_batch=True), dist
+
+
+def _over_processes(step, dist):
+    """``step`` with the processes' axis bound (its pmeans span the processes)."""
+    return step if dist is None else zerax.distributed.spmd(step, axis_name=dist[0])
 
 
 # ---------------------------------------------------------------- checkpoints of a run

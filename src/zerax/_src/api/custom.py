@@ -161,7 +161,7 @@ class custom_vjp:
         functools.update_wrapper(self, fun)
         self.fun = fun
         self.nondiff_argnums = tuple(nondiff_argnums)
-        self.fwd = self.bwd = None
+        self.fwd = self.bwd = self.jvp_forward = None
 
     def defvjp(self, fwd, bwd, symbolic_zeros: bool = False, optimize_remat: bool = False):
         """Set the rules: ``fwd(*args) -> (out, residuals)`` and
@@ -171,6 +171,25 @@ class custom_vjp:
         del optimize_remat
         _no_symbolic_zeros(symbolic_zeros, "custom_vjp.defvjp")
         self.fwd, self.bwd = fwd, bwd
+
+    def defjvp_forward(self, jvp):
+        """A zerax extension: the rule of forward mode (``jvp``, ``jacfwd``), which a
+        custom_vjp function otherwise refuses (as JAX's):
+        ``jvp(*nondiff_args, primals, tangents) -> tangents of the outputs`` (``primals``
+        and ``tangents`` the tuples of the differentiable arguments).  Reverse mode still
+        uses ``bwd``.  ``experimental.ode.odeint`` solves the forward sensitivity
+        equations this way.
+
+        >>> import zerax as zx, zerax.numpy as znp
+        >>> @zx.custom_vjp
+        ... def f(x):
+        ...     return znp.sin(x)
+        >>> f.defvjp(lambda x: (f(x), znp.cos(x)), lambda c, g: (c * g,))
+        >>> f.defjvp_forward(lambda primals, tangents: znp.cos(primals[0]) * tangents[0])
+        >>> float(zx.jvp(f, (0.0,), (2.0,))[1]), float(zx.grad(f)(0.0))
+        (2.0, 1.0)
+        """
+        self.jvp_forward = jvp
 
     def __call__(self, *args, **kwargs):
         args = _resolve_kwargs(self.fun, args, kwargs)
@@ -237,7 +256,21 @@ class custom_vjp:
                 flat.extend(c_leaves)
             return flat
 
-        outs = top.process_custom_vjp(custom_vjp_call_p, flat_fun, flat_fwd, flat_bwd, leaves, {})
+        params = {}
+        if self.jvp_forward is not None:
+            def flat_jvp(p_leaves, t_leaves):
+                primals = tuple(tree.tree_unflatten(in_tree, p_leaves))
+                tangents = tuple(tree.tree_unflatten(in_tree, t_leaves))
+                t_out = self.jvp_forward(*nd_vals, primals, tangents)
+                t_leaves_out, t_tree = tree.tree_flatten(t_out)
+                if "out" in trees and t_tree != trees["out"]:
+                    raise errors.ZeraxTypeError(
+                        f"the forward rule of custom_vjp function {name} returned tangents "
+                        f"structured {t_tree}, but the function's output is {trees['out']}")
+                return t_leaves_out
+            params["fwd_jvp"] = flat_jvp
+        outs = top.process_custom_vjp(custom_vjp_call_p, flat_fun, flat_fwd, flat_bwd, leaves,
+                                      params)
         return tree.tree_unflatten(trees["out"], outs)
 
 

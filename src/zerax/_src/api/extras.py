@@ -10,6 +10,7 @@ import contextlib
 import numpy as np
 
 from .. import backends as _backends
+from . import distributed
 from ..base.config import config
 from ..core import tree
 from ... import errors
@@ -79,7 +80,10 @@ def device_put(x, device=None):
 
 def devices(backend=None):
     """The devices of ``backend`` (JAX's platform name, or a zerax backend name;
-    default: the host CPU), e.g. ``[CpuDevice(id=0)]``."""
+    default: the CPU devices of every process of the job, see `zerax.distributed`),
+    e.g. ``[CpuDevice(id=0)]``."""
+    if backend in (None, "cpu", "numba"):
+        return distributed.global_devices()
     return _backends.devices(backend)
 
 
@@ -89,8 +93,8 @@ def device_count(backend=None) -> int:
 
 
 def local_device_count(backend=None) -> int:
-    """The number of this process's devices (one process: all of them)."""
-    return device_count(backend)
+    """The number of this process's devices."""
+    return len(local_devices(backend=backend))
 
 
 def default_backend():
@@ -119,35 +123,37 @@ def device_get(x):
 
 
 def local_devices(process_index=None, backend=None):
-    """The devices of this process (one process: all of `devices`).
+    """The devices of this process (of process ``process_index``).
 
     >>> import zerax as zx
-    >>> zx.local_devices() == zx.devices()
+    >>> zx.local_devices() == zx.devices()     # a job of one process
     True
     """
-    del process_index
-    return devices(backend)
+    if backend in (None, "cpu", "numba"):
+        return distributed.local_devices(process_index)
+    return _backends.devices(backend)
 
 
 def process_index(backend=None) -> int:
-    """This process's index among the processes of the program: 0 (JAX's
-    ``jax.process_index``; zerax programs are one process unless `zerax.distributed`).
+    """This process's index among the processes of the program (JAX's
+    ``jax.process_index``): its MPI rank under `zerax.distributed`, else 0.
 
     >>> import zerax as zx
     >>> zx.process_index()
     0
     """
-    return 0
+    return distributed.world().rank
 
 
 def process_count(backend=None) -> int:
-    """The number of processes of the program: 1 (JAX's ``jax.process_count``).
+    """The number of processes of the program (JAX's ``jax.process_count``): MPI's
+    world size under `zerax.distributed`, else 1.
 
     >>> import zerax as zx
     >>> zx.process_count()
     1
     """
-    return 1
+    return distributed.world().size
 
 
 @contextlib.contextmanager

@@ -24,7 +24,7 @@ from ..base.gc_pause import gc_paused
 from ..core import tree
 from ..core.api_util import OutTree, as_input, flatten_fun
 from ..core.array import Array
-from ..core.core import Tracer, bind, get_aval, named_axis_env
+from ..core.core import Tracer, bind, get_aval, named_axis_env, process_axis_env
 from ..ir.ir import Var
 from ..ir.tracing import fun_name, trace_closed
 from ..ops.call import jit_p
@@ -134,6 +134,9 @@ class Compiled:
         return tree.tree_unflatten(low.out_tree, outs)
 
 
+MISS = object()   # dispatch_fast: the call is not of a signature seen before
+
+
 class _Slow(Exception):
     """An argument the dispatch fast path does not read (a tracer, a custom pytree
     node, an unhashable static value): the call takes the full path."""
@@ -239,7 +242,9 @@ class JitFunction:
             return self
         return types.MethodType(self, instance)
 
-    def _specialise(self, args, kwargs):
+    def _split(self, args, kwargs):
+        """The static arguments and the flattened dynamic ones: (static positional
+        (index, value) pairs, dynamic positions, static keywords, leaves, in_tree)."""
         n = len(args)
         st_nums = sorted({i % n for i in self.static_argnums if -n <= i < n})
         static = tuple((i, args[i]) for i in st_nums)
@@ -247,6 +252,10 @@ class JitFunction:
         st_kw = tuple(sorted((k, v) for k, v in kwargs.items() if k in self.static_argnames))
         dyn_kw = {k: v for k, v in kwargs.items() if k not in self.static_argnames}
         leaves, in_tree = tree.tree_flatten(([args[i] for i in dyn_pos], dyn_kw))
+        return static, dyn_pos, st_kw, leaves, in_tree
+
+    def _specialise(self, args, kwargs):
+        static, dyn_pos, st_kw, leaves, in_tree = self._split(args, kwargs)
         # Python numbers are weakly typed, as in JAX: traced as int64/float64/complex128
         # values that promote as Python scalars (so lr * float32 params stays float32)
         weak = tuple(type(x) if type(x) in (int, float, complex) else None for x in leaves)
@@ -261,7 +270,7 @@ class JitFunction:
             ) from None
         return key, leaves, in_tree, dyn_pos, dict(st_kw)
 
-    def _trace(self, args, kwargs, leaves, in_tree, dyn_pos, st_kw, weak):
+    def _trace(self, args, kwargs, in_avals, in_tree, dyn_pos, st_kw, weak):
         def call(fun, dyn):
             dyn_args, dyn_kw = dyn
             full = list(args)
@@ -278,19 +287,30 @@ class JitFunction:
                     x._weak_type = w
             return [as_input(o, f"output of {self.name}") for o in flat_fun(*xs)]
 
-        jaxpr, consts = trace_closed(flat, [get_aval(x) for x in leaves], self.name,
-                                     track_source=True)
+        jaxpr, consts = trace_closed(flat, in_avals, self.name, track_source=True)
         return jaxpr, consts, out_tree.tree
+
+    def trace_abstract(self, args, kwargs, leaf_aval):
+        """The program for arguments whose array leaves stand for avals given by
+        ``leaf_aval(leaf)`` (shapes without values, for ``zerax.export``): ``(jaxpr,
+        consts, in_tree, out_tree)``, static arguments taken as in a call."""
+        _, dyn_pos, st_kw, leaves, in_tree = self._split(args, kwargs)
+        weak = tuple(type(x) if type(x) in (int, float, complex) else None for x in leaves)
+        avals = [leaf_aval(x) for x in leaves]
+        jaxpr, consts, out_tree = self._trace(args, kwargs, avals, in_tree, dyn_pos,
+                                              dict(st_kw), weak)
+        return jaxpr, consts, in_tree, out_tree
 
     def _entry(self, args, kwargs):
         key, leaves, in_tree, dyn_pos, st_kw = self._specialise(args, kwargs)
-        # collectives read the named vmap axes live while tracing (their sizes)
-        key = (key, named_axis_env())
+        # collectives read the named axes live while tracing (their sizes, and which
+        # of them span processes)
+        key = (key, named_axis_env(), process_axis_env())
         entry = self._cache.get(key)
         if entry is None:
             with gc_paused():
-                jaxpr, consts, out_tree = self._trace(args, kwargs, leaves, in_tree, dyn_pos,
-                                                      st_kw, key[0][-1])
+                jaxpr, consts, out_tree = self._trace(args, kwargs, [get_aval(x) for x in leaves],
+                                                      in_tree, dyn_pos, st_kw, key[0][-1])
             entry = (jaxpr, consts, out_tree)
             if not any(isinstance(c, Tracer) for c in consts):
                 with self._lock:
@@ -326,28 +346,36 @@ class JitFunction:
                     key.append(k)
                     _fast_flatten(kwargs[k], key, vals)
         key.append(len(args))
+        key.append(process_axis_env())   # a program traced inside spmd calls MPI
         return tuple(key), vals
 
-    def __call__(self, *args, **kwargs):
-        if config.jit_disabled:
-            return self.fun(*args, **kwargs)
-        # The dispatch fast path: arguments of a seen signature go straight to the
-        # compiled kernel (no second flattening, no copies of C-contiguous arrays).
+    def dispatch_fast(self, args, kwargs):
+        """``(result, signature)`` when the arguments are of a signature seen before (the
+        dispatch fast path: straight to the compiled kernel, no second flattening, no
+        copies of C-contiguous arrays); else ``(MISS, signature or None)``."""
         try:
             sig, vals = self._fast_key(args, kwargs)
             hit = self._fast.get(sig)
         except (_Slow, TypeError):   # (TypeError: an unhashable static value)
-            sig = hit = None
-        if hit is not None:
-            run, const_vals, single, out_tree, alias = hit
-            outs = run(*const_vals, *vals)
-            if nan_checks[0]:   # jax_debug_nans: name the operation (ops/debug_nans.py)
-                check_jit_outputs(self.name, outs, lambda: self._deoptimized(args, kwargs))
-            if alias:   # an input returned as it is: never hand back the caller's buffer
-                outs = [np.array(o) if k in alias else o for k, o in enumerate(outs)]
-            if single:
-                return Array._wrap(outs[0])
-            return tree.tree_unflatten(out_tree, [Array._wrap(o) for o in outs])
+            return MISS, None
+        if hit is None:
+            return MISS, sig
+        run, const_vals, single, out_tree, alias = hit
+        outs = run(*const_vals, *vals)
+        if nan_checks[0]:   # jax_debug_nans: name the operation (ops/debug_nans.py)
+            check_jit_outputs(self.name, outs, lambda: self._deoptimized(args, kwargs))
+        if alias:   # an input returned as it is: never hand back the caller's buffer
+            outs = [np.array(o) if k in alias else o for k, o in enumerate(outs)]
+        if single:
+            return Array._wrap(outs[0]), sig
+        return tree.tree_unflatten(out_tree, [Array._wrap(o) for o in outs]), sig
+
+    def __call__(self, *args, **kwargs):
+        if config.jit_disabled:
+            return self.fun(*args, **kwargs)
+        out, sig = self.dispatch_fast(args, kwargs)
+        if out is not MISS:
+            return out
         (jaxpr, consts, out_tree), leaves = self._entry(args, kwargs)
         if any(isinstance(x, Tracer) for x in leaves) or \
                 any(isinstance(c, Tracer) for c in consts):

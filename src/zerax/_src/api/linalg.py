@@ -112,7 +112,7 @@ def det(a):
     >>> round(float(znp.linalg.det(znp.array([[1.0, 2.0], [3.0, 4.0]]))), 12)
     -2.0
     """
-    a = _matrix_input(a, "det")
+    a = _matrix_input(a, "det", complex_ok=True)
     # The LU runs on a without a derivative (at the top level of a jitted program, so on
     # the host); _det_of gives it its derivative
     return _det_of(a, _det_value(stop_gradient(a)))
@@ -131,7 +131,7 @@ def slogdet(a, *, method: str | None = None):
     if method not in (None, "lu"):
         raise errors.NotSupportedError(
             f"zerax.numpy.linalg.slogdet: method={method!r} is not supported; use 'lu'")
-    a = _matrix_input(a, "slogdet")
+    a = _matrix_input(a, "slogdet", complex_ok=True)
     d, sign = _lu_det_parts(a)
     last = (d.ndim - 1,)
     sign = _ew.mul(sign, reduce_prod(_ew.sign(d), last))

@@ -52,6 +52,7 @@ OPS: dict[str, tuple[int, str]] = {
     "add": (2, "same"), "sub": (2, "same"), "mul": (2, "same"), "div": (2, "same"),
     "floordiv": (2, "same"), "rem": (2, "same"), "fmod": (2, "same"), "neg": (1, "same"),
     "max": (2, "same"), "min": (2, "same"),   # NaN-propagating (np.maximum)
+    "fma": (3, "same"),                       # a * b + c, rounded once
     "abs": (1, "same"), "sign": (1, "same"),
     # comparisons (IEEE: false with a NaN, except ne)
     "eq": (2, "cmp"), "ne": (2, "cmp"), "lt": (2, "cmp"), "le": (2, "cmp"),
@@ -73,6 +74,7 @@ OPS: dict[str, tuple[int, str]] = {
     "sinh": (1, "math"), "cosh": (1, "math"), "tanh": (1, "math"),
     "asinh": (1, "math"), "acosh": (1, "math"), "atanh": (1, "math"),
     "atan2": (2, "math"), "pow": (2, "math"),
+    "erf": (1, "math"), "erfc": (1, "math"), "lgamma": (1, "math"),
     # complex numbers
     "real": (1, "real"), "imag": (1, "real"), "cabs": (1, "real"),
     "complex": (2, "cast"), "conj": (1, "same"),

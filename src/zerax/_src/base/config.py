@@ -22,8 +22,10 @@ class Config:
 
     JAX's own option names are understood too, so ported code runs unchanged:
     ``jax_enable_x64`` (zerax always has NumPy's 64-bit defaults, so only True is
-    accepted), ``jax_disable_jit``, ``jax_log_compiles``, and
-    ``jax_platforms``/``jax_platform_name`` ("cpu").
+    accepted), ``jax_disable_jit``, ``jax_log_compiles``,
+    ``jax_platforms``/``jax_platform_name`` ("cpu"), and ``jax_num_cpu_devices``
+    (``num_cpu_devices``: CPU devices per process, default 1, for meshes whose axes
+    are vmapped within a process; see `zerax.shard_map`).
 
     ``log_compiles`` logs every compile and its time on the ``"zerax"`` logger;
     ``compile_notice_s`` (default 2.0, None for never) is how long a compile runs before
@@ -47,6 +49,9 @@ class Config:
         # name -> (set(value), get()), registered by the layers that own the option
         self._registered: dict[str, tuple[Callable, Callable]] = {}
         self.available_backends: tuple[str, ...] = ("numba",)
+        # CPU devices per process (JAX's jax_num_cpu_devices): a mesh axis over them is
+        # a vmapped axis (zerax.sharding.Mesh, shard_map); every array stays in host memory
+        self.num_cpu_devices = 1
 
     def register_option(self, name: str, setter: Callable, getter: Callable) -> None:
         """Let ``update(name, v)`` call ``setter(v)`` and ``config.<name>`` ``getter()``."""
@@ -72,6 +77,11 @@ class Config:
             name, value = "jit_disabled", bool(value)
         if name == "jax_log_compiles":
             name, value = "log_compiles", bool(value)
+        if name in ("jax_num_cpu_devices", "num_cpu_devices"):
+            if type(value) is not int or value < 1:
+                raise errors.ZeraxValueError(
+                    f"{name} must be a positive int, got {value!r}")
+            name = "num_cpu_devices"
         if name in ("jax_platforms", "jax_platform_name"):
             if str(value).split(",")[0].strip().lower() not in ("cpu", ""):
                 raise errors.NotSupportedError(
@@ -84,6 +94,17 @@ class Config:
                 f"backend {value!r} is not available (have: "
                 f"{', '.join(self.available_backends)})")
         setattr(self, name, value)
+
+    def config_with_absl(self):
+        """JAX registers its options as absl command-line flags here; zerax reads no
+        flags, so this is a no-op (``jax.config.config_with_absl()`` ports as it is).
+
+        >>> import zerax as zx
+        >>> zx.config.config_with_absl()
+        """
+
+    def parse_flags_with_absl(self):
+        """A no-op, as `config_with_absl` (JAX parses the absl flags it registered)."""
 
 
 config = Config()

@@ -287,15 +287,18 @@ def jv_scalar(v, x):
     return sign * (math.cos(math.pi * r) * jn - math.sin(math.pi * r) * yn)
 
 
-def iv_scalar(v, x):
+def iv_scalar(v, x, scaled):
     """The modified Bessel function of the first kind ``I_v(x)`` of real order ``v``
-    (SciPy's iv).
+    (SciPy's iv), or with ``scaled`` (1.0) ``I_v(x) exp(-|x|)`` (SciPy's ive), which
+    neither overflows nor is computed as an overflowed value times 0.
 
     The power series for x < 2 (any v) and for x^2 < 4 (v + 1) with v >= 0 (positive
     terms); the asymptotic expansion for x >= 25 when x >= nu^2 / 2; Numerical Recipes'
     ``bessik`` (CF1, Temme's CF2 for K, Wronskian) in between, scaled by exp(-+x);
     Debye's uniform expansion for orders past 1e7.
-    Negative non-integer orders: ``I_nu + (2/pi) sin(nu pi) K_nu``."""
+    Negative non-integer orders: ``I_nu + (2/pi) sin(nu pi) K_nu``.  Scaled, the branches
+    below return their ``I_nu(x) exp(-x)`` (most compute it first) and Debye's expansion
+    also serves x > 1e6 when x < nu^2 / 2."""
     if v != v or x != x:
         return math.nan
     if v == math.inf or v == -math.inf:
@@ -315,12 +318,15 @@ def iv_scalar(v, x):
             return 1.0
         if v > 0.0 or vint:
             return 0.0
-        return math.inf                      # (SciPy's value, whatever the sign of Gamma)
+        # (SciPy's values, whatever the sign of Gamma: inf, and nan scaled)
+        return math.nan if scaled != 0.0 else math.inf
     nu = abs(v)
     if v < 0.0 and vint:                     # I_-n = I_n
         v = nu
     # ---- the power series (positive terms for v >= 0) ----
     if x < 2.0 or (v >= 0.0 and x * x < 4.0 * (v + 1.0)):
+        # (x < 2 sqrt(v + 1) here: exp(-x) neither underflows nor meets an overflow)
+        esc = math.exp(-x) if scaled != 0.0 else 1.0
         h = 0.5 * x
         q = h * h
         total, term, k = 1.0, 1.0, 0.0
@@ -343,12 +349,12 @@ def iv_scalar(v, x):
                 e2 += ex
                 if e2 < -1100 and kk > h:   # decreasing from here on: it underflows
                     return 0.0
-            return sign * math.ldexp(pref * total, e2)
+            return sign * math.ldexp(pref * total * esc, e2)
         gv = v + 1.0
         lh = v * math.log(h)
         if abs(lh) < 700.0 and abs(gv) < 170.0:
-            return sign * (math.pow(h, v) / math.gamma(gv)) * total
-        lg = lh - math.lgamma(gv)
+            return sign * (math.pow(h, v) / math.gamma(gv)) * total * esc
+        lg = lh - math.lgamma(gv) - (x if scaled != 0.0 else 0.0)
         s = 1.0
         if gv < 0.0 and ((gv - gv % 1.0) % 2.0) != 0.0:
             s = -1.0
@@ -361,7 +367,7 @@ def iv_scalar(v, x):
         # K_nu(x) ~ Gamma(nu)/2 (2/x)^nu for x^2 < nu (no long recurrences where it
         # under- or overflows)
         lb = nu * math.log(0.5 * x) - math.lgamma(nu + 1.0)
-        if lb > 712.0:                      # (K_nu is then far below I_nu)
+        if lb - (x if scaled != 0.0 else 0.0) > 712.0:    # (K_nu is then far below I_nu)
             return sign * math.inf
         if not need_k:
             if lb + x * x / (4.0 * (nu + 1.0)) < -750.0:
@@ -369,9 +375,12 @@ def iv_scalar(v, x):
         elif x * x < nu and math.lgamma(nu) + nu * math.log(2.0 / x) > 716.0:
             return sign * math.copysign(math.inf, math.sin(math.pi * (nu % 2.0)))
     # Below: ive = I_nu(x) exp(-x) and kve = K_nu(x) exp(x)
+    debye = nu > _BESSEL_MAX_STEPS
     if x > 1e6 and nu <= x:
-        return sign * math.inf              # I_nu(x) >= I_x(x) ~ e^(0.53 x)
-    if nu > _BESSEL_MAX_STEPS:
+        if scaled == 0.0:
+            return sign * math.inf          # I_nu(x) >= I_x(x) ~ e^(0.53 x)
+        debye = x < 0.5 * nu * nu           # (else the asymptotic expansion below)
+    if debye:
         # ---- Debye's uniform expansions (u_0..u_4, A&S 9.7.7-8) for orders past 1e7,
         # where the recurrences below would be too long: I_nu(nu z) ~ e^(nu eta) /
         # sqrt(2 pi nu) (1+z^2)^-1/4 sum u_k(t) / nu^k, K_nu with e^(-nu eta) and
@@ -388,11 +397,18 @@ def iv_scalar(v, x):
         w = 1.0 / nu
         si = 1.0 + w * (u1 + w * (u2 + w * (u3 + w * u4)))
         sk = 1.0 + w * (-u1 + w * (u2 + w * (-u3 + w * u4)))
-        big_l = nu * (rr + math.log(zr / (1.0 + rr)))
         pre = 1.0 / math.sqrt(2.0 * math.pi * nu * rr)
+        if scaled != 0.0:
+            # nu eta - x = nu (sqrt(1+z^2) - z + log(z / (1 + sqrt(1+z^2)))), both terms
+            # formed without cancellation (at most 0: exp of it never overflows)
+            shift = x
+            big_l = nu * (1.0 / (rr + zr) + math.log1p(-(1.0 + 1.0 / (rr + zr)) / (1.0 + rr)))
+        else:
+            shift = 0.0
+            big_l = nu * (rr + math.log(zr / (1.0 + rr)))
         if big_l > 1e4:
             return sign * math.inf
-        if big_l < -1e4:
+        if big_l < -1e4 and not (need_k and big_l + 2.0 * shift < -1e4):
             if need_k:
                 return sign * math.copysign(math.inf, math.sin(math.pi * (nu % 2.0)))
             return 0.0
@@ -402,8 +418,13 @@ def iv_scalar(v, x):
         mant, ex = math.frexp(math.exp(rd) * pre * si)
         out = math.inf if ex + kd > 1024 else math.ldexp(mant, ex + kd)
         if need_k:                          # (2/pi) sin(nu pi) K_nu, K_nu = pi pre e^-L sk
-            mant, ex = math.frexp(2.0 * math.sin(math.pi * (nu % 2.0)) * math.exp(-rd) * pre * sk)
-            out += math.copysign(math.inf, mant) if ex - kd > 1024 else math.ldexp(mant, ex - kd)
+            # e^-(nu eta) (e^-x scaled): exponent -(big_l + shift) - shift
+            kd2 = int((big_l + 2.0 * shift) / _LN2_HI + (0.5 if big_l >= 0.0 else -0.5))
+            rd2 = (big_l + 2.0 * shift - kd2 * _LN2_HI) - kd2 * _LN2_LO
+            mant, ex = math.frexp(2.0 * math.sin(math.pi * (nu % 2.0)) * math.exp(-rd2) * pre
+                                  * sk)
+            out += math.copysign(math.inf, mant) if ex - kd2 > 1024 else math.ldexp(mant,
+                                                                                    ex - kd2)
         return sign * out
     if x >= 25.0 and x >= 0.5 * nu * nu:
         # ---- the asymptotic expansions for x large against nu^2 ----
@@ -491,6 +512,12 @@ def iv_scalar(v, x):
                 rkmu = rk1
                 rk1 = rktemp
             kve = rkmu
+    if scaled != 0.0:
+        # I_nu(x) e^-x = ive 2^e2; I_-nu adds (2/pi) sin(nu pi) K_nu e^-x = ... kve e^-2x
+        out = math.ldexp(ive, e2)
+        if need_k:
+            out += (2.0 / math.pi) * math.sin(math.pi * (nu % 2.0)) * kve * math.exp(-2.0 * x)
+        return sign * out
     # exp(x) = 2^k exp(r): the result is ldexp'd, so that neither an underflowed ive nor an
     # overflowed exp(x) makes it 0 * inf
     k2 = int(x / _LN2_HI + 0.5)

@@ -32,7 +32,7 @@ from .special_bessel_order import iv_scalar, jv_scalar, sph_legendre_scalar
 
 __all__ = ["bessel_jy", "bessel_jy_scalar", "betainc", "betainc_scalar", "expi", "expint_scalar",
            "expn", "i0e", "i0e_scalar", "i1e", "i1e_scalar", "igamma", "igamma_grad_a",
-           "igamma_grad_a_scalar", "igamma_scalar", "igammac", "iv", "iv_scalar", "jv",
+           "igamma_grad_a_scalar", "igamma_scalar", "igammac", "iv", "iv_scalar", "ive", "jv",
            "jv_scalar", "sph_legendre", "sph_legendre_scalar", "zeta", "zeta_scalar"]
 
 _MACHEP = 1.11022302462515654042e-16
@@ -504,7 +504,7 @@ _SIGNATURES = {
     "expint": (expint_scalar, ["float64(float64, float64)"]),
     "bessel_jy": (bessel_jy_scalar, ["float64(float64, float64)"]),
     "jv": (jv_scalar, ["float64(float64, float64)"]),
-    "iv": (iv_scalar, ["float64(float64, float64)"]),
+    "iv": (iv_scalar, ["float64(float64, float64, float64)"]),
     "sph_legendre": (sph_legendre_scalar, ["float64(float64, float64, float64)"]),
 }
 _UFUNCS: dict = {}
@@ -615,7 +615,17 @@ def iv(v, x):
     0.937674888245
     """
     with np.errstate(all="ignore"):
-        return _apply("iv", v, x)
+        return _apply("iv", v, x, np.zeros((), np.float64), ndata=2)
+
+
+def ive(v, x):
+    """The exponentially scaled ``I_v(x) exp(-|x|)`` of real order of arrays.
+
+    >>> round(float(ive(np.array(0.5), np.array(1000.0))), 10)
+    0.0126156626
+    """
+    with np.errstate(all="ignore"):
+        return _apply("iv", v, x, np.ones((), np.float64), ndata=2)
 
 
 def sph_legendre(n, m, theta):

@@ -15,13 +15,16 @@ from .avals import ShapedArray
 
 
 class Device:
-    """One device a backend computes on (JAX's ``Device``: ``id``, ``platform``)."""
+    """One device a backend computes on (JAX's ``Device``: ``id``, ``platform``,
+    ``process_index``: the process of a `zerax.distributed` job that holds it)."""
 
-    __slots__ = ("id", "platform", "device_kind", "backend")
+    __slots__ = ("id", "platform", "device_kind", "backend", "process_index")
 
-    def __init__(self, backend: str, platform: str, id: int = 0, device_kind: str = ""):
+    def __init__(self, backend: str, platform: str, id: int = 0, device_kind: str = "",
+                 process_index: int = 0):
         self.backend, self.platform, self.id = backend, platform, id
         self.device_kind = device_kind or platform
+        self.process_index = process_index
 
     def __repr__(self):
         return f"{self.platform.capitalize()}Device(id={self.id})"

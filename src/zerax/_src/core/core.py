@@ -116,9 +116,12 @@ def rule_table(kind: str, used_by: str) -> dict:
 # --------------------------------------------------------------------------- traces
 
 class Trace:
-    """A transform in progress.  Subclasses implement ``process_primitive``."""
+    """A transform in progress.  Subclasses implement ``process_primitive``.
+    ``records_program``: the trace writes a program (jit, a loop body, a branch), so an
+    effect bound while it is the innermost such trace belongs to it (see `bind`)."""
 
     __slots__ = ("level", "alive", "name")
+    records_program = False
 
     def __init__(self, level: int, name: str = ""):
         self.level = level
@@ -137,6 +140,11 @@ class Trace:
 
 
 _trace_stack: list[Trace] = []
+
+# Primitives with an effect besides their outputs (a host callback): their modules add
+# them here.  `bind` sends them to the innermost program being traced, and the IR keeps
+# their equations (ir.py's DCE and ``has_effects``).
+effectful_primitives: set = set()
 
 
 class new_trace:
@@ -252,9 +260,23 @@ def bind(prim: Primitive, *args, **params):
             if t.level > level:
                 top, level = t, t.level
     if prim.named_axes:
-        for t in named_axis_traces(params["axis_name"]):
-            if t.level > level:
+        # the vmaps among the named axes take part (an axis recorded as a process axis,
+        # ``groups`` entry >= 0, is no trace's: a program traced inside spmd runs anywhere)
+        names = [n for n, g in zip(params["axis_name"], params["groups"]) if g < 0]
+        for t in named_axis_frames(names):
+            if t.level > level:   # (a ProcessAxis has level -1: never handles it)
                 top, level = t, t.level
+    if prim in effectful_primitives:
+        # An effect belongs to the innermost program being traced when that program
+        # is above its operands' traces (JAX binds every primitive at the innermost
+        # trace): then it runs when and as often as that program runs, not now (a
+        # callback on constants in a branch not taken, or under grad in a loop body) and
+        # not in an outer program (a callback on a value a branch closes over).
+        for t in reversed(_trace_stack):
+            if t.records_program:
+                if t.level > level:
+                    top, level = t, t.level
+                break
     if top is None:
         return eval_primitive(prim, args, params)
     return top.process_primitive(prim, args, params)
@@ -266,20 +288,88 @@ def named_axis_env() -> tuple:
                  if getattr(t, "axis_name", None) is not None)
 
 
-def named_axis_traces(names) -> list:
-    """The innermost live trace naming each axis in ``names`` (a vmap's ``axis_name``);
-    an axis no live trace names is the user's error."""
+# --------------------------------------------------------------------------- process axes
+
+class ProcessAxis:
+    """A named axis whose members are processes (bound by `zerax.distributed.spmd` and
+    `shard_map`): a collective over it is a call of its process group's transport.
+
+    ``group`` is the id of that group in `process_groups` (one per axis of a process
+    mesh); ``index`` is this process's position along the axis.  ``depth`` is the number
+    of traces live when the axis was bound: a vmap started later is inside it, so a vmap
+    naming the same axis shadows it.  ``level`` is -1: `bind` never hands a primitive to
+    a process axis; a collective that reaches no trace runs its implementation, which
+    asks the group."""
+
+    __slots__ = ("axis_name", "axis_size", "index", "group", "depth")
+    level = -1
+
+    def __init__(self, axis_name, axis_size: int, index: int, group: int):
+        self.axis_name, self.axis_size, self.index, self.group = (
+            axis_name, int(axis_size), int(index), int(group))
+        self.depth = 0
+
+    def __repr__(self):
+        return f"ProcessAxis({self.axis_name!r}, size={self.axis_size}, index={self.index})"
+
+
+_process_axes: list[ProcessAxis] = []
+
+# group id -> the process group of one axis of a process mesh: an object with ``size``,
+# ``index`` (this process's position) and ``communicator(group_ids)`` (the transport
+# over those axes together, in their order).  The MPI backend fills it
+# (backends/mpi/); a group of size 1 needs no transport.
+process_groups: dict[int, object] = {}
+
+
+class bind_process_axes:
+    """``with bind_process_axes([ProcessAxis(...), ...]):`` collectives inside name
+    these axes (a class, as `new_trace`)."""
+
+    __slots__ = ("frames",)
+
+    def __init__(self, frames):
+        self.frames = list(frames)
+
+    def __enter__(self):
+        for f in self.frames:
+            f.depth = len(_trace_stack)
+            _process_axes.append(f)
+        return self.frames
+
+    def __exit__(self, *exc):
+        del _process_axes[len(_process_axes) - len(self.frames):]
+        return False
+
+
+def process_axis_env() -> tuple:
+    """The (name, size, group) of every bound process axis, outermost first: what a
+    program traced inside them depends on (jit's cache key)."""
+    return tuple((p.axis_name, p.axis_size, p.group) for p in _process_axes)
+
+
+def named_axis_frames(names) -> list:
+    """The innermost binding of each axis in ``names``: the live vmap trace naming it,
+    or a `ProcessAxis`; an axis nothing binds is the user's error."""
     found = []
     for name in names:
+        best = None
         for t in reversed(_trace_stack):
             if getattr(t, "axis_name", None) == name:
-                found.append(t)
+                best = t
                 break
-        else:
+        for p in reversed(_process_axes):
+            if p.axis_name == name:
+                if best is None or p.depth > best.level:
+                    best = p
+                break
+        if best is None:
             raise errors.UnboundAxisError(
                 f"unbound axis name: {name!r} (at {errors.user_frame()}). A collective "
                 "(psum, pmean, all_gather, axis_index, ...) names the axis of an enclosing "
-                f"vmap: call it inside vmap(..., axis_name={name!r}).")
+                f"vmap, zerax.distributed.spmd or shard_map: call it inside "
+                f"vmap(..., axis_name={name!r}) or one of those.")
+        found.append(best)
     return found
 
 

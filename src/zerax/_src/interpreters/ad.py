@@ -29,10 +29,10 @@ from ..core.api_util import OutTree, as_input, as_output, flatten_fun, normalize
 from ..core.array import Array
 from ..core.ad_util import (  # noqa: F401  (is_undefined: re-exported with the vocabulary)
     UndefinedPrimal, Zero, add_any, instantiate, is_undefined, zeros_for)
-from ..core.core import (Primitive, Trace, Tracer, bind, current_level, get_aval, new_trace,
-                         rule_table)
+from ..core.core import (Primitive, Trace, Tracer, bind, current_level, find_top_trace,
+                         get_aval, new_trace, rule_table)
 from ..base.dtypes import float0
-from ..ir.ir import Literal, Var, effects_suppressed, eval_jaxpr
+from ..ir.ir import ClosedJaxpr, Jaxpr, Literal, Var, dce, effects_suppressed, eval_jaxpr
 from ..ir.tracing import RecordingTrace, fun_name, trace_closed
 
 # --------------------------------------------------------------------------- rules
@@ -50,13 +50,10 @@ def _differentiable(dtype) -> bool:
 # --------------------------------------------------------------------------- JVP
 
 
-class JVPTracer(Tracer):
-    __slots__ = ("primal", "tangent")
-
-    def __init__(self, trace, primal, tangent):
-        self._trace = trace
-        self.primal = primal
-        self.tangent = tangent
+class PrimalTracer(Tracer):
+    """A tracer that carries its primal value beside what the transform adds (a tangent,
+    a Taylor series): its type and its concrete value are the primal's."""
+    __slots__ = ("primal",)
 
     @property
     def aval(self):
@@ -74,6 +71,15 @@ class JVPTracer(Tracer):
         # Python control flow on a value being differentiated is fine (as in JAX):
         # the primal decides, and its derivative follows the branch taken.
         return self.primal
+
+
+class JVPTracer(PrimalTracer):
+    __slots__ = ("tangent",)
+
+    def __init__(self, trace, primal, tangent):
+        self._trace = trace
+        self.primal = primal
+        self.tangent = tangent
 
 
 class JVPTrace(Trace):
@@ -114,7 +120,7 @@ class JVPTrace(Trace):
 
     def process_custom_vjp(self, prim, fun, fwd, bwd, args, params):
         primals, tangents = self._split(args)
-        outs, t_outs = custom_vjp_jvp(fwd, bwd, primals, tangents)
+        outs, t_outs = custom_vjp_jvp(fwd, bwd, primals, tangents, params.get("fwd_jvp"))
         return [self._wrap(p, t) for p, t in zip(outs, t_outs)]
 
 
@@ -224,12 +230,60 @@ class Linearized:
 
     def transpose(self, cts):
         cts = [c for c, m in zip(cts, self.out_mask) if m]
+        if _scalar_map(self):
+            # A linear map of one real number to one real number is its own transpose:
+            # evaluated forward on the cotangent, it gives grad the expressions of forward
+            # mode, which the recording trace's CSE keeps polynomial in size when grads
+            # are nested (reverse over reverse doubles the program at each order).
+            (ct_in,) = eval_jaxpr(dce(self.closed.jaxpr), self.closed.consts, *cts)
+            return [ct_in if m else zeros_for(a) for a, m in zip(self.in_avals, self.in_mask)]
         ins = iter(backward_pass(self.closed.jaxpr, self.closed.consts, cts))
         res = []
         for aval, m in zip(self.in_avals, self.in_mask):
             c = next(ins) if m else None
             res.append(zeros_for(aval) if c is None else c)
         return res
+
+
+# Primitives whose derivative is only known backwards (a custom_vjp function's bwd):
+# a linear program holding one, or holding a sub-program that calls one (a loop body
+# differentiated later), cannot be evaluated forward.
+_BACKWARD_ONLY = {"custom_lin", "custom_vjp_call", "function_call"}
+
+
+def _not_self_adjoint(prim) -> bool:
+    # collectives couple the members of a named vmap axis: per member the map is not
+    # one number to one number (psum's transpose is psum, not the identity)
+    return prim.name in _BACKWARD_ONLY or prim.named_axes
+
+
+def _scalar_map(lin) -> bool:
+    """Whether ``lin`` maps one real scalar to one real scalar and can run forward."""
+    ins = [a for a, m in zip(lin.in_avals, lin.in_mask) if m]
+    outs = [a for a, m in zip(lin.out_avals, lin.out_mask) if m]
+    if len(ins) != 1 or len(outs) != 1:
+        return False
+    if any(a.shape != () or a.dtype.kind != "f" for a in (ins[0], outs[0])) \
+            or ins[0].dtype != outs[0].dtype:   # (the transpose converts back)
+        return False
+    return not uses_primitive(lin.closed.jaxpr, _not_self_adjoint)
+
+
+def uses_primitive(jaxpr, pred) -> bool:
+    """Whether a primitive satisfying ``pred`` is bound in ``jaxpr`` or in one of its
+    sub-programs."""
+    todo = [jaxpr]
+    while todo:
+        j = todo.pop()
+        for eqn in j.eqns:
+            if pred(eqn.primitive):
+                return True
+            for p in eqn.params.values():
+                for q in (p if isinstance(p, (tuple, list)) else (p,)):
+                    q = getattr(q, "jaxpr", q)
+                    if isinstance(q, Jaxpr):
+                        todo.append(q)
+    return False
 
 
 def linearize_flat(flat_fun, primals, name="linearize", cse=None, prune=None):
@@ -241,7 +295,7 @@ def linearize_flat(flat_fun, primals, name="linearize", cse=None, prune=None):
     # transform (higher-order derivatives); for a plain eager grad they are skipped.
     if cse is None:
         cse = current_level() > 0
-    with new_trace(RecordingTrace, name, cse=cse) as rec:
+    with new_trace(RecordingTrace, name, cse=cse, records_program=False) as rec:
         with new_trace(JVPTrace) as jt:
             in_avals = [get_aval(p) for p in primals]
             in_mask = [a.dtype.kind in "fc" for a in in_avals]
@@ -421,15 +475,88 @@ def vjp_with(fun, primals, has_aux, eager_tape):
     else:
         primals_out, lin, aux = linearize_flat(flat_fun, leaves, fun_name(fun))
     out_tree = out_store.tree
-
-    def f_vjp(ct):
-        cts = output_cotangents(ct, out_tree, lin.out_avals,
-                                f"the vjp function of {fun_name(fun)}")
-        res = [as_output(c) for c in lin.transpose(cts)]
-        return tuple(tree.tree_unflatten(in_tree, res))
-
+    f_vjp = VJPFunction(lin, in_tree, out_tree, fun_name(fun))
     out = tree.tree_unflatten(out_tree, [as_output(p) for p in primals_out])
     return (out, f_vjp, aux) if has_aux else (out, f_vjp)
+
+
+class VJPFunction:
+    """The function `vjp` returns: ``f_vjp(ct)`` is a tuple of cotangents, one per
+    primal.  As JAX's (a ``tree_util.Partial`` over the residuals) it is a pytree whose
+    leaves are the residuals, the values the backward pass reads: it passes in and out
+    of ``jit``, ``make_jaxpr(lambda *a: vjp(f, *a))`` traces, and ``tree_flatten`` lists
+    them (``ad_checkpoint.saved_residuals`` reads them there).  (Concrete 0-d
+    residuals are constants of the linear program, not leaves.)
+
+    >>> import zerax as zx, zerax.numpy as znp
+    >>> _, f_vjp = zx.vjp(znp.sin, znp.array([0.0, 1.0]))
+    >>> zx.tree_util.tree_leaves(f_vjp)[0].round(6).tolist()
+    [1.0, 0.540302]
+    """
+
+    __slots__ = ("_lin", "_in_tree", "_out_tree", "_name")
+
+    def __init__(self, lin, in_tree, out_tree, name):
+        # lin: a Linearized, or the eager tape's Tape (tape.py), the same interface
+        self._lin, self._in_tree, self._out_tree, self._name = lin, in_tree, out_tree, name
+
+    def __call__(self, ct):
+        lin = self._lin
+        cts = output_cotangents(ct, self._out_tree, lin.out_avals,
+                                f"the vjp function of {self._name}")
+        res = [as_output(c) for c in lin.transpose(cts)]
+        return tuple(tree.tree_unflatten(self._in_tree, res))
+
+    def __repr__(self):
+        return f"<vjp function of {self._name}>"
+
+    def _linear_program(self):
+        """``(Linearized, input mask, output mask)``: the linear program over the flat
+        inputs and outputs the masks select (a tape's covers the differentiable ones)."""
+        lin = self._lin
+        if isinstance(lin, Linearized):
+            return lin, (True,) * len(lin.in_avals), (True,) * len(lin.out_avals)
+        return lin.linearized(), tuple(n is not None for n in lin.in_nodes), \
+            tuple(n is not None for n in lin.out_nodes)
+
+
+def _flatten_vjp_function(f):
+    lin, in_sel, out_sel = f._linear_program()
+    aux = (lin.closed.jaxpr, tuple(lin.in_avals), tuple(lin.in_mask), tuple(lin.out_avals),
+           tuple(lin.out_mask), in_sel, out_sel, tuple(f._lin.in_avals),
+           tuple(f._lin.out_avals), f._in_tree, f._out_tree, f._name)
+    return list(lin.closed.consts), aux
+
+
+def _unflatten_vjp_function(aux, residuals):
+    (jaxpr, in_avals, in_mask, out_avals, out_mask, in_sel, out_sel, all_in, all_out,
+     in_tree, out_tree, name) = aux
+    lin = Linearized(ClosedJaxpr(jaxpr, list(residuals)), list(in_avals), list(in_mask),
+                     list(out_avals), list(out_mask))
+    if not (all(in_sel) and all(out_sel)):
+        lin = _Selected(lin, in_sel, out_sel, all_in, all_out)
+    return VJPFunction(lin, in_tree, out_tree, name)
+
+
+class _Selected:
+    """A linear program over some of a function's flat inputs and outputs (a tape's,
+    rebuilt from its residuals), seen as one over all of them."""
+
+    def __init__(self, lin, in_sel, out_sel, in_avals, out_avals):
+        self.lin, self.in_sel, self.out_sel = lin, in_sel, out_sel
+        self.in_avals, self.out_avals = list(in_avals), list(out_avals)
+        self.in_nodes = [0 if m else None for m in in_sel]
+        self.out_nodes = [0 if m else None for m in out_sel]
+
+    def linearized(self):
+        return self.lin
+
+    def transpose(self, cts):
+        it = iter(self.lin.transpose([c for c, m in zip(cts, self.out_sel) if m]))
+        return [next(it) if m else zeros_for(a) for a, m in zip(self.in_avals, self.in_sel)]
+
+
+tree.register_pytree_node(VJPFunction, _flatten_vjp_function, _unflatten_vjp_function)
 
 
 def check_reduce_axes(reduce_axes, where):
@@ -611,11 +738,18 @@ def jvp_jaxpr(jaxpr, nonzero, with_primals: bool = False):
         n = len(jaxpr.invars)
 
         def f(*args):
-            primals, ts = args[:n], iter(args[n:])
-            tangents = [next(ts) if m else np.zeros(a.shape, a.dtype)
-                        for m, a in zip(nonzero, jaxpr.in_avals)]
-            p_out, t_out = jvp(lambda *p: eval_jaxpr(jaxpr, [], *p), tuple(primals),
-                               tuple(tangents))
+            # Only the flagged inputs carry tangents; the others enter as plain values
+            # (symbolic zeros inside, not zero arrays: a custom_vjp's derivative in the
+            # program has none along its residuals, and nested derived programs keep it so).
+            primals, ts = args[:n], args[n:]
+            moving = [i for i, m in enumerate(nonzero) if m]
+
+            def along(*xs):
+                full = list(primals)
+                for i, x in zip(moving, xs):
+                    full[i] = x
+                return eval_jaxpr(jaxpr, [], *full)
+            p_out, t_out = jvp(along, tuple(primals[i] for i in moving), tuple(ts))
             t_out = [t if a.dtype.kind in "fc" else np.zeros(a.shape, a.dtype)
                      for t, a in zip(t_out, jaxpr.out_avals)]
             return list(p_out) + t_out if with_primals else t_out
@@ -682,19 +816,23 @@ def vjp_jaxpr(jaxpr, wrt, out_mask):
 custom_lin_p = Primitive("custom_lin", multiple_results=True)
 
 
-def _custom_lin_impl(*args, num_res, bwd, out_avals):
+def _custom_lin_impl(*args, num_res, bwd, out_avals, num_primals=0, fwd_jvp=None):
+    if fwd_jvp is not None:   # the function's forward rule, on its primal inputs
+        primals = list(args[num_res - num_primals:num_res])
+        return [np.asarray(t) for t in fwd_jvp(primals, list(args[num_res:]))]
     if all(not np.any(np.asarray(t)) for t in args[num_res:]):
         # linear in its tangents: at zero tangents it is zero.  (Transposing a linear
         # program by a vjp evaluates it there: cond/scan/while/jit transposes do.)
         return [np.zeros(a.shape, a.dtype) for a in out_avals]
-    raise errors.NotSupportedError(
+    raise errors.CustomVJPForwardModeError(
         "forward-mode differentiation (jvp, jacfwd, hessian's outer jacfwd) of a custom_vjp "
         f"function is not supported (at {errors.user_frame()}): its derivative is only known "
-        "through its bwd rule. Use reverse mode (grad, vjp, jacrev), or define a custom_jvp.")
+        "through its bwd rule. Use reverse mode (grad, vjp, jacrev), define a custom_jvp, "
+        "or give the custom_vjp function a forward rule with .defjvp_forward.")
 
 
-def _custom_lin_transpose(cts, *args, num_res, bwd, out_avals):
-    res = args[:num_res]
+def _custom_lin_transpose(cts, *args, num_res, bwd, out_avals, num_primals=0, fwd_jvp=None):
+    res = args[:num_res - num_primals]
     cts = [instantiate(c) if type(c) is Zero else c for c in cts]
     in_cts = bwd(list(res), cts)
     n_in = len(args) - num_res
@@ -704,13 +842,13 @@ def _custom_lin_transpose(cts, *args, num_res, bwd, out_avals):
     return [None] * num_res + list(in_cts)
 
 
-def _custom_lin_jvp(primals, tangents, *, num_res, bwd, out_avals):
+def _custom_lin_jvp(primals, tangents, *, num_res, **params):
     """custom_lin is linear in its tangent operands, so its JVP along them is itself.
     (Needed where a linear program is transposed by a vjp.)  Along the residuals it
     would be a second derivative through ``bwd``, which is not known."""
-    params = dict(num_res=num_res, bwd=bwd, out_avals=out_avals)
+    params = dict(num_res=num_res, **params)
     if any(type(t) is not Zero for t in tangents[:num_res]):
-        raise errors.NotSupportedError(
+        raise errors.CustomVJPForwardModeError(
             "forward-mode differentiation of a custom_vjp function's derivative with "
             f"respect to its residuals is not supported (at {errors.user_frame()}): it "
             "would need the derivative of its bwd rule. Use reverse mode only, or define "
@@ -722,7 +860,7 @@ def _custom_lin_jvp(primals, tangents, *, num_res, bwd, out_avals):
 
 
 custom_lin_p.impl = _custom_lin_impl
-custom_lin_p.abstract_eval = lambda *avals, num_res, bwd, out_avals: list(out_avals)
+custom_lin_p.abstract_eval = lambda *avals, out_avals, **params: list(out_avals)
 transpose_rules[custom_lin_p] = _custom_lin_transpose
 jvp_rules[custom_lin_p] = _custom_lin_jvp
 custom_lin_p.unsupported["lower_numba"] = (
@@ -730,14 +868,31 @@ custom_lin_p.unsupported["lower_numba"] = (
     "through its bwd rule (use reverse mode, or a custom_jvp)")
 
 
-def custom_vjp_jvp(fwd, bwd, primals, tangents):
+def _transposed_later(tangents) -> bool:
+    """Whether tangents are being recorded into a linearization (grad, vjp, linearize):
+    their program is transposed, so a custom_vjp's bwd serves; otherwise they are
+    computed forward (jvp, jacfwd, eagerly or into a program that runs)."""
+    top = find_top_trace(tangents)
+    return top is not None and getattr(top, "records_program", True) is False
+
+
+def custom_vjp_jvp(fwd, bwd, primals, tangents, fwd_jvp=None):
     """The JVP trace's handling of a custom_vjp call: run ``fwd`` now, and emit one
-    linear equation whose transpose is ``bwd`` applied to the residuals."""
+    linear equation whose transpose is ``bwd`` applied to the residuals.  With a forward
+    rule ``fwd_jvp(primals, tangents) -> output tangents`` (``custom_vjp.defjvp_forward``)
+    tangents computed forward come from it; the linear equation (for a linearization)
+    then carries the primals too, so that evaluating it forward calls the rule."""
     outs, res = fwd(*primals)
     out_avals = tuple(get_aval(o) for o in outs)
     if all(type(t) is Zero for t in tangents):
         return outs, [Zero(a) for a in out_avals]
     ts = [instantiate(t) for t in tangents]
-    t_outs = bind(custom_lin_p, *res, *ts, num_res=len(res), bwd=bwd, out_avals=out_avals)
+    if fwd_jvp is not None and not _transposed_later(ts):
+        t_outs = list(fwd_jvp(list(primals), ts))
+    elif fwd_jvp is not None:
+        t_outs = bind(custom_lin_p, *res, *primals, *ts, num_res=len(res) + len(primals),
+                      num_primals=len(primals), bwd=bwd, fwd_jvp=fwd_jvp, out_avals=out_avals)
+    else:
+        t_outs = bind(custom_lin_p, *res, *ts, num_res=len(res), bwd=bwd, out_avals=out_avals)
     t_outs = [Zero(a) if a.dtype.kind not in "fc" else t for a, t in zip(out_avals, t_outs)]
     return outs, t_outs

@@ -126,7 +126,8 @@ class BatchTrace(Trace):
 
     def process_custom_vjp(self, prim, fun, fwd, bwd, args, params):
         vals, dims, _ = self._split(args)
-        return self._call_batched_custom(prim, fun, (fwd, bwd), vals, dims)
+        return self._call_batched_custom(prim, fun, (fwd, bwd, params.get("fwd_jvp")), vals,
+                                         dims)
 
     def _call_batched_custom(self, prim, fun, rules, vals, dims):
         outs = batched_custom_call(prim, fun, rules, vals, dims, self.axis_size)
@@ -213,14 +214,16 @@ def broadcast_batcher(prim):
 
 # --------------------------------------------------------------------------- vmap
 
-def _flatten_axes(what, treedef, axes):
-    """Broadcast a prefix tree of axes to one axis per leaf of ``treedef``."""
+def _flatten_axes(what, treedef, axes, shown=None):
+    """Broadcast a prefix tree of axes to one axis per leaf of ``treedef`` (``shown``: the
+    user's spelling of ``axes`` for the error message)."""
     axes_def = tree.tree_structure(axes, is_leaf=lambda x: x is None)
     try:
         subtrees = axes_def.flatten_up_to(tree.tree_unflatten(treedef, [0] * treedef.num_leaves))
     except ValueError:
         raise errors.ZeraxValueError(
-            f"vmap {what} specification {axes!r} must be a tree prefix of the "
+            f"vmap {what} specification {axes if shown is None else shown!r} must be a "
+            "tree prefix of the "
             f"corresponding value structure {treedef}") from None
     leaves_axes = tree.tree_leaves(axes, is_leaf=lambda x: x is None)
     out = []
@@ -235,8 +238,9 @@ def _flatten_axes(what, treedef, axes):
 def vmap(fun, in_axes=0, out_axes=0, axis_size=None, axis_name=None, spmd_axis_name=None):
     """Vectorise ``fun`` over a leading (or chosen) axis of its arguments.
 
-    ``in_axes`` applies to the positional arguments; arguments passed by keyword are
-    passed whole, not mapped (JAX maps them over their leading axis).
+    ``in_axes`` applies to the positional arguments; every array leaf of the arguments
+    passed by keyword is mapped over its leading axis, as in JAX (bind an unmapped value
+    with ``functools.partial`` or give it positionally with axis ``None``).
     ``spmd_axis_name`` (a sharding hint) is accepted and ignored: there is one device.
 
     >>> import zerax as zx, zerax.numpy as znp
@@ -250,13 +254,20 @@ def vmap(fun, in_axes=0, out_axes=0, axis_size=None, axis_name=None, spmd_axis_n
 
     @functools.wraps(fun)
     def vmapped(*args, **kwargs):
-        leaves, args_tree = tree.tree_flatten(args)
+        # Keyword arguments ride along as the second half of the flattened inputs, each
+        # leaf on axis 0 (JAX's rule: in_axes cannot name them).
+        leaves, args_tree = tree.tree_flatten((args, kwargs))
         if isinstance(in_axes, tuple) and len(in_axes) != len(args):
             raise errors.ZeraxValueError(
                 f"vmap in_axes has {len(in_axes)} entries but {name} was called with "
                 f"{len(args)} positional arguments")
-        axes = _flatten_axes("in_axes", args_tree, in_axes)
-        leaves = [as_input(x, f"argument leaf {i} of {name}") if ax is not None else x
+        axes = _flatten_axes("in_axes", args_tree, (in_axes, 0), shown=in_axes)
+        n_pos = len(tree.tree_leaves(args))
+
+        def where(i):
+            return (f"argument leaf {i}" if i < n_pos else
+                    f"keyword-argument leaf {i - n_pos} (keyword arguments map over axis 0)")
+        leaves = [as_input(x, f"{where(i)} of {name}") if ax is not None else x
                   for i, (x, ax) in enumerate(zip(leaves, axes))]
         sizes = {}
         norm_axes = []
@@ -267,7 +278,7 @@ def vmap(fun, in_axes=0, out_axes=0, axis_size=None, axis_name=None, spmd_axis_n
             nd = len(x.shape)
             if not -nd <= ax < nd:
                 raise errors.ZeraxValueError(
-                    f"vmap in_axes={ax} is out of range for argument leaf {i} of {name}, "
+                    f"vmap in_axes={ax} is out of range for {where(i)} of {name}, "
                     f"which has rank {nd} (shape {tuple(x.shape)})")
             ax = ax % nd
             norm_axes.append(ax)
@@ -290,19 +301,20 @@ def vmap(fun, in_axes=0, out_axes=0, axis_size=None, axis_name=None, spmd_axis_n
         _rule_axis_name[0] = None  # the user's code inside does not inherit it
         try:
             return _run_batched(fun, args_tree, leaves, norm_axes, size, name_of_axis,
-                                out_axes, kwargs, name)
+                                out_axes, name)
         finally:
             _rule_axis_name[0] = outer
 
     return vmapped
 
 
-def _run_batched(fun, args_tree, leaves, norm_axes, size, axis_name, out_axes, kwargs, name):
+def _run_batched(fun, args_tree, leaves, norm_axes, size, axis_name, out_axes, name):
     """``fun`` under a new batch trace of ``size`` members; outputs moved to ``out_axes``."""
     with new_trace(BatchTrace, size, axis_name) as trace:
         ins = [x if ax is None else BatchTracer(trace, x, ax)
                for x, ax in zip(leaves, norm_axes)]
-        out = fun(*tree.tree_unflatten(args_tree, ins), **kwargs)
+        args, kwargs = tree.tree_unflatten(args_tree, ins)
+        out = fun(*args, **kwargs)
         out_leaves, out_tree = tree.tree_flatten(out)
         o_axes = _flatten_axes("out_axes", out_tree, out_axes)
         results = [_finish_output(trace, o, ax, size, name, i)
@@ -435,8 +447,9 @@ def batch_jaxpr(jaxpr, dims, size, out_axes=None):
 
 def batched_custom_call(prim, fun, rules, vals, dims, size):
     """Apply a custom_jvp call (``rules == (jvp,)``) or custom_vjp call (``rules ==
-    (fwd, bwd)``) of primitive ``prim`` to batched operands; outputs are batched along
-    axis 0.  The call continues to the next trace down with vmapped rules."""
+    (fwd, bwd, fwd_jvp)``, the forward rule or None) of primitive ``prim`` to batched
+    operands; outputs are batched along axis 0.  The call continues to the next trace
+    down with vmapped rules."""
     args0 = [bdim_at_front(v, d, size) for v, d in zip(vals, dims)]
 
     def bfun(*xs):
@@ -454,7 +467,7 @@ def batched_custom_call(prim, fun, rules, vals, dims, size):
         if top is None:
             return bfun(*args0)
         return top.process_custom_jvp(prim, bfun, bjvp, args0, {})
-    fwd, bwd = rules
+    fwd, bwd, fwd_jvp = rules
 
     def bfwd(*xs):
         outs, res = vmap(lambda *a: tuple(map(list, fwd(*a))))(*xs)
@@ -465,10 +478,18 @@ def batched_custom_call(prim, fun, rules, vals, dims, size):
 
     if top is None:
         return bfun(*args0)
-    return top.process_custom_vjp(prim, bfun, bfwd, bbwd, args0, {})
+    params = {} if fwd_jvp is None else {"fwd_jvp": _batched_fwd_jvp(fwd_jvp)}
+    return top.process_custom_vjp(prim, bfun, bfwd, bbwd, args0, params)
 
 
-def _custom_lin_batch(args, dims, *, num_res, bwd, out_avals):
+def _batched_fwd_jvp(fwd_jvp):
+    def bjvp(primals, tangents):
+        return list(vmap(lambda p, t: list(fwd_jvp(list(p), list(t))))(tuple(primals),
+                                                                        tuple(tangents)))
+    return bjvp
+
+
+def _custom_lin_batch(args, dims, *, num_res, bwd, out_avals, num_primals=0, fwd_jvp=None):
     size = batch_size_of(args, dims)
     args0 = [bdim_at_front(a, d, size) for a, d in zip(args, dims)]
 
@@ -476,7 +497,9 @@ def _custom_lin_batch(args, dims, *, num_res, bwd, out_avals):
         return list(vmap(lambda r, c: list(bwd(list(r), list(c))))(tuple(res), tuple(cts)))
 
     b_avals = tuple(ShapedArray((size,) + tuple(a.shape), a.dtype) for a in out_avals)
-    outs = custom_lin_p.bind(*args0, num_res=num_res, bwd=bbwd, out_avals=b_avals)
+    extra = {} if fwd_jvp is None else {"num_primals": num_primals,
+                                        "fwd_jvp": _batched_fwd_jvp(fwd_jvp)}
+    outs = custom_lin_p.bind(*args0, num_res=num_res, bwd=bbwd, out_avals=b_avals, **extra)
     return outs, [0] * len(outs)
 
 

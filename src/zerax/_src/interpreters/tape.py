@@ -321,6 +321,13 @@ class Tape:
         self.out_nodes = out_nodes   # node of each flat output (None: constant)
         self._linearized = None      # the tape as a linear program, once needed
 
+    def linearized(self):
+        """The tape as a linear program (``ad.Linearized``) from the differentiable
+        inputs to the non-constant outputs; its constants are the residuals."""
+        if self._linearized is None:
+            self._linearized = _linearize_tape(self)
+        return self._linearized
+
     def transpose(self, cts):
         """Input cotangents (zeros where none flows) for output cotangents ``cts``."""
         seeds = [(node, c) for node, c in zip(self.out_nodes, cts) if node is not None]
@@ -329,9 +336,7 @@ class Tape:
             cts_all = _backward_concrete(self.entries, self.n, seeds)
             found = [None if node is None else cts_all[node] for node in self.in_nodes]
         else:  # traced cotangents: transpose the tape's linear program with zerax ops
-            if self._linearized is None:
-                self._linearized = _linearize_tape(self)
-            it = iter(self._linearized.transpose([c for node, c in zip(self.out_nodes, cts)
+            it = iter(self.linearized().transpose([c for node, c in zip(self.out_nodes, cts)
                                                   if node is not None]))
             found = [None if node is None else next(it) for node in self.in_nodes]
         return [zeros_for(aval) if c is None else c for aval, c in zip(self.in_avals, found)]

@@ -12,7 +12,7 @@ import weakref
 
 import numpy as np
 
-from ..core.core import ShapedArray, bind, get_aval, short_dtype
+from ..core.core import ShapedArray, bind, effectful_primitives, get_aval, short_dtype
 
 
 class Var:
@@ -263,11 +263,10 @@ def dce(jaxpr: Jaxpr) -> Jaxpr:
 
 # --------------------------------------------------------------------------- effects
 # An *effect* is what a primitive does besides computing its outputs (a host callback
-# prints).  Its module adds it to ``effectful_primitives``; DCE then keeps its
-# equations, and every call, loop or branch whose sub-program holds one (an effect
-# inside ``jit``, ``scan`` or ``cond`` whose outputs are unused still happens).
-
-effectful_primitives: set = set()
+# prints).  Its module adds it to ``effectful_primitives`` (core.py's, where `bind`
+# routes it to the innermost program); DCE then keeps its equations, and every call,
+# loop or branch whose sub-program holds one (an effect inside ``jit``, ``scan`` or
+# ``cond`` whose outputs are unused still happens).
 _effects_of: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # Jaxpr -> bool
 
 

@@ -17,7 +17,8 @@ import numpy as np
 from ... import errors
 from ..core.core import (ShapedArray, Trace, Tracer, _trace_stack, concretization_error, get_aval,
                          new_trace)
-from .ir import ClosedJaxpr, Eqn, Jaxpr, Literal, Var, convert_constvars, dce
+from .ir import (ClosedJaxpr, Eqn, Jaxpr, Literal, Var, convert_constvars, dce,
+                 effectful_primitives, effects_suppressed)
 
 
 # prim -> simplify(trace, args, atoms, params) -> value | None: algebraic folding while
@@ -63,17 +64,22 @@ class RecordingTrace(Trace):
     """Records equations; the base of make_jaxpr, linearize, jit and control flow."""
 
     __slots__ = ("eqns", "invars", "_const_vars", "const_values", "_cse", "producer",
-                 "track_source")
+                 "track_source", "records_program")
 
-    def __init__(self, level, name="", cse: bool = True, track_source: bool = False):
+    def __init__(self, level, name="", cse: bool = True, track_source: bool = False,
+                 records_program: bool = True):
         super().__init__(level, name)
+        # False for linearization, which records only the tangent program: the primal
+        # values (and effects) are computed by the traces below it.
+        self.records_program = records_program
         self.track_source = track_source  # note the user's line per equation (for jit errors)
         # cse=False for linearization: the tangent program is transposed at once, and
         # transposition emits into the enclosing trace, which merges duplicates itself.
         self._cse = {} if cse else None
         self.eqns: list = []
         self.invars: list = []
-        self._const_vars: dict[int, Var] = {}
+        # id(value) -> (var, value): the value is held so that its id stays its own
+        self._const_vars: dict[int, tuple] = {}
         self.const_values: dict[Var, object] = {}
         self.producer: dict[Var, object] = {}  # var -> the equation that defines it
 
@@ -88,11 +94,17 @@ class RecordingTrace(Trace):
             return x.var
         if not isinstance(x, Tracer) and _is_scalar_const(x):
             return Literal(getattr(x, "_value", x))
-        v = self._const_vars.get(id(x))
+        known = self._const_vars.get(id(x))
+        if known is not None:
+            return known[0]
+        key = _small_const_key(x) if self._cse is not None else None
+        v = None if key is None else self._cse.get(key)
         if v is None:
             v = Var(get_aval(x))
-            self._const_vars[id(x)] = v
             self.const_values[v] = x
+            if key is not None:
+                self._cse[key] = v
+        self._const_vars[id(x)] = (v, x)
         return v
 
     def value_of(self, atom):
@@ -105,6 +117,10 @@ class RecordingTrace(Trace):
 
     # -- primitives
     def process_primitive(self, prim, args, params):
+        if prim in effectful_primitives and effects_suppressed.active():
+            # A derived program (a tangent or transposed one) re-running primal code:
+            # the primal program made the effect (effectful primitives have no outputs).
+            return []
         atoms = []
         for a in args:
             if type(a) is RecordingTracer and a._trace is self:
@@ -168,6 +184,19 @@ class RecordingTrace(Trace):
         constvars = [v for v in self.const_values if v in used]
         jaxpr.constvars = constvars
         return ClosedJaxpr(jaxpr, [self.const_values[v] for v in constvars])
+
+
+# Constants up to this many elements are merged by value (their bits) when CSE is on:
+# forward mode computes equal constants as new arrays at every order (w * 1.0 for a
+# closed-over w), which would otherwise keep equal equations apart.
+_MERGE_CONST_ELEMENTS = 1 << 16
+
+
+def _small_const_key(x):
+    v = getattr(x, "_value", x)
+    if type(v) is not np.ndarray or v.size > _MERGE_CONST_ELEMENTS:
+        return None
+    return ("const", v.dtype.str, v.shape, v.tobytes())
 
 
 def _atom_order(k):

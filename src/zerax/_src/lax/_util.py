@@ -45,7 +45,7 @@ def normalize_axis(axis, ndim, fname="function"):
     if not isinstance(axis, (int, np.integer)):
         raise errors.ZeraxTypeError(f"{_qualified(fname)}: axis must be an integer, got {axis!r}")
     if not -ndim <= axis < max(ndim, 1):
-        raise errors.ShapeError(
+        raise errors.AxisError(
             f"{_qualified(fname)}: axis {axis} is out of bounds for an array of rank {ndim}")
     return int(axis) % max(ndim, 1)
 

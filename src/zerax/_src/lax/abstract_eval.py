@@ -14,11 +14,13 @@ from ..core import tree
 from ..core.api_util import as_input
 from ..core.array import Array
 from ..core.core import ShapedArray, get_aval
+from ..core.shape_poly import DimExpr
 from ..ir.tracing import fun_name, trace_to_jaxpr
 
 
 class ShapeDtypeStruct:
     """A shape and a dtype standing for an array (``eval_shape``'s results and inputs).
+    A dimension may be symbolic (``zerax.export.symbolic_shape``), for `zerax.export`.
 
     >>> ShapeDtypeStruct((2, 3), np.float32)
     ShapeDtypeStruct(shape=(2, 3), dtype=float32)
@@ -27,7 +29,8 @@ class ShapeDtypeStruct:
     __slots__ = ("shape", "dtype")
 
     def __init__(self, shape, dtype):
-        self.shape = tuple(int(d) for d in shape)
+        self.shape = tuple(d if isinstance(d, DimExpr) and not d.is_constant() else int(d)
+                           for d in shape)
         self.dtype = np.dtype(dtype)
 
     ndim = property(lambda self: len(self.shape))

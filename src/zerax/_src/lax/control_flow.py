@@ -222,13 +222,25 @@ def cond(pred, true_fun, false_fun, *operands, operand=_NO_OPERAND):
     """``true_fun(*operands)`` if ``pred`` else ``false_fun(*operands)``.
 
     Under a transform both branches are traced (and must return the same types).
-    JAX's older keyword form ``cond(pred, true_fun, false_fun, operand=x)`` is
-    ``cond(pred, true_fun, false_fun, x)``.
+    JAX's older forms work too: the keyword ``cond(pred, true_fun, false_fun,
+    operand=x)`` is ``cond(pred, true_fun, false_fun, x)``, and the five-argument
+    ``cond(pred, true_operand, true_fun, false_operand, false_fun)`` gives each branch
+    its own operand.
 
     >>> import zerax as zx
     >>> float(zx.lax.cond(True, lambda x: x * 2.0, lambda x: -x, 3.0))
     6.0
+    >>> float(zx.lax.cond(False, 3.0, lambda x: x * 2.0, 5.0, lambda x: -x))
+    -5.0
     """
+    if not (callable(true_fun) and callable(false_fun)):
+        if callable(false_fun) and len(operands) == 2 and callable(operands[1]) \
+                and operand is _NO_OPERAND:
+            x_true, f_true, x_false, f_false = true_fun, false_fun, *operands
+            return cond(pred, lambda x, _: f_true(x), lambda _, x: f_false(x), x_true, x_false)
+        raise errors.ZeraxTypeError(
+            "lax.cond: true_fun and false_fun must be callable (or use the five-argument "
+            "form cond(pred, true_operand, true_fun, false_operand, false_fun))")
     if operand is not _NO_OPERAND:
         if operands:
             raise errors.ZeraxTypeError(

@@ -254,7 +254,7 @@ def _sort_operand(x, fname):
 def _sort_axis(x, axis, fname):
     x = _sort_operand(x, fname)
     if len(x.shape) == 0:
-        raise errors.ShapeError(f"zerax.numpy.{fname}: axis {axis} is out of bounds for array "
+        raise errors.AxisError(f"zerax.numpy.{fname}: axis {axis} is out of bounds for array "
                                 "of dimension 0")
     return x, normalize_axis(axis, len(x.shape), fname)
 

@@ -2,7 +2,8 @@
 
 Submodules by concept: ufuncs (elementwise), creation, shape_ops, joining, padding,
 reductions, statistics, nanstatistics, indexing_ops, index_tricks, setops, linalg_ops,
-extras (tests, windows, vectorize, ...), polynomial, bits, histograms.  Each defines
+extras (tests, windows, vectorize, ...), polynomial, bits, histograms, array_api (the
+Python array API standard's own parts).  Each defines
 ``__all__``; this package re-exports them.
 """
 
@@ -24,7 +25,8 @@ from .polynomial import *  # noqa: F401,F403
 from .nanstatistics import *  # noqa: F401,F403
 from .bits import *  # noqa: F401,F403
 from .histograms import *  # noqa: F401,F403
-from . import (ufuncs, creation, shape_ops, joining, padding, reductions, statistics, indexing_ops, index_tricks, setops, linalg_ops, extras, polynomial, nanstatistics, bits, histograms)
+from .array_api import *  # noqa: F401,F403
+from . import (array_api, ufuncs, creation, shape_ops, joining, padding, reductions, statistics, indexing_ops, index_tricks, setops, linalg_ops, extras, polynomial, nanstatistics, bits, histograms)
 from ._util import keep_weak
 from .array_methods import install_array_methods
 from ..ir.tracing import RecordingTracer
@@ -34,12 +36,13 @@ __all__ = sorted(set(ufuncs.__all__ + creation.__all__ + shape_ops.__all__ + joi
                      + indexing_ops.__all__ + index_tricks.__all__ + setops.__all__
                      + linalg_ops.__all__ + extras.__all__ + polynomial.__all__
                      + nanstatistics.__all__ + bits.__all__
-                     + histograms.__all__))
+                     + histograms.__all__ + array_api.__all__))
 
 
 def _install_array_operators():
     """Install NumPy's operators and methods on Array and Tracer (see array_methods)."""
     install_array_methods(sys.modules[__name__])
+    array_api.install_array_api_methods()
     pairs = {"add": add, "sub": subtract, "mul": multiply, "truediv": true_divide,  # noqa: F405
              "floordiv": floor_divide, "mod": remainder, "pow": power,  # noqa: F405
              "and": bitwise_and, "or": bitwise_or, "xor": bitwise_xor}  # noqa: F405

@@ -67,7 +67,8 @@ def _is_zx(x):
 
 
 def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
-    """Elementwise ``|a - b| <= atol + rtol * |b|`` (``numpy.isclose``), exact for infinities.
+    """Elementwise ``|a - b| <= atol + rtol * |b|`` (``numpy.isclose``), exact for
+    infinities; complex values by their modulus (a NaN in either part is NaN).
 
     >>> import zerax.numpy as znp
     >>> znp.isclose([1.0, 2.0], [1.0 + 1e-9, 2.1])
@@ -75,15 +76,16 @@ def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
     """
     x, y, atol, rtol = (v if type(v) in _PY else check_arg(v, "isclose", i)
                         for i, v in enumerate((a, b, atol, rtol)))
-    for v in (x, y, atol, rtol):
+    for v in (atol, rtol):
         if np.dtype(v.dtype if _is_zx(v) else type(v)).kind == "c":
-            raise errors.NotSupportedError("zerax.numpy.isclose: complex inputs are not supported")
+            raise errors.ZeraxTypeError("zerax.numpy.isclose: rtol and atol must be real")
     if _is_zx(y):
         y = as_dtype(y, np.result_type(y.dtype, 1.0))
     elif isinstance(y, int):
         y = float(y)
-    close = _uf.less_equal(_uf.absolute(_uf.subtract(x, y)),
-                           _uf.add(atol, _uf.multiply(rtol, _uf.absolute(y))))
+    with np.errstate(invalid="ignore"):   # eagerly: inf - inf is a NaN that is not close
+        close = _uf.less_equal(_uf.absolute(_uf.subtract(x, y)),
+                               _uf.add(atol, _uf.multiply(rtol, _uf.absolute(y))))
     result = _uf.logical_or(_uf.logical_and(close, _uf.isfinite(y)), _uf.equal(x, y))
     if equal_nan:
         result = _uf.logical_or(result, _uf.logical_and(_uf.isnan(x), _uf.isnan(y)))
@@ -163,26 +165,27 @@ def isrealobj(x):
     return not iscomplexobj(x)
 
 
-def _complex_pred(x, fname, np_fn):
-    x = ensure_array(x, fname)
-    if np.dtype(x.dtype).kind != "c":
-        return x, None
-    if isinstance(x, Tracer):
-        raise errors.NotSupportedError(
-            f"zerax.numpy.{fname}: traced complex inputs are not supported")
-    return x, Array._wrap(np.asarray(np_fn(concrete_value(x))))
-
-
 def isreal(x):
-    """Elementwise: whether the imaginary part is zero (all True for real dtypes)."""
-    x, done = _complex_pred(x, "isreal", np.isreal)
-    return done if done is not None else _cr.ones(tuple(x.shape), np.bool_)
+    """Elementwise: whether the imaginary part is zero (all True for real dtypes); under
+    every transform.
+
+    >>> import zerax.numpy as znp
+    >>> znp.isreal(znp.array([1 + 0j, 1j])).tolist()
+    [True, False]
+    """
+    x = ensure_array(x, "isreal")
+    if np.dtype(x.dtype).kind != "c":
+        return _cr.ones(tuple(x.shape), np.bool_)
+    return ew.eq(ew.imag(x), np.zeros((), np.finfo(x.dtype).dtype))
 
 
 def iscomplex(x):
-    """Elementwise: whether the imaginary part is non-zero (all False for real dtypes)."""
-    x, done = _complex_pred(x, "iscomplex", np.iscomplex)
-    return done if done is not None else _cr.zeros(tuple(x.shape), np.bool_)
+    """Elementwise: whether the imaginary part is non-zero (all False for real dtypes);
+    under every transform."""
+    x = ensure_array(x, "iscomplex")
+    if np.dtype(x.dtype).kind != "c":
+        return _cr.zeros(tuple(x.shape), np.bool_)
+    return ew.ne(ew.imag(x), np.zeros((), np.finfo(x.dtype).dtype))
 
 
 def real_if_close(a, tol=100):
@@ -573,7 +576,7 @@ def apply_along_axis(func1d, axis, arr, *args, **kwargs):
     arr = ensure_array(arr, "apply_along_axis")
     nd = arr.ndim
     if nd == 0:
-        raise errors.ShapeError("zerax.numpy.apply_along_axis: axis 0 is out of bounds for an "
+        raise errors.AxisError("zerax.numpy.apply_along_axis: axis 0 is out of bounds for an "
                                 "array of rank 0")
     axis = normalize_axis(axis, nd, "apply_along_axis")
     x = _so.moveaxis(arr, axis, -1)

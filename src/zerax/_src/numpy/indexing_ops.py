@@ -381,7 +381,7 @@ def _sort_axis(a, axis, fname):
     if axis is None:
         return _ravel(a), 0
     if a.ndim == 0:
-        raise errors.ShapeError(f"zerax.numpy.{fname}: axis {axis} is out of bounds for array "
+        raise errors.AxisError(f"zerax.numpy.{fname}: axis {axis} is out of bounds for array "
                                 "of dimension 0")
     return a, normalize_axis(axis, a.ndim, fname)
 

@@ -440,17 +440,18 @@ def _eps(x):
 
 
 def cholesky(a, *, upper: bool = False, symmetrize_input: bool = True):
-    """The Cholesky factor of symmetric positive-definite matrices: ``L`` lower
-    triangular with ``L @ L.T == a`` (``L.T`` with ``upper``); NaNs where ``a`` is not
-    positive definite.  ``symmetrize_input`` factors ``(a + a.T) / 2``.
+    """The Cholesky factor of symmetric (complex: Hermitian) positive-definite matrices:
+    ``L`` lower triangular with ``L @ L^H == a`` (``L^H`` with ``upper``); NaNs where
+    ``a`` is not positive definite.  ``symmetrize_input`` factors ``(a + a^H) / 2``.
 
     >>> import zerax.numpy as znp
     >>> znp.linalg.cholesky(znp.array([[4.0, 2.0], [2.0, 5.0]]))
     Array([[2., 0.],
            [1., 2.]], dtype=float64)
     """
-    L = _dec.cholesky(_matrix_input(a, "cholesky"), symmetrize_input=symmetrize_input)
-    return _mT(L) if upper else L
+    L = _dec.cholesky(_matrix_input(a, "cholesky", complex_ok=True),
+                      symmetrize_input=symmetrize_input)
+    return _mH(L) if upper else L
 
 
 def qr(a, mode: str = "reduced"):
@@ -468,7 +469,8 @@ def qr(a, mode: str = "reduced"):
             f"zerax.numpy.linalg.qr: mode must be 'reduced', 'complete' or 'r', got {mode!r}")
     if mode == "raw":
         raise errors.NotSupportedError("zerax.numpy.linalg.qr: mode='raw' is not supported")
-    q, r = _dec.qr(_matrix_input(a, "qr", square=False), full_matrices=mode == "complete")
+    q, r = _dec.qr(_matrix_input(a, "qr", square=False, complex_ok=True),
+                   full_matrices=mode == "complete")
     return r if mode == "r" else QRResult(q, r)
 
 
@@ -577,8 +579,8 @@ def _lu_solve(lu_, perm, b):
 
 
 def _solve_operands(a, b, fname):
-    a = _matrix_input(a, fname)
-    b = _float_input(b, fname)
+    a = _matrix_input(a, fname, complex_ok=True)
+    b = _float_input(b, fname, complex_ok=True)
     dtype = np.result_type(a.dtype, b.dtype)
     a, b = _as_dtype(a, dtype), _as_dtype(b, dtype)
     m = a.shape[-1]
@@ -635,7 +637,7 @@ def inv(a):
     Array([[0.5 , 0.  ],
            [0.  , 0.25]], dtype=float64)
     """
-    a = _matrix_input(a, "inv")
+    a = _matrix_input(a, "inv", complex_ok=True)
     m = a.shape[-1]
     eye = _jnp.broadcast_to(np.eye(m, dtype=a.dtype), tuple(a.shape))
     lu_, _, perm = _dec.lu(a)
@@ -761,8 +763,8 @@ def matrix_rank(M, rtol=None, *, hermitian: bool = False, tol=None):
 def cond(x, p=None):
     """The condition number of (stacks of) matrices in the norm ``p`` (None or 2: the
     ratio of the largest to the smallest singular value; -2 its inverse; 'fro', 'nuc',
-    1, -1, inf, -inf: ``norm(x, p) * norm(inv(x), p)``, square matrices only; complex
-    matrices with None, 2 and -2 only).  As in JAX, for ``p`` other than None and 2 a
+    1, -1, inf, -inf: ``norm(x, p) * norm(inv(x), p)``, square matrices only; real or
+    complex).  As in JAX, for ``p`` other than None and 2 a
     NaN result from a singular matrix (one without NaNs) becomes inf: singular matrices
     have condition number inf.
 
@@ -772,11 +774,6 @@ def cond(x, p=None):
     """
     by_svd = p in (None, 2, -2) and not isinstance(p, bool)
     x = _matrix_input(x, "cond", square=not by_svd, complex_ok=True)
-    if np.dtype(x.dtype).kind == "c" and not by_svd:
-        raise errors.NotSupportedError(
-            f"zerax.numpy.linalg.cond: p={p!r} of complex matrices needs their inverse, "
-            "which zerax.numpy.linalg.inv does not compute yet; p=None, 2 and -2 (from "
-            "the singular values) take complex matrices.")
     if by_svd:
         s = svdvals(x)
         hi, lo = s[..., 0], s[..., -1]

@@ -51,12 +51,10 @@ def _promote(fname, *xs, dtype=None):
     return [as_dtype(x, dtype) for x in xs]
 
 
-def _no_complex(fname, *xs):
-    for x in xs:
-        if np.dtype(x.dtype).kind == "c":
-            raise errors.NotSupportedError(
-                f"zerax.numpy.{fname}: complex inputs are not supported yet (they need a "
-                "complex conjugate)")
+def _conj(x):
+    """The complex conjugate of the first operand of vecdot, vecmat and vdot (NumPy's
+    and the array API's rule); real values as they are."""
+    return ew.conj(x) if np.dtype(x.dtype).kind == "c" else x
 
 
 def _no_out(fname, out):
@@ -78,7 +76,7 @@ def _norm_axis(axis, ndim, fname, what="axis"):
         raise errors.ZeraxTypeError(
             f"zerax.numpy.{fname}: {what} must be an integer, got {axis!r}")
     if not -ndim <= axis < ndim:
-        raise errors.ShapeError(
+        raise errors.AxisError(
             f"zerax.numpy.{fname}: {what} {axis} is out of bounds for an array of rank {ndim}")
     return int(axis) % ndim
 
@@ -235,14 +233,13 @@ def vecmat(x1, x2, /, out=None, *, dtype=None):
         raise errors.ShapeError(
             f"zerax.numpy.vecmat: needs a vector and a matrix, got shapes {tuple(a.shape)} "
             f"and {tuple(b.shape)}")
-    _no_complex("vecmat", a, b)
     a, b = _promote("vecmat", a, b, dtype=dtype)
-    return _batched_dot("vecmat", a, b, 1, 2)
+    return _batched_dot("vecmat", _conj(a), b, 1, 2)
 
 
 def vecdot(x1, x2, /, out=None, *, axis=-1, dtype=None):
     """``numpy.vecdot``: the dot product of vectors along ``axis``, broadcast over the
-    other axes.
+    other axes, conjugating the first (complex) operand.
 
     >>> import zerax.numpy as znp
     >>> znp.vecdot(znp.ones((2, 3)), znp.array([1.0, 2.0, 3.0]))
@@ -254,11 +251,10 @@ def vecdot(x1, x2, /, out=None, *, axis=-1, dtype=None):
         raise errors.ShapeError(
             f"zerax.numpy.vecdot: operands must have at least one axis, got shapes "
             f"{tuple(a.shape)} and {tuple(b.shape)}")
-    _no_complex("vecdot", a, b)
     a = _move_to_end(a, _norm_axis(axis, a.ndim, "vecdot"))
     b = _move_to_end(b, _norm_axis(axis, b.ndim, "vecdot"))
     a, b = _promote("vecdot", a, b, dtype=dtype)
-    return _batched_dot("vecdot", a, b, 1, 1)
+    return _batched_dot("vecdot", _conj(a), b, 1, 1)
 
 
 def vdot(a, b, /, *, precision=None, preferred_element_type=None):
@@ -270,13 +266,12 @@ def vdot(a, b, /, *, precision=None, preferred_element_type=None):
     Array(10., dtype=float64)
     """
     a, b = _arr(a, "vdot", 0), _arr(b, "vdot", 1)
-    _no_complex("vdot", a, b)
     if a.size != b.size:
         raise errors.ShapeError(
             f"zerax.numpy.vdot: the operands have {a.size} and {b.size} elements "
             f"(shapes {tuple(a.shape)} and {tuple(b.shape)}); they must have the same size.")
     a, b = _promote("vdot", a, b, dtype=preferred_element_type)
-    a, b = reshape(a, (a.size,)), reshape(b, (b.size,))
+    a, b = reshape(_conj(a), (a.size,)), reshape(b, (b.size,))
     return dot_general(a, b, (((0,), (0,)), ((), ())))
 
 
@@ -305,8 +300,10 @@ def outer(a, b, out=None):
     _no_out("outer", out)
     a, b = _arr(a, "outer", 0), _arr(b, "outer", 1)
     a, b = _promote("outer", a, b)
-    a, b = reshape(a, (a.size,)), reshape(b, (b.size,))
-    return dot_general(a, b, (((), ()), ((), ())))
+    shape = (a.size, b.size)
+    a = broadcast_to_shape(reshape(a, (a.size, 1)), shape)
+    b = broadcast_to_shape(reshape(b, (1, b.size)), shape)
+    return ew.mul(a, b)     # (elementwise: -0.0 * 1.0 stays -0.0, where a dot adds +0.0)
 
 
 def _axes_list(ax, ndim, fname):

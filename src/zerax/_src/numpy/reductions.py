@@ -20,7 +20,7 @@ from ..core.array import Array
 from ..core.core import Tracer, concrete_value
 from ..ops import elementwise as ew
 from ..ops import reduce as rd
-from ..ops.shape import broadcast_in_dim, concatenate, reshape
+from ..ops.shape import broadcast_in_dim, concatenate, iota, reshape, transpose
 from . import ufuncs as _uf
 from ._util import (as_dtype, broadcast_to_shape, ensure_array, normalize_axes, normalize_axis, numpy_result_dtype)
 
@@ -48,7 +48,7 @@ def _axes(axis, ndim, fname, scalar_ok=True):
     if ndim == 0 and axis is not None and len(np.atleast_1d(axis)):
         if scalar_ok and isinstance(axis, (int, np.integer)) and axis in (0, -1):
             return ()
-        raise errors.ShapeError(
+        raise errors.AxisError(
             f"zerax.numpy.{fname}: axis {axis} is out of bounds for an array of rank 0")
     return normalize_axes(axis, ndim, fname)
 
@@ -289,7 +289,6 @@ def _var(fname, np_fn, a, axis, dtype, out, ddof, keepdims, where, mean, correct
          root=False):
     a = _arr(a, fname)
     _no_out(out, fname)
-    _real_only(fname, a)
     ddof = _ddof(fname, ddof, correction)
     rdt = _np_dtype(np_fn, fname, a, dtype)
     if nan and _is_inexact(a) and rdt.kind not in "fc":
@@ -297,26 +296,32 @@ def _var(fname, np_fn, a, axis, dtype, out, ddof, keepdims, where, mean, correct
     mask = _mask(where, a.shape, fname)
     axes = _axes(axis, a.ndim, fname, scalar_ok=(nan and _is_inexact(a)) or mask is not None)
     cdt = rdt if rdt.kind == "f" else np.dtype(np.float64)
+    # complex values: the mean is complex, the squared deviations |a - mean|^2 real
+    sdt = np.promote_types(cdt, np.complex64) if np.dtype(a.dtype).kind == "c" else cdt
     inexact = _is_inexact(a)
     if nan and inexact:
         valid = ew.bitwise_not(ew.isnan(a))
         mask = valid if mask is None else ew.bitwise_and(mask, valid)
         a = _fill_nan(a, 0)
-    x = as_dtype(a, cdt)
+    x = as_dtype(a, sdt)
     n = _count(mask, a.shape, axes, cdt)
     if mean is None:
         s = _fill(x, mask, 0)
         s = rd.reduce_sum(s, axes) if axes else s
-        mu = _bcast_back(ew.div(s, n), a.shape, axes)
+        mu = _bcast_back(ew.div(s, as_dtype(n, sdt)), a.shape, axes)
     else:
-        mu = _bcast_full(as_dtype(ensure_array(mean, fname), cdt), tuple(a.shape), fname, "mean=")
+        mu = _bcast_full(as_dtype(ensure_array(mean, fname), sdt), tuple(a.shape), fname, "mean=")
     # Deviations as NumPy forms them: ``a - mean`` promoted (nanvar stores them in a.dtype).
-    pdt = np.promote_types(a.dtype, cdt)
+    pdt = np.promote_types(a.dtype, sdt)
     d = ew.sub(as_dtype(a, pdt), as_dtype(mu, pdt))
     if nan and _is_inexact(a):
         d = as_dtype(d, a.dtype)
     d = _fill(d, mask, 0)
-    ss = as_dtype(ew.mul(d, d), cdt)
+    if np.dtype(d.dtype).kind == "c":
+        re, im = ew.real(d), ew.imag(d)
+        ss = as_dtype(ew.add(ew.mul(re, re), ew.mul(im, im)), cdt)
+    else:
+        ss = as_dtype(ew.mul(d, d), cdt)
     ss = rd.reduce_sum(ss, axes) if axes else ss
     dof = ew.sub(n, _c(ddof, cdt))
     y = ew.div(ss, _nonneg(dof, cdt))
@@ -363,10 +368,60 @@ def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=
 # --------------------------------------------------------------------------- max / min
 
 
+def _to_last(x, axes):
+    """``x`` with the ``axes`` moved to the end and merged into one (in order)."""
+    rest = [i for i in range(x.ndim) if i not in axes]
+    x = transpose(x, tuple(rest) + tuple(axes))
+    return reshape(x, tuple(x.shape[:len(rest)]) + (_size(x.shape[len(rest):], range(len(axes))),))
+
+
+def _complex_hits(x, is_max, valid, nan):
+    """Where the last axis of complex ``x`` attains its lexicographic (real part, then
+    imaginary part: NumPy's order) maximum or minimum, among the ``valid`` elements (None:
+    all), as a bool array; with NaNs (unless ``nan``, the nanmax family) the first NaN
+    alone, as NumPy's reductions return it."""
+    re, im = ew.real(x), ew.imag(x)
+    isn = ew.bitwise_or(ew.isnan(re), ew.isnan(im))
+    ok = ew.bitwise_not(isn) if valid is None else ew.bitwise_and(valid, ew.bitwise_not(isn))
+    red = rd.reduce_max if is_max else rd.reduce_min
+    last = (x.ndim - 1,)
+    worst = _c(-np.inf if is_max else np.inf, re.dtype)
+    best_re = red(ew.select_n(ok, worst, re), last)
+    cand = ew.bitwise_and(ok, ew.eq(re, _bcast_back(best_re, re.shape, last)))
+    best_im = red(ew.select_n(cand, worst, im), last)
+    hits = ew.bitwise_and(cand, ew.eq(im, _bcast_back(best_im, im.shape, last)))
+    bad = isn if valid is None else ew.bitwise_and(valid, isn)
+    pos = rd.argmax(bad, x.ndim - 1, np.int64)
+    first = ew.eq(_iota_last(x.shape), _bcast_back(pos, x.shape, last))
+    if nan:   # an all-NaN slice gives its first NaN
+        none = ew.bitwise_not(rd.reduce_max(ok, last))
+    else:
+        none = rd.reduce_max(bad, last)
+    return ew.select_n(_bcast_back(none, x.shape, last), hits, ew.bitwise_and(first, bad))
+
+
+def _iota_last(shape):
+    return iota(np.int64, tuple(shape), len(shape) - 1)
+
+
+def _complex_extreme(is_max, a, axes, mask, nan):
+    """The lexicographic max/min of complex ``a`` over ``axes``: the real and imaginary
+    parts of the elements that attain it (so the derivative is shared among ties, as
+    for real arrays); +-inf(+-inf j) for an empty or fully masked slice."""
+    x = _to_last(a, axes)
+    valid = None if mask is None else _to_last(mask, axes)
+    hits = _complex_hits(x, is_max, valid, nan)
+    last = (x.ndim - 1,)
+    re, im = ew.real(x), ew.imag(x)
+    lowest = _c(-np.inf if is_max else np.inf, re.dtype)
+    red = rd.reduce_max if is_max else rd.reduce_min
+    return ew.complex_(red(ew.select_n(hits, lowest, re), last),
+                       red(ew.select_n(hits, lowest, im), last))
+
+
 def _extreme(fname, is_max, a, axis, out, keepdims, initial, where, nan=False):
     a = _arr(a, fname)
     _no_out(out, fname)
-    _real_only(fname, a)
     axes = _axes(axis, a.ndim, fname)
     mask = _mask(where, a.shape, fname)
     name = "maximum" if is_max else "minimum"
@@ -380,6 +435,11 @@ def _extreme(fname, is_max, a, axis, out, keepdims, initial, where, nan=False):
             f"identity (shape {tuple(a.shape)}, axis {axis}); pass initial= to give empty "
             "slices a value")
     red, op = (rd.reduce_max, ew.maximum) if is_max else (rd.reduce_min, ew.minimum)
+    if np.dtype(a.dtype).kind == "c":
+        y = _complex_extreme(is_max, a, axes, mask, nan) if axes else a
+        if initial is not None:
+            y = op(y, _scalar(initial, a.dtype, fname))
+        return _keepdims(y, a.shape, axes, keepdims)
     x, isn = a, None
     if nan and _is_inexact(a):
         isn = ew.isnan(a)
@@ -441,7 +501,6 @@ def ptp(a, axis=None, out=None, keepdims=False):
 def _argextreme(fname, is_max, a, axis, out, keepdims, nan=False):
     a = _arr(a, fname)
     _no_out(out, fname)
-    _real_only(fname, a)
     if axis is None:
         x, ax = _ravel(a), 0
     else:
@@ -452,7 +511,20 @@ def _argextreme(fname, is_max, a, axis, out, keepdims, nan=False):
             f"zerax.numpy.{fname}: attempt to get {fname} of an empty sequence "
             f"(shape {tuple(a.shape)}, axis {axis})")
     prim = rd.argmax if is_max else rd.argmin
-    if nan and _is_inexact(x):
+    if np.dtype(x.dtype).kind == "c":   # the first place of the lexicographic extreme
+        xl = x if ax == x.ndim - 1 else _to_last(x, (ax,))
+        hits = _complex_hits(xl, is_max, None, nan)
+        idx = rd.argmax(hits, xl.ndim - 1, np.int64)
+        if nan:
+            re, im = ew.real(xl), ew.imag(xl)
+            ok = ew.bitwise_not(ew.bitwise_or(ew.isnan(re), ew.isnan(im)))
+            all_nan = ew.bitwise_not(rd.reduce_max(ok, (xl.ndim - 1,)))
+            if isinstance(x, Array) and bool(np.any(concrete_value(all_nan))):
+                raise errors.ShapeError(
+                    f"zerax.numpy.{fname}: All-NaN slice encountered (under a transform such "
+                    "a slice gives -1 instead)")
+            idx = ew.select_n(all_nan, idx, _c(-1, np.int64))
+    elif nan and _is_inexact(x):
         isn = ew.isnan(x)
         all_nan = rd.reduce_min(isn, (ax,))
         if isinstance(x, Array) and bool(np.any(concrete_value(all_nan))):

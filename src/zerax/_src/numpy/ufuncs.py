@@ -16,6 +16,7 @@ from ..core.array import Array
 from ..core.core import Tracer
 from ..lax import lax as _lax
 from ..ops import elementwise as ew
+from ..ops.bitcast import bitcast_convert_type
 from ..ops import reduce as _red
 from ._util import as_dtype, check_arg, numpy_result_dtype, promote_and_broadcast, result_type
 
@@ -421,20 +422,31 @@ def _logaddexp(a, b, _):
 
 
 def copysign(x1, x2, /):
-    """``|x1|`` with the sign of ``x2``."""
+    """``|x1|`` with the sign bit of ``x2`` (a NaN's too).
+
+    >>> import numpy as np, zerax.numpy as znp
+    >>> znp.copysign(1.0, np.array([-np.nan, -0.0, 2.0])).tolist()
+    [-1.0, -1.0, 1.0]
+    """
     (a, b), dtype = _float_binary("copysign", np.copysign)(x1, x2)
     mag = ew.bind(ew.abs_p, a)
     return ew.select_n(_signbit(b), mag, ew.neg(mag))
 
 
 def _signbit(x):
-    # atan2(x, -1) is -pi for x < 0 and for -0.0, +pi for +0.0 (and x > 0 gives a value
-    # in (0, pi)): the sign of zero without dividing by it (no divide-by-zero warning)
-    return ew.lt(ew.bind(ew.atan2_p, x, np.full((), -1.0, x.dtype)), np.zeros((), x.dtype))
+    # the sign bit itself, read as the sign of the same bits as a signed integer: set
+    # for -0.0 and for a NaN with its sign bit set (NumPy's and the array API's rule)
+    idt = np.dtype(f"int{np.dtype(x.dtype).itemsize * 8}")
+    return ew.lt(bitcast_convert_type(x, idt), np.zeros((), idt))
 
 
 def signbit(x, /):
-    """Whether the sign bit is set (true for -0.0)."""
+    """Whether the sign bit is set (true for -0.0, and for a NaN whose sign bit is set).
+
+    >>> import numpy as np, zerax.numpy as znp
+    >>> znp.signbit(np.array([-0.0, 0.0, -np.nan, np.nan])).tolist()
+    [True, False, True, False]
+    """
     x = check_arg(x, "signbit")
     dtype = result_type(x)
     if dtype.kind in "iu":
@@ -596,10 +608,11 @@ _export(invert, "invert", "bitwise_not", "bitwise_invert")
 # --------------------------------------------------------------------------- misc
 
 
-def clip(a, /, a_min=None, a_max=None, *, min=None, max=None):  # noqa: A002 - NumPy 2 names
-    """``minimum(maximum(a, a_min), a_max)``; either bound may be None.  The bounds are
-    given by position, as ``min=``/``max=`` (NumPy 2, JAX) or as ``a_min=``/``a_max=``
-    (NumPy, and the JAX programs written before its rename), not both.
+def clip(x, /, min=None, max=None, *, a_min=None, a_max=None):  # noqa: A002 - the standard's
+    """``minimum(maximum(x, min), max)``; either bound may be None.  The bounds are
+    given by position, as ``min=``/``max=`` (the array API standard's names, NumPy 2's,
+    JAX's) or as ``a_min=``/``a_max=`` (NumPy, and the JAX programs written before its
+    rename), not both.
 
     >>> import zerax.numpy as znp
     >>> znp.clip(znp.arange(4.0), a_min=1.0, a_max=2.0)
@@ -612,7 +625,7 @@ def clip(a, /, a_min=None, a_max=None, *, min=None, max=None):  # noqa: A002 - N
                 f"{name}); pass it once.")
     lo = a_min if a_min is not None else min
     hi = a_max if a_max is not None else max
-    out = check_arg(a, "clip")
+    out = check_arg(x, "clip")
     if lo is not None:
         out = maximum(out, lo)  # noqa: F821 - exported above
     if hi is not None:

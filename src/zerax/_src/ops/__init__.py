@@ -10,9 +10,10 @@ from . import cond, scan, while_loop, decompositions  # noqa: F401
 from . import fft  # noqa: F401
 from . import special_ops  # noqa: F401
 from . import bitcast  # noqa: F401
-from . import collectives  # noqa: F401
+from . import collectives, exchange  # noqa: F401
 from . import call, custom_calls, random_bits  # noqa: F401
 from . import debug, debug_nans, eig  # noqa: F401
 from . import windows  # noqa: F401
+from . import taylor  # noqa: F401  (the Taylor-mode rules of all of the above)
 
 _batching.install_shape_ops(shape)

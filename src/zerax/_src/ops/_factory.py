@@ -50,12 +50,17 @@ def same_dtype(name, avals):
 def elementwise(name, impl, nargs=1, *, dtype_rule=None, kinds=None):
     """Declare an elementwise primitive with its NumPy ``impl`` and shape rule.
 
+    ``nargs`` is the number of operands (a tuple ``(min, None)``: at least ``min``);
     ``kinds`` restricts operand dtype kinds (e.g. "fc" for float math); ``dtype_rule``
     maps input avals to the output dtype (default: the common input dtype)."""
     prim = Primitive(name)
     prim.impl = impl
 
     def abstract_eval(*avals, **params):
+        # (checked: a program read from a file may say anything)
+        if len(avals) != nargs if type(nargs) is int else len(avals) < nargs[0]:
+            want = nargs if type(nargs) is int else f"at least {nargs[0]}"
+            raise errors.ZeraxTypeError(f"{name} takes {want} operand(s), got {len(avals)}")
         shape = elementwise_shape(name, avals)
         if dtype_rule is None:
             dtype = same_dtype(name, avals)

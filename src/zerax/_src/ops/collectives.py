@@ -1,20 +1,33 @@
-"""Collectives over named `vmap` axes: `psum`, `pmax`, `pmin`, `all_gather`, `axis_index`.
+"""Collectives over named axes: the reductions ``psum``, ``pmax``, ``pmin`` and
+``axis_index``; the collectives that move data between members (``all_gather``,
+``psum_scatter``, ``all_to_all``, ``ppermute``) are in `exchange`.  The user's functions
+(pytrees, tuples of axis names, ``pmean``) are ``lax/parallel.py``.
 
-As in JAX, ``vmap(f, axis_name="i")`` names its batch axis, and inside ``f`` a collective
-combines the values of all members of that batch: ``psum(x, "i")`` is, for every
-member, the sum of ``x`` over the members. (zerax runs on one device, so a named axis is
-always a `vmap` axis; `pmap`/`shard_map` axes over MPI processes will use the same
-primitives with a transport backend.)
+A named axis is bound by ``vmap(f, axis_name="i")`` (its members are the batch) or by
+`zerax.distributed.spmd` / ``shard_map`` (its members are processes: a
+`core.ProcessAxis`).  Inside ``f`` a collective combines the values of all members:
+``psum(x, "i")`` is, for every member, the sum of ``x`` over the members.
+
+Every collective carries three static parameters, one entry per axis it names:
+``axis_name``, ``axis_size`` and ``groups`` (the id of the process group of a process
+axis, ``-1`` for a vmap axis), read from the live bindings when it is bound
+(`bind_collective`).  So a program traced inside `spmd` knows which of its collectives
+are calls of MPI, wherever it is compiled or run later.
 
 Binding: a collective's operand need not vary over the named axis (``psum(1.0, "i")``
 is the axis size), so the vmap that names the axis takes part in choosing the trace
 that processes it, beside the operand's own traces (``core.bind`` asks
-`named_axis_traces`).  That trace's batching rule (``batch(vals, dims, frame=...)``, told
-its axis name and size) reduces over its batch dimension; traces of other axes apply
-the collective member by member.  A collective recorded by `jit` whose operand turns out
-not to vary over the axis gets that unmapped meaning in compiled code: ``psum``
-multiplies by ``axis_size`` (a static parameter recorded at bind time), ``pmax``/``pmin``
-keep the operand, ``all_gather`` runs its impl on the host (each backend's ``lower_*.py``).
+`named_axis_frames`).  That trace's batching rule (``batch(vals, dims, frame=...)``, told
+its axis name and size) combines over its batch dimension; traces of other axes apply
+the collective member by member.  A process axis is never a trace: a collective that
+reaches no trace runs its implementation, which asks the process group's transport
+(``backends/mpi/``: Allreduce, Allgather, Reduce_scatter, Alltoall, Sendrecv).
+
+A collective recorded by `jit` whose operand turns out not to vary over a vmap axis
+gets that unmapped meaning in compiled code (``psum`` multiplies by the axis size,
+``pmax``/``pmin`` keep the operand, ``all_gather`` stacks copies); those whose result
+would differ between the members (``psum_scatter``, ``all_to_all``, a partial
+``ppermute``) say so in a clear error (`member_varying_error`).
 """
 
 from __future__ import annotations
@@ -22,30 +35,85 @@ from __future__ import annotations
 import numpy as np
 
 from ... import errors
-from ..core import tree
 from ..core.ad_util import Zero
-from ..core.core import Primitive, ShapedArray, bind, named_axis_traces
+from ..core.core import (Primitive, ShapedArray, bind, named_axis_frames, process_groups)
 from .reduce import reduce_max, reduce_min, reduce_sum
-from .shape import broadcast_in_dim, iota, reshape
-from .slicing import dynamic_slice
+from .shape import iota
 from ..interpreters.ad import jvp_rules, transpose_rules
-from ..interpreters.batching import batch_rules, moveaxis
+from ..interpreters.batching import batch_rules
 from ..interpreters.tape import vjp_rules
 
 
-def _names(axis_name) -> tuple:
+# --------------------------------------------------------------------------- binding
+
+def axis_names(axis_name) -> tuple:
+    """An axis name or a tuple/list of them, as a tuple."""
     return tuple(axis_name) if isinstance(axis_name, (tuple, list)) else (axis_name,)
 
 
-def _collective(name: str) -> Primitive:
-    prim = Primitive(name)
+def collective(name: str, multiple_results: bool = False) -> Primitive:
+    """A primitive over named axes (its params: axis_name, axis_size, groups, ...)."""
+    prim = Primitive(name, multiple_results=multiple_results)
     prim.named_axes = True
     return prim
 
 
-def _bind(prim, x, names, **params):
-    sizes = tuple(t.axis_size for t in named_axis_traces(names))
-    return bind(prim, x, axis_name=names, axis_size=sizes, **params)
+def axis_params(names) -> dict:
+    """``axis_name``, ``axis_size`` and ``groups`` of the axes ``names``, from their live
+    bindings (the innermost vmap or process axis of each name)."""
+    frames = named_axis_frames(names)
+    return {"axis_name": tuple(names), "axis_size": tuple(f.axis_size for f in frames),
+            "groups": tuple(getattr(f, "group", -1) for f in frames)}
+
+
+def bind_collective(prim, *args, names, **params):
+    return bind(prim, *args, **axis_params(names), **params)
+
+
+def rest_params(params: dict, name) -> dict:
+    """The axis parameters without the axis ``name`` (a batching rule has combined it)."""
+    keep = [k for k, n in enumerate(params["axis_name"]) if n != name]
+    return {"axis_name": tuple(params["axis_name"][k] for k in keep),
+            "axis_size": tuple(params["axis_size"][k] for k in keep),
+            "groups": tuple(params["groups"][k] for k in keep)}
+
+
+def split_axes(axis_size, groups):
+    """(the product of the vmap axes' sizes, the process groups of size > 1): a
+    process group of one process combines nothing, as a vmap axis of one member."""
+    local, procs = 1, []
+    for n, g in zip(axis_size, groups):
+        if g < 0 or n == 1:
+            local *= n
+        else:
+            procs.append(g)
+    return local, tuple(procs)
+
+
+def describe(prim_name: str, axis_name, groups) -> str:
+    """``psum over 'data'``: a collective over its process axes, for messages."""
+    names = [repr(n) for n, g in zip(axis_name, groups) if g >= 0]
+    return f"{prim_name} over {', '.join(names)}"
+
+
+def communicator(groups):
+    """The transport over the process axes ``groups`` together (backends/mpi)."""
+    group = process_groups.get(groups[0])
+    if group is None:
+        raise errors.DistributedError(
+            f"a collective names a process group ({groups[0]}) that this process does not "
+            "have: a program traced inside zerax.distributed.spmd or shard_map ran "
+            "after the process group ended.")
+    return group.communicator(groups)
+
+
+def member_varying_error(prim_name: str, axis_name) -> errors.NotSupportedError:
+    return errors.NotSupportedError(
+        f"{prim_name} over the vmap axis {axis_name!r} of a value that does not vary over "
+        f"that axis, inside a jitted function or a loop body (at {errors.user_frame()}): "
+        "its result differs between the members, which a program compiled outside the "
+        "vmap cannot give. Pass the value into the vmapped function as a mapped argument, "
+        "or call the collective outside jit.")
 
 
 def _size_in(x_dtype, n):
@@ -53,59 +121,78 @@ def _size_in(x_dtype, n):
 
 
 # --------------------------------------------------------------------------- psum, pmax, pmin
+# Variadic, as JAX's: one equation reduces every leaf of a pytree, so that over processes
+# a network's gradients take one MPI call per dtype (a bucket, as PyTorch's DDP makes)
+# instead of one per array.
 
-psum_p = _collective("psum")
-pmax_p = _collective("pmax")
-pmin_p = _collective("pmin")
+psum_p = collective("psum", multiple_results=True)
+pmax_p = collective("pmax", multiple_results=True)
+pmin_p = collective("pmin", multiple_results=True)
 
 _REDUCERS = {psum_p: reduce_sum, pmax_p: reduce_max, pmin_p: reduce_min}
+_MPI_OPS = {psum_p: "sum", pmax_p: "max", pmin_p: "min"}
 
 
-def _same_aval(x, **params):
-    return ShapedArray(x.shape, x.dtype)
+def _same_avals(*xs, **params):
+    return [ShapedArray(x.shape, x.dtype) for x in xs]
 
 
 def _reduce_impl(prim):
-    def impl(x, *, axis_name, axis_size):
-        if prim is psum_p:  # every member holds x: the sum is x times the members
-            return (x * _size_in(x.dtype, int(np.prod(axis_size)))).astype(x.dtype)
-        return x
+    def impl(*xs, axis_name, axis_size, groups):
+        local, procs = split_axes(axis_size, groups)
+        xs = [np.asarray(x) for x in xs]
+        if prim is psum_p and local != 1:  # every member of a vmap axis holds x
+            xs = [(x * _size_in(x.dtype, local)).astype(x.dtype) for x in xs]
+        if procs:
+            return communicator(procs).allreduce(xs, _MPI_OPS[prim],
+                                                 describe(prim.name, axis_name, groups))
+        return xs
     return impl
 
 
 def _reduce_batch(prim):
-    def rule(vals, dims, *, frame, axis_name, axis_size):
-        (x,), (d,) = vals, dims
+    def rule(vals, dims, *, frame, **params):
         name, size = frame
-        if name not in axis_name:  # another vmap's axis: member by member
-            return bind(prim, x, axis_name=axis_name, axis_size=axis_size), d
-        if d is None:
-            out = x * _size_in(x.dtype, size) if prim is psum_p else x
-        else:
-            out = _REDUCERS[prim](x, (d,))
-        rest = tuple(n for n in axis_name if n != name)
-        if rest:
-            out = _bind(prim, out, rest)
-        return out, None
+        if name not in params["axis_name"]:  # another vmap's axis: member by member
+            return bind(prim, *vals, **params), list(dims)
+        outs = []
+        for x, d in zip(vals, dims):
+            if d is None:
+                outs.append(x * _size_in(x.dtype, size) if prim is psum_p else x)
+            else:
+                outs.append(_REDUCERS[prim](x, (d,)))
+        rest = rest_params(params, name)
+        if rest["axis_name"]:
+            outs = bind(prim, *outs, **rest)
+        return outs, [None] * len(outs)
     return rule
 
 
 for _p in (psum_p, pmax_p, pmin_p):
     _p.impl = _reduce_impl(_p)
-    _p.abstract_eval = _same_aval
+    _p.abstract_eval = _same_avals
     batch_rules[_p] = _reduce_batch(_p)
     vjp_rules.pop(_p, None)
 
 
+def _psum_nonzero(xs, params):
+    """psum of the operands that are not symbolic zeros (zeros stay)."""
+    live = [k for k, x in enumerate(xs) if type(x) is not Zero]
+    outs = list(xs)
+    if live:
+        for k, o in zip(live, bind(psum_p, *[xs[k] for k in live], **params)):
+            outs[k] = o
+    return outs
+
+
 def _psum_jvp(primals, tangents, **params):
-    (x,), (t,) = primals, tangents
-    out = bind(psum_p, x, **params)
-    return out, t if type(t) is Zero else bind(psum_p, t, **params)
+    return bind(psum_p, *primals, **params), _psum_nonzero(tangents, params)
 
 
-def _psum_transpose(ct, x, **params):
-    # psum's Jacobian is the all-ones matrix over the members: symmetric
-    return [ct if type(ct) is Zero else bind(psum_p, ct, **params)]
+def _psum_transpose(cts, *xs, **params):
+    # psum's Jacobian is the all-ones matrix over the members: symmetric, so its
+    # transpose is psum again (JAX's rule), over processes as over a vmap axis
+    return _psum_nonzero(cts, params)
 
 
 jvp_rules[psum_p] = _psum_jvp
@@ -116,93 +203,23 @@ for _p in (pmax_p, pmin_p):
     _p.unsupported["transpose"] = f"{_p.name} is not linear"
 
 
-# --------------------------------------------------------------------------- all_gather
-
-all_gather_p = _collective("all_gather")
-
-
-def _gathered_shape(shape, size, axis, tiled):
-    shape = list(shape)
-    if tiled:
-        shape[axis] *= size
-    else:
-        shape.insert(axis, size)
-    return tuple(shape)
-
-
-def _all_gather_aval(x, *, axis_name, axis_size, axis, tiled):
-    return ShapedArray(_gathered_shape(x.shape, axis_size[0], axis, tiled), x.dtype)
-
-
-def _all_gather_impl(x, *, axis_name, axis_size, axis, tiled):
-    stacked = np.stack([x] * axis_size[0], axis=axis)
-    return stacked.reshape(_gathered_shape(x.shape, axis_size[0], axis, tiled))
-
-
-def _all_gather_batch(vals, dims, *, frame, axis_name, axis_size, axis, tiled):
-    (x,), (d,) = vals, dims
-    name, size = frame
-    if name not in axis_name:  # another vmap's axis: member by member, batch axis first
-        return bind(all_gather_p, moveaxis(x, d, 0), axis_name=axis_name,
-                    axis_size=axis_size, axis=axis + 1, tiled=tiled), 0
-    if d is None:
-        nd = len(x.shape)
-        out = broadcast_in_dim(x, _gathered_shape(x.shape, size, axis, False),
-                               tuple(k if k < axis else k + 1 for k in range(nd)))
-    else:
-        out = moveaxis(x, d, axis)
-    if tiled:
-        out = reshape(out, _gathered_shape(tuple(np.delete(out.shape, axis)), size, axis,
-                                           True))
-    return out, None
-
-
-def _all_gather_jvp(primals, tangents, **params):
-    (x,), (t,) = primals, tangents
-    out = bind(all_gather_p, x, **params)
-    if type(t) is Zero:
-        return out, Zero(ShapedArray(out.shape, out.dtype))
-    return out, bind(all_gather_p, t, **params)
-
-
-def _all_gather_transpose(ct, x, *, axis_name, axis_size, axis, tiled):
-    """The adjoint of gathering: each member's cotangent is its own slice of the sum of
-    every member's gathered cotangent (JAX's psum_scatter)."""
-    aval = x.aval
-    if type(ct) is Zero:
-        return [Zero(aval)]
-    total = bind(psum_p, ct, axis_name=axis_name, axis_size=axis_size)
-    idx = axis_index(axis_name[0])
-    n = len(total.shape)
-    chunk = aval.shape[axis] if tiled else 1
-    starts = [np.zeros((), np.int32)] * n
-    starts[axis] = idx * np.int32(chunk)
-    sizes = list(total.shape)
-    sizes[axis] = chunk
-    piece = dynamic_slice(total, starts, sizes)
-    return [piece if tiled else reshape(piece, aval.shape)]
-
-
-all_gather_p.impl = _all_gather_impl
-all_gather_p.abstract_eval = _all_gather_aval
-batch_rules[all_gather_p] = _all_gather_batch
-jvp_rules[all_gather_p] = _all_gather_jvp
-transpose_rules[all_gather_p] = _all_gather_transpose
-
-
 # --------------------------------------------------------------------------- axis_index
 
-axis_index_p = Primitive("axis_index")
-axis_index_p.named_axes = True
+axis_index_p = collective("axis_index")
 
 
-def _axis_index_impl(*, axis_name, axis_size):
+def _axis_index_impl(*, axis_name, axis_size, groups):
+    (name,), (size,), (group,) = axis_name, axis_size, groups
+    if group >= 0:
+        return np.asarray(process_groups[group].index if size > 1 else 0, np.int32)
+    if size == 1:
+        return np.zeros((), np.int32)
     raise errors.UnboundAxisError(
-        f"axis_index({axis_name[0]!r}) ran outside the vmap that names that axis "
-        f"(at {errors.user_frame()}); call it inside vmap(..., axis_name={axis_name[0]!r}).")
+        f"axis_index({name!r}) ran outside the vmap that names that axis "
+        f"(at {errors.user_frame()}); call it inside vmap(..., axis_name={name!r}).")
 
 
-def _axis_index_batch(vals, dims, *, frame, axis_name, axis_size):
+def _axis_index_batch(vals, dims, *, frame, **params):
     return iota(np.dtype(np.int32), (frame[1],)), 0
 
 
@@ -219,126 +236,6 @@ vjp_rules[axis_index_p] = ()
 axis_index_p.unsupported["transpose"] = "axis_index has no operands"
 
 
-# --------------------------------------------------------------------------- the functions
-
-def _check_array(what, x):
-    if not hasattr(x, "shape") or not hasattr(x, "dtype"):
-        x = np.asarray(x)
-        if x.dtype == object:
-            raise errors.ZeraxTypeError(f"{what}: operand is not an array: {x!r:.80}")
-    return x
-
-
-def psum(x, axis_name, *, axis_index_groups=None):
-    """Sum ``x`` over the members of the named vmap axis (or axes); a pytree of arrays is
-    summed leaf by leaf, as JAX's ``lax.psum``.
-
-    >>> import zerax as zx, zerax.lax as lax, zerax.numpy as znp
-    >>> zx.vmap(lambda v: v / lax.psum(v, "i"), axis_name="i")(znp.array([1., 3.]))
-    Array([0.25, 0.75], dtype=float64)
-    """
-    return _tree_collective("psum", psum_p, x, axis_name, axis_index_groups)
-
-
-def pmax(x, axis_name, *, axis_index_groups=None):
-    """The maximum of ``x`` over the members of the named vmap axis.
-
-    >>> import zerax as zx, zerax.lax as lax, zerax.numpy as znp
-    >>> zx.vmap(lambda v: lax.pmax(v, "i"), axis_name="i")(znp.array([1., 3.]))
-    Array([3., 3.], dtype=float64)
-    """
-    return _tree_collective("pmax", pmax_p, x, axis_name, axis_index_groups)
-
-
-def pmin(x, axis_name, *, axis_index_groups=None):
-    """The minimum of ``x`` over the members of the named vmap axis.
-
-    >>> import zerax as zx, zerax.lax as lax, zerax.numpy as znp
-    >>> zx.vmap(lambda v: lax.pmin(v, "i"), axis_name="i")(znp.array([1., 3.]))
-    Array([1., 1.], dtype=float64)
-    """
-    return _tree_collective("pmin", pmin_p, x, axis_name, axis_index_groups)
-
-
-def pmean(x, axis_name, *, axis_index_groups=None):
-    """The mean of ``x`` over the members of the named vmap axis: ``psum(x) / size``.
-
-    >>> import zerax as zx, zerax.lax as lax, zerax.numpy as znp
-    >>> zx.vmap(lambda v: v - lax.pmean(v, "i"), axis_name="i")(znp.array([1., 3.]))
-    Array([-1.,  1.], dtype=float64)
-    """
-    names = _names(axis_name)
-    n = int(np.prod([t.axis_size for t in named_axis_traces(names)]))
-    total = psum(x, axis_name, axis_index_groups=axis_index_groups)
-    return tree.tree_map(lambda s: s / _size_in(s.dtype, n) if s.dtype.kind in "fc"
-                         else s / n, total)
-
-
-def all_gather(x, axis_name, *, axis_index_groups=None, axis=0, tiled=False):
-    """Every member's ``x`` stacked along a new axis ``axis`` (concatenated along ``axis``
-    when ``tiled``), as JAX's ``lax.all_gather``.
-
-    >>> import zerax as zx, zerax.lax as lax, zerax.numpy as znp
-    >>> zx.vmap(lambda v: lax.all_gather(v, "i"), axis_name="i")(znp.array([1., 3.]))
-    Array([[1., 3.],
-           [1., 3.]], dtype=float64)
-    """
-    _no_groups("all_gather", axis_index_groups)
-    names = _names(axis_name)
-    if len(names) != 1:
-        raise errors.NotSupportedError(
-            f"all_gather over several axes {names} (at {errors.user_frame()}): gather over "
-            "one named axis at a time.")
-
-    def one(leaf):
-        leaf = _check_array("all_gather", leaf)
-        nd = len(leaf.shape)
-        ax = axis + (nd + (0 if tiled else 1) if axis < 0 else 0)
-        if not 0 <= ax <= nd - (1 if tiled else 0):
-            raise errors.ZeraxValueError(
-                f"all_gather: axis={axis} is out of range for an operand of rank {nd}")
-        return _bind(all_gather_p, leaf, names, axis=ax, tiled=bool(tiled))
-    return tree.tree_map(one, x)
-
-
-def axis_index(axis_name):
-    """This member's position (int32) along the named vmap axis.
-
-    >>> import zerax as zx, zerax.lax as lax, zerax.numpy as znp
-    >>> zx.vmap(lambda v: v * lax.axis_index("i"), axis_name="i")(znp.array([5., 5., 5.]))
-    Array([ 0.,  5., 10.], dtype=float64)
-    """
-    names = _names(axis_name)
-    if len(names) != 1:
-        raise errors.NotSupportedError(
-            f"axis_index of several axes {names}: ask for one axis at a time.")
-    trace, = named_axis_traces(names)
-    return bind(axis_index_p, axis_name=names, axis_size=(trace.axis_size,))
-
-
-def axis_size(axis_name):
-    """The number of members of the named vmap axis (a Python int), as JAX's
-    ``lax.axis_size``.
-
-    >>> import zerax as zx, zerax.lax as lax, zerax.numpy as znp
-    >>> zx.vmap(lambda v: v * lax.axis_size("i"), axis_name="i")(znp.ones(4))
-    Array([4., 4., 4., 4.], dtype=float64)
-    """
-    return int(np.prod([t.axis_size for t in named_axis_traces(_names(axis_name))]))
-
-
-def _no_groups(name, groups):
-    if groups is not None:
-        raise errors.NotSupportedError(
-            f"{name}(axis_index_groups=...) is not supported (at {errors.user_frame()}); "
-            "JAX supports it only under pmap.")
-
-
-def _tree_collective(name, prim, x, axis_name, groups):
-    _no_groups(name, groups)
-    names = _names(axis_name)
-    return tree.tree_map(lambda leaf: _bind(prim, _check_array(name, leaf), names), x)
-
-
-__all__ = ["psum", "pmax", "pmin", "pmean", "all_gather", "axis_index", "axis_size",
-           "psum_p", "pmax_p", "pmin_p", "all_gather_p", "axis_index_p"]
+__all__ = ["psum_p", "pmax_p", "pmin_p", "axis_index_p", "axis_names", "axis_params",
+           "bind_collective", "collective", "communicator", "describe", "member_varying_error",
+           "rest_params", "split_axes"]

@@ -66,11 +66,20 @@ custom_vjp_call_p.impl = _eval_call_impl
 custom_vjp_call_p.abstract_eval = _call_abstract
 custom_vjp_call_p.unsupported["transpose"] = "it is never linear; custom_lin is transposed instead"
 record_rules[custom_vjp_call_p] = lambda trace, fun, fwd, bwd, args, params: _record(
-    custom_vjp_call_p, trace, fun, {"fwd": fwd, "bwd": bwd}, args, "custom_vjp")
+    custom_vjp_call_p, trace, fun, {"fwd": fwd, "bwd": bwd, **params}, args, "custom_vjp")
 
 
-def _custom_vjp_call_jvp(primals, tangents, *, call_jaxpr, fwd, bwd, num_consts):
-    return custom_vjp_jvp(fwd, bwd, list(primals[num_consts:]), list(tangents[num_consts:]))
+def _custom_vjp_call_jvp(primals, tangents, *, call_jaxpr, fwd, bwd, num_consts,
+                         fwd_jvp=None):
+    return custom_vjp_jvp(fwd, bwd, list(primals[num_consts:]), list(tangents[num_consts:]),
+                          fwd_jvp)
+
+
+def _with_const_cts(bwd, call_jaxpr, num_consts):
+    def bwd_all(res, cts):
+        return [np.zeros(a.shape, a.dtype) for a in call_jaxpr.in_avals[:num_consts]] + \
+            list(bwd(res, cts))
+    return bwd_all
 
 
 jvp_rules[custom_vjp_call_p] = _custom_vjp_call_jvp
@@ -175,7 +184,7 @@ def _custom_jvp_call_batch(args, dims, *, call_jaxpr, jvp, num_consts):
     return outs, [0] * len(outs)
 
 
-def _custom_vjp_call_batch(args, dims, *, call_jaxpr, fwd, bwd, num_consts):
+def _custom_vjp_call_batch(args, dims, *, call_jaxpr, fwd, bwd, num_consts, fwd_jvp=None):
 
     def fun(*a):
         return eval_jaxpr(call_jaxpr, [], *a)
@@ -183,12 +192,11 @@ def _custom_vjp_call_batch(args, dims, *, call_jaxpr, fwd, bwd, num_consts):
     def fwd_all(*a):
         return fwd(*a[num_consts:])
 
-    def bwd_all(res, cts):
-        return [np.zeros(a.shape, a.dtype) for a in call_jaxpr.in_avals[:num_consts]] + \
-            list(bwd(res, cts))
-
-    outs = batched_custom_call(custom_vjp_call_p, fun, (fwd_all, bwd_all), args, dims,
-                               batch_size_of(args, dims))
+    jvp_all = None if fwd_jvp is None else (
+        lambda p, t: fwd_jvp(list(p[num_consts:]), list(t[num_consts:])))
+    outs = batched_custom_call(custom_vjp_call_p, fun,
+                               (fwd_all, _with_const_cts(bwd, call_jaxpr, num_consts), jvp_all),
+                               args, dims, batch_size_of(args, dims))
     return outs, [0] * len(outs)
 
 

@@ -17,9 +17,12 @@ loop or branch whose program holds one is kept too.  Its rules are JAX's:
   element, in order, with that element's values (unbatched operands as they are);
 - the eager tape calls the implementation directly.
 
-A callback whose operands are all concrete (``debug.print("step")`` inside ``jit``) is
-recorded in the program being traced when that is the innermost transform, as JAX
-does; under ``grad`` or ``vmap`` of concrete values it is called at once.
+As an effectful primitive, ``bind`` records it in the innermost program being traced
+(a jit, a loop body, a branch) when that program is above every operand's trace, as
+JAX binds every primitive at the innermost trace (core.py): ``debug.print("step")``
+inside ``jit``, a callback on constants under ``grad`` inside a ``cond`` branch, or on a
+value a branch closes over, runs when and as often as that program runs, never at
+trace time.
 """
 
 from __future__ import annotations
@@ -32,12 +35,11 @@ import numpy as np
 from ... import errors
 from ..core import tree
 from ..core.array import Array
-from ..core.core import Primitive, Tracer, _trace_stack, bind
+from ..core.core import Primitive, Tracer, bind
 from ..interpreters.ad import jvp_rules, transpose_rules
 from ..interpreters.batching import batch_rules
 from ..interpreters.tape import vjp_rules
 from ..ir.ir import effectful_primitives, effects_suppressed
-from ..ir.tracing import RecordingTrace
 from .shape import squeeze
 from .slicing import slice_p_bind
 
@@ -137,13 +139,7 @@ def _bind_callback(fn, args, kwargs, ordered, name):
         else:
             static.append(leaf)
     params = {"callback": _FlatCallback(fn, treedef, static, name), "ordered": bool(ordered)}
-    if not any(isinstance(a, Tracer) for a in dyn) and _trace_stack \
-            and isinstance(_trace_stack[-1], RecordingTrace):
-        # Only constants, while a program is being traced (a jit or loop body): record
-        # it there, so it runs each time the program does (bind would run it now).
-        _trace_stack[-1].process_primitive(debug_callback_p, dyn, params)
-    else:
-        bind(debug_callback_p, *dyn, **params)
+    bind(debug_callback_p, *dyn, **params)
 
 
 def debug_callback(callback=None, *args, ordered: bool = False, partitioned: bool = False,

@@ -243,9 +243,9 @@ def _nan_fallback(fn, a, outs_like):
 
 def cholesky(x, *, symmetrize_input: bool = True):
     """JAX's ``lax.linalg.cholesky``: the lower Cholesky factor ``L`` of symmetric
-    positive-definite matrices (``L @ L.T == x``); NaNs where ``x`` is not positive
-    definite.  With ``symmetrize_input``, ``(x + x.T) / 2`` is factored; otherwise only
-    the lower triangle of ``x`` is read.
+    positive-definite (complex: Hermitian) matrices (``L @ L^H == x``); NaNs where ``x``
+    is not positive definite.  With ``symmetrize_input``, ``(x + x^H) / 2`` is factored;
+    otherwise only the lower triangle of ``x`` is read.
 
     >>> import numpy as np, zerax.lax as lax
     >>> lax.linalg.cholesky(np.array([[4.0, 2.0], [2.0, 5.0]]))
@@ -253,9 +253,9 @@ def cholesky(x, *, symmetrize_input: bool = True):
            [1., 2.]], dtype=float64)
     """
     x = _as_operand(x, "cholesky")
-    _check_matrix("cholesky", x)
+    _check_matrix("cholesky", x, complex_ok=True)
     if symmetrize_input:
-        x = mul(add(x, _mT(x)), np.array(0.5, x.dtype))
+        x = mul(add(x, _mH(x)), np.array(0.5, x.dtype))
     return bind(cholesky_p, x)
 
 
@@ -269,7 +269,7 @@ def _cholesky_impl(a):
 
 
 def _cholesky_abstract(a):
-    _check_matrix("cholesky", a)
+    _check_matrix("cholesky", a, complex_ok=True)
     return ShapedArray(a.shape, a.dtype)
 
 
@@ -278,8 +278,10 @@ def _cholesky_jvp(primals, tangents):
     L = bind(cholesky_p, a)
     if type(a_dot) is Zero:
         return L, _zero_of(L)
+    # dL = L Phi(L^-1 dA L^-H), linear in dA (complex: JAX's rule, jacfwd(holomorphic))
     y = triangular_solve(L, _sym_from(a_dot, True), left_side=True, lower=True)
-    z = triangular_solve(L, y, left_side=False, lower=True, transpose_a=True)
+    z = triangular_solve(L, y, left_side=False, lower=True, transpose_a=True,
+                         conjugate_a=_is_complex(L))
     n = a.shape[-1]
     phi = _masked(z, np.tril(np.ones((n, n))) - 0.5 * np.eye(n))
     return L, _mm(L, phi)
@@ -309,8 +311,8 @@ def triangular_solve(a, b, *, left_side: bool = False, lower: bool = False,
            [2.]], dtype=float64)
     """
     a, b = _as_operand(a, "triangular_solve"), _as_operand(b, "triangular_solve")
-    _check_matrix("triangular_solve", a)
-    _check_matrix("triangular_solve", b, square=False)
+    _check_matrix("triangular_solve", a, complex_ok=True)
+    _check_matrix("triangular_solve", b, square=False, complex_ok=True)
     if np.dtype(a.dtype) != np.dtype(b.dtype):
         raise errors.ZeraxTypeError(
             f"triangular_solve: a and b must have one dtype, got {np.dtype(a.dtype).name} "
@@ -329,7 +331,8 @@ def triangular_solve(a, b, *, left_side: bool = False, lower: bool = False,
 
     a, b = to_batch(a), to_batch(b)
     params = {"left_side": bool(left_side), "lower": bool(lower),
-              "transpose_a": bool(transpose_a), "unit_diagonal": bool(unit_diagonal)}
+              "transpose_a": bool(transpose_a), "unit_diagonal": bool(unit_diagonal),
+              "conjugate_a": bool(conjugate_a) and _is_complex(a)}
     _triangular_solve_abstract(a, b, **params)   # (the eager path skips the shape rule)
     return bind(triangular_solve_p, a, b, **params)
 
@@ -357,8 +360,11 @@ def _triangle(a, lower, unit_diagonal):
     return t
 
 
-def _triangular_solve_impl(a, b, *, left_side, lower, transpose_a, unit_diagonal):
+def _triangular_solve_impl(a, b, *, left_side, lower, transpose_a, unit_diagonal,
+                           conjugate_a=False):
     t = _triangle(a, lower, unit_diagonal)
+    if conjugate_a:
+        t = np.conj(t)
     if not left_side:       # x op(t) = b  <=>  op(t)^T x^T = b^T
         b, transpose_a = np.swapaxes(b, -1, -2), not transpose_a
     if transpose_a:
@@ -368,9 +374,10 @@ def _triangular_solve_impl(a, b, *, left_side, lower, transpose_a, unit_diagonal
     return x if left_side else np.ascontiguousarray(np.swapaxes(x, -1, -2))
 
 
-def _triangular_solve_abstract(a, b, *, left_side, lower, transpose_a, unit_diagonal):
-    _check_matrix("triangular_solve", a)
-    _check_matrix("triangular_solve", b, square=False)
+def _triangular_solve_abstract(a, b, *, left_side, lower, transpose_a, unit_diagonal,
+                               conjugate_a=False):
+    _check_matrix("triangular_solve", a, complex_ok=True)
+    _check_matrix("triangular_solve", b, square=False, complex_ok=True)
     m = a.shape[-1]
     k = b.shape[-2] if left_side else b.shape[-1]
     if k != m or tuple(a.shape[:-2]) != tuple(b.shape[:-2]):
@@ -396,6 +403,8 @@ def _triangular_solve_jvp(primals, tangents, **params):
     if type(a_dot) is not Zero:
         lower, unit = params["lower"], params["unit_diagonal"]
         da = _tri(a_dot, (-1 if lower else 1) if unit else 0, lower)
+        if params.get("conjugate_a"):
+            da = conj(da)
         op = _mT(da) if params["transpose_a"] else da
         term = _mm(op, x) if params["left_side"] else _mm(x, op)
         rhs = neg(term) if rhs is None else sub(rhs, term)
@@ -436,7 +445,7 @@ def lu(x):
     (Array([1, 1], dtype=int32), Array([1, 0], dtype=int32))
     """
     x = _as_operand(x, "lu")
-    _check_matrix("lu", x, square=False)
+    _check_matrix("lu", x, square=False, complex_ok=True)
     return tuple(bind(lu_p, x))
 
 
@@ -462,7 +471,7 @@ def _lu_impl(a):
 
 
 def _lu_abstract(a):
-    shape = _check_matrix("lu", a, square=False)
+    shape = _check_matrix("lu", a, square=False, complex_ok=True)
     m, n = shape[-2:]
     batch = shape[:-2]
     return [ShapedArray(shape, a.dtype), ShapedArray(batch + (min(m, n),), np.int32),
@@ -530,7 +539,7 @@ def qr(x, *, pivoting: bool = False, full_matrices: bool = True):
     if pivoting:
         raise errors.NotSupportedError("lax.linalg.qr: pivoting=True is not supported")
     x = _as_operand(x, "qr")
-    _check_matrix("qr", x, square=False)
+    _check_matrix("qr", x, square=False, complex_ok=True)
     return tuple(bind(qr_p, x, full_matrices=bool(full_matrices)))
 
 
@@ -548,7 +557,7 @@ def _qr_impl(a, *, full_matrices):
 
 
 def _qr_abstract(a, *, full_matrices):
-    shape = _check_matrix("qr", a, square=False)
+    shape = _check_matrix("qr", a, square=False, complex_ok=True)
     m, n = shape[-2:]
     k = m if full_matrices else min(m, n)
     return [ShapedArray(shape[:-2] + (m, k), a.dtype), ShapedArray(shape[:-2] + (k, n), a.dtype)]
@@ -566,9 +575,14 @@ def _qr_jvp(primals, tangents, *, full_matrices):
             f"factors only, got shape {tuple(a.shape)} with full_matrices={full_matrices}; "
             "use mode='reduced' (zerax.numpy.linalg.qr) on an m x n matrix with m >= n.")
     dar = triangular_solve(r, a_dot, left_side=False, lower=False)      # dA R^-1
-    c = _mm(_mT(q), dar)
+    c = _mm(_mH(q), dar)
     cl = _tri(c, -1)
-    omega = sub(cl, _mT(cl))
+    omega = sub(cl, _mH(cl))
+    if _is_complex(c):
+        # (JAX's correction for complex inputs: R's diagonal stays real, so Q^H dQ
+        # takes the imaginary part of C's diagonal)
+        d = _masked(c, np.eye(c.shape[-1]))
+        omega = add(omega, mul(sub(d, conj(d)), np.array(0.5, c.dtype)))
     dr = _mm(sub(c, omega), r)
     dq = _mm(q, omega)
     if m > n:

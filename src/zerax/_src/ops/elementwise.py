@@ -15,6 +15,7 @@ import math
 import numpy as np
 
 from ... import errors
+from ..base import fma as _fma
 from ..base import special
 from ..core.ad_util import Zero, install_add, is_undefined
 from ..core.core import ShapedArray, Tracer, bind
@@ -105,8 +106,13 @@ defjvp(sub_p, lambda g, ans, x, y: g, lambda g, ans, x, y: neg(g),
        vjp=(lambda ct, ans, x, y: ct, lambda ct, ans, x, y: -ct))
 defjvp(mul_p, lambda g, ans, x, y: mul(g, y), lambda g, ans, x, y: mul(x, g),
        vjp=(lambda ct, ans, x, y: ct * y, lambda ct, ans, x, y: x * ct))
-defjvp(div_p, lambda g, ans, x, y: div(g, y), lambda g, ans, x, y: neg(mul(g, div(ans, y))),
-       vjp=(lambda ct, ans, x, y: ct / y, lambda ct, ans, x, y: -(ct * (ans / y))))
+# d(x/y)/dy = -x y^-2 (not -(x/y)/y): the powers of y form a family closed under
+# differentiation, so nested derivatives of quotients stay polynomial in size (CSE merges
+# each y^-k), where chains of divisions spell equal terms differently at every order.
+defjvp(div_p, lambda g, ans, x, y: div(g, y),
+       lambda g, ans, x, y: neg(mul(g, mul(x, integer_pow(y, -2)))),
+       vjp=(lambda ct, ans, x, y: ct / y,
+            lambda ct, ans, x, y: -(ct * (x * _integer_pow_impl(y, -2)))))
 defjvp(neg_p, lambda g, ans, x: neg(g), vjp=(lambda ct, ans, x: -ct,))
 
 
@@ -143,10 +149,51 @@ transpose_rules[mul_p] = _mul_transpose
 transpose_rules[div_p] = _div_transpose
 transpose_rules[neg_p] = lambda ct, x: [neg(ct)]
 
-simplify_rules[add_p] = _binary_identity(-0.0, -0.0)   # -0.0: the float identity; 0 for ints
-simplify_rules[sub_p] = _binary_identity(0.0, None)
-simplify_rules[mul_p] = _binary_identity(1, 1)
-simplify_rules[div_p] = _binary_identity(1, None)
+def _negated(trace, atom):
+    """``x`` when ``atom`` was recorded in ``trace`` as ``neg(x)``, else None."""
+    eqn = trace.producer.get(atom)
+    return trace.value_of(eqn.invars[0]) if eqn is not None and eqn.primitive is neg_p else None
+
+
+def _pull_negation(prim):
+    """``(-x) op y`` and ``x op (-y)`` as ``-(x op y)`` for mul and div, ``x + (-y)`` as
+    ``x - y`` and ``x - (-y)`` as ``x + y``: exact in IEEE arithmetic (signed zeros
+    included), and what keeps nested derivatives small, where each order otherwise
+    spells one value with its signs in different places, which CSE cannot merge."""
+    def simplify(trace, args, atoms, params):
+        nx, ny = _negated(trace, atoms[0]), _negated(trace, atoms[1])
+        if nx is None and ny is None:
+            return None
+        x = args[0] if nx is None else nx
+        y = args[1] if ny is None else ny
+        if prim in (mul_p, div_p):
+            out = bind(prim, x, y)
+            return out if nx is not None and ny is not None else neg(out)
+        if prim is add_p:
+            if ny is not None and nx is None:
+                return sub(x, y)
+            if nx is not None and ny is None:
+                return sub(y, x)
+            return None     # -(x + y) would turn an exact +0 into -0
+        return add(x, y) if ny is not None and nx is None else None   # sub
+    return simplify
+
+
+def _first(*rules):
+    def simplify(trace, args, atoms, params):
+        for rule in rules:
+            out = rule(trace, args, atoms, params)
+            if out is not None:
+                return out
+        return None
+    return simplify
+
+
+simplify_rules[add_p] = _first(_binary_identity(-0.0, -0.0),   # -0.0: the float identity
+                               _pull_negation(add_p))
+simplify_rules[sub_p] = _first(_binary_identity(0.0, None), _pull_negation(sub_p))
+simplify_rules[mul_p] = _first(_binary_identity(1, 1), _pull_negation(mul_p))
+simplify_rules[div_p] = _first(_binary_identity(1, None), _pull_negation(div_p))
 
 
 for _p in (add_p, mul_p):
@@ -440,7 +487,7 @@ def _select_dtype(pred, *cases, **params):
     return same_dtype("select_n", cases)
 
 
-select_n_p = elementwise("select_n", _select_impl, 3, dtype_rule=_select_dtype)
+select_n_p = elementwise("select_n", _select_impl, (2, None), dtype_rule=_select_dtype)
 
 
 def select_n(pred, *cases):
@@ -515,6 +562,21 @@ clamp_p = elementwise("clamp", lambda lo, x, hi: np.minimum(np.maximum(x, lo), h
 
 def clamp(lo, x, hi):
     return bind(clamp_p, lo, x, hi)
+
+
+# a * b + c rounded once (IEEE's fusedMultiplyAdd).  Not a JAX primitive: the random
+# samplers use it where XLA's code generator fuses their multiply and add, so that
+# their bits are JAX's under jit and eagerly alike (compiled code never contracts a
+# multiply and an add by itself; see docs/compiler.md).
+fma_p = elementwise("fma", lambda a, b, c: _fma.fma(a, b, c), 3, kinds="f")
+
+
+def fma(a, b, c):
+    return bind(fma_p, a, b, c)
+
+
+defjvp(fma_p, lambda g, ans, a, b, c: mul(g, b), lambda g, ans, a, b, c: mul(a, g),
+       lambda g, ans, a, b, c: g)
 
 
 def _zero_like(x):

@@ -31,7 +31,7 @@ def _norm_axes(axes, ndim):
     for a in axes:
         a = int(a)
         if not -ndim <= a < ndim:  # as NumPy: a 0-d array has no axis to reduce
-            raise errors.ShapeError(f"axis {a} is out of bounds for an array of rank {ndim}")
+            raise errors.AxisError(f"axis {a} is out of bounds for an array of rank {ndim}")
         out.append(a % max(ndim, 1))
     return tuple(sorted(set(out)))
 

@@ -24,7 +24,7 @@ from ..interpreters.batching import batch_rules
 def _norm_dim(dimension, ndim, name):
     d = int(dimension)
     if ndim == 0 or not -ndim <= d < ndim:
-        raise errors.ShapeError(
+        raise errors.AxisError(
             f"{name}: dimension {dimension} is out of bounds for an array of rank {ndim}")
     return d % ndim
 

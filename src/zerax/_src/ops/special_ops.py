@@ -26,6 +26,7 @@ from .elementwise import _c
 from ..interpreters.tape import vjp_rules
 
 __all__ = ["bessel_i0e", "bessel_i0e_p", "bessel_i1e", "bessel_i1e_p", "bessel_iv", "bessel_iv_p",
+           "bessel_ive", "bessel_ive_p",
            "bessel_j0", "bessel_j0_p", "bessel_j1", "bessel_j1_p", "bessel_jv", "bessel_jv_p",
            "bessel_y0", "bessel_y0_p", "bessel_y1", "bessel_y1_p", "betainc", "expi", "expi_p",
            "expn", "expn_p", "igamma", "igamma_grad_a",
@@ -54,6 +55,7 @@ expi_p = elementwise("expi", lambda x: special_kernels.expi(x), 1, kinds="f")
 # for integer-valued degree n and order m (the spherical harmonics' polar part).
 bessel_jv_p = elementwise("bessel_jv", lambda v, x: special_kernels.jv(v, x), 2, kinds="f")
 bessel_iv_p = elementwise("bessel_iv", lambda v, x: special_kernels.iv(v, x), 2, kinds="f")
+bessel_ive_p = elementwise("bessel_ive", lambda v, x: special_kernels.ive(v, x), 2, kinds="f")
 sph_legendre_p = elementwise(
     "sph_legendre", lambda n, m, t: special_kernels.sph_legendre(n, m, t), 3, kinds="f")
 
@@ -142,6 +144,10 @@ def bessel_jv(v, x):
 
 def bessel_iv(v, x):
     return ew.bind(bessel_iv_p, v, x)
+
+
+def bessel_ive(v, x):
+    return ew.bind(bessel_ive_p, v, x)
 
 
 def sph_legendre(n, m, theta):
@@ -269,11 +275,19 @@ def _sph_legendre_dtheta(g, ans, n, m, t):
 
 defjvp(bessel_jv_p, _no_derivative(_BESSEL_V.format("jv")), _bessel_dx(bessel_jv, False))
 defjvp(bessel_iv_p, _no_derivative(_BESSEL_V.format("iv")), _bessel_dx(bessel_iv, True))
+
+
+def _ive_dx(g, ans, v, x):
+    # (I_v e^-|x|)' = (ive_v-1 + ive_v+1) / 2 - sign(x) ive_v
+    return ew.sub(_bessel_dx(bessel_ive, True)(g, ans, v, x), ew.mul(g, ew.mul(ew.sign(x), ans)))
+
+
+defjvp(bessel_ive_p, _no_derivative(_BESSEL_V.format("ive")), _ive_dx)
 _SPH_NM = ("sph_harm_y/sph_harm are not differentiable in the integer degree n or order m")
 defjvp(sph_legendre_p, _no_derivative(_SPH_NM), _no_derivative(_SPH_NM), _sph_legendre_dtheta)
 
 # The eager tape linearizes them (their JVP rules are not plain NumPy).
 for _p in (igamma_p, igammac_p, igamma_grad_a_p, regularized_incomplete_beta_p, bessel_i0e_p,
            bessel_i1e_p, zeta_p, expn_p, expi_p, bessel_j0_p, bessel_j1_p, bessel_y0_p,
-           bessel_y1_p, bessel_jv_p, bessel_iv_p, sph_legendre_p):
+           bessel_y1_p, bessel_jv_p, bessel_iv_p, bessel_ive_p, sph_legendre_p):
     vjp_rules.pop(_p, None)

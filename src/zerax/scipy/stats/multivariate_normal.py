@@ -1,4 +1,5 @@
-"""The multivariate normal distribution (JAX's ``jax.scipy.stats.multivariate_normal``).
+"""The multivariate normal distribution (JAX's ``jax.scipy.stats.multivariate_normal``, and
+SciPy's ``entropy``).
 
 >>> import zerax.numpy as znp
 >>> from zerax.scipy.stats import multivariate_normal as mvn
@@ -10,13 +11,15 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 import zerax.numpy as jnp
 from ... import errors
 from .. import linalg
 
 from ..._src.api.scipy.stats._util import promote_args_inexact
 
-__all__ = ["logpdf", "pdf"]
+__all__ = ["entropy", "logpdf", "pdf"]
 
 _LOG_2PI = math.log(2 * math.pi)
 
@@ -52,3 +55,35 @@ def logpdf(x, mean, cov, allow_singular=None):
 def pdf(x, mean, cov):
     """The density at ``x``."""
     return jnp.exp(logpdf(x, mean, cov))
+
+
+def entropy(mean=None, cov=1, allow_singular=False):
+    """The differential entropy ``log det(2 pi e cov) / 2`` (SciPy's
+    ``multivariate_normal.entropy``; ``mean`` only sets the dimension of a scalar
+    ``cov``).  ``cov`` is a scalar (times the identity), a vector (the diagonal), a
+    positive definite matrix, or a batch of them; differentiable in ``cov``.
+
+    >>> import zerax.numpy as znp
+    >>> from zerax.scipy.stats import multivariate_normal as mvn
+    >>> round(float(mvn.entropy(znp.zeros(2), znp.eye(2))), 12)
+    2.837877066409
+    """
+    if allow_singular:
+        raise errors.NotSupportedError(
+            "zerax.scipy.stats.multivariate_normal.entropy: allow_singular=True is not "
+            "supported; pass a positive definite cov")
+    (cov,) = promote_args_inexact("multivariate_normal.entropy", cov)
+    if cov.ndim == 0:
+        n = 1 if mean is None else int(np.size(mean))
+        return 0.5 * n * (_LOG_2PI + 1.0 + jnp.log(cov))
+    if cov.ndim == 1:
+        log_det = jnp.sum(jnp.log(cov), axis=-1)
+    else:
+        if cov.shape[-1] != cov.shape[-2]:
+            raise errors.ShapeError(
+                "zerax.scipy.stats.multivariate_normal.entropy: cov must be a scalar, a "
+                f"vector or square matrices; got cov.shape={cov.shape}")
+        chol = jnp.linalg.cholesky(cov)
+        log_det = 2.0 * jnp.sum(jnp.log(jnp.diagonal(chol, axis1=-2, axis2=-1)), axis=-1)
+    n = cov.shape[-1]
+    return 0.5 * (n * (_LOG_2PI + 1.0) + log_det)

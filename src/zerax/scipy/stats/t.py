@@ -3,6 +3,6 @@
 The implementation is ``zerax._src.api.scipy.stats.t``; this face re-exports it."""
 
 from ..._src.api.scipy.stats.t import (  # noqa: F401
-    logpdf, pdf)
+    cdf, logcdf, logpdf, logsf, pdf, sf)
 
-__all__ = ['logpdf', 'pdf']
+__all__ = ['cdf', 'logcdf', 'logpdf', 'logsf', 'pdf', 'sf']

@@ -72,6 +72,11 @@ def const(x, value):
     return np.array(value, dtype=np.dtype(x.dtype))
 
 
+def scalar_of(dtype, value):
+    """A 0-d constant of ``dtype``."""
+    return np.array(value, dtype)
+
+
 def cast(x, dtype):
     if np.dtype(x.dtype) == np.dtype(dtype):
         return x

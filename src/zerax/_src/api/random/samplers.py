@@ -54,7 +54,8 @@ def _uniform(data, shape, dtype, minval, maxval):
         ew.shift_right(bits, np.array(rng_bits - nmant, uint_dtype)),
         np.array(1.0, dtype).view(uint_dtype))
     floats = ew.sub(bitcast_convert_type(float_bits, dtype), np.array(1.0, dtype))
-    out = jnp.add(jnp.multiply(floats, jnp.subtract(maxval, minval)), minval)
+    # XLA fuses this multiply and add for JAX: one rounding (ops' fma_p)
+    out = ew.fma(*jnp.broadcast_arrays(floats, jnp.subtract(maxval, minval), minval))
     return jnp.maximum(minval, bshape(out, shape))
 
 
@@ -97,7 +98,7 @@ def _erf_inv(x):
         w = ew.select_n(lt, ew.sub(ew.sqrt(w), c(3.0)), ew.sub(w, c(2.5)))
         p = ew.select_n(lt, c(_W5G[0]), c(_W5[0]))
         for lo, hi in zip(_W5[1:], _W5G[1:]):
-            p = ew.add(ew.select_n(lt, c(hi), c(lo)), ew.mul(p, w))
+            p = ew.fma(p, w, ew.select_n(lt, c(hi), c(lo)))   # fused, as XLA does
     else:
         lt_6 = ew.lt(w, c(6.25))
         lt_16 = ew.lt(w, c(16.0))
@@ -113,12 +114,12 @@ def _erf_inv(x):
         w = ew.select_n(lt_6, ew.sub(ew.sqrt(w), ew.select_n(lt_16, c(5.0), c(3.25))),
                         ew.sub(w, c(3.125)))
         p = coef(0)
-        for i in range(1, 17):
-            p = ew.add(coef(i), ew.mul(p, w))
+        for i in range(1, 17):       # multiply-adds fused, as XLA does
+            p = ew.fma(p, w, coef(i))
         for i in range(17, 19):
-            p = ew.select_n(lt_16, p, ew.add(coef(i), ew.mul(p, w)))
+            p = ew.select_n(lt_16, p, ew.fma(p, w, coef(i)))
         for i in range(19, 23):
-            p = ew.select_n(lt_6, p, ew.add(coef(i), ew.mul(p, w)))
+            p = ew.select_n(lt_6, p, ew.fma(p, w, coef(i)))
     result = ew.mul(p, x)
     return ew.select_n(ew.eq(lax.abs(x), c(1.0)), result, ew.mul(x, c(np.finfo(dt).max)))
 

@@ -412,6 +412,18 @@ def _on_cut(m):
     return bool(((w.imag == 0) & (w.real < 0)).any())
 
 
+def _undefined_where_nan(x, a):
+    """``x`` (a stack of matrices computed from ``a``) with NaN tangents, and NaN
+    cotangents for ``a``, in the matrices that hold a NaN: there ``a`` is outside the
+    function's domain and the derivative is undefined, where the NaN constant that
+    stands for the value would give a zero tangent (a silent wrong answer).  Elsewhere
+    values and derivatives are unchanged (the NaN only multiplies where it is meant)."""
+    bad = znp.any(znp.isnan(x), axis=(-2, -1), keepdims=True)
+    mult = znp.where(bad, znp.asarray(np.nan, dtype=x.dtype), znp.zeros((), x.dtype))
+    delta = znp.sum(a - _stop_gradient(a), axis=(-2, -1), keepdims=True).astype(x.dtype)
+    return znp.where(bad, x + mult * delta, x)
+
+
 def _principal(a, real_fn, undo, parts, fname, why):
     """A principal matrix function (square root, logarithm) with SciPy's dtype rule
     where values are concrete: a real matrix with an eigenvalue on the negative real
@@ -420,7 +432,7 @@ def _principal(a, real_fn, undo, parts, fname, why):
     real algorithm on ``a``'s dtype, NaN outside its domain."""
     a_np = _concrete(a)
     if a_np is None:
-        return _primary(a, real_fn)
+        return _undefined_where_nan(_primary(a, real_fn), a)
     shape = tuple(a.shape)
     flat = a_np.reshape((-1,) + shape[-2:])
     out = []
@@ -454,8 +466,9 @@ def sqrtm(A, blocksize: int = 1):
     nonsingular.  The domain is matrices with no eigenvalue on the closed negative real
     axis, plus singular symmetric positive semidefinite ones.  Outside it: on concrete
     values the result is complex where SciPy's is (a real ``A`` with a negative
-    eigenvalue) and a singular nonsymmetric ``A`` raises ZeraxValueError; under ``jit``
-    or ``vmap`` the result keeps ``A``'s dtype and is NaN.  ``blocksize`` is accepted
+    eigenvalue) and a singular nonsymmetric ``A`` raises ZeraxValueError; under ``jit``,
+    ``vmap``, ``jvp`` or ``grad`` the result keeps ``A``'s dtype and is NaN, and so are
+    its derivatives (JAX's sqrtm has no derivative at all).  ``blocksize`` is accepted
     and ignored (its values do not depend on it).
 
     >>> import zerax.scipy.linalg as zsl

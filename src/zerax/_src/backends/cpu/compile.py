@@ -15,9 +15,11 @@ import hashlib
 import os
 import threading
 
+import numpy as np
+
 from ...base.config import __version__, config
 from .. import kernel_ir as K
-from . import diskcache, engine, threads
+from . import blas, diskcache, engine, threads
 from .emit import Emitter
 
 _MAGIC = b"ZXCPUO1 "
@@ -58,10 +60,10 @@ def _versions() -> str:
 
 class Loaded:
     """A kernel's machine code in this process: ``fn(*inputs, *outputs)`` (a built-in
-    function), and whether it runs parallel loops."""
+    function), whether it runs parallel loops, and whether it calls BLAS."""
 
-    def __init__(self, fn, parallel, symbol):
-        self.fn, self.parallel, self.symbol = fn, parallel, symbol
+    def __init__(self, fn, parallel, symbol, blas):
+        self.fn, self.parallel, self.symbol, self.blas = fn, parallel, symbol, bool(blas)
 
 
 def kernel_key(kernel: K.Kernel, fast_math: bool) -> str:
@@ -115,19 +117,24 @@ def _compile(kernel, symbol, fast_math) -> dict:
     em = Emitter(renamed, module, data_offset=offset, fast_math=fast_math)
     em.build()
     obj = engine.compile_module(module, unroll=not em.parallel)
-    return {"symbol": symbol, "parallel": em.parallel, "offset": offset, "object": obj}
+    return {"symbol": symbol, "parallel": em.parallel, "offset": offset,
+            "blas": sorted(em.blas_letters), "object": obj}
 
 
 def _load(record) -> Loaded:
     if record["parallel"]:
         threads.ensure_loaded(engine.add_runtime_module, engine.address_of)
+    for letter in record["blas"]:        # its symbols known before the object is linked
+        if blas.gemm(np.float64 if letter == "d" else np.float32) is None:
+            raise RuntimeError("the BLAS the kernel calls is not loaded")
     addr = engine.load_object(record["object"], [record["symbol"]])[record["symbol"]]
-    return Loaded(engine.builtin(record["symbol"], addr), record["parallel"], record["symbol"])
+    return Loaded(engine.builtin(record["symbol"], addr), record["parallel"], record["symbol"],
+                  record["blas"])
 
 
 def _write(path, record):
     header = {"symbol": record["symbol"], "parallel": record["parallel"],
-              "offset": record["offset"]}
+              "offset": record["offset"], "blas": record["blas"]}
     try:
         diskcache.write_atomic(path, diskcache.seal(_MAGIC, os.path.basename(path), header,
                                                     [record["object"]]))
@@ -146,14 +153,16 @@ def _read(path) -> dict | None:
     try:
         header, blobs = diskcache.unseal(_MAGIC, os.path.basename(path), data)
         symbol = header.get("symbol")
+        letters = header.get("blas")
         if not (isinstance(symbol, str) and symbol.startswith("zerax_k_") and
                 type(header.get("parallel")) is bool and len(blobs) == 1 and
-                header.get("offset") == engine.array_layout()):
+                header.get("offset") == engine.array_layout() and
+                isinstance(letters, list) and set(letters) <= {"d", "s"}):
             raise diskcache.CacheRejected("malformed or foreign metadata")
     except diskcache.CacheRejected as e:
         return _reject(path, e)
     return {"symbol": symbol, "parallel": header["parallel"], "offset": header["offset"],
-            "object": blobs[0]}
+            "blas": letters, "object": blobs[0]}
 
 
 def _reject(path, why):

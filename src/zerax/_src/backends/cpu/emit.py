@@ -33,7 +33,8 @@ import numpy as np
 from llvmlite import ir
 
 from .. import kernel_ir as K
-from . import mathlib
+from . import blas, mathlib
+from .complexmath import ComplexOps, complex_type
 
 _I1, _I8, _I32, _I64 = ir.IntType(1), ir.IntType(8), ir.IntType(32), ir.IntType(64)
 _F32, _F64 = ir.FloatType(), ir.DoubleType()
@@ -66,6 +67,8 @@ def reg_type(dtype):
         return _F32
     if d == np.float64:
         return _F64
+    if d.kind == "c" and d.itemsize in (8, 16):
+        return complex_type(d)
     raise EmitError(f"the CPU emitter has no {d.name} scalars")
 
 
@@ -77,13 +80,15 @@ def mem_type(dtype):
 
 def supported_dtype(dtype) -> bool:
     d = np.dtype(dtype)
-    return d.kind in "biu" or d in (np.dtype(np.float32), np.dtype(np.float64))
+    return d.kind in "biu" or d in (np.dtype(np.float32), np.dtype(np.float64),
+                                    np.dtype(np.complex64), np.dtype(np.complex128))
 
 
 # Math functions of float64 taken from libm (the inline ones are `mathlib`'s).
 _LIBM = {"tan": "tan", "asin": "asin", "acos": "acos", "sinh": "sinh", "cosh": "cosh",
          "asinh": "asinh", "acosh": "acosh", "atanh": "atanh", "cbrt": "cbrt",
-         "exp2": "exp2", "atan2": "atan2", "pow": "pow"}
+         "exp2": "exp2", "atan2": "atan2", "pow": "pow", "erf": "erf", "erfc": "erfc",
+         "lgamma": "lgamma"}
 _INLINE = {"exp": mathlib._exp, "expm1": mathlib._expm1, "log": mathlib._log,
            "log1p": mathlib._log1p, "tanh": mathlib._tanh, "atan": mathlib._arctan}
 
@@ -99,7 +104,7 @@ class _Scope:
         self.grown = {}     # id of a "grow" buffer -> (pointer slot, capacity slot)
 
 
-class Emitter:
+class Emitter(ComplexOps):
     """Emits one kernel into ``module``."""
 
     def __init__(self, kernel: K.Kernel, module: ir.Module, *, data_offset: int,
@@ -108,6 +113,7 @@ class Emitter:
         self.data_offset = data_offset
         self.flags = ("fast",) if fast_math else ()
         self.parallel = False          # whether the kernel runs a parallel loop
+        self.blas_letters = set()      # the BLAS gemm it calls: "d", "s"
         self.outlined = 0
         self.trig_args = None          # [arguments of sin/cos] while emitting a block
                                        # with the branch-free sin/cos (see _parallel_for)
@@ -410,10 +416,10 @@ class Emitter:
         if slot is None:
             raise EmitError(f"reduction into {s.acc.name}, which is not declared")
         n = self._expr(s.n)
-        if s.combiner == "add" and s.acc.dtype.kind == "f":
+        if s.combiner == "add" and s.acc.dtype.kind in "fc":
             total = self._pairwise(s, n)
             acc = self.b.load(slot)
-            self.b.store(self.b.fadd(acc, total, flags=self.flags), slot)
+            self.b.store(self._sum2(acc, total), slot)
             return
 
         def step():
@@ -422,7 +428,18 @@ class Emitter:
             self.b.store(self._combine(s.combiner, s.acc.dtype, self.b.load(slot), v), slot)
         self._loop(s.var, ir.Constant(_I64, 0), n, step)
 
+    def _sum2(self, x, y, b=None):
+        """x + y of floats or complex numbers (the pairwise sums' addition)."""
+        b = b or self.b
+        if isinstance(x.type, ir.LiteralStructType):
+            return self._c_make(b.fadd(b.extract_value(x, 0), b.extract_value(y, 0)),
+                                b.fadd(b.extract_value(x, 1), b.extract_value(y, 1)), b)
+        return b.fadd(x, y, flags=self.flags)
+
     def _combine(self, combiner, dtype, a, v):
+        if np.dtype(dtype).kind == "c":
+            return self._c_binary({"add": "add", "mul": "mul"}.get(combiner, combiner),
+                                  dtype, a, v)
         if combiner in ("max", "min"):
             return self._binary(combiner, dtype, a, v)
         opname = {"add": "add", "mul": "mul", "or": "or", "and": "and"}[combiner]
@@ -463,13 +480,72 @@ class Emitter:
             b.ret(self._expr(s.value))
 
         self._function(value_fn, _Scope(), emit_value)
-        fn = _pairwise_function(self.module, tag, value_fn, ty)
+        fn = _pairwise_function(self.module, tag, value_fn, ty,
+                                lambda bb, x, y: self._sum2(x, y, bb))
         return self.b.call(fn, [self.b.bitcast(env, _PTR), ir.Constant(_I64, 0), n])
 
     def _call(self, s):
-        if s.name == "reserve":
-            return self._reserve(s)
-        raise EmitError(f"the CPU emitter has no routine {s.name!r}")
+        routine = self._CALLS.get(s.name)
+        if routine is None:
+            raise EmitError(f"the CPU emitter has no routine {s.name!r}")
+        routine(self, s)
+
+    def _gemm(self, s):
+        """BLAS's ``cblas_?gemm`` (row major) per batch element: C = op(A) op(B)."""
+        a, bm, c = s.args
+        p = s.params
+        found = blas.gemm(c.dtype)
+        if found is None:
+            self._gemm_loops(s)
+            return
+        symbol, ilp64 = found
+        self.blas_letters.add("d" if c.dtype == np.float64 else "s")
+        it = _I64 if ilp64 else _I32
+        ty = reg_type(c.dtype)
+        ptr = ty.as_pointer()
+        fn = self._extern(symbol, _VOID, [_I32, _I32, _I32, it, it, it, ty, ptr, it, ptr, it,
+                                          ty, ptr, it])
+        m, n, k = p["m"], p["n"], p["k"]
+        lda = m if p["trans_a"] else k
+        ldb = k if p["trans_b"] else n
+        # (a view's first element: a loop carry's buffer, a row of a stacked value)
+        pa, pb, pc = (self._address(x, (K.Const(0, K.I64),) * len(x.shape))
+                      for x in (a, bm, c))
+        i32 = lambda v: ir.Constant(_I32, v)       # noqa: E731
+        iv = lambda v: ir.Constant(it, v)          # noqa: E731
+
+        def one(bi):
+            off = lambda base, size: self.b.gep(base, [self.b.mul(bi, ir.Constant(_I64, size))])  # noqa: E731,E501
+            self.b.call(fn, [i32(101), i32(112 if p["trans_a"] else 111),
+                             i32(112 if p["trans_b"] else 111), iv(m), iv(n), iv(k),
+                             ir.Constant(ty, 1.0), off(pa, m * k), iv(lda), off(pb, k * n),
+                             iv(ldb), ir.Constant(ty, 0.0), off(pc, m * n), iv(n)])
+        if p["batch"] == 1:
+            one(ir.Constant(_I64, 0))
+        else:
+            bi = K.Var(f"gemm{self.outlined}.b", K.I64)
+            self.outlined += 1
+            self._loop(bi, ir.Constant(_I64, 0), ir.Constant(_I64, p["batch"]),
+                       lambda: one(self.scope.values[bi]))
+
+    def _gemm_loops(self, s):
+        """``gemm`` as loops, where no BLAS library was found (the same products, in
+        the kernel's own order)."""
+        a, bm, c = s.args
+        p = s.params
+        names = K.Namer()
+        bi, i, j, kk = (names.var(f"gemm.{v}", K.I64) for v in "bijk")
+        acc = names.var("gemm.acc", c.dtype)
+        ai = (bi, kk, i) if p["trans_a"] else (bi, i, kk)
+        bj = (bi, j, kk) if p["trans_b"] else (bi, kk, j)
+        prod = K.op("mul", K.Load(a, ai), K.Load(bm, bj))
+        body = [K.Declare(acc, K.Const(0.0, c.dtype)),
+                K.Reduce(acc, "add", kk, p["k"], [], prod),
+                K.Store(c, (bi, i, j), acc)]
+        self._block([K.For(bi, 0, p["batch"], [K.For(i, 0, p["m"], [
+            K.For(j, 0, p["n"], body)])])])
+
+    _CALLS = {"gemm": _gemm, "reserve": _reserve}
 
     _STMT = {}
 
@@ -489,6 +565,8 @@ class Emitter:
         raise EmitError(f"not a kernel-IR expression: {e!r}")
 
     def _const(self, e):
+        if e.dtype.kind == "c":
+            return self._c_const(e.value, e.dtype)
         ty = reg_type(e.dtype)
         if e.dtype.kind == "b":
             return ir.Constant(_I1, int(bool(e.value)))
@@ -525,14 +603,38 @@ class Emitter:
                 return self._cast(self._expr(e.args[0]), e.args[0].dtype, e.dtype)
             if name == "bitcast":
                 return self.b.bitcast(self._expr(e.args[0]), reg_type(e.dtype))
+            if name == "complex":
+                re, im = (self._cast(self._expr(x), x.dtype, reg_dtype_of_part(e.dtype))
+                          for x in e.args)
+                return self._c_make(re, im)
             raise EmitError(f"the CPU emitter has no {name}")
+        if kind == "real":
+            x = self._expr(e.args[0])
+            if e.args[0].dtype.kind == "c":
+                return self._c_real_part(name, x)
+            if name == "imag":
+                return ir.Constant(x.type, 0.0)
+            return self._unary("abs", e.args[0].dtype, x) if name == "cabs" else x
         if kind == "select":
             c, a, b = (self._expr(x) for x in e.args)
             return self.b.select(c, a, b)
         args = [self._expr(x) for x in e.args]
         dtype = e.args[0].dtype
+        try:
+            if dtype.kind == "c":
+                if kind == "cmp":
+                    return self._c_compare(name, *args)
+                if arity == 2:
+                    return self._c_binary(name, dtype, *args)
+                return self._c_unary(name, dtype, args[0])
+        except NotImplementedError as err:
+            raise EmitError(str(err)) from None
         if kind == "cmp":
             return self._compare(name, dtype, *args)
+        if name == "fma":
+            fn = self.module.declare_intrinsic("llvm.fma", [args[0].type],
+                                               ir.FunctionType(args[0].type, [args[0].type] * 3))
+            return self.b.call(fn, args)
         if arity == 2:
             return self._binary(name, dtype, *args)
         return self._unary(name, dtype, args[0])
@@ -759,6 +861,8 @@ class Emitter:
         s, t = np.dtype(src), np.dtype(dst)
         if s == t:
             return x
+        if s.kind == "c" or t.kind == "c":
+            return self._c_cast(x, s, t)
         tt = reg_type(t)
         if t.kind == "b":
             if s.kind == "f":
@@ -897,6 +1001,11 @@ def _loads(e, out):
             _loads(a, out)
 
 
+def reg_dtype_of_part(dtype):
+    """The real dtype of a complex dtype's parts."""
+    return np.dtype(np.float32) if np.dtype(dtype) == np.complex64 else np.dtype(np.float64)
+
+
 def _writes_inputs(kernel) -> bool:
     """Whether any statement stores into an input buffer (an update in place)."""
     inputs = {id(b) for b in kernel.inputs}
@@ -1001,13 +1110,13 @@ def _inner_work(stmts) -> int:
     return work
 
 
-def _pairwise_function(module, tag, value_fn, ty):
+def _pairwise_function(module, tag, value_fn, ty, add):
     """``T sum(env, lo, n)``: NumPy's pairwise summation of ``value(env, lo + i)`` for i
     in [0, n) (see `Emitter._pairwise`)."""
     fnty = ir.FunctionType(ty, [_PTR, _I64, _I64])
     block = ir.Function(module, fnty, f"{tag}.block")
     block.linkage = "internal"
-    _emit_pairwise_block(block, value_fn, ty)
+    _emit_pairwise_block(block, value_fn, ty, add)
     fn = ir.Function(module, fnty, f"{tag}.pairwise")
     fn.linkage = "internal"
     env, lo, n = fn.args
@@ -1021,11 +1130,11 @@ def _pairwise_function(module, tag, value_fn, ty):
     half = b.sub(half, b.srem(half, ir.Constant(_I64, 8)))
     left = b.call(fn, [env, lo, half])
     right = b.call(fn, [env, b.add(lo, half), b.sub(n, half)])
-    b.ret(b.fadd(left, right))
+    b.ret(add(b, left, right))
     return fn
 
 
-def _emit_pairwise_block(fn, value_fn, ty):
+def _emit_pairwise_block(fn, value_fn, ty, add):
     env, lo, n = fn.args
     b = ir.IRBuilder(fn.append_basic_block("entry"))
     zero, one, eight = (ir.Constant(_I64, v) for v in (0, 1, 8))
@@ -1046,7 +1155,7 @@ def _emit_pairwise_block(fn, value_fn, ty):
         acc.add_incoming(res, pre)
         b.cbranch(b.icmp_signed("<", i, n), body, done)
         b.position_at_end(body)
-        acc.add_incoming(b.fadd(acc, value(i)), body)
+        acc.add_incoming(add(b, acc, value(i)), body)
         i.add_incoming(b.add(i, one), body)
         b.branch(head)
         b.position_at_end(done)
@@ -1058,7 +1167,8 @@ def _emit_pairwise_block(fn, value_fn, ty):
     b.position_at_end(short)
     b.cbranch(b.icmp_signed("<=", n, zero), empty, some)
     b.position_at_end(empty)
-    b.ret(ir.Constant(ty, -0.0))
+    b.ret(ir.Constant(ty, [ir.Constant(t, -0.0) for t in ty.elements])
+          if isinstance(ty, ir.LiteralStructType) else ir.Constant(ty, -0.0))
     b.position_at_end(some)
     b.ret(sequential(value(zero), one))
     b.position_at_end(long_)
@@ -1080,11 +1190,11 @@ def _emit_pairwise_block(fn, value_fn, ty):
     b.cbranch(b.icmp_signed("<", i, stop), body, done)
     b.position_at_end(body)
     for k, phi in enumerate(accs):
-        phi.add_incoming(b.fadd(phi, value(b.add(i, ir.Constant(_I64, k)))), body)
+        phi.add_incoming(add(b, phi, value(b.add(i, ir.Constant(_I64, k)))), body)
     i.add_incoming(b.add(i, eight), body)
     b.branch(head)
     b.position_at_end(done)
     r = accs
-    res = b.fadd(b.fadd(b.fadd(r[0], r[1]), b.fadd(r[2], r[3])),
-                 b.fadd(b.fadd(r[4], r[5]), b.fadd(r[6], r[7])))
+    res = add(b, add(b, add(b, r[0], r[1]), add(b, r[2], r[3])),
+              add(b, add(b, r[4], r[5]), add(b, r[6], r[7])))
     b.ret(sequential(res, stop))

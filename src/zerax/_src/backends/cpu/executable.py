@@ -1,8 +1,9 @@
 """A program compiled through the kernel IR for the CPU (`base.Executable`).
 
-``run(*inputs)`` allocates the outputs (large ones on 64-byte boundaries: OpenBLAS
-ran products reading 16-byte-aligned arrays ~30% slower), calls the kernel's machine
-code on the inputs and outputs, and returns the outputs.  Inputs must be C-contiguous
+``run(*inputs)`` runs its steps: for a kernel, allocates the outputs (large ones on
+64-byte boundaries: OpenBLAS ran products reading 16-byte-aligned arrays ~30% slower)
+and calls the kernel's machine code on the inputs and outputs; for a host step, calls
+the primitive's NumPy implementation.  Inputs must be C-contiguous
 arrays of the program's dtypes and shapes (``api/jit.py`` guarantees it).
 """
 
@@ -16,10 +17,11 @@ import numpy as np
 from ...base.compile_log import compiling
 from ...base.dtypes import float0
 from ...base.gc_pause import gc_paused
-from ...ir.ir import Jaxpr, dce
-from .. import kernel_ir as K
-from ..lowering import lower_program
+from ...ir.ir import Jaxpr, Var, dce
+from ...ops.linalg import dot_general_p, product_work
+from ..lowering import format_steps, lower_steps
 from ..sizes import check_program
+from . import blas, threads
 from . import compile as cpu_compile
 
 
@@ -35,8 +37,9 @@ def aligned_empty(shape, dtype):
 
 
 class CpuExecutable:
-    """A program lowered to one kernel (`lowering.lower_program`) and compiled by the
-    CPU emitter; raises `lowering.Unlowerable` when the lowering does not carry it."""
+    """A program lowered to kernels and host steps (`lowering.lower_steps`) and
+    compiled by the CPU emitter; raises `lowering.Unlowerable` when the lowering does
+    not carry it."""
 
     def __init__(self, jaxpr, name, *, fast_math=False):
         self.jaxpr, self.name = jaxpr, name
@@ -49,44 +52,57 @@ class CpuExecutable:
         check_program(jaxpr, f"jit of {name}")  # shapes int64 indexing or memory cannot hold
         start = time.perf_counter()
         with gc_paused():
-            self.kernel_ir = lower_program(jaxpr, "kernel")
-        self.source = K.format_kernel(self.kernel_ir)
+            self.steps = lower_steps(jaxpr)
+        self._jaxpr = jaxpr
+        self.source = format_steps(self.steps)
         self._lowered_s = time.perf_counter() - start
         self._fast_math = fast_math
-        self._loaded = None
+        self._blas_work = max((product_work(e)[1] for e in jaxpr.eqns
+                               if e.primitive is dot_general_p), default=0)
         self.kernel = self._first_call
 
     def _first_call(self, *vals):
-        """Compile (or load) at the first call, as the compile log reports it."""
-        if self._loaded is None:
-            fm = self._fast_math
-            self._loaded = cpu_compile.find(self.kernel_ir, fast_math=fm)
-            if self._loaded is None:     # LLVM compiles it: the compile log says so
-                with compiling(f"jit({self.name})",
-                               f"{len(self.jaxpr.eqns)} equations, 1 kernel",
-                               elapsed=self._lowered_s), gc_paused():
-                    self._loaded = cpu_compile.load_kernel(self.kernel_ir, fast_math=fm)
-            self.kernel = self._make_call()
-        return self.kernel(*vals)
+        """Compile (or load) the kernels at the first call, as the compile log reports."""
+        fm = self._fast_math
+        kernels = [s.kernel for s in self.steps if s.kernel is not None]
+        loaded = [cpu_compile.find(k, fast_math=fm) for k in kernels]
+        if any(x is None for x in loaded):     # LLVM compiles: the compile log says so
+            n = len(kernels)
+            with compiling(f"jit({self.name})",
+                           f"{len(self.jaxpr.eqns)} equations, {n} kernel{'s' * (n != 1)}",
+                           elapsed=self._lowered_s), gc_paused():
+                loaded = [x or cpu_compile.load_kernel(k, fast_math=fm)
+                          for x, k in zip(loaded, kernels)]
+        calls = iter([_kernel_call(x, k) for x, k in zip(loaded, kernels)])
+        call = self._program(calls)
+        if any(x.blas for x in loaded):
+            call = blas.limited(call, self._blas_work, threads.setting)
+        self.kernel = call
+        return call(*vals)
 
-    def _make_call(self):
-        fn = self._loaded.fn
-        outs = [(tuple(b.shape), b.dtype) for b in self.kernel_ir.outputs]
-        if len(outs) == 1:
-            (shape, dtype), = outs
-            small = math.prod(shape) * dtype.itemsize < 4096
+    def _program(self, calls):
+        """The call of the whole program: its one kernel, or the steps in order."""
+        jaxpr = self._jaxpr
+        invars = list(jaxpr.constvars) + list(jaxpr.invars)
+        if len(self.steps) == 1 and self.steps[0].kernel is not None:
+            return next(calls)
+        plan = []
+        for s in self.steps:
+            plan.append((next(calls) if s.kernel is not None else _host_call(s.eqn),
+                         [v if type(v) is Var else np.asarray(v.val) for v in s.ins],
+                         s.outs))
+        outvars = [v if type(v) is Var else np.asarray(v.val) for v in jaxpr.outvars]
+        inputs = set(invars)
 
-            def call1(*vals):
-                o = np.empty(shape, dtype) if small else aligned_empty(shape, dtype)
-                fn(*vals, o)
-                return (o,)
-            call = call1
-        else:
-            def call(*vals):
-                os_ = [aligned_empty(s, d) for s, d in outs]
-                fn(*vals, *os_)
-                return os_
-        return call
+        def run(*vals):
+            env = dict(zip(invars, vals))
+            for fn, ins, outs in plan:
+                results = fn(*[env[v] if type(v) is Var else v for v in ins])
+                env.update(zip(outs, results))
+            # an input returned as it is: a copy (never the caller's own buffer)
+            return [np.array(env[v]) if type(v) is Var and v in inputs else
+                    env[v] if type(v) is Var else np.array(v) for v in outvars]
+        return run
 
     def run(self, *vals):
         outs = self.kernel(*vals)
@@ -95,3 +111,41 @@ class CpuExecutable:
             outs = [np.zeros(a.shape, a.dtype) if z else next(it)
                     for a, z in zip(self.out_avals, self.float0_outs)]
         return list(outs)
+
+
+def _kernel_call(loaded, kernel):
+    """``call(*inputs) -> outputs``: the outputs allocated, the machine code called."""
+    fn = loaded.fn
+    outs = [(tuple(b.shape), b.dtype) for b in kernel.outputs]
+    if len(outs) == 1:
+        (shape, dtype), = outs
+        small = math.prod(shape) * dtype.itemsize < 4096
+
+        def call1(*vals):
+            o = np.empty(shape, dtype) if small else aligned_empty(shape, dtype)
+            fn(*vals, o)
+            return (o,)
+        return call1
+
+    def call(*vals):
+        os_ = [aligned_empty(s, d) for s, d in outs]
+        fn(*vals, *os_)
+        return os_
+    return call
+
+
+def _host_call(eqn):
+    """A host step: the primitive's NumPy implementation (a list of results)."""
+    impl, params = eqn.primitive.impl, dict(eqn.params)
+    multiple = eqn.primitive.multiple_results
+
+    def call(*args):
+        out = impl(*[_c_order(a) for a in args], **params)
+        return [_c_order(o) for o in out] if multiple else [_c_order(out)]
+    return call
+
+
+def _c_order(a):
+    """``a`` as a C-contiguous array (0-d stays 0-d, unlike np.ascontiguousarray)."""
+    a = np.asarray(a)
+    return a if a.flags.c_contiguous else np.array(a, order="C")

@@ -305,6 +305,11 @@ def default_threads() -> int:
         return os.cpu_count() or 1
 
 
+def setting() -> int:
+    """The number of threads compiled programs use (the ``num_threads`` setting)."""
+    return _pool.wanted or default_threads()
+
+
 def set_threads(n: int) -> None:
     """Use ``n`` threads (the caller's included) for the parallel loops from now on,
     starting workers as needed."""

@@ -1,6 +1,8 @@
 """Lowering, shared by every target: a program (``Jaxpr``) to one kernel-IR `Kernel`.
 
-Fusion (``backends/fusion.py``) groups the equations; fused groups become loop nests
+A program is a list of steps (`lower_steps`): kernels, and between them the host calls
+of the primitives in `HOST` (their NumPy implementations).  In a kernel, fusion
+(``backends/fusion.py``) groups the equations; fused groups become loop nests
 (`fused.py`), every other equation is lowered by its primitive's rule (`rules`: the
 shape and slicing primitives in `shape.py`, reductions in `reduce.py`); elementwise
 primitives have one scalar rule each (`elementwise.py`).  A program with a primitive
@@ -18,49 +20,134 @@ import numpy as np
 from .. import kernel_ir as K
 from ..fusion import plan_groups
 from ...ir.ir import ClosedJaxpr, Jaxpr, Literal, Var
+from ...ops.debug import debug_callback_p
+from ...ops.decompositions import cholesky_p, eigh_p, lu_p, qr_p, svd_p, triangular_solve_p
+from ...ops.eig import eig_p
+from ...ops.fft import fft_p
+from ...ops.sort import argsort_p, sort_p
 from . import inplace
 from .context import Ctx, Unlowerable
 from .control_flow import rules as _control_flow_rules
 from .control_flow import sub_programs
-from .elementwise import scalar_rules
+from .elementwise import complex_ok, scalar_rules
 from .fused import fusible, lower_fused
 from .indexing import rules as _indexing_rules
+from .linalg import rules as _linalg_rules
 from .reduce import rules as _reduce_rules
 from .shape import rules as _shape_rules
 
-__all__ = ["Unlowerable", "lower_program", "lower_eqns", "covers", "rules", "scalar_rules"]
+__all__ = ["HOST", "Step", "Unlowerable", "format_steps", "lower_program", "lower_steps",
+           "lower_eqns", "covers", "rules",
+           "scalar_rules"]
+
+# Primitives run between the kernels by their NumPy implementation (LAPACK, pocketfft,
+# the user's callbacks), where they appear at the top level of a program.
+HOST = frozenset({cholesky_p, triangular_solve_p, lu_p, qr_p, eigh_p, svd_p, eig_p, fft_p,
+                  debug_callback_p, sort_p, argsort_p})
 
 # primitive -> rule(ctx, eqn): the statement-level rules
-rules: dict = {**_shape_rules, **_reduce_rules, **_control_flow_rules, **_indexing_rules}
+rules: dict = {**_shape_rules, **_reduce_rules, **_linalg_rules, **_indexing_rules,
+               **_control_flow_rules}
 
 # The dtypes the targets have scalars of.
 _DTYPES = frozenset(np.dtype(d) for d in (
     np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32,
-    np.uint64, np.float32, np.float64))
+    np.uint64, np.float32, np.float64, np.complex64, np.complex128))
 
 
-def covers(jaxpr: Jaxpr) -> str | None:
-    """None when this lowering carries ``jaxpr``, else why not (one reason)."""
-    for v in list(jaxpr.constvars) + list(jaxpr.invars) + list(jaxpr.outvars):
-        if np.dtype(v.aval.dtype) not in _DTYPES:
-            return f"a {np.dtype(v.aval.dtype).name} value"
+def covers(jaxpr: Jaxpr, top: bool = True) -> str | None:
+    """None when this lowering carries ``jaxpr``, else why not (one reason).  Host
+    steps take values of any dtype; the kernels, those of `_DTYPES`.  A sub-program
+    (``top=False``: a loop body, a branch, a call) is lowered into its kernel whole:
+    no host step inside it."""
+    if not top or not any(e.primitive in HOST for e in jaxpr.eqns):  # one kernel
+        for v in list(jaxpr.constvars) + list(jaxpr.invars) + list(jaxpr.outvars):
+            if np.dtype(v.aval.dtype) not in _DTYPES:
+                return f"a {np.dtype(v.aval.dtype).name} value"
     for e in jaxpr.eqns:
         p = e.primitive
+        if p in HOST:
+            if not top:
+                return f"{p.name} inside a sub-program (a loop body, a branch, a call)"
+            continue
         if p not in rules and p not in scalar_rules:
             return f"{p.name} has no kernel-IR rule"
         for v in list(e.invars) + list(e.outvars):
-            if np.dtype(v.aval.dtype) not in _DTYPES:
-                return f"a {np.dtype(v.aval.dtype).name} value in {p.name}"
+            d = np.dtype(v.aval.dtype)
+            if d not in _DTYPES:
+                return f"a {d.name} value in {p.name}"
+            if d.kind == "c" and p in scalar_rules and not complex_ok(e):
+                return f"complex {p.name}"
         subs = sub_programs(e)     # the programs its rule lowers into the kernel
         if subs is None:
             if any(isinstance(val, (Jaxpr, ClosedJaxpr)) for val in e.params.values()):
                 return f"{p.name} has a sub-program"
             continue
         for sub in subs:
-            why = sub if isinstance(sub, str) else covers(sub)
+            why = sub if isinstance(sub, str) else covers(sub, top=False)
             if why is not None:
                 return why
     return None
+
+
+class Step:
+    """One step of a program: a kernel (``kernel``) computing ``outs`` from ``ins``, or
+    a host call of ``eqn``'s primitive (its NumPy implementation: decompositions,
+    FFTs, callbacks) between the kernels."""
+
+    __slots__ = ("kernel", "eqn", "ins", "outs")
+
+    def __init__(self, ins, outs, kernel=None, eqn=None):
+        self.ins, self.outs, self.kernel, self.eqn = list(ins), list(outs), kernel, eqn
+
+
+def format_steps(steps) -> str:
+    """The readable form of a program's steps (``jit(f).lower(x).as_text()``)."""
+    return "\n\n".join(
+        K.format_kernel(s.kernel) if s.kernel is not None else
+        f"host {s.eqn.primitive.name}({', '.join(v.aval.str_short() for v in s.ins)}) -> "
+        f"({', '.join(v.aval.str_short() for v in s.outs)})" for s in steps)
+
+
+def lower_steps(jaxpr: Jaxpr) -> list:
+    """The program as `Step`s: runs of equations lowered to kernels, and host calls."""
+    why = covers(jaxpr)
+    if why is not None:
+        raise Unlowerable(why)
+    if not any(e.primitive in HOST for e in jaxpr.eqns):
+        return [Step(list(jaxpr.constvars) + list(jaxpr.invars), jaxpr.outvars,
+                     kernel=lower_program(jaxpr))]
+    segments, current = [], []
+    for e in jaxpr.eqns:
+        if e.primitive in HOST:
+            if current:
+                segments.append(current)
+                current = []
+            segments.append(e)
+        else:
+            current.append(e)
+    if current:
+        segments.append(current)
+    later = []     # for each segment: the values later segments or the outputs read
+    used = {v for v in jaxpr.outvars if type(v) is Var}
+    for seg in reversed(segments):
+        later.append(set(used))
+        for e in (seg if isinstance(seg, list) else [seg]):
+            used.update(a for a in e.invars if type(a) is Var)
+    later.reverse()
+    steps = []
+    for seg, after in zip(segments, later):
+        if not isinstance(seg, list):
+            steps.append(Step(seg.invars, seg.outvars, eqn=seg))
+            continue
+        defined = {v for e in seg for v in e.outvars}
+        live_in = list(dict.fromkeys(a for e in seg for a in e.invars
+                                     if type(a) is Var and a not in defined))
+        live_out = [v for e in seg for v in e.outvars if v in after]
+        if live_out:
+            steps.append(Step(live_in, live_out, kernel=lower_program(
+                Jaxpr([], live_in, live_out, seg))))
+    return steps
 
 
 def _uses(jaxpr):
@@ -101,11 +188,13 @@ def lower_program(jaxpr: Jaxpr, name: str = "kernel") -> K.Kernel:
 
 def lower_eqns(ctx: Ctx, jaxpr: Jaxpr, owned=frozenset()) -> None:
     """Lower ``jaxpr``'s equations into ``ctx``'s current block (its inputs are bound
-    already).  ``owned``: its invars whose buffers it may overwrite (`inplace.plan`)."""
+    already): the whole program, or a sub-program (a loop body, a branch, a call).
+    ``owned``: its invars whose buffers it may overwrite (loop carries: `inplace.plan`
+    says which updates write into their operand's buffer)."""
     jaxpr = inplace.scheduled(jaxpr)   # reads of an updated operand first
-    outer = ctx.inplace, ctx.program
-    ctx.inplace, ctx.program = inplace.plan(jaxpr, owned).overwrite, jaxpr
-    homes = inplace.forward_homes(ctx, jaxpr, ctx.inplace)
+    outer = ctx.takes, ctx.program
+    ctx.takes, ctx.program = inplace.plan(jaxpr, owned).takes, jaxpr
+    homes = inplace.forward_homes(ctx, jaxpr, ctx.takes)
     try:
         total_uses = _uses(jaxpr)
         for kind, eqns in plan_groups(jaxpr, fusible):
@@ -119,7 +208,7 @@ def lower_eqns(ctx: Ctx, jaxpr: Jaxpr, owned=frozenset()) -> None:
             else:
                 rule(ctx, eqn)
     finally:
-        ctx.inplace, ctx.program = outer
+        ctx.takes, ctx.program = outer
         for v in homes:
             del ctx.out_slots[v]
 

@@ -37,19 +37,14 @@ class Ctx:
         self.block: list = []             # the statements being written
         self.depth = 0                    # open loops (parallel loops only at depth 0)
         self.out_slots: dict = {}         # IR var -> output Buffer it is computed into
-        # {(id(eqn), operand position)} whose buffer the lowering may overwrite, for the
-        # program being lowered (`inplace.plan`)
-        self.inplace: frozenset | set = frozenset()
+        # {output var: the operand var whose buffer it may be computed into} for the
+        # program being lowered (`inplace.plan`: updates in place, carries a loop takes)
+        self.takes: dict = {}
         # the equation loop, lower_eqns(ctx, jaxpr, owned) (lowering/__init__.py): rules
         # of primitives with sub-programs lower them through it (control_flow.py)
         self.lower_eqns = None
         self.program = None               # the (sub-)program whose equations are lowered
         self.recorded: dict = {}          # while loops recorded for their reverse pass
-
-    def overwrites(self, eqn, position=0) -> bool:
-        """Whether ``eqn``'s lowering may write into its operand's buffer (at
-        ``position``) instead of a copy of it (`inplace.plan`)."""
-        return (id(eqn), position) in self.inplace
 
     # -- values
 
@@ -106,10 +101,31 @@ class Ctx:
         self.values[var] = buf
         return buf
 
+    def take_buffer(self, x, out) -> K.Buffer | None:
+        """``x``'s buffer, for ``out`` to be computed into in place (an update that
+        need not copy its operand, a loop carry that starts in its initial value's
+        buffer), when nothing reads it after this equation (`inplace.plan`: the buffer
+        belongs to this program, and no value held in it, ``x`` or a view of it, is read
+        later or is an output); ``out`` is then bound to it.  None otherwise."""
+        if type(x) is Literal or self.takes.get(out) is not x:
+            return None
+        held = self.values.get(x)
+        if not isinstance(held, K.Buffer) or held.size != math.prod(out.aval.shape) or \
+                held.dtype != out.aval.dtype:
+            return None
+        held = held.reshaped(out.aval.shape)
+        self.values[out] = held
+        return held
+
     def temp(self, shape, dtype, fill=None) -> K.Buffer:
         buf = K.Buffer(self.names("t"), shape, dtype, "temp", fill=fill)
         self.temps.append(buf)
         return buf
+
+    @staticmethod
+    def large(elements) -> bool:
+        """Whether a loop nest of ``elements`` iterations pays for running in parallel."""
+        return elements >= PARALLEL_THRESHOLD
 
     # -- statements
 
@@ -139,7 +155,7 @@ class Ctx:
         shape = tuple(shape)
         total = math.prod(shape)
         if parallel is None:
-            parallel = total >= PARALLEL_THRESHOLD
+            parallel = self.large(total)
         with contextlib.ExitStack() as stack:
             idx = []
             first = True

@@ -162,8 +162,9 @@ class Carries:
         inits = eqn.invars[op_first:op_first + n]
 
         def home(k):
-            if ctx.overwrites(eqn, op_first + k):
-                return ctx.buffer(inits[k]), False
+            taken = ctx.take_buffer(inits[k], eqn.outvars[k])
+            if taken is not None:
+                return taken, False
             return ctx.new_buffer(eqn.outvars[k]), True
         return cls(ctx, body, body.invars[first:first + n], body.outvars[:n],
                    [value_of(ctx, a) for a in inits], home)

@@ -12,8 +12,11 @@ from __future__ import annotations
 import numpy as np
 
 from .. import kernel_ir as K
+from ...base import special
 from ...ops import elementwise as ew
+from ...ops import bitcast as bc
 from ...ops import misc
+from ...ops import random_bits as rb
 
 scalar_rules: dict = {}
 
@@ -37,8 +40,27 @@ for _p, _name in {
         ew.tan_p: "tan", ew.asin_p: "asin", ew.acos_p: "acos", ew.atan_p: "atan",
         ew.sinh_p: "sinh", ew.cosh_p: "cosh", ew.tanh_p: "tanh", ew.asinh_p: "asinh",
         ew.acosh_p: "acosh", ew.atanh_p: "atanh", ew.sqrt_p: "sqrt", ew.cbrt_p: "cbrt",
-        ew.abs_p: "abs"}.items():
+        ew.real_p: "real", ew.imag_p: "imag", ew.conj_p: "conj", ew.fma_p: "fma"}.items():
     scalar_rules[_p] = _op(_name)
+
+
+# The elementwise primitives whose complex forms the targets compute (the others
+# are refused for complex operands: `Unlowerable`).
+_COMPLEX_OK = frozenset({ew.add_p, ew.sub_p, ew.mul_p, ew.div_p, ew.neg_p, ew.sign_p,
+                         ew.eq_p, ew.ne_p, ew.max_p, ew.min_p, ew.exp_p, ew.exp2_p,
+                         ew.log_p, ew.log1p_p, ew.expm1_p, ew.sin_p, ew.cos_p, ew.tan_p,
+                         ew.asin_p, ew.acos_p, ew.atan_p, ew.sinh_p, ew.cosh_p, ew.tanh_p,
+                         ew.asinh_p, ew.acosh_p, ew.atanh_p, ew.sqrt_p, ew.rsqrt_p,
+                         ew.abs_p, ew.real_p, ew.imag_p, ew.conj_p, ew.complex_p,
+                         ew.convert_element_type_p, ew.select_n_p, ew.isnan_p,
+                         ew.is_finite_p, ew.integer_pow_p, ew.clamp_p, misc.stop_gradient_p})
+
+
+def complex_ok(eqn) -> bool:
+    """Whether the targets compute ``eqn`` when some of its values are complex."""
+    if eqn.primitive not in _COMPLEX_OK:
+        return False
+    return eqn.primitive is not ew.integer_pow_p or eqn.params["y"] in (-1, 0, 1, 2)
 
 
 def _pow(args, in_dtypes, out_dtype):
@@ -99,12 +121,78 @@ def _convert(args, in_dtypes, out_dtype, *, new_dtype):
     return K.cast(args[0], new_dtype)
 
 
+def _abs(args, in_dtypes, out_dtype):
+    """|x|; of a complex number, its modulus (a real)."""
+    return K.op("cabs" if np.dtype(in_dtypes[0]).kind == "c" else "abs", args[0])
+
+
+def _complex(args, in_dtypes, out_dtype):
+    return K.make_complex(args[0], args[1], out_dtype)
+
+
 def _identity(args, in_dtypes, out_dtype, **params):
     return args[0]
+
+
+def _bitcast(args, in_dtypes, out_dtype, *, new_dtype):
+    return K.bitcast(args[0], new_dtype)
+
+
+def _threefry(args, in_dtypes, out_dtype, *, out, let):
+    """Random123's threefry2x32 (20 rounds of uint32 adds, rotations and xors) on one
+    element, as ``ops/random_bits.py``'s reference; ``let`` names each round's words."""
+    u32 = np.dtype(np.uint32)
+
+    def c(v):
+        return K.Const(v, u32)
+    k0, k1, x0, x1 = args
+    ks = (k0, k1, let(K.op("xor", K.op("xor", k0, k1), c(rb.PARITY))))
+    x0, x1 = let(K.op("add", x0, ks[0])), let(K.op("add", x1, ks[1]))
+    for block in range(5):
+        for r in rb.ROTATIONS[block % 2]:
+            x0 = let(K.op("add", x0, x1))
+            rot = K.op("or", K.op("shl", x1, c(r)), K.op("shr", x1, c(32 - r)))
+            x1 = let(K.op("xor", x0, rot))
+        x0 = let(K.op("add", x0, ks[(block + 1) % 3]))
+        x1 = let(K.op("add", K.op("add", x1, ks[(block + 2) % 3]), c(block + 1)))
+    if out == "xor":
+        return K.op("xor", x0, x1)
+    u64 = np.dtype(np.uint64)
+    return K.op("or", K.op("shl", K.cast(x0, u64), K.Const(32, u64)), K.cast(x1, u64))
+
+
+_threefry.needs_let = True
+
+
+def _special(name):
+    """A special function of the C library (what ``base/special.py``'s kernels call),
+    computed in float64 and rounded to the operand's dtype, as the implementation."""
+    def rule(args, in_dtypes, out_dtype):
+        x = args[0]
+        wide = K.cast(x, np.float64)
+        return K.cast(K.op(name, wide), out_dtype)
+    return rule
+
+
+def _lgamma(args, in_dtypes, out_dtype):
+    """``base.special.lgamma_scalar``: log|Gamma(x)|, +inf at non-positive integers and
+    at +-inf (beyond its largest finite argument too)."""
+    f64 = np.dtype(np.float64)
+    x = K.cast(args[0], f64)
+    inf = K.Const(np.inf, f64)
+    at_pole = K.op("and", K.op("le", x, K.Const(0.0, f64)),
+                   K.op("eq", x, K.op("trunc", x)))
+    big = K.op("or", K.op("eq", K.op("abs", x), inf),
+               K.op("gt", x, K.Const(special._LGAMMA_MAX_X, f64)))
+    y = K.select(K.op("or", big, at_pole), inf, K.op("lgamma", x))
+    return K.cast(K.select(K.op("isnan", x), x, y), out_dtype)
 
 
 scalar_rules.update({
     ew.pow_p: _pow, ew.integer_pow_p: _integer_pow, ew.rsqrt_p: _rsqrt,
     ew.logistic_p: _logistic, ew.select_n_p: _select_n, ew.clamp_p: _clamp,
     ew.convert_element_type_p: _convert, misc.stop_gradient_p: _identity,
+    ew.abs_p: _abs, ew.complex_p: _complex, bc.bitcast_convert_type_p: _bitcast,
+    rb.threefry2x32_p: _threefry, ew.erf_p: _special("erf"), ew.erfc_p: _special("erfc"),
+    ew.lgamma_p: _lgamma,
 })

@@ -87,8 +87,9 @@ def _element(ctx, eqn, args) -> K.Expr:
     rule = scalar_rules.get(eqn.primitive)
     if rule is None:
         raise Unlowerable(f"{eqn.primitive.name} has no kernel-IR rule")
+    extra = {"let": lambda e: _let(ctx, e)} if getattr(rule, "needs_let", False) else {}
     return rule(args, [a.aval.dtype for a in eqn.invars], eqn.outvars[0].aval.dtype,
-                **eqn.params)
+                **eqn.params, **extra)
 
 
 def _let(ctx, expr):

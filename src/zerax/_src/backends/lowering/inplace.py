@@ -12,7 +12,7 @@ carry is updated this way at every step then costs the size of its updates, not 
 its carry.
 
 `plan` answers for one program (in the order of `scheduled`, which moves reads of an
-operand ahead of its update); the rules ask `Ctx.overwrites(eqn, position)`.  A rule
+operand ahead of its update); the rules ask `Ctx.take_buffer(operand, output)`.  A rule
 that binds its output to its operand's buffer (a view) must be in `VIEWS`; every other
 rule's outputs are buffers of their own.
 """
@@ -92,13 +92,14 @@ def scheduled(jaxpr):
 
 
 class Plan:
-    """``overwrite``: {(id(eqn), operand position)} the lowering may overwrite;
+    """``takes``: {output var: the operand var whose buffer it is computed into} (the
+    updates in place, and the initial carries loops take; `Ctx.take_buffer`);
     ``overwritten``: the vars whose buffer some update overwrites (a deferred read of
     one would see the new values); ``storage``: var -> the var whose buffer holds it,
     for the vars of buffers the program owns."""
 
     def __init__(self):
-        self.overwrite: set = set()
+        self.takes: dict = {}
         self.overwritten: set = set()
         self.storage: dict = {}
 
@@ -133,7 +134,7 @@ def plan(jaxpr, owned=frozenset()) -> Plan:
             at_k = sum(a is g for a in e.invars for g in group)
             if at_k == 1 and not any(g in outs for g in group) and \
                     all(j < k for g in group for j in uses.get(g, ()) if j != k):
-                out.overwrite.add((id(e), p))
+                out.takes[e.outvars[o]] = x
                 out.overwritten.update(group)
                 taken[o] = storage[x]
         if e.primitive in VIEWS:
@@ -152,9 +153,9 @@ def plan(jaxpr, owned=frozenset()) -> Plan:
     return out
 
 
-def forward_homes(ctx, jaxpr, overwrite) -> list:
+def forward_homes(ctx, jaxpr, takes) -> list:
     """Before ``jaxpr`` is lowered: an operand that an update or a loop will overwrite
-    (in ``overwrite``, `Plan`) is computed straight into the buffer the result goes to,
+    (in ``takes``, `Plan`) is computed straight into the buffer the result goes to,
     when that has one (``ctx.out_slots``: a program output, a loop's next carry, a row
     of a stacked output), so the result is already there: one buffer from the first
     value to the last, no copy at the end.  (Backwards: a chain of updates passes its
@@ -166,7 +167,7 @@ def forward_homes(ctx, jaxpr, overwrite) -> list:
         find = OVERWRITERS.get(e.primitive)
         for p, o in (find(e) if find is not None else ()):
             x, out = e.invars[p], e.outvars[o]
-            if (id(e), p) in overwrite and x in produced and x not in ctx.out_slots and \
+            if takes.get(out) is x and x in produced and x not in ctx.out_slots and \
                     out in ctx.out_slots:
                 ctx.out_slots[x] = ctx.out_slots[out]
                 added.append(x)

@@ -16,9 +16,11 @@ import math
 
 import numpy as np
 
+from .... import errors
 from .. import kernel_ir as K
-from ...ops.reduce import reduce_max_p, reduce_min_p, reduce_prod_p, reduce_sum_p
-from .context import PARALLEL_THRESHOLD, Ctx
+from ...ops.reduce import (argmax_p, argmin_p, cummax_p, cummin_p, cumprod_p, cumsum_p,
+                           reduce_max_p, reduce_min_p, reduce_prod_p, reduce_sum_p)
+from .context import Ctx, Unlowerable
 
 COMBINER = {reduce_sum_p: "add", reduce_prod_p: "mul", reduce_max_p: "max",
             reduce_min_p: "min"}
@@ -28,6 +30,8 @@ def _unflatten(flat, dims):
     """The multi-index of ``flat`` in C order over ``dims`` (expressions)."""
     if len(dims) == 1:
         return [flat]
+    if 0 in dims:          # (no element: never read)
+        return [K.Const(0, K.I64)] * len(dims)
     out = []
     stride = math.prod(dims)
     for n in dims:
@@ -60,7 +64,7 @@ def reduce_trailing(ctx: Ctx, outvar, shape, axes, kind, value_at) -> None:
         ctx.bind_scalar(outvar, one(()))
         return
     out = ctx.new_buffer(outvar)
-    with ctx.nest(kept, parallel=count * math.prod(kept) >= PARALLEL_THRESHOLD) as idx:
+    with ctx.nest(kept, parallel=ctx.large(count * math.prod(kept))) as idx:
         ctx.emit(K.Store(out, idx, one(idx)))
 
 
@@ -72,7 +76,7 @@ def accumulate_in_order(ctx: Ctx, outvar, shape, axes, kind, value_at) -> None:
     with ctx.nest(out.shape, parallel=False) as oidx:
         ctx.emit(K.Store(out, oidx, identity))
     lead = min(axes)
-    large = math.prod(shape) >= PARALLEL_THRESHOLD
+    large = ctx.large(math.prod(shape))
     with ctx.nest(shape[:lead], parallel=large) as outer, \
             ctx.nest(shape[lead:], parallel=False) as rest:
         idx = tuple(outer) + tuple(rest)
@@ -117,3 +121,80 @@ def _reduce_rule(kind):
 
 
 rules = {p: _reduce_rule(k) for p, k in COMBINER.items()}
+
+
+# --------------------------------------------------------------------------- arg, cumulative
+
+
+def _arg_rule(kind):
+    """argmax/argmin along one axis: the first occurrence wins, and the first NaN."""
+    def rule(ctx: Ctx, eqn):
+        (x,), (out,) = eqn.invars, eqn.outvars
+        axis, index_dtype = eqn.params["axis"], np.dtype(eqn.params["index_dtype"])
+        shape, dtype = tuple(x.aval.shape), np.dtype(x.aval.dtype)
+        if shape == ():
+            ctx.bind_scalar(out, K.Const(0, index_dtype))
+            return
+        if shape[axis] == 0:
+            raise errors.ShapeError(f"attempt to get {kind} of an empty sequence")
+        src = ctx.buffer(x)
+        buf = ctx.new_buffer(out) if out.aval.shape != () else None
+        n, pre, post = shape[axis], shape[:axis], shape[axis + 1:]
+        cmp = "gt" if kind == "argmax" else "lt"
+        with ctx.nest(pre + post) as idx:
+            pidx, qidx = idx[:len(pre)], idx[len(pre):]
+            best = ctx.names.var("best", dtype)
+            pos = ctx.names.var("pos", K.I64)
+            ctx.emit(K.Declare(best, K.Load(src, pidx + (K.Const(0, K.I64),) + qidx)))
+            ctx.emit(K.Declare(pos, K.Const(0, K.I64)))
+            j = ctx.names.var("j", K.I64)
+            v = ctx.names.var("v", dtype)
+            better = K.op(cmp, v, best)
+            if dtype.kind == "f":       # replace a non-NaN best by a bigger value or a NaN
+                better = K.op("and", K.op("eq", best, best),
+                              K.op("or", better, K.op("ne", v, v)))
+            elif dtype.kind == "c":
+                raise Unlowerable(f"{kind} of complex numbers")
+            ctx.emit(K.For(j, 1, n, [K.Let(v, K.Load(src, pidx + (j,) + qidx)),
+                                     K.If(better, [K.Assign(best, v), K.Assign(pos, j)])]))
+            result = K.cast(pos, index_dtype)
+            if buf is None:
+                ctx.bind_scalar(out, result)
+            else:
+                ctx.emit(K.Store(buf, idx, result))
+    return rule
+
+
+def _cumulative_rule(kind):
+    """cumsum/cumprod/cummax/cummin along one axis (reversed: from the end), in order."""
+    def rule(ctx: Ctx, eqn):
+        (x,), (out,) = eqn.invars, eqn.outvars
+        axis, reverse = eqn.params["axis"], eqn.params["reverse"]
+        shape, dtype = tuple(x.aval.shape), np.dtype(x.aval.dtype)
+        if shape == ():
+            ctx.bind_scalar(out, ctx.scalar(x))
+            return
+        if dtype.kind == "c" and kind in ("max", "min"):
+            raise Unlowerable(f"cum{kind} of complex numbers")
+        src = ctx.buffer(x)
+        buf = ctx.new_buffer(out)
+        n, pre, post = shape[axis], shape[:axis], shape[axis + 1:]
+        if n == 0:
+            return
+        with ctx.nest(pre + post) as idx:
+            pidx, qidx = idx[:len(pre)], idx[len(pre):]
+            first = K.Const(n - 1 if reverse else 0, K.I64)
+            acc = ctx.names.var("acc", dtype)
+            ctx.emit(K.Declare(acc, K.Load(src, pidx + (first,) + qidx)))
+            ctx.emit(K.Store(buf, pidx + (first,) + qidx, acc))
+            j = ctx.names.var("j", K.I64)
+            at = K.affine([(j, -1)], n - 1) if reverse else j
+            ctx.emit(K.For(j, 1, n, [
+                K.Assign(acc, _combine(kind, dtype, acc, K.Load(src, pidx + (at,) + qidx))),
+                K.Store(buf, pidx + (at,) + qidx, acc)]))
+    return rule
+
+
+rules.update({argmax_p: _arg_rule("argmax"), argmin_p: _arg_rule("argmin"),
+              cumsum_p: _cumulative_rule("add"), cumprod_p: _cumulative_rule("mul"),
+              cummax_p: _cumulative_rule("max"), cummin_p: _cumulative_rule("min")})

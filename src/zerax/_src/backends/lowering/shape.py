@@ -10,6 +10,7 @@ from .. import kernel_ir as K
 from ...ops.shape import (broadcast_in_dim_p, concatenate_p, iota_p, reshape_p, rev_p,
                           squeeze_p, transpose_p)
 from ...ops.slicing import dynamic_slice_p, dynamic_update_slice_p, pad_p, slice_p
+from ...ops.windows import window_patches_add_p, window_patches_p
 from .context import Ctx
 
 rules: dict = {}
@@ -188,10 +189,8 @@ def _dynamic_update_slice(ctx, eqn):
     x, update, *starts = eqn.invars
     (out,) = eqn.outvars
     st = [_let(ctx, e) for e in _clamped_starts(ctx, starts, x.aval.shape, update.aval.shape)]
-    if ctx.overwrites(eqn) and not ctx.is_scalar(x):   # nothing reads x's old value after
-        buf = ctx.buffer(x)
-        ctx.bind_buffer(out, buf)
-    else:
+    buf = ctx.take_buffer(x, out)              # in place when nothing reads x later
+    if buf is None:
         buf = ctx.new_buffer(out)
         _copy_nest(ctx, buf, out.aval.shape, _operand(ctx, x))
     upd = _operand(ctx, update)
@@ -211,3 +210,68 @@ rules.update({
     concatenate_p: _concatenate, pad_p: _pad, dynamic_slice_p: _dynamic_slice,
     dynamic_update_slice_p: _dynamic_update_slice,
 })
+
+
+# --------------------------------------------------------------------------- windows
+
+
+def _window_source(o, k, stride, dilation):
+    """The operand position of output position ``o`` at window offset ``k``."""
+    return K.affine([(o, stride), (k, dilation)])
+
+
+def _window_linear(ks, window):
+    """The patch index of window offsets ``ks`` (C order)."""
+    terms, stride = [], 1
+    for k, n in zip(reversed(ks), reversed(window)):
+        terms.append((k, stride))
+        stride *= n
+    return K.affine(list(reversed(terms)))
+
+
+def _patches(ctx, eqn):
+    """im2col: one loop per window offset (no division to split the patch index)."""
+    (x,), (out,) = eqn.invars, eqn.outvars
+    window, strides, dil = (eqn.params[k] for k in ("window", "strides", "dilation"))
+    nsp = len(window)
+    lead = len(x.aval.shape) - nsp
+    out_sp = tuple(out.aval.shape[lead + 1:])
+    buf = ctx.new_buffer(out)
+    if int(np.prod(out.aval.shape, dtype=np.int64)) == 0:
+        return
+    read = _operand(ctx, x)
+    with ctx.nest(tuple(x.aval.shape[:lead]) + tuple(window) + out_sp) as idx:
+        li, ks, os_ = idx[:lead], idx[lead:lead + nsp], idx[lead + nsp:]
+        src = tuple(li) + tuple(_window_source(o, k, s, d)
+                                for o, k, s, d in zip(os_, ks, strides, dil))
+        dst = tuple(li) + (_window_linear(ks, window),) + tuple(os_)
+        ctx.emit(K.Store(buf, dst, read(src)))
+
+
+def _patches_add(ctx, eqn):
+    """col2im: zeros, then each patch element added where it was read from.  Windows
+    overlap, so the adds of one leading index run in order; distinct leading indices
+    write distinct elements and may run in parallel."""
+    (p,), (out,) = eqn.invars, eqn.outvars
+    window, strides, dil = (eqn.params[k] for k in ("window", "strides", "dilation"))
+    nsp = len(window)
+    lead = len(p.aval.shape) - nsp - 1
+    out_sp = tuple(p.aval.shape[lead + 1:])
+    dtype = np.dtype(out.aval.dtype)
+    buf = ctx.new_buffer(out)
+    with ctx.nest(out.aval.shape, parallel=False) as idx:
+        ctx.emit(K.Store(buf, idx, K.Const(0, dtype)))
+    if int(np.prod(p.aval.shape, dtype=np.int64)) == 0:
+        return
+    read = _operand(ctx, p)
+    large = ctx.large(int(np.prod(p.aval.shape, dtype=np.int64)))
+    with ctx.nest(tuple(p.aval.shape[:lead]), parallel=large) as li, \
+            ctx.nest(tuple(window) + out_sp, parallel=False) as rest:
+        ks, os_ = rest[:nsp], rest[nsp:]
+        dst = tuple(li) + tuple(_window_source(o, k, s, d)
+                                for o, k, s, d in zip(os_, ks, strides, dil))
+        src = tuple(li) + (_window_linear(ks, window),) + tuple(os_)
+        ctx.emit(K.Store(buf, dst, K.op("add", K.Load(buf, dst), read(src))))
+
+
+rules.update({window_patches_p: _patches, window_patches_add_p: _patches_add})

@@ -8,5 +8,6 @@ from .compile import compile_jaxpr, generate_source  # noqa: F401
 from . import lower_control_flow, lower_decompositions, lower_linalg  # noqa: F401  (rule tables)
 from . import lower_calls, lower_debug  # noqa: F401  (rule tables)
 from .executable import backend  # noqa: F401
-from . import lower_elementwise, lower_misc  # noqa: F401  (fill the rule tables)
+from . import lower_collectives, lower_elementwise, lower_misc  # noqa: F401  (rule tables)
+from . import host_loops  # noqa: F401  (host rules of loops whose bodies call MPI)
 from . import lower_shape, lower_reduce, lower_indexing  # noqa: F401  (fill the rule tables)

@@ -27,7 +27,7 @@ from .fusion import (  # noqa: F401  (dtype_name, literal_text, LoweringError: f
     IndexReads, concat_sources, index_reads, literal_text, plan_groups)
 from .loops import (block_nest, drop_copy, independent_parts, inplace_plan, output_buffer,
                     owned_invars, parallel_blocks, scheduled)
-from .rules import host_rule_of, lowering_of, scalar_rule_of
+from .rules import host_call_of, host_rule_of, lowering_of, scalar_rule_of
 from . import vecmath
 from .scalar_types import ExactTypes, cast_free
 
@@ -717,11 +717,17 @@ def generate(jaxpr: ir.Jaxpr) -> Program:
         if kind == "host":
             (e,) = eqns
             prim = e.primitive
-            keys = tuple(sorted(e.params))
-            fn = f"_{prim.name}"
-            helpers[fn] = _host_impl(prim, keys)
-            ins = ", ".join([pyname(a) for a in e.invars] +
-                            [_param_text(e.params[k]) for k in keys])
+            maker = host_call_of(prim)
+            if maker is not None:   # its own function (a loop around a compiled body)
+                fn, helpers_fn = maker(e)
+                helpers[fn] = helpers_fn
+                ins = ", ".join(pyname(a) for a in e.invars)
+            else:
+                keys = tuple(sorted(e.params))
+                fn = f"_{prim.name}"
+                helpers[fn] = _host_impl(prim, keys)
+                ins = ", ".join([pyname(a) for a in e.invars] +
+                                [_param_text(e.params[k]) for k in keys])
             outs = ", ".join(pyname(v) for v in e.outvars)
             lines.append(f"    # {prim.name} " +
                          " x ".join(a.aval.str_short() for a in e.invars) + " (host)")

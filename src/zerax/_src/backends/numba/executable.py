@@ -23,8 +23,7 @@ from ...ir.ir import ClosedJaxpr, Jaxpr, dce, eval_jaxpr
 from ...ops.linalg import dot_general_p, product_work
 from ..base import CPU
 from ..cpu.executable import CpuExecutable
-from ..kernel_ir import format_kernel
-from ..lowering import covers, lower_program
+from ..lowering import Unlowerable, covers, format_steps, lower_steps
 from . import native, random_kernels, threads
 from .codegen import LoweringError
 from .compile import compile_jaxpr, generate_source
@@ -181,12 +180,15 @@ class NumbaBackend:
 
     def compile(self, jaxpr, name: str, *, fast_math: bool = False):
         if kernel_ir_enabled() and covers(jaxpr) is None:
-            return CpuExecutable(jaxpr, name, fast_math=fast_math)
+            try:
+                return CpuExecutable(jaxpr, name, fast_math=fast_math)
+            except Unlowerable:      # a case the quick check could not see
+                pass
         return NumbaExecutable(jaxpr, name)
 
     def source(self, jaxpr) -> str:
         if kernel_ir_enabled() and covers(jaxpr) is None:
-            return format_kernel(lower_program(jaxpr, "kernel"))
+            return format_steps(lower_steps(jaxpr))
         return generate_source(jaxpr)
 
     def apply(self, prim, buffers, params):

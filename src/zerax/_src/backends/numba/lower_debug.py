@@ -1,15 +1,12 @@
 """The Numba rule of ``debug_callback`` (ops/debug.py): a call back into Python from
-inside the compiled kernel, in a ``with numba.objmode():`` block.
+inside the compiled kernel, through an object-mode block (`lower_util.emit_python_call`).
 
 One rule serves the top level of a program and the bodies of compiled loops and
 branches (scan, fori_loop, while_loop, cond), so a print in a loop body runs at each
 iteration, in order with the loop's other work.  The kernel passes the operands (views
 of its buffers, or scalars) to a Python helper of the generated module, which makes
 them NumPy values of their dtypes and calls the primitive's implementation (which
-copies them into zerax Arrays for the user's function).  Object mode resolves names
-through the module a function claims to be from, and the generated module is not an
-imported one: the block reaches its helper through ``runtime.HELPERS``, where every
-compiled program's helpers are registered.  A top-level host call between
+copies them into zerax Arrays for the user's function).  A top-level host call between
 kernels would not do: host calls write their parameters into the program's source as
 text (codegen.py's ``_param_text``), and a Python function is no text.
 
@@ -28,7 +25,7 @@ import numpy as np
 
 from ...core.core import run_impl
 from ...ops.debug import debug_callback_p
-from . import runtime
+from .lower_util import emit_python_call
 from .rules import lowering_rules
 
 _names = itertools.count()
@@ -55,16 +52,9 @@ def _debug_callback_lower(ctx, eqn):
             literals[i] = np.asarray(a.val)
         else:
             texts.append(text)
-    name = ctx.helper(f"_zx_debug{next(_names)}",
-                      _host_call(eqn.params, [a.aval for a in eqn.invars], literals))
     ctx.emit(f"# debug_callback {eqn.params['callback'].__name__} (calls back into Python)")
-    ctx.emit("with numba.objmode():")
-    with ctx.block():
-        # Object mode does not see the generated module's globals (Numba looks them up
-        # by module name, and the module is not imported): reach the helper through the
-        # registry every compiled program's helpers are added to (compile.py).
-        ctx.emit(f"__import__({runtime.__name__!r}, fromlist=['HELPERS'])"
-                 f".HELPERS[{name!r}]({', '.join(texts)})")
+    emit_python_call(ctx, f"_zx_debug{next(_names)}",
+                     _host_call(eqn.params, [a.aval for a in eqn.invars], literals), texts)
 
 
 lowering_rules[debug_callback_p] = _debug_callback_lower

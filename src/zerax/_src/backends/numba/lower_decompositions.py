@@ -2,13 +2,14 @@
 
 At the top level of a jitted program a decomposition is a call to its NumPy
 implementation from the Python glue between the Numba kernels (``host_rules``).
-Inside compiled loop and branch bodies, cholesky, lu and triangular_solve are the
-Numba loop nests below (helpers compiled once, on first use); qr, eigh, svd and eig
-(ops/eig.py) call back into Python there, in a ``with numba.objmode():`` block (as
-``debug_callback`` does, lower_debug.py), to the same NumPy/LAPACK implementation the
-top level calls, so a loop gives the values of the same program without the loop.
-Such a kernel is compiled by Numba in each process (the native cache does not keep
-kernels that call back into Python).
+Inside compiled loop and branch bodies, cholesky, lu and triangular_solve of real
+matrices are the Numba loop nests below (helpers compiled once, on first use); those
+of complex matrices, and qr, eigh, svd and eig (ops/eig.py), call back into Python
+there, through an object-mode block (as ``debug_callback`` does:
+`lower_util.emit_python_call`), to the same NumPy/LAPACK implementation the top level
+calls, so a loop gives the values of the same program without the loop.  Such a kernel
+is compiled by Numba in each process (the native cache does not keep kernels that call
+back into Python).
 """
 
 from __future__ import annotations
@@ -19,8 +20,8 @@ import numpy as np
 
 from ...ops.decompositions import cholesky_p, eigh_p, lu_p, qr_p, svd_p, triangular_solve_p
 from ...ops.eig import eig_p
-from . import runtime
 from .fusion import dtype_name
+from .lower_util import emit_python_call
 from .rules import host_rules, lowering_rules
 
 
@@ -172,9 +173,19 @@ def _triangular_solve_lower_numba(ctx, eqn):
     _nb_bind(ctx, eqn.outvars[0], f"{_nb_helper(ctx, _nb_triangular_solve)}({a}, {b}, {flags})")
 
 
-lowering_rules[cholesky_p] = _cholesky_lower_numba
-lowering_rules[lu_p] = _lu_lower_numba
-lowering_rules[triangular_solve_p] = _triangular_solve_lower_numba
+def _real_or_host(rule):
+    """``rule`` (a real loop nest) for real operands; complex ones call the NumPy
+    implementation, as qr does (`_in_loop_host_lower`)."""
+    def lower(ctx, eqn):
+        if any(np.dtype(a.aval.dtype).kind == "c" for a in eqn.invars):
+            return _in_loop_host_lower(ctx, eqn)
+        return rule(ctx, eqn)
+    return lower
+
+
+lowering_rules[cholesky_p] = _real_or_host(_cholesky_lower_numba)
+lowering_rules[lu_p] = _real_or_host(_lu_lower_numba)
+lowering_rules[triangular_solve_p] = _real_or_host(_triangular_solve_lower_numba)
 
 
 def _in_loop_host_lower(ctx, eqn):
@@ -186,7 +197,7 @@ def _in_loop_host_lower(ctx, eqn):
     # Named by primitive, parameters and arity: compiled programs are memoised by their
     # source text, and the same decomposition must give the same text in every process.
     digest = hashlib.sha1(repr((prim.name, params, n_out)).encode()).hexdigest()[:12]
-    name = ctx.helper(f"_zx_host_{prim.name}_{digest}", _writer(prim, params, n_out))
+    name = f"_zx_host_{prim.name}_{digest}"
     ins = [ctx.name(a) for a in eqn.invars]
     outs = []
     for v in eqn.outvars:
@@ -195,12 +206,7 @@ def _in_loop_host_lower(ctx, eqn):
         outs.append(out)
     ctx.emit(f"# {prim.name} " + " x ".join(a.aval.str_short() for a in eqn.invars) +
              " (calls back into NumPy)")
-    ctx.emit("with numba.objmode():")
-    with ctx.block():
-        # Object mode resolves globals through the module the function claims to be
-        # from, and the generated module is not an imported one (see lower_debug.py).
-        ctx.emit(f"__import__({runtime.__name__!r}, fromlist=['HELPERS'])"
-                 f".HELPERS[{name!r}]({', '.join(ins + outs)})")
+    emit_python_call(ctx, name, _writer(prim, params, n_out), ins + outs)
 
 
 def _writer(prim, params, n_out):

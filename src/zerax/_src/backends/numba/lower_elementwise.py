@@ -4,8 +4,7 @@ Each rule ``rule(args, in_dtypes, out_dtype, ctx, **params)`` is the source text
 element of its primitive, given its operands' texts; codegen fuses runs of such
 equations into one loop nest.  The primitives come from ``ops/elementwise.py`` (arithmetic,
 comparisons, logic, math functions, complex parts, conversion), ``ops/special_ops.py``
-(iterative special functions), ``ops/bitcast.py``, ``ops/random_bits.py`` (threefry2x32)
-and ``ops/collectives.py`` (psum/pmax/pmin of an operand that does not vary over its axis).
+(iterative special functions), ``ops/bitcast.py``, ``ops/random_bits.py`` (threefry2x32).
 
 NumPy's scalar functions are used inside njit code so that special values (inf, nan)
 behave as in eager mode; where Numba's operators differ from NumPy's at the edges
@@ -32,7 +31,6 @@ from numba.extending import intrinsic
 
 from ...base import special, special_kernels
 from ...ops import bitcast as bc
-from ...ops import collectives as co
 from ...ops import elementwise as ew
 from ...ops import special_ops as so
 from ...ops import random_bits as rb
@@ -88,6 +86,7 @@ _SCALAR = {
     ew.rsqrt_p: "1.0 / np.sqrt({0})", ew.cbrt_p: "np.cbrt({0})", ew.abs_p: "np.abs({0})",
     ew.real_p: "{0}.real", ew.imag_p: "{0}.imag", ew.conj_p: "np.conj({0})",
     ew.complex_p: "complex({0}, {1})",
+    ew.fma_p: "{0} * {1} + {2}",     # contracted into one FMA (KERNEL_FASTMATH)
 }
 for _p, _t in _SCALAR.items():
     scalar_rules[_p] = _scalar(_t)
@@ -548,7 +547,8 @@ scalar_rules[so.expi_p] = _kernel_rule("expint", prefix=("-1.0",))
 for _k, _p in enumerate((so.bessel_j0_p, so.bessel_j1_p, so.bessel_y0_p, so.bessel_y1_p)):
     scalar_rules[_p] = _kernel_rule("bessel_jy", extra=(f"{float(_k)!r}",))
 scalar_rules[so.bessel_jv_p] = _kernel_rule("jv")
-scalar_rules[so.bessel_iv_p] = _kernel_rule("iv")
+scalar_rules[so.bessel_iv_p] = _kernel_rule("iv", ("0.0",))
+scalar_rules[so.bessel_ive_p] = _kernel_rule("iv", ("1.0",))
 scalar_rules[so.sph_legendre_p] = _kernel_rule("sph_legendre")
 
 
@@ -627,20 +627,3 @@ def _threefry_scalar(args, in_dtypes, out_dtype, ctx, *, out):
 
 
 scalar_rules[rb.threefry2x32_p] = _threefry_scalar
-
-
-# --------------------------------------------------------------------------- collectives.py
-
-def _reduce_scalar(prim):
-    """Compiled code meets a collective only when its operand does not vary over the axis
-    (a jitted function called inside the vmap with unmapped arguments): every member
-    holds the operand, so psum multiplies by the members and pmax/pmin keep it."""
-    def rule(args, in_dtypes, out_dtype, ctx, *, axis_name, axis_size):
-        if prim is co.psum_p:
-            return f"{args[0]} * np.{np.dtype(out_dtype).name}({int(np.prod(axis_size))})"
-        return args[0]
-    return rule
-
-
-for _p in (co.psum_p, co.pmax_p, co.pmin_p):
-    scalar_rules[_p] = _reduce_scalar(_p)

@@ -1,14 +1,11 @@
-"""The Numba rules of ``stop_gradient`` (ops/misc.py), ``fft`` (ops/fft.py) and the
-collectives that are not elementwise (ops/collectives.py).
+"""The Numba rules of ``stop_gradient`` (ops/misc.py) and ``fft`` (ops/fft.py).
 
-``stop_gradient`` is a copy.  ``fft`` and ``all_gather`` run on the host (``host_rules``)
-at the top level: a call of the primitive's NumPy implementation (pocketfft for the FFT)
-from the Python glue between compiled kernels, as the LAPACK-backed decompositions are.
-Inside compiled loop and branch bodies (scan, fori_loop, while_loop, cond, switch) the
-FFT is the native Numba transform of fft_kernels.py, called from the generated code
-(no call back into Python per iteration, and the kernel stays in the native disk
-cache); ``all_gather`` is not available there, and ``unsupported`` says so to the user.
-``axis_index`` never reaches compilation.
+``stop_gradient`` is a copy.  ``fft`` runs on the host (``host_rules``) at the top
+level: a call of the primitive's NumPy implementation (pocketfft) from the Python glue
+between compiled kernels, as the LAPACK-backed decompositions are.  Inside compiled
+loop and branch bodies (scan, fori_loop, while_loop, cond, switch) the FFT is the
+native Numba transform of fft_kernels.py, called from the generated code (no call back
+into Python per iteration, and the kernel stays in the native disk cache).
 """
 
 from __future__ import annotations
@@ -17,7 +14,6 @@ import math
 
 import numpy as np
 
-from ...ops import collectives as co
 from ...ops import fft as ft
 from ...ops import misc
 from . import fft_kernels
@@ -118,13 +114,3 @@ def _fft_lower(ctx, eqn):
 
 
 lowering_rules[ft.fft_p] = _fft_lower
-
-
-# --------------------------------------------------------------------------- collectives
-
-host_rules[co.all_gather_p] = _always  # compiled only with an unmapped operand: rare
-co.all_gather_p.unsupported["lower_numba"] = (
-    "all_gather of a value that does not vary over its axis runs on the host between "
-    "compiled kernels, not inside compiled loop or branch bodies")
-co.axis_index_p.unsupported["lower_numba"] = (
-    "axis_index is always resolved by its vmap before compilation")

@@ -9,8 +9,10 @@ dependence are opened with `Serial` and are never parallel.
 
 from __future__ import annotations
 
+import numba
 import numpy as np
 
+from . import runtime
 from .codegen import dtype_name
 
 
@@ -80,3 +82,35 @@ def copy_loop(ctx, out, out_ix_fn, src, src_ix_fn, shape):
         return
     with ctx.nest(shape) as idx:
         ctx.emit(f"{out}[{index_text(out_ix_fn(idx))}] = {src}[{index_text(src_ix_fn(idx))}]")
+
+
+PYTHON_CALL_PREFIX = "_zx_py_"   # the trampolines below (native.harvest declines them)
+
+
+def _trampoline(name: str, n_args: int):
+    """An njit function of ``n_args`` arguments whose one statement is an object-mode
+    block calling helper ``name`` of ``runtime.HELPERS``."""
+    args = ", ".join(f"a{i}" for i in range(n_args))
+    text = (f"def {PYTHON_CALL_PREFIX}{name}({args}):\n"
+            "    with numba.objmode():\n"
+            f"        __import__({runtime.__name__!r}, fromlist=['HELPERS'])"
+            f".HELPERS[{name!r}]({args})\n")
+    space = {"numba": numba}
+    exec(compile(text, f"<zerax python call {name}>", "exec"), space)  # noqa: S102
+    return numba.njit(space[f"{PYTHON_CALL_PREFIX}{name}"], cache=False)
+
+
+def emit_python_call(ctx, name: str, fn, args) -> None:
+    """Emit a call from the kernel to the Python function ``fn`` (registered as helper
+    ``name``) with the operand texts ``args`` (arrays or scalars).
+
+    The object-mode block sits in an njit function of its own that the kernel calls, not
+    in the kernel: Numba's with-lifting miscompiles a kernel in which both branches of
+    one ``if`` hold an object-mode block ("Instruction does not dominate all uses", a
+    ``cond`` with a callback or a host decomposition in each branch).  Object mode does
+    not see the generated module's globals (Numba looks them up by module name, and the
+    module is not imported), so the block reaches ``fn`` through ``runtime.HELPERS``,
+    where every compiled program's helpers are registered (compile.py)."""
+    ctx.helper(name, fn)
+    call = ctx.helper(PYTHON_CALL_PREFIX + name, _trampoline(name, len(args)))
+    ctx.emit(f"{call}({', '.join(args)})")

@@ -54,6 +54,7 @@ import numpy as np
 from ...base.config import __version__
 from . import direct, guard
 from ..cpu import diskcache
+from .lower_util import PYTHON_CALL_PREFIX
 from .machine import host_cpu, target_machine
 
 FORMAT = 4
@@ -201,6 +202,8 @@ def harvest(module, program, seen) -> dict | None:
     from numba.core.typed_passes import _reload_parfors
     from numba.np.numpy_support import as_dtype
     kernels, directs = {}, {}
+    if any(h.startswith(PYTHON_CALL_PREFIX) for h in program.helpers):
+        return None  # a kernel calls back into Python objects of this process
     for name, _ in program.kernels:
         disp = module.__dict__[name]
         described = seen.get(name)

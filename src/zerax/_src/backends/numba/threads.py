@@ -12,12 +12,11 @@ The model, fixed here:
   on, at most the size of Numba's pool).  Numba's parallel loops use that many threads.
 * **BLAS runs on one thread inside compiled programs**, whatever NumPy uses outside
   them, except for products large enough that threading pays on any machine
-  (``PARALLEL_BLAS_MIN_WORK`` multiply-adds or more in one product), which get
-  ``num_threads``, and medium products (``SHARED_BLAS_MIN_WORK`` or more), which get
-  the threads of the setting that other processes leave idle (``idle_threads``: the
-  setting less the other runnable processes of the last minute's load average, read at
-  most once a second), so a quiet machine multiplies on every core and a busy one on
-  one.  The BLAS thread count is set through the libraries' own calls
+  (``cpu.blas.PARALLEL_BLAS_MIN_WORK`` multiply-adds or more in one product), which get
+  ``num_threads``, and medium products (``cpu.blas.SHARED_BLAS_MIN_WORK`` or more), which get
+  the threads of the setting that other work leaves idle (``idle_threads``: the
+  setting less the threads running beside this one now, `cpu.blas.idle_threads`), so a
+  quiet machine multiplies on every core and a busy one on one.  The BLAS thread count is set through the libraries' own calls
   (``openblas_set_num_threads`` found in the loaded library) around each program call
   and restored after it, so NumPy code outside zerax keeps its own setting.
 
@@ -39,7 +38,6 @@ import ctypes
 import os
 import sys
 import threading
-import time
 import warnings
 
 from llvmlite import ir
@@ -48,16 +46,8 @@ from numba.core import cgutils
 from numba.extending import intrinsic
 
 from .... import errors
+from ..cpu import blas as cpu_blas
 from ..cpu import threads as cpu_threads
-
-# Multiply-adds in one product from which BLAS gets ``num_threads`` threads: below it
-# (measured on 2 cores: 128x784x512 ran 7 ms on one thread and 50-80 ms on two with
-# one other busy process; 512^3 was no faster on two) a product runs on one thread.
-PARALLEL_BLAS_MIN_WORK = 2 ** 28
-# Multiply-adds in one product from which BLAS gets the threads other processes leave
-# idle (measured on 2 cores, quiet: an MLP step with 128x784x512 products took 20 ms on
-# one BLAS thread and 11 ms on two; below about 2^24 a second thread does not pay).
-SHARED_BLAS_MIN_WORK = 2 ** 24
 
 # The OpenBLAS builds NumPy and SciPy ship name their symbols differently.
 _OPENBLAS_NAMES = (
@@ -180,30 +170,15 @@ def blas_libraries() -> int:
     return len(_find_blas())
 
 
-_idle = [0.0, 1]   # [when last read (monotonic seconds), idle threads then]
-
-
 def idle_threads() -> int:
-    """The threads of the setting that other processes leave idle: ``num_threads`` less
-    the runnable processes beside this one (the 1-minute load average minus this
-    process's own thread), at least 1; read at most once a second."""
-    now = time.monotonic()
-    if now - _idle[0] > 1.0:
-        try:
-            others = max(0.0, os.getloadavg()[0] - 1.0)
-        except OSError:
-            others = 0.0
-        _idle[0], _idle[1] = now, max(1, min(num_threads(), num_threads() - round(others)))
-    return _idle[1]
+    """The threads of the setting that other processes leave idle (`cpu.blas`)."""
+    return cpu_blas.idle_threads(num_threads())
 
 
 def blas_threads_for(work: int) -> int:
-    """BLAS's threads inside a program whose largest product does ``work`` multiply-adds."""
-    if work >= PARALLEL_BLAS_MIN_WORK:
-        return num_threads()
-    if work >= SHARED_BLAS_MIN_WORK:
-        return idle_threads()
-    return 1
+    """BLAS's threads inside a program whose largest product does ``work`` multiply-adds
+    (the policy of `cpu.blas.threads_for`)."""
+    return cpu_blas.threads_for(work, num_threads())
 
 
 def wrap_program(kernel, *, parallel: bool, blas: bool, blas_work: int = 0):

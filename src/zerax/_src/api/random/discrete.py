@@ -1,7 +1,5 @@
-"""The remaining samplers, JAX 0.10's algorithms step for step: poisson (Knuth below
-lam = 10, transformed rejection above), binomial (inversion / BTRS), multinomial,
-lognormal, pareto, weibull_min, rayleigh, wald, geometric, triangular, maxwell,
-double_sided_maxwell, multivariate_normal (cholesky/eigh/svd) and orthogonal.
+"""Samplers of counts, JAX 0.10's algorithms step for step: poisson (Knuth below lam = 10,
+transformed rejection above), binomial (inversion / BTRS), multinomial and geometric.
 """
 
 from __future__ import annotations
@@ -11,20 +9,13 @@ import numpy as np
 from .... import errors
 from ...lax import lax
 from ... import numpy as jnp
-from ...numpy import linalg
 from ...lax.control_flow import scan, while_loop
 from ...ops import elementwise as ew
 from . import keys as K
 from . import samplers as S
-from ._util import bshape, cast, check_shape, float_dtype, int_dtype, param, quiet
+from ._util import bshape, cast, check_shape, float_dtype, int_dtype, param, quiet, scalar_of
 from .gamma import _bshapes
 
-
-def _f(dtype, v):
-    return np.array(v, dtype)
-
-
-# --------------------------------------------------------------------------- poisson
 
 def _poisson_knuth(data, lam, shape, dtype, max_iters):
     f32 = np.dtype(np.float32)
@@ -32,8 +23,8 @@ def _poisson_knuth(data, lam, shape, dtype, max_iters):
     def body_fn(carry):
         i, k, rng, log_prod = carry
         rng, sub = S._split2(rng)
-        k = jnp.where(ew.gt(log_prod, ew.neg(lam)), ew.add(k, _f(dtype, 1)), k)
-        u = S._uniform(sub, shape, f32, _f(f32, 0.0), _f(f32, 1.0))
+        k = jnp.where(ew.gt(log_prod, ew.neg(lam)), ew.add(k, scalar_of(dtype, 1)), k)
+        u = S._uniform(sub, shape, f32, scalar_of(f32, 0.0), scalar_of(f32, 1.0))
         return ew.add(i, np.int64(1)), k, rng, ew.add(log_prod, ew.log(u))
 
     def cond_fn(carry):
@@ -44,12 +35,12 @@ def _poisson_knuth(data, lam, shape, dtype, max_iters):
     k0 = jnp.zeros(shape, dtype)
     lp0 = jnp.zeros(shape, f32)
     k = while_loop(cond_fn, body_fn, (np.int64(0), k0, data, lp0))[1]
-    return cast(ew.sub(k, _f(dtype, 1)), dtype)
+    return cast(ew.sub(k, scalar_of(dtype, 1)), dtype)
 
 
 def _poisson_rejection(data, lam, shape, dtype, max_iters):
     ldt = np.dtype(lam.dtype)
-    c = lambda v: _f(ldt, v)   # noqa: E731  (JAX's weak Python constants, in lam's dtype)
+    c = lambda v: scalar_of(ldt, v)   # noqa: E731  (JAX's weak Python constants, in lam's dtype)
     log_lam = ew.log(lam)
     b = ew.add(c(0.931), ew.mul(c(2.53), ew.sqrt(lam)))
     a = ew.add(c(-0.059), ew.mul(c(0.02483), b))
@@ -105,17 +96,15 @@ def poisson(key, lam, shape=None, dtype=None):
         check_shape("poisson", shape, lam=lam)
     lam = cast(bshape(lam, shape), np.float32)
     f32 = np.dtype(np.float32)
-    use_knuth = ew.bitwise_or(ew.ne(lam, lam), ew.lt(lam, _f(f32, 10)))
+    use_knuth = ew.bitwise_or(ew.ne(lam, lam), ew.lt(lam, scalar_of(f32, 10)))
     lam_knuth = ew.select_n(use_knuth, jnp.zeros_like(lam), lam)
     lam_rej = ew.select_n(use_knuth, lam, jnp.full_like(lam, 1e5))
     max_iters = np.iinfo(dtype).max
     result = ew.select_n(use_knuth,
                          _poisson_rejection(data, lam_rej, shape, dtype, max_iters),
                          _poisson_knuth(data, lam_knuth, shape, dtype, max_iters))
-    return ew.select_n(ew.eq(lam, _f(f32, 0)), result, jnp.zeros_like(result))
+    return ew.select_n(ew.eq(lam, scalar_of(f32, 0)), result, jnp.zeros_like(result))
 
-
-# --------------------------------------------------------------------------- binomial
 
 _STIRLING_TAIL = np.array([
     0.0810614667953272, 0.0413406959554092, 0.0276779256849983, 0.02079067210376509,
@@ -126,13 +115,12 @@ _STIRLING_TAIL = np.array([
 def _stirling_approx_tail(k):
     dt = np.dtype(k.dtype)
     vals = jnp.asarray(_STIRLING_TAIL.astype(dt))
-    use_tail = ew.le(k, _f(dt, 9))
-    k = ew.clamp(_f(dt, 0.0), k, _f(dt, 9.0))
-    kp1 = ew.add(k, _f(dt, 1))
+    use_tail = ew.le(k, scalar_of(dt, 9))
+    k = ew.clamp(scalar_of(dt, 0.0), k, scalar_of(dt, 9.0))
+    kp1 = ew.add(k, scalar_of(dt, 1))
     kp1sq = ew.mul(kp1, kp1)
-    approx = ew.div(ew.sub(_f(dt, 1.0 / 12), ew.div(ew.sub(_f(dt, 1.0 / 360),
-                                                            ew.div(_f(dt, 1.0 / 1260), kp1sq)),
-                                                     kp1sq)), kp1)
+    inner = ew.sub(scalar_of(dt, 1.0 / 360), ew.div(scalar_of(dt, 1.0 / 1260), kp1sq))
+    approx = ew.div(ew.sub(scalar_of(dt, 1.0 / 12), ew.div(inner, kp1sq)), kp1)
     idx = cast(ew.floor(k), np.int32)
     return ew.select_n(use_tail, approx, jnp.take(vals, idx))
 
@@ -146,8 +134,8 @@ def _binomial_inversion(data, count, prob, shape, dtype, max_iters):
         ks = K.tf.threefry_split(rng, (2,))
         sub, rng = ks[0], ks[1]
         num_geom_out = ew.select_n(ew.le(geom_sum, count), num_geom,
-                                   ew.add(num_geom, _f(pdt, 1)))
-        u = S._uniform(sub, shape, pdt, _f(pdt, 0.0), _f(pdt, 1.0))
+                                   ew.add(num_geom, scalar_of(pdt, 1)))
+        u = S._uniform(sub, shape, pdt, scalar_of(pdt, 0.0), scalar_of(pdt, 1.0))
         geom = ew.ceil(ew.div(ew.log(u), log1mp))
         return ew.add(i, np.int64(1)), num_geom_out, ew.add(geom_sum, geom), rng
 
@@ -157,12 +145,12 @@ def _binomial_inversion(data, count, prob, shape, dtype, max_iters):
 
     zeros = jnp.zeros(shape, pdt)
     k = while_loop(cond_fn, body_fn, (np.int64(0), zeros, zeros, data))[1]
-    return cast(ew.sub(k, _f(pdt, 1)), dtype)
+    return cast(ew.sub(k, scalar_of(pdt, 1)), dtype)
 
 
 def _btrs(data, count, prob, shape, dtype, max_iters):
     pdt = np.dtype(prob.dtype)
-    c_ = lambda v: _f(pdt, v)   # noqa: E731
+    c_ = lambda v: scalar_of(pdt, v)   # noqa: E731
     stddev = ew.sqrt(ew.mul(ew.mul(count, prob), ew.sub(c_(1), prob)))
     b = ew.add(c_(1.15), ew.mul(c_(2.53), stddev))
     a = ew.add(ew.add(c_(-0.0873), ew.mul(c_(0.0248), b)), ew.mul(c_(0.01), prob))
@@ -234,15 +222,15 @@ def _binomial(data, count, prob, shape, dtype):
     pdt = np.dtype(prob.dtype)
     count = bshape(cast(count, pdt), shape)
     prob = bshape(prob, shape)
-    half = _f(pdt, 0.5)
+    half = scalar_of(pdt, 0.5)
     p_lt_half = ew.lt(prob, half)
-    q = ew.select_n(p_lt_half, ew.sub(_f(pdt, 1.0), prob), prob)
-    count_nan_or_neg = ew.bitwise_or(ew.ne(count, count), ew.lt(count, _f(pdt, 0.0)))
+    q = ew.select_n(p_lt_half, ew.sub(scalar_of(pdt, 1.0), prob), prob)
+    count_nan_or_neg = ew.bitwise_or(ew.ne(count, count), ew.lt(count, scalar_of(pdt, 0.0)))
     count_inf = jnp.isinf(count)
     q_is_nan = ew.ne(q, q)
-    q_l_0 = ew.lt(q, _f(pdt, 0.0))
+    q_l_0 = ew.lt(q, scalar_of(pdt, 0.0))
     q = ew.select_n(ew.bitwise_or(q_is_nan, q_l_0), q, jnp.full_like(q, 0.01))
-    use_inversion = ew.bitwise_or(count_nan_or_neg, ew.le(ew.mul(count, q), _f(pdt, 10.0)))
+    use_inversion = ew.bitwise_or(count_nan_or_neg, ew.le(ew.mul(count, q), scalar_of(pdt, 10.0)))
     count = ew.floor(count)
     count_inv = ew.select_n(use_inversion, jnp.zeros_like(count), count)
     count_btrs = ew.select_n(use_inversion, count, jnp.full_like(count, 1e4))
@@ -289,103 +277,10 @@ def multinomial(key, n, p, *, shape=None, dtype=None, unroll=1):
 
     p = jnp.moveaxis(p, -1, 0)
     remaining = jnp.flip(jnp.cumsum(jnp.flip(p, 0), axis=0), 0)
-    ratios = jnp.true_divide(p, jnp.where(jnp.equal(remaining, 0), _f(dt, 1), remaining))
+    ratios = jnp.true_divide(p, jnp.where(jnp.equal(remaining, 0), scalar_of(dt, 1), remaining))
     keys = K.tf.threefry_split(data, (ratios.shape[0],))
     _, counts = scan(step, n, (ratios, keys), unroll=unroll)
     return cast(jnp.moveaxis(counts, 0, -1), dtype)
-
-
-# --------------------------------------------------------------------------- transforms
-
-@quiet
-def lognormal(key, sigma=np.float32(1), shape=None, dtype=None):
-    """exp(sigma * N(0, 1)) samples, as JAX's ``jax.random.lognormal``.
-
-    >>> import zerax.random as zr
-    >>> bool((zr.lognormal(zr.PRNGKey(0), 0.5, (3,)) > 0).all())
-    True
-    """
-    data, _ = K.check_key("lognormal", key)
-    dtype = float_dtype(dtype, "lognormal", allow_complex=True)
-    sigma = param(sigma, "lognormal", "sigma")
-    shape = _bshapes("lognormal", shape, sigma=sigma)
-    return jnp.exp(jnp.multiply(S._normal(data, shape, dtype), cast(sigma, dtype)))
-
-
-@quiet
-def pareto(key, b, shape=None, dtype=None):
-    """Pareto(b) samples, as JAX's ``jax.random.pareto``.
-
-    >>> import zerax.random as zr
-    >>> bool((zr.pareto(zr.PRNGKey(0), 3.0, (3,)) >= 1).all())
-    True
-    """
-    data, _ = K.check_key("pareto", key)
-    dtype = float_dtype(dtype, "pareto")
-    b = param(b, "pareto", "b")
-    shape = _bshapes("pareto", shape, b=b)
-    e = S.exponential(data, shape, dtype)
-    return jnp.exp(jnp.true_divide(e, cast(b, dtype)))
-
-
-@quiet
-def weibull_min(key, scale, concentration, shape=(), dtype=None):
-    """Weibull samples, as JAX's ``jax.random.weibull_min``.
-
-    >>> import zerax.random as zr
-    >>> zr.weibull_min(zr.PRNGKey(0), 1.0, 2.0, (3,)).shape
-    (3,)
-    """
-    data, _ = K.check_key("weibull_min", key)
-    dtype = float_dtype(dtype, "weibull_min")
-    shape = K.canonical_shape(shape, "weibull_min")
-    scale = param(scale, "weibull_min", "scale")
-    concentration = param(concentration, "weibull_min", "concentration")
-    u = S._uniform(data, shape, dtype, _f(dtype, 0.0), _f(dtype, 1.0))
-    inv_c = jnp.true_divide(1.0, concentration)
-    return jnp.multiply(jnp.power(jnp.negative(jnp.log1p(jnp.negative(u))), inv_c), scale)
-
-
-@quiet
-def rayleigh(key, scale, shape=None, dtype=None):
-    """Rayleigh(scale) samples, as JAX's ``jax.random.rayleigh``.
-
-    >>> import zerax.random as zr
-    >>> bool((zr.rayleigh(zr.PRNGKey(0), 2.0, (3,)) > 0).all())
-    True
-    """
-    data, _ = K.check_key("rayleigh", key)
-    dtype = float_dtype(dtype, "rayleigh")
-    scale = param(scale, "rayleigh", "scale")
-    shape = _bshapes("rayleigh", shape, scale=scale)
-    u = S._uniform(data, shape, dtype, _f(dtype, 0.0), _f(dtype, 1.0))
-    scale = bshape(cast(scale, dtype), shape)
-    return ew.mul(scale, ew.sqrt(ew.mul(ew.log(u), _f(dtype, -2))))
-
-
-@quiet
-def wald(key, mean, shape=None, dtype=None):
-    """Wald (inverse Gaussian) samples, as JAX's ``jax.random.wald``.
-
-    >>> import zerax.random as zr
-    >>> bool((zr.wald(zr.PRNGKey(0), 1.0, (3,)) > 0).all())
-    True
-    """
-    data, _ = K.check_key("wald", key)
-    dtype = float_dtype(dtype, "wald")
-    mean = param(mean, "wald", "mean")
-    shape = _bshapes("wald", shape, mean=mean)
-    k1, k2 = S._split2(data)
-    mean = bshape(cast(mean, dtype), shape)
-    v = S._normal(k1, shape, dtype)
-    z = S._uniform(k2, shape, dtype, _f(dtype, 0.0), _f(dtype, 1.0))
-    y = ew.integer_pow(v, y=2)
-    y_sq = ew.integer_pow(y, y=2)
-    mean_sq = ew.integer_pow(mean, y=2)
-    sqrt_term = ew.sqrt(ew.add(ew.mul(ew.mul(_f(dtype, 4), mean), y), ew.mul(mean_sq, y_sq)))
-    x = ew.sub(ew.add(mean, ew.div(ew.mul(mean_sq, y), _f(dtype, 2))),
-               ew.mul(ew.div(mean, _f(dtype, 2)), sqrt_term))
-    return ew.select_n(ew.le(z, ew.div(mean, ew.add(mean, x))), ew.div(mean_sq, x), x)
 
 
 @quiet
@@ -407,140 +302,8 @@ def geometric(key, p, shape=None, dtype=None):
     if np.dtype(p.dtype).kind != "f":
         p = cast(p, np.float64)
     pdt = np.dtype(p.dtype)
-    u = S._uniform(data, shape, pdt, _f(pdt, 0.0), _f(pdt, 1.0))
-    u = jnp.where(ew.eq(u, _f(pdt, 0)), _f(pdt, 1), u)
+    u = S._uniform(data, shape, pdt, scalar_of(pdt, 0.0), scalar_of(pdt, 1.0))
+    u = jnp.where(ew.eq(u, scalar_of(pdt, 0)), scalar_of(pdt, 1), u)
     log_1mp = bshape(lax.log1p(ew.neg(p)), shape)
-    g = ew.add(ew.floor(ew.div(ew.log(u), log_1mp)), _f(pdt, 1))
+    g = ew.add(ew.floor(ew.div(ew.log(u), log_1mp)), scalar_of(pdt, 1))
     return cast(g, dtype)
-
-
-@quiet
-def triangular(key, left, mode, right, shape=None, dtype=None):
-    """Triangular(left, mode, right) samples, as JAX's ``jax.random.triangular``.
-
-    >>> import zerax.random as zr
-    >>> x = zr.triangular(zr.PRNGKey(0), 0.0, 1.0, 3.0, (4,))
-    >>> bool(((x >= 0) & (x <= 3)).all())
-    True
-    """
-    data, _ = K.check_key("triangular", key)
-    dtype = float_dtype(dtype, "triangular")
-    left, mode_, right = (param(v, "triangular", w) for v, w in
-                          ((left, "left"), (mode, "mode"), (right, "right")))
-    shape = _bshapes("triangular", shape, left=left, mode=mode_, right=right)
-    left, right, mode_ = (bshape(cast(v, dtype), shape) for v in (left, right, mode_))
-    fc = ew.div(ew.sub(mode_, left), ew.sub(right, left))
-    u = S._uniform(data, shape, dtype, _f(dtype, 0.0), _f(dtype, 1.0))
-    out1 = ew.add(left, ew.sqrt(ew.mul(ew.mul(u, ew.sub(right, left)), ew.sub(mode_, left))))
-    out2 = ew.sub(right, ew.sqrt(ew.mul(ew.mul(ew.sub(_f(dtype, 1), u), ew.sub(right, left)),
-                                        ew.sub(right, mode_))))
-    return ew.select_n(ew.lt(u, fc), out2, out1)
-
-
-@quiet
-def maxwell(key, shape=(), dtype=None):
-    """Maxwell samples (the norm of a 3-d standard normal), as JAX's
-    ``jax.random.maxwell``.
-
-    >>> import zerax.random as zr
-    >>> zr.maxwell(zr.PRNGKey(0), (2,)).shape
-    (2,)
-    """
-    data, shape, dtype = S._unit("maxwell", key, shape, dtype)
-    return _maxwell(data, shape, dtype)
-
-
-def _maxwell(data, shape, dtype):
-    return linalg.norm(S._normal(data, shape + (3,), dtype), axis=-1)
-
-
-@quiet
-def double_sided_maxwell(key, loc, scale, shape=(), dtype=None):
-    """Double-sided Maxwell samples, as JAX's ``jax.random.double_sided_maxwell``.
-
-    >>> import zerax.random as zr
-    >>> zr.double_sided_maxwell(zr.PRNGKey(0), 0.0, 1.0, (3,)).shape
-    (3,)
-    """
-    data, shape, dtype = S._unit("double_sided_maxwell", key, shape, dtype)
-    loc = param(loc, "double_sided_maxwell", "loc")
-    scale = param(scale, "double_sided_maxwell", "scale")
-    params_shape = tuple(np.broadcast_shapes(tuple(loc.shape), tuple(scale.shape)))
-    if not shape:
-        shape = params_shape
-    shape = shape + params_shape
-    mkey, rkey = S._split2(data)
-    m = _maxwell(mkey, shape, dtype)
-    sign = S.rademacher(rkey, shape, dtype)
-    return jnp.add(jnp.multiply(jnp.multiply(sign, m), scale), loc)
-
-
-@quiet
-def multivariate_normal(key, mean, cov, shape=None, dtype=None, method="cholesky"):
-    """Multivariate normal samples, as JAX's ``jax.random.multivariate_normal``
-    (``method`` "cholesky", "eigh" or "svd" factorises ``cov``).
-
-    >>> import numpy as np, zerax.random as zr
-    >>> zr.multivariate_normal(zr.PRNGKey(0), np.zeros(2), np.eye(2), (4,)).shape
-    (4, 2)
-    """
-    data, _ = K.check_key("multivariate_normal", key)
-    if method not in ("svd", "eigh", "cholesky"):
-        raise errors.ZeraxValueError(
-            f"multivariate_normal: method must be one of 'svd', 'eigh', 'cholesky', got "
-            f"{method!r}.")
-    mean = param(mean, "multivariate_normal", "mean")
-    cov = param(cov, "multivariate_normal", "cov")
-    dt = np.result_type(*(np.dtype(v.dtype) if np.dtype(v.dtype).kind in "fc" else np.float64
-                          for v in (mean, cov)))
-    mean, cov = cast(mean, dt), cast(cov, dt)
-    dtype = dt if dtype is None else float_dtype(dtype, "multivariate_normal")
-    if len(mean.shape) < 1:
-        raise errors.ShapeError("multivariate_normal requires mean.ndim >= 1, got "
-                                f"mean.ndim == {len(mean.shape)}.")
-    if len(cov.shape) < 2:
-        raise errors.ShapeError("multivariate_normal requires cov.ndim >= 2, got "
-                                f"cov.ndim == {len(cov.shape)}.")
-    n = mean.shape[-1]
-    if tuple(cov.shape[-2:]) != (n, n):
-        raise errors.ShapeError(
-            f"multivariate_normal requires cov.shape == (..., n, n) for n={n}, but got "
-            f"cov.shape == {tuple(cov.shape)}.")
-    if shape is None:
-        shape = tuple(np.broadcast_shapes(tuple(mean.shape[:-1]), tuple(cov.shape[:-2])))
-    else:
-        shape = K.canonical_shape(shape, "multivariate_normal")
-        check_shape("multivariate_normal", shape, **{"mean[..., 0]": np.empty(mean.shape[:-1]),
-                                                     "cov[..., 0, 0]": np.empty(cov.shape[:-2])})
-    if method == "svd":
-        u, s, _ = linalg.svd(cov)
-        factor = jnp.multiply(u, jnp.sqrt(s[..., None, :]))
-    elif method == "eigh":
-        w, v = linalg.eigh(cov)
-        factor = jnp.multiply(v, jnp.sqrt(w[..., None, :]))
-    else:
-        factor = linalg.cholesky(cov)
-    z = S._normal(data, shape + tuple(mean.shape[-1:]), dtype)
-    return jnp.add(mean, jnp.einsum("...ij,...j->...i", factor, z))
-
-
-@quiet
-def orthogonal(key, n, shape=(), dtype=None, m=None):
-    """Random orthogonal (n, m) matrices (Haar measure), as JAX's
-    ``jax.random.orthogonal``.
-
-    >>> import numpy as np, zerax.random as zr
-    >>> q = np.asarray(zr.orthogonal(zr.PRNGKey(0), 3))
-    >>> np.allclose(q @ q.T, np.eye(3))
-    True
-    """
-    data, _ = K.check_key("orthogonal", key)
-    dtype = float_dtype(dtype, "orthogonal", allow_complex=True)
-    shape = K.canonical_shape(shape, "orthogonal")
-    n = S._concrete_int(n, "orthogonal")
-    mm = n if m is None else S._concrete_int(m, "orthogonal")
-    z = S._normal(data, (*shape, max(n, mm), min(n, mm)), dtype)
-    q, r = linalg.qr(z)
-    d = jnp.diagonal(r, axis1=-2, axis2=-1)
-    x = jnp.multiply(q, jnp.expand_dims(jnp.sign(d), -2))
-    return jnp.swapaxes(x, -1, -2) if n < mm else x

@@ -1,4 +1,4 @@
-"""zerax.scipy.special additions (issue 14): values against SciPy 1.17.1 values recorded as
+"""zerax.scipy.special against SciPy 1.17.1 values recorded as
 literals below, derivatives by finite differences (check_grads to order 2), vmap and jit,
 and the derivatives JAX also lacks raising NotSupportedError."""
 
@@ -510,3 +510,135 @@ def test_bessel_jn():
            rtol=1e-10)
     with pytest.raises(errors.ZeraxValueError, match="v <= n_iter"):
         zsp.bessel_jn(1.0, v=60)
+
+
+# --------------------------------------------------------------- psi, rgamma, jn, yn, ive
+# SciPy 1.17.1's values (recorded).
+RG_X = [0.5, -0.5, 1.5, -2.5, 4.0, 10.25, 171.7, -200.5, 0.0, -3.0, inf, -inf, nan]
+RGAMMA = [0.5641895835477563, -0.28209479177387814, 1.1283791670955126, -1.057855469152043,
+          0.16666666666666666, 1.564375787325616e-06, 0.0, -inf, 0.0, 0.0, 0.0, 0.0, nan]
+YN_N = [0, 1, 2, 3, -3, 5, 30, 200, 2, 1000, 2]
+YN_X = [1.0, 1e-300, 2.0, 2.0, 2.0, 7.5, 5.0, 1.0, 1e5, 2000.0, -1.0]
+YN = [0.08825696421567697, -6.366197723675813e+299, -0.6174081041906827, -1.127783776840428,
+      1.127783776840428, 0.17541805694546514, -4.0285684185540797e+18, -inf,
+      -0.0018467317746558585, -0.013745592437841824, nan]
+IVE_V = [0, 0.5, 1, 2.5, -0.5, -1.5, -2, 10, 37.3, 100, 500.5, 1e4, 2000, 3.0]
+IVE_X = [1e-5, 1000.0, 1.9, 26.0, 3.0, 710.0, -750.0, 50.0, 300.0, 1e6 + 1, 1000.0, 5e6,
+         1e6 + 1, -3.0]
+IVE = [0.9999900000749996, 0.012615662610100801, 0.21661191117477044, 0.06955865373298986,
+       0.23090036256424085, 0.014950949615585076, 0.014530915381508549, 0.020668428584210585,
+       0.0022651721144829008, 0.00039695239961394263, 5.493118295168395e-56,
+       8.099930058393641e-09, 5.399103625147252e-05, -0.047783319568023314]
+JN_INT = [0.7651976865579666, 0.4860912605858912, -0.2340615281867936, -0.43017147387562193]
+
+
+def test_psi_and_rgamma():
+    assert zsp.psi is not zsp.digamma and float(zsp.psi(1.0)) == float(zsp.digamma(1.0))
+    # 1/Gamma(171.7) is subnormal (3.77e-309): SciPy flushes it to 0
+    _close(zsp.rgamma(np.array(RG_X)), RGAMMA, rtol=1e-13, atol=1e-300)
+    for x in (0.5, -0.5, 2.5, -2.3, 7.0):
+        _grads(zsp.rgamma, x)
+    # at the poles -n the derivative is the limit (-1)^n n!
+    for n in range(5):
+        np.testing.assert_allclose(float(zerax.grad(zsp.rgamma)(float(-n))),
+                                   (-1) ** n * math.factorial(n), rtol=1e-14)
+    np.testing.assert_allclose(zerax.vmap(zerax.grad(zsp.rgamma))(np.array([-1.0, 1.0])),
+                               [-1.0, 0.5772156649015329], rtol=1e-13)
+
+
+def test_jn_yn():
+    _close(zsp.jn(np.array([0, 2, 5, -3]), np.array([1.0, 3.0, 10.0, 4.0])), JN_INT, rtol=1e-13)
+    _close(zsp.yn(np.array(YN_N), np.array(YN_X)), YN, rtol=1e-12)
+    _close(zerax.jit(zsp.yn)(np.array(YN_N), np.array(YN_X)), YN, rtol=1e-12)
+    _close(zsp.yn(2.7, 2.0), YN[2], rtol=1e-14)        # SciPy truncates a float order
+    _close(zsp.yn([0, 1, 3], [0.0, inf, nan]), [-inf, nan, nan])
+    for n in (0, 1, 4, -3):                            # Y_n' = (Y_n-1 - Y_n+1) / 2
+        _grads(lambda x, n=n: zsp.yn(n, x), 2.5)
+        want = 0.5 * (float(zsp.yn(n - 1, 2.5)) - float(zsp.yn(n + 1, 2.5)))
+        np.testing.assert_allclose(float(zerax.grad(lambda x: zsp.yn(n, x))(2.5)), want,
+                                   rtol=1e-12)
+    assert np.asarray(zsp.yn(np.int32(2), np.float32(2.0))).dtype == np.float32
+
+
+def test_ive():
+    _close(zsp.ive(np.array(IVE_V), np.array(IVE_X)), IVE, rtol=1e-11)
+    _close(zerax.jit(zsp.ive)(np.array(IVE_V), np.array(IVE_X)), IVE, rtol=1e-11)
+    _close(zsp.ive([0.5, -0.5, 0.5, 2.0], [0.0, 0.0, inf, -1.0]),
+           [0.0, nan, nan, 0.04993877689422356])
+    x = np.linspace(0.3, 40.0, 7)          # ive == iv * exp(-x) where iv does not overflow
+    _close(zsp.ive(2.5, x), np.asarray(zsp.iv(2.5, x)) * np.exp(-x), rtol=1e-13)
+    for v, x0 in ((0.5, 3.0), (2.0, -1.5), (7.5, 30.0)):
+        _grads(lambda x, v=v: zsp.ive(v, x), x0)
+    with pytest.raises(errors.NotSupportedError, match="order v"):
+        zerax.grad(zsp.ive)(1.0, 2.0)
+
+
+# --------------------------------------------------------------------------- complex erf
+# SciPy 1.17.1's values (recorded); 1.45061617+1.880943j is near a zero of erf.
+CZ = [
+    (0.3+0.2j), (-0.05+0.9j), 0.99j, (1+1j), (2-1j), (-1.5+3j), (3.5+0.01j), (-4+4j), (0.5-6j),
+    (10+1j), (-12-3j), (1.45061617+1.880943j), (25+0.5j), (-0.7-0.7j), 5j, (-8+0.001j)]
+CERF = [
+    (0.3412374814721385+0.20852883788276894j), (-0.12654813166312773+1.3658470661430597j),
+    1.620056916315735j, (1.3161512816979477+0.19045346923783463j),
+    (1.0036063427256519+0.011259006028815025j), (-118.85590404657567-88.12089067150661j),
+    (0.9999992587907499+5.395198047513798e-08j), (-0.9785492330760819+0.09733969063083205j),
+    (-115026164149858.66-297637986588654.6j), (1+5.359995110846679e-45j),
+    (-1-1.404758747271318e-62j), (2.220302275368624e-08+2.3019203785696086e-08j),
+    (1-1.1991376304540743e-274j), (-0.958160122737699-0.4764516009544165j), 8298273880.6768055j,
+    (-1+1.8096301868771138e-31j)]
+CERFC = [
+    (0.6587625185278616-0.2085288378827689j), (1.1265481316631276-1.3658470661430597j),
+    (1-1.620056916315735j), (-0.3161512816979476-0.19045346923783463j),
+    (-0.00360634272565175-0.011259006028815024j), (119.85590404657567+88.12089067150661j),
+    (7.412092500696955e-07-5.3951980475137976e-08j), (1.9785492330760819-0.09733969063083205j),
+    (115026164149859.66+297637986588654.6j), (1.7860120922653747e-45-5.3599951108466795e-45j),
+    (2+1.4047587472713166e-62j), (0.9999999777969772-2.3019203765350937e-08j),
+    (1.0587823237964942e-273+1.1991376304540743e-274j), (1.958160122737699+0.4764516009544165j),
+    (1-8298273880.6768055j), (2-1.8096301868771138e-31j)]
+CWOFZ = [
+    (0.7528947901368793+0.2296531523490698j), (0.45608051607321-0.015319107474353244j),
+    (0.4303312130641483+0j), (0.30474420525691254+0.2082189382028316j),
+    (-0.20532558064658757+0.14685548503016754j), (0.14861818690022932-0.06858526302274731j),
+    (0.0005390676167761193+0.16882773636001328j), (0.07157043342636545-0.0693745186137716j),
+    (6447717275080039-1876325647346695j), (0.005669942566902179+0.056129645315951264j),
+    (-0.011163889644607903-0.04436123799496351j), (0.19171170996495837+0.12649648478044254j),
+    (0.00045225734443087923+0.02257661394076392j), (0.6950475367840696-1.8916411171103638j),
+    (0.11070463773306861+0j), (9.030620666703274e-06-0.07108811058762673j)]
+
+
+def test_complex_erf_erfc_wofz():
+    z = np.array(CZ)
+    for f, want in ((zsp.erf, CERF), (zsp.erfc, CERFC), (zsp.wofz, CWOFZ)):
+        got = f(z)
+        assert np.asarray(got).dtype == np.complex128
+        # relative to |value|, but near erf's zero relative to 1 (both lose digits there)
+        np.testing.assert_allclose(got, want, rtol=5e-14, atol=1e-15)
+        np.testing.assert_allclose(zerax.jit(f)(z), want, rtol=5e-14, atol=1e-15)
+    assert np.asarray(zsp.erf(np.complex64(1 + 1j))).dtype == np.complex64
+    np.testing.assert_allclose(zsp.erf(np.complex64(1 + 1j)), CERF[3], rtol=1e-6)
+    # the real axis agrees with the real erf; the limits at Re z = +-inf are SciPy's
+    x = np.linspace(-6.0, 6.0, 25)
+    np.testing.assert_allclose(zsp.erf(x + 0j).real, zsp.erf(x), rtol=1e-14, atol=1e-16)
+    np.testing.assert_array_equal(zsp.erf(np.array([complex(inf, 0), complex(-inf, 2)])),
+                                  [1, -1])
+    np.testing.assert_array_equal(zsp.erfc(np.array([complex(inf, 0), complex(-inf, 0)])),
+                                  [0, 2])
+
+
+def test_complex_erf_is_holomorphic():
+    z = np.array([0.3 + 0.2j, 2 + 1j, -1.5 + 3j])
+    t = np.array([1 + 0.5j, -0.2 + 1j, 1j])
+    for f, d in ((zsp.erf, lambda z: 2 / np.sqrt(np.pi) * np.exp(-z * z)),
+                 (zsp.erfc, lambda z: -2 / np.sqrt(np.pi) * np.exp(-z * z)),
+                 (zsp.wofz, lambda z: -2 * z * np.asarray(zsp.wofz(z)) + 2j / np.sqrt(np.pi))):
+        _, got = zerax.jvp(f, (z,), (t,))
+        np.testing.assert_allclose(got, d(z) * t, rtol=1e-13)
+        h = 1e-6                           # the derivative is the complex difference quotient
+        fd = (np.asarray(f(z + h * t)) - np.asarray(f(z - h * t))) / (2 * h)
+        np.testing.assert_allclose(got, fd, rtol=1e-7)
+    np.testing.assert_allclose(zerax.jacfwd(zsp.erf, holomorphic=True)(0.5 + 0.5j),
+                               2 / np.sqrt(np.pi) * np.exp(-(0.5 + 0.5j) ** 2), rtol=1e-14)
+    # grad of the real part of a holomorphic f is f'(z) in JAX's convention
+    np.testing.assert_allclose(zerax.grad(lambda z: zsp.erf(z).real)(0.5 + 0.5j),
+                               2 / np.sqrt(np.pi) * np.exp(-(0.5 + 0.5j) ** 2), rtol=1e-14)

@@ -1,64 +1,20 @@
-"""SciPy's special functions on zerax values (the `zerax.scipy.special` namespace).
-
-Compositions of primitives (erf, lgamma, digamma and polygamma are primitives).
+"""The logistic function and computations in the log domain: ``expit``, ``logit``,
+``log_expit``, ``xlogy``, ``xlog1py``, ``logsumexp``, ``softmax``, ``log_softmax``
+(SciPy's, over every element by default; ``zerax.nn``'s call them with ``axis=-1``), and
+the Box-Cox transforms.
 """
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
-from .. import numpy as jnp
-from ..core.core import bind
-from .custom import custom_jvp
-from ..numpy._util import as_dtype, check_arg, numpy_result_dtype
-from ..ops import elementwise as ew
-from ..ops.misc import stop_gradient
-
-__all__ = ["erf", "erfc", "erfinv", "gammaln", "digamma", "polygamma", "expit", "logit",
-           "xlogy", "xlog1py", "logsumexp", "ndtr", "softmax", "log_softmax"]
-
-
-def _float(x, fname):
-    x = check_arg(x, fname)
-    dtype = numpy_result_dtype(np.sin, x)
-    return as_dtype(x, dtype)
-
-
-def erf(x):
-    """The error function.
-
-    >>> import zerax.scipy.special as zsp
-    >>> round(float(zsp.erf(0.5)), 6)
-    0.5205
-    """
-    return bind(ew.erf_p, _float(x, "erf"))
-
-
-def erfc(x):
-    """The complementary error function, ``1 - erf(x)`` without cancellation."""
-    return bind(ew.erfc_p, _float(x, "erfc"))
-
-
-def erfinv(x):
-    """The inverse of ``erf`` on (-1, 1)."""
-    return bind(ew.erf_inv_p, _float(x, "erfinv"))
-
-
-def gammaln(x):
-    """``log|Gamma(x)|``."""
-    return bind(ew.lgamma_p, _float(x, "gammaln"))
-
-
-def digamma(x):
-    """The logarithmic derivative of Gamma."""
-    return bind(ew.digamma_p, _float(x, "digamma"))
-
-
-def polygamma(n, x):
-    """The n-th derivative of digamma (``n`` a non-negative Python int)."""
-    return ew.polygamma(int(n), _float(x, "polygamma"))
+from .... import numpy as jnp
+from ....core.core import bind
+from ....numpy._util import as_dtype, check_arg, numpy_result_dtype
+from ....ops import elementwise as ew
+from ....ops.misc import stop_gradient
+from ...custom import custom_jvp
+from ._util import _float, _floats
 
 
 def expit(x):
@@ -70,6 +26,17 @@ def logit(x):
     """``log(x / (1 - x))``."""
     x = _float(x, "logit")
     return jnp.log(jnp.true_divide(x, jnp.subtract(1, x)))
+
+
+def log_expit(x):
+    """``log(expit(x))`` without overflow or cancellation.
+
+    >>> import zerax.scipy.special as zsp
+    >>> round(float(zsp.log_expit(-800.0)), 6)
+    -800.0
+    """
+    (x,) = _floats("log_expit", x)
+    return -jnp.logaddexp(jnp.zeros_like(x), -x)
 
 
 def _inexact_pair(x, y, fname):
@@ -121,12 +88,6 @@ def xlog1py(x, y):
     return _xlog1py(*_inexact_pair(x, y, "xlog1py"))
 
 
-def ndtr(x):
-    """The standard normal cumulative distribution function."""
-    x = _float(x, "ndtr")
-    return 0.5 * erfc(-x * (1.0 / math.sqrt(2.0)))
-
-
 def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False, where=None):
     """``log(sum(b * exp(a)))`` over ``axis``, computed stably; ``where`` leaves elements
     out (JAX's signature).
@@ -134,6 +95,8 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False, where=Non
     >>> import zerax.scipy.special as zsp
     >>> round(float(zsp.logsumexp([1.0, 2.0, 3.0])), 6)
     3.407606
+    >>> round(float(zsp.logsumexp([1.0, 2.0, 3.0], where=[True, True, False])), 6)
+    2.313262
     """
     a = jnp.asarray(a)
     if a.dtype.kind not in "fc":
@@ -169,14 +132,15 @@ def _masked_max(x, axis, where):
                                  initial=-np.inf))
 
 
-def softmax(x, axis=-1, where=None):
-    """``exp(x) / sum(exp(x))`` along ``axis``, computed stably; with ``where`` (a mask
-    broadcastable to ``x``) only those elements count and the others are 0 (JAX's
-    ``jax.nn.softmax``).
+def softmax(x, axis=None, where=None):
+    """``exp(x) / sum(exp(x))`` over ``axis`` (default: every element, as SciPy), computed
+    stably; with ``where`` (a mask broadcastable to ``x``) only those elements count and
+    the others are 0 (``zerax.nn.softmax`` is this with ``axis=-1``, JAX's).
 
-    >>> import zerax.nn as nn
-    >>> nn.softmax([1.0, 2.0, 3.0], where=[True, False, True]).round(4)
-    Array([0.1192, 0.    , 0.8808], dtype=float64)
+    >>> import zerax.scipy.special as zsp
+    >>> zsp.softmax([[0.0, 0.0], [0.0, 0.0]])
+    Array([[0.25, 0.25],
+           [0.25, 0.25]], dtype=float64)
     """
     x = jnp.asarray(x)
     if x.dtype.kind not in "fc":
@@ -190,13 +154,14 @@ def softmax(x, axis=-1, where=None):
     return e / jnp.sum(e, axis=axis, keepdims=True)
 
 
-def log_softmax(x, axis=-1, where=None):
-    """``x - logsumexp(x)`` along ``axis``; with ``where`` only those elements count and
-    the others are -inf (JAX's ``jax.nn.log_softmax``).
+def log_softmax(x, axis=None, where=None):
+    """``x - logsumexp(x)`` over ``axis`` (default: every element, as SciPy); with
+    ``where`` only those elements count and the others are -inf (``zerax.nn.log_softmax``
+    is this with ``axis=-1``, JAX's).
 
-    >>> import zerax.nn as nn
-    >>> nn.log_softmax([0.0, 5.0, 0.0], where=[True, False, True]).round(4)
-    Array([-0.6931,    -inf, -0.6931], dtype=float64)
+    >>> import zerax.scipy.special as zsp
+    >>> round(float(zsp.log_softmax([1.0, 1.0])[0]), 12)
+    -0.69314718056
     """
     x = jnp.asarray(x)
     if x.dtype.kind not in "fc":
@@ -209,3 +174,31 @@ def log_softmax(x, axis=-1, where=None):
     shifted = jnp.where(mask, shifted, 0)
     total = jnp.sum(jnp.where(mask, jnp.exp(shifted), 0), axis=axis, keepdims=True)
     return jnp.where(mask, shifted - jnp.log(total), -np.inf)
+
+
+def boxcox(x, lmbda):
+    """The Box-Cox transform ``(x**lmbda - 1) / lmbda`` (``log x`` at lmbda == 0).
+
+    >>> import zerax.scipy.special as zsp
+    >>> round(float(zsp.boxcox(2.0, 0.5)), 12)
+    0.828427124746
+    """
+    x, lmbda = _floats("boxcox", x, lmbda)
+    return _boxcox_of_log(jnp.log(x), lmbda)
+
+
+def boxcox1p(x, lmbda):
+    """The Box-Cox transform of ``1 + x``, accurate for small ``x``.
+
+    >>> import zerax.scipy.special as zsp
+    >>> round(float(zsp.boxcox1p(1.0, 0.5)), 12)
+    0.828427124746
+    """
+    x, lmbda = _floats("boxcox1p", x, lmbda)
+    return _boxcox_of_log(jnp.log1p(x), lmbda)
+
+
+def _boxcox_of_log(logx, lmbda):
+    zero = lmbda == 0
+    safe = jnp.where(zero, jnp.ones_like(lmbda), lmbda)
+    return jnp.where(zero, logx, jnp.expm1(safe * logx) / safe)

@@ -1,0 +1,245 @@
+"""The transport of collectives over processes: MPI calls on contiguous NumPy buffers.
+
+A `ProcessMesh` is a grid of the job's processes with one named axis per dimension
+(`zerax.distributed.spmd` uses the 1-D grid of every process; ``shard_map`` the
+process axes of its mesh).  Each of its axes is a *process group*, registered in
+``core.process_groups`` under an id that the collectives over it carry (their
+``groups`` parameter); `AxisGroup.communicator` gives the `Communicator` of one or
+several axes of a mesh together: an MPI communicator (``Comm.Split`` of the world)
+whose ranks are the axes' members in row-major order.
+
+Every collective first checks that all its processes call the same collective on
+operands of the same shape and dtype: one Allreduce of two integers (a digest of what
+each process passes, and its negation, reduced by MAX: equal everywhere exactly when
+the maximum and the minimum agree).  When they differ, every process learns what each
+one passed (an Allgather of fixed-size descriptions) and raises the same
+`CollectiveMismatchError`, instead of MPI reading past a buffer or waiting forever.
+
+The data calls take the operand's buffer as it is (the collective has made it
+contiguous, moving the named dimension to the front where needed) and write into a
+new array: Allreduce, Allgather, Reduce_scatter_block, Alltoall, Sendrecv, Bcast.  Data
+that is only moved travels as bytes, so every dtype goes through; sums of float16
+are taken in float32 (MPI has no float16 arithmetic), and ``pmax``/``pmin`` give NaN
+wherever any process holds one (as the vmap reduction does; MPI's MAX does not).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+
+import numpy as np
+
+from .... import errors
+from ...core.core import process_groups
+from .world import World, mpi
+
+_DESCRIPTION_BYTES = 400
+_group_ids = itertools.count()
+
+
+def _digest(text: str) -> int:
+    """A 56-bit digest of ``text``, the same in every process (unlike ``hash``)."""
+    return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=7).digest(), "little")
+
+
+def _contiguous(x) -> np.ndarray:
+    """``x`` as a C-contiguous array of its own shape (NumPy's ascontiguousarray makes
+    a 0-d array 1-d)."""
+    x = np.asarray(x)
+    return x if x.flags.c_contiguous else np.ascontiguousarray(x).reshape(x.shape)
+
+
+def _as_bytes(x: np.ndarray) -> np.ndarray:
+    return _contiguous(x).reshape(-1).view(np.uint8)
+
+
+class Communicator:
+    """Collectives among the processes of some axes (``names``, for messages)."""
+
+    def __init__(self, comm, names: tuple):
+        self.comm, self.names = comm, names
+        self.size, self.rank = comm.Get_size(), comm.Get_rank()
+
+    # -- agreement
+    def _agree(self, what: str, x, detail: str = "", nan: bool = False) -> bool:
+        """Check that every process calls ``what`` on operands (an array or a list of
+        them) of the same shapes and dtypes; returns whether any process's operands hold
+        a NaN (when ``nan``)."""
+        xs = x if isinstance(x, list) else [x]
+        text = f"{what}{detail} of " + ", ".join(f"{v.dtype.name}{list(v.shape)}" for v in xs)
+        h = _digest(text)
+        has_nan = int(bool(nan) and any(v.dtype.kind == "f" and bool(np.isnan(v).any())
+                                        for v in xs))
+        buf = np.array([h, -h, has_nan], np.int64)
+        out = np.empty(3, np.int64)
+        self.comm.Allreduce(buf, out, op=mpi().MAX)
+        if out[0] != h or out[1] != -h:
+            raise self._mismatch(what, text)
+        return bool(out[2])
+
+    def _mismatch(self, what: str, text: str) -> errors.CollectiveMismatchError:
+        mine = np.zeros(_DESCRIPTION_BYTES, np.uint8)
+        raw = f"process {mpi().COMM_WORLD.Get_rank()}: {text}".encode()[:_DESCRIPTION_BYTES]
+        mine[:len(raw)] = np.frombuffer(raw, np.uint8)
+        every = np.empty((self.size, _DESCRIPTION_BYTES), np.uint8)
+        self.comm.Allgather(mine, every)
+        lines = []
+        for k in range(self.size):
+            desc = every[k].tobytes().rstrip(b"\0").decode(errors="replace")
+            lines.append(f"  {desc}")
+        err = errors.CollectiveMismatchError(
+            f"the processes of {what} disagree (at {errors.user_frame()}):\n"
+            + "\n".join(lines) + "\nEvery process must call "
+            "the same collectives, in the same order, on operands of the same shape and "
+            "dtype (a per-process value of another size: pad it, or all_gather sizes "
+            "first).")
+        err.same_on_every_process = True   # (the fault handler prints it once)
+        return err
+
+    # -- collectives
+    def allreduce(self, xs: list, op: str, what: str) -> list:
+        """The elementwise ``op`` ("sum", "max", "min") over the processes of each array
+        of ``xs``: one agreement check, then one nonblocking Iallreduce per array, all
+        in flight together (packing them into one buffer first measured several times
+        slower: the copy and the fresh pages cost more than the calls they save)."""
+        xs = [_contiguous(x) for x in xs]
+        if any(x.dtype.kind == "c" for x in xs) and op != "sum":
+            raise errors.ZeraxTypeError(
+                f"{what} of complex values over processes: complex numbers have no order "
+                "(take pmax of their real part or magnitude)")
+        has_nan = self._agree(what, xs, nan=op != "sum")
+        MPI = mpi()
+        mpi_op = {"sum": MPI.SUM, "max": MPI.MAX, "min": MPI.MIN}[op]
+        works = []
+        for x in xs:
+            if x.dtype == np.float16:       # MPI has no float16 arithmetic
+                works.append(x.astype(np.float32))
+            elif x.dtype == np.bool_:
+                works.append(x.view(np.uint8))
+            else:
+                works.append(x)
+        outs = [np.empty_like(w) for w in works]
+        live = [k for k, w in enumerate(works) if w.size]
+        if len(live) == 1:
+            self.comm.Allreduce(works[live[0]], outs[live[0]], op=mpi_op)
+        elif live:
+            MPI.Request.Waitall([self.comm.Iallreduce(works[k], outs[k], op=mpi_op)
+                                 for k in live])
+        if has_nan:   # NaN wins, as in the vmap reduction (MPI's MAX does not say)
+            for w, out in zip(works, outs):
+                if w.dtype.kind == "f" and w.size:
+                    mask = np.isnan(w).view(np.uint8)
+                    anywhere = np.empty_like(mask)
+                    self.comm.Allreduce(mask, anywhere, op=MPI.MAX)
+                    out[anywhere.astype(bool)] = np.nan
+        return [out.view(np.bool_) if x.dtype == np.bool_ else out.astype(x.dtype, copy=False)
+                for x, out in zip(xs, outs)]
+
+    def allgather(self, x: np.ndarray, what: str) -> np.ndarray:
+        """Every process's ``x``, stacked along a new first dimension."""
+        x = _contiguous(x)
+        self._agree(what, x)
+        out = np.empty((self.size,) + x.shape, x.dtype)
+        self.comm.Allgather(_as_bytes(x), out.reshape(-1).view(np.uint8))
+        return out
+
+    def reduce_scatter(self, x: np.ndarray, what: str) -> np.ndarray:
+        """Row ``rank`` of the sum over the processes of ``x`` (``x.shape[0] == size``)."""
+        x = _contiguous(x)
+        self._agree(what, x)
+        dtype = x.dtype
+        work = x.astype(np.float32) if dtype == np.float16 else x
+        out = np.empty(x.shape[1:], work.dtype)
+        self.comm.Reduce_scatter_block(work, out, op=mpi().SUM)
+        return out.astype(dtype) if out.dtype != dtype else out
+
+    def alltoall(self, x: np.ndarray, what: str) -> np.ndarray:
+        """Row ``rank`` of every process's ``x``, stacked (``x.shape[0] == size``)."""
+        x = _contiguous(x)
+        self._agree(what, x)
+        out = np.empty_like(x)
+        self.comm.Alltoall(_as_bytes(x), out.reshape(-1).view(np.uint8))
+        return out
+
+    def permute(self, x: np.ndarray, perm, what: str) -> np.ndarray:
+        """The ``x`` of the process that sends here (zeros if none): one Sendrecv."""
+        x = _contiguous(x)
+        self._agree(what, x, f" {list(perm)}")
+        MPI = mpi()
+        dest = next((t for s, t in perm if s == self.rank), MPI.PROC_NULL)
+        source = next((s for s, t in perm if t == self.rank), MPI.PROC_NULL)
+        out = np.zeros_like(x)
+        if x.size:
+            self.comm.Sendrecv(_as_bytes(x), dest=dest, recvbuf=out.reshape(-1).view(np.uint8),
+                               source=source)
+        return out
+
+    def broadcast(self, x: np.ndarray, root: int, what: str) -> np.ndarray:
+        """Process ``root``'s ``x`` (every process passes one of the same shape)."""
+        x = _contiguous(x)
+        self._agree(what, x, f" from {root}")
+        out = x.copy() if self.rank == root else np.empty_like(x)
+        if x.size:
+            self.comm.Bcast(out.reshape(-1).view(np.uint8), root=root)
+        return out
+
+    def barrier(self) -> None:
+        self.comm.Barrier()
+
+
+class ProcessMesh:
+    """The job's processes as a grid: ``ranks[c]`` is the world rank of the process at
+    grid position ``c``; axis ``k`` of the grid is named ``names[k]``."""
+
+    def __init__(self, world: World, ranks: np.ndarray, names: tuple):
+        ranks = np.asarray(ranks, np.int64)
+        if sorted(ranks.reshape(-1).tolist()) != list(range(world.size)):
+            raise errors.DistributedError(
+                f"a process mesh must hold every process of the job once: ranks "
+                f"{ranks.reshape(-1).tolist()} for {world.size} processes")
+        self.world, self.ranks, self.names = world, ranks, tuple(names)
+        self.shape = ranks.shape
+        where = np.argwhere(ranks == world.rank)
+        self.coords = tuple(int(c) for c in where[0])
+        self._comms: dict = {}
+        self.group_ids = []
+        for k in range(ranks.ndim):
+            gid = next(_group_ids)
+            process_groups[gid] = AxisGroup(self, k)
+            self.group_ids.append(gid)
+
+    def communicator(self, axes: tuple) -> Communicator:
+        """The communicator of the grid axes ``axes`` together (row-major, in order)."""
+        comm = self._comms.get(axes)
+        if comm is None:
+            others = [k for k in range(len(self.shape)) if k not in axes]
+            color = int(np.ravel_multi_index([self.coords[k] for k in others],
+                                             [self.shape[k] for k in others])) if others else 0
+            key = int(np.ravel_multi_index([self.coords[k] for k in axes],
+                                           [self.shape[k] for k in axes]))
+            # (decided alike in every process: Split is a collective of the world)
+            whole = axes == tuple(range(len(self.shape))) and np.array_equal(
+                self.ranks.reshape(-1), np.arange(self.world.size))
+            sub = self.world.comm if whole else self.world.comm.Split(color, key)
+            comm = self._comms[axes] = Communicator(sub, tuple(self.names[k] for k in axes))
+        return comm
+
+
+class AxisGroup:
+    """One axis of a `ProcessMesh`, as ``core.process_groups`` holds it."""
+
+    def __init__(self, mesh: ProcessMesh, axis: int):
+        self.mesh, self.axis = mesh, axis
+        self.size, self.index = mesh.shape[axis], mesh.coords[axis]
+
+    def communicator(self, group_ids) -> Communicator:
+        axes = []
+        for gid in group_ids:
+            g = process_groups.get(gid)
+            if not isinstance(g, AxisGroup) or g.mesh is not self.mesh:
+                raise errors.NotSupportedError(
+                    f"a collective over the process axes of two different meshes "
+                    f"({group_ids}): name axes of one mesh (zerax.sharding.Mesh) at a time")
+            axes.append(g.axis)
+        return self.mesh.communicator(tuple(axes))
