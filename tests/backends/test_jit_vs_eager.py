@@ -28,7 +28,7 @@ from zerax._src.ops import random_bits as rb
 
 ULPS = 4
 N = 37                    # elements per case (odd: loop remainders are exercised)
-FLOATS = ("float32", "float64")
+FLOATS = ("float16", "float32", "float64")
 INTS = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
 SIGNED = ("int8", "int16", "int32", "int64")
 
@@ -107,7 +107,7 @@ def _elements(dtype, finite=False):
 def _ulps(a, b, dtype):
     """Units in the last place between float arrays (NaN matches NaN, inf inf)."""
     d = np.dtype(dtype)
-    ints = {4: np.int32, 8: np.int64}[d.itemsize]
+    ints = {2: np.int16, 4: np.int32, 8: np.int64}[d.itemsize]
     magnitude = (1 << (8 * d.itemsize - 1)) - 1
     a, b = np.asarray(a, d).ravel(), np.asarray(b, d).ravel()
 

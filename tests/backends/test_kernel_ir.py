@@ -241,3 +241,12 @@ def test_environment_switch_selects_the_generated_source_path(monkeypatch):
     assert "def kernel" in g.lower(np.ones(3)).as_text()
     np.testing.assert_array_equal(np.asarray(g(np.ones(3))), [3.0] * 3)
     assert os.environ["ZERAX_KERNEL_IR"] == "0"
+
+
+def test_as_text_shows_the_kernel_ir_or_the_llvm_ir():
+    low = zx.jit(lambda a: znp.tanh(a) * 2.0).lower(np.ones(5))
+    assert low.as_text().startswith("kernel ") and "tanh(in0[i0])" in low.as_text()
+    llvm = low.as_text("llvm")
+    assert 'define internal void @"kernel.impl"' in llvm and "PyEval_SaveThread" in llvm
+    with pytest.raises(zx.errors.ZeraxValueError, match="dialect"):
+        low.as_text("hlo")

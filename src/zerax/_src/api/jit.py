@@ -86,8 +86,23 @@ class Lowered:
         self.jaxpr, self.consts, self.out_tree, self.name = jaxpr, consts, out_tree, name
         self.in_tree = in_tree
 
-    def as_text(self) -> str:
-        """The generated Python source (what Numba compiles)."""
+    def as_text(self, dialect=None) -> str:
+        """The compiled form of the program, readable: the kernel IR (or, for a program
+        the kernel IR does not carry yet, the generated source); ``dialect="llvm"``:
+        the LLVM IR the CPU emitter writes for it.
+
+        >>> import numpy as np, zerax as zx
+        >>> print(zx.jit(lambda x: x * 2.0).lower(np.ones(3)).as_text())
+        kernel kernel(in0:f64[3]) -> (out0:f64[3])
+          for i0 in 0:i64..3:i64:
+            x0:f64 = mul(in0[i0], 2.0:f64)
+            out0[i0] = x0
+        """
+        if dialect not in (None, "kernel", "llvm"):
+            raise errors.ZeraxValueError(
+                f"as_text: dialect must be None, 'kernel' or 'llvm', got {dialect!r}")
+        if dialect == "llvm":
+            return get_backend().source(self.jaxpr, dialect="llvm")
         return get_backend().source(self.jaxpr)
 
     def compile(self) -> Compiled:
@@ -110,8 +125,8 @@ class Compiled:
         self._expected = [(v.aval.shape, v.aval.dtype)
                           for v in lowered.jaxpr.invars[len(lowered.consts):]]
 
-    def as_text(self) -> str:
-        return self.lowered.as_text()
+    def as_text(self, dialect=None) -> str:
+        return self.lowered.as_text(dialect)
 
     def __call__(self, *args, **kwargs):
         low = self.lowered

@@ -51,8 +51,9 @@ class Backend(Protocol):
         ``fast_math``: float arithmetic may be contracted and reassociated (a backend
         without such freedom ignores it)."""
 
-    def source(self, jaxpr) -> str:
-        """The generated program text, for ``jit(f).lower(...).as_text()``."""
+    def source(self, jaxpr, dialect=None) -> str:
+        """The program's readable compiled form, for ``jit(f).lower(...).as_text()``
+        (``dialect``: a target's lower-level text, e.g. "llvm")."""
 
     def apply(self, prim, buffers, params):
         """Run ``prim`` eagerly on this backend's buffers (host NumPy values may be

@@ -72,6 +72,7 @@ KINDS = {
     "y": lambda v: type(v) is int, "m": _nonneg_int,
     "reverse": lambda v: type(v) is bool, "lower": lambda v: type(v) is bool,
     "left_side": lambda v: type(v) is bool, "transpose_a": lambda v: type(v) is bool,
+    "conjugate_a": lambda v: type(v) is bool,
     "unit_diagonal": lambda v: type(v) is bool, "full_matrices": lambda v: type(v) is bool,
     "compute_uv": lambda v: type(v) is bool, "tiled": lambda v: type(v) is bool,
     "compute_left_eigenvectors": lambda v: type(v) is bool,

@@ -37,7 +37,7 @@ from . import blas, mathlib
 from .complexmath import ComplexOps, complex_type
 
 _I1, _I8, _I32, _I64 = ir.IntType(1), ir.IntType(8), ir.IntType(32), ir.IntType(64)
-_F32, _F64 = ir.FloatType(), ir.DoubleType()
+_F16, _F32, _F64 = ir.HalfType(), ir.FloatType(), ir.DoubleType()
 _PTR = _I8.as_pointer()
 _VOID = ir.VoidType()
 
@@ -67,6 +67,8 @@ def reg_type(dtype):
         return _F32
     if d == np.float64:
         return _F64
+    if d == np.float16:         # arithmetic promoted to float32, rounded per operation
+        return _F16             # (LLVM's legalisation: what NumPy's half loops do)
     if d.kind == "c" and d.itemsize in (8, 16):
         return complex_type(d)
     raise EmitError(f"the CPU emitter has no {d.name} scalars")
@@ -80,7 +82,8 @@ def mem_type(dtype):
 
 def supported_dtype(dtype) -> bool:
     d = np.dtype(dtype)
-    return d.kind in "biu" or d in (np.dtype(np.float32), np.dtype(np.float64),
+    return d.kind in "biu" or d in (np.dtype(np.float16), np.dtype(np.float32),
+                                    np.dtype(np.float64),
                                     np.dtype(np.complex64), np.dtype(np.complex128))
 
 
@@ -343,27 +346,14 @@ class Emitter(ComplexOps):
         vars_, bufs = _free_names(s.body, {s.var})
         start = self._expr(s.start)
         stop = self._expr(s.stop)
-        captured_vals = [self._var_value(v) for v in vars_]
-        captured_ptrs = [self._pointer(buf) for buf in bufs]
-        fields = [v.type for v in captured_vals] + [p.type for p in captured_ptrs]
-        struct = ir.LiteralStructType(fields)
-        env = self.alloca_b.alloca(struct)
-        for j, v in enumerate(captured_vals + captured_ptrs):
-            self.b.store(v, self.b.gep(env, [ir.Constant(_I32, 0), ir.Constant(_I32, j)]))
+        env, struct = self._capture(vars_, bufs)
         self.outlined += 1
         body_fn = ir.Function(self.module, ir.FunctionType(_VOID, [_PTR, _I64, _I64]),
                               f"{self.k.name}.par{self.outlined}")
         body_fn.linkage = "internal"
 
         def emit_body():
-            b = self.b
-            envp = b.bitcast(body_fn.args[0], struct.as_pointer())
-            for j, v in enumerate(vars_):
-                self.scope.values[v] = b.load(b.gep(envp, [ir.Constant(_I32, 0),
-                                                           ir.Constant(_I32, j)]))
-            for j, buf in enumerate(bufs):
-                self.scope.pointers[id(buf)] = b.load(b.gep(
-                    envp, [ir.Constant(_I32, 0), ir.Constant(_I32, len(vars_) + j)]))
+            self._unpack(body_fn.args[0], struct, vars_, bufs)
             lo, hi = body_fn.args[1], body_fn.args[2]
             if _uses_trig(s.body) and _rerunnable(s.body):
                 self._rerun_if_out_of_range(s, lo, hi)
@@ -401,6 +391,28 @@ class Emitter(ComplexOps):
         self._loop(s.var, lo, hi, fast_body)
         with b.if_then(b.not_(b.load(ok)), likely=False):
             self._loop(s.var, lo, hi, lambda: self._block(s.body))
+
+    def _capture(self, vars_, bufs):
+        """(pointer to a stack struct holding the values of ``vars_`` and the data
+        pointers of ``bufs``, the struct's type): what an outlined body reads."""
+        values = [self._var_value(v) for v in vars_] + [self._pointer(buf) for buf in bufs]
+        struct = ir.LiteralStructType([v.type for v in values])
+        env = self.alloca_b.alloca(struct)
+        for j, v in enumerate(values):
+            self.b.store(v, self.b.gep(env, [ir.Constant(_I32, 0), ir.Constant(_I32, j)]))
+        return env, struct
+
+    def _unpack(self, arg, struct, vars_, bufs):
+        """In an outlined body: bind ``vars_`` and ``bufs`` from the struct at ``arg``."""
+        b = self.b
+        envp = b.bitcast(arg, struct.as_pointer())
+
+        def field(j):
+            return b.load(b.gep(envp, [ir.Constant(_I32, 0), ir.Constant(_I32, j)]))
+        for j, v in enumerate(vars_):
+            self.scope.values[v] = field(j)
+        for j, buf in enumerate(bufs):
+            self.scope.pointers[id(buf)] = field(len(vars_) + j)
 
     def _var_value(self, v):
         if v in self.scope.values:
@@ -454,11 +466,7 @@ class Emitter(ComplexOps):
         body is outlined with what it reads, as a parallel loop's is."""
         vars_, bufs = _free_names(s.body + [K.Let(K.Var("_", s.value.dtype), s.value)],
                                   {s.var})
-        captured = [self._var_value(v) for v in vars_] + [self._pointer(buf) for buf in bufs]
-        struct = ir.LiteralStructType([c.type for c in captured])
-        env = self.alloca_b.alloca(struct)
-        for j, v in enumerate(captured):
-            self.b.store(v, self.b.gep(env, [ir.Constant(_I32, 0), ir.Constant(_I32, j)]))
+        env, struct = self._capture(vars_, bufs)
         ty = reg_type(s.acc.dtype)
         self.outlined += 1
         tag = f"{self.k.name}.sum{self.outlined}"
@@ -467,17 +475,10 @@ class Emitter(ComplexOps):
         value_fn.attributes.add("alwaysinline")
 
         def emit_value():
-            b = self.b
-            envp = b.bitcast(value_fn.args[0], struct.as_pointer())
-            for j, v in enumerate(vars_):
-                self.scope.values[v] = b.load(b.gep(envp, [ir.Constant(_I32, 0),
-                                                           ir.Constant(_I32, j)]))
-            for j, buf in enumerate(bufs):
-                self.scope.pointers[id(buf)] = b.load(b.gep(
-                    envp, [ir.Constant(_I32, 0), ir.Constant(_I32, len(vars_) + j)]))
+            self._unpack(value_fn.args[0], struct, vars_, bufs)
             self.scope.values[s.var] = value_fn.args[1]
             self._block(s.body)
-            b.ret(self._expr(s.value))
+            self.b.ret(self._expr(s.value))
 
         self._function(value_fn, _Scope(), emit_value)
         fn = _pairwise_function(self.module, tag, value_fn, ty,
@@ -879,9 +880,21 @@ class Emitter(ComplexOps):
         if s.kind in "iu" and t.kind == "f":
             return b.sitofp(x, tt) if s.kind == "i" else b.uitofp(x, tt)
         if s.kind == "f" and t.kind == "f":
-            return b.fptrunc(x, tt) if tt.__class__ is ir.FloatType and \
-                x.type.__class__ is ir.DoubleType else b.fpext(x, tt)
+            return self._fp_convert(x, tt)
+        if s == np.float16:         # through float32 (every half is a float32 exactly)
+            x = b.fpext(x, _F32)
         return self._float_to_int(x, t)
+
+    def _fp_convert(self, x, tt):
+        """A float to another float type; double to half goes through float (a direct
+        truncation is a runtime-library call the process may not have)."""
+        b = self.b
+        if tt is _F16 and x.type is _F64:
+            x = b.fptrunc(x, _F32)
+        if x.type is tt:
+            return x
+        rank = {_F16: 0, _F32: 1, _F64: 2}
+        return b.fptrunc(x, tt) if rank[tt] < rank[x.type] else b.fpext(x, tt)
 
     def _float_to_int(self, x, t):
         """x86's conversion (what NumPy's loops do): truncation toward zero; values
@@ -923,9 +936,10 @@ class Emitter(ComplexOps):
         return self.b.call(fn, [mag, sign])
 
     def _math1(self, name, d, x):
-        """A float function of one argument, computed in float64 (float32 rounds once)."""
+        """A float function of one argument, computed in float64 (float32 and float16
+        round once)."""
         b = self.b
-        wide = b.fpext(x, _F64) if d == np.float32 else x
+        wide = b.fpext(x, _F64) if d != np.float64 else x
         if name in _INLINE:        # branch-free: inline, so the loop vectorises
             y = _INLINE[name](mathlib._F(b, wide)).v
         elif name in ("sin", "cos") and self.trig_args is not None:
@@ -943,14 +957,14 @@ class Emitter(ComplexOps):
             y = b.call(self._extern(_LIBM[name], _F64, [_F64]), [wide])
         else:
             raise EmitError(f"the CPU math library has no {name}")
-        return b.fptrunc(y, _F32) if d == np.float32 else y
+        return self._fp_convert(y, reg_type(d))
 
     def _math2(self, name, d, a, c):
         b = self.b
-        if d == np.float32:
+        if d != np.float64:
             a, c = b.fpext(a, _F64), b.fpext(c, _F64)
         y = b.call(self._extern(_LIBM[name], _F64, [_F64, _F64]), [a, c])
-        return b.fptrunc(y, _F32) if d == np.float32 else y
+        return self._fp_convert(y, reg_type(d))
 
 
 Emitter._STMT = {K.Let: Emitter._let, K.Declare: Emitter._declare, K.Assign: Emitter._assign,

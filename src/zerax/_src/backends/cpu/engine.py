@@ -13,6 +13,7 @@ struct: the object header, then ``char *data``), checked on live arrays by
 from __future__ import annotations
 
 import ctypes
+import struct
 import threading
 
 import numpy as np
@@ -76,14 +77,36 @@ def compile_module(module, *, unroll: bool = True) -> bytes:
     return tm.emit_object(llmod)
 
 
+class MissingSymbols(RuntimeError):
+    """Object code that calls a function this process does not have (MCJIT would
+    abort the process when linking it)."""
+
+
+def check_symbols(obj: bytes) -> None:
+    """Raise `MissingSymbols` unless every function ``obj`` calls is in this process
+    or this engine (ELF objects; other formats are trusted as LLVM made them)."""
+    import llvmlite.binding as ll
+    if obj[:4] != b"\x7fELF":
+        return
+    _, undefined = elf_symbols(obj)
+    eng = _engine()
+    missing = sorted(s for s in undefined if not ll.address_of_symbol(s)
+                     and not eng.get_function_address(s))
+    if missing:
+        raise MissingSymbols(f"the machine code needs {', '.join(missing[:5])}, which this "
+                             "process lacks")
+
+
 def load_object(obj: bytes, symbols) -> dict:
     """Add object code to the engine (once per first symbol) and return the addresses
-    of ``symbols``."""
+    of ``symbols``; `MissingSymbols` (nothing added) when it calls a function the
+    process lacks."""
     import llvmlite.binding as ll
     eng = _engine()
     with _lock:
         first = symbols[0]
         if not eng.get_function_address(first):
+            check_symbols(obj)
             eng.add_object_file(ll.ObjectFileRef.from_data(obj))
             eng.finalize_object()
         out = {}
@@ -111,6 +134,29 @@ def address_of(symbol: str) -> int:
     if not a:
         raise RuntimeError(f"no symbol {symbol}")
     return a
+
+
+def elf_symbols(data: bytes):
+    """(defined, undefined) global symbol names of an ELF64 little-endian object."""
+    if data[:4] != b"\x7fELF" or data[4] != 2 or data[5] != 1:
+        raise ValueError("the object code is not ELF64 little-endian")
+    (shoff,) = struct.unpack_from("<Q", data, 0x28)
+    shentsize, shnum = struct.unpack_from("<HH", data, 0x3A)
+    sections = [struct.unpack_from("<IIQQQQIIQQ", data, shoff + i * shentsize)
+                for i in range(shnum)]
+    defined, undefined = set(), set()
+    for _, kind, _, _, offset, size, link, _, _, _ in sections:
+        if kind != 2:  # SHT_SYMTAB
+            continue
+        strings = sections[link][4]
+        for k in range(1, size // 24):
+            name, info, _, shndx, _, _ = struct.unpack_from("<IBBHQQ", data, offset + k * 24)
+            if not name or info >> 4 == 0:  # unnamed or local
+                continue
+            end = data.index(b"\0", strings + name)
+            text = data[strings + name:end].decode()
+            (undefined if shndx == 0 else defined).add(text)
+    return defined, undefined
 
 
 # --------------------------------------------------------------------------- CPython

@@ -21,8 +21,9 @@ from ...ir.ir import Jaxpr, Var, dce
 from ...ops.linalg import dot_general_p, product_work
 from ..lowering import format_steps, lower_steps
 from ..sizes import check_program
-from . import blas, threads
+from . import blas, engine, threads
 from . import compile as cpu_compile
+from .emit import Emitter
 
 
 def aligned_empty(shape, dtype):
@@ -41,8 +42,9 @@ class CpuExecutable:
     compiled by the CPU emitter; raises `lowering.Unlowerable` when the lowering does
     not carry it."""
 
-    def __init__(self, jaxpr, name, *, fast_math=False):
+    def __init__(self, jaxpr, name, *, fast_math=False, fallback=None):
         self.jaxpr, self.name = jaxpr, name
+        self._fallback = fallback   # () -> another executable of the program
         self.out_avals = jaxpr.out_avals
         self.float0_outs = [a.dtype == float0 for a in self.out_avals]
         if any(self.float0_outs):
@@ -65,14 +67,23 @@ class CpuExecutable:
         """Compile (or load) the kernels at the first call, as the compile log reports."""
         fm = self._fast_math
         kernels = [s.kernel for s in self.steps if s.kernel is not None]
-        loaded = [cpu_compile.find(k, fast_math=fm) for k in kernels]
-        if any(x is None for x in loaded):     # LLVM compiles: the compile log says so
-            n = len(kernels)
-            with compiling(f"jit({self.name})",
-                           f"{len(self.jaxpr.eqns)} equations, {n} kernel{'s' * (n != 1)}",
-                           elapsed=self._lowered_s), gc_paused():
-                loaded = [x or cpu_compile.load_kernel(k, fast_math=fm)
-                          for x, k in zip(loaded, kernels)]
+        try:
+            loaded = [cpu_compile.find(k, fast_math=fm) for k in kernels]
+            if any(x is None for x in loaded):     # LLVM compiles: the compile log says so
+                n = len(kernels)
+                with compiling(f"jit({self.name})",
+                               f"{len(self.jaxpr.eqns)} equations, {n} kernel{'s' * (n != 1)}",
+                               elapsed=self._lowered_s), gc_paused():
+                    loaded = [x or cpu_compile.load_kernel(k, fast_math=fm)
+                              for x, k in zip(loaded, kernels)]
+        except engine.MissingSymbols:
+            if self._fallback is None:
+                raise
+            # machine code this process cannot link (a CPU without an instruction LLVM
+            # then calls a runtime library for): the program compiled another way
+            other = self._fallback()
+            self.kernel, self.source = other.kernel, other.source
+            return other.kernel(*vals)
         calls = iter([_kernel_call(x, k) for x, k in zip(loaded, kernels)])
         call = self._program(calls)
         if any(x.blas for x in loaded):
@@ -149,3 +160,17 @@ def _c_order(a):
     """``a`` as a C-contiguous array (0-d stays 0-d, unlike np.ascontiguousarray)."""
     a = np.asarray(a)
     return a if a.flags.c_contiguous else np.array(a, order="C")
+
+
+def llvm_text(steps) -> str:
+    """The LLVM IR of the kernels of ``steps``, as the emitter writes it (before
+    LLVM's optimisations)."""
+    from llvmlite import ir
+    texts = []
+    for s in steps:
+        if s.kernel is None:
+            continue
+        module = ir.Module(name="kernel")
+        Emitter(s.kernel, module, data_offset=engine.array_layout() or 16).build()
+        texts.append(str(module))
+    return "\n".join(texts)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import kernel_ir as K
-from ..fusion import plan_groups
+from ..fusion import index_reads, plan_groups
 from ...ir.ir import ClosedJaxpr, Jaxpr, Literal, Var
 from ...ops.debug import debug_callback_p
 from ...ops.decompositions import cholesky_p, eigh_p, lu_p, qr_p, svd_p, triangular_solve_p
@@ -52,7 +52,7 @@ rules: dict = {**_shape_rules, **_reduce_rules, **_linalg_rules, **_indexing_rul
 # The dtypes the targets have scalars of.
 _DTYPES = frozenset(np.dtype(d) for d in (
     np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32,
-    np.uint64, np.float32, np.float64, np.complex64, np.complex128))
+    np.uint64, np.float16, np.float32, np.float64, np.complex64, np.complex128))
 
 
 def covers(jaxpr: Jaxpr, top: bool = True) -> str | None:
@@ -192,12 +192,16 @@ def lower_eqns(ctx: Ctx, jaxpr: Jaxpr, owned=frozenset()) -> None:
     ``owned``: its invars whose buffers it may overwrite (loop carries: `inplace.plan`
     says which updates write into their operand's buffer)."""
     jaxpr = inplace.scheduled(jaxpr)   # reads of an updated operand first
-    outer = ctx.takes, ctx.program
-    ctx.takes, ctx.program = inplace.plan(jaxpr, owned).takes, jaxpr
+    outer = ctx.takes, ctx.program, ctx.index_reads
+    plan = inplace.plan(jaxpr, owned)
+    ctx.takes, ctx.program = plan.takes, jaxpr
+    # concatenations read in place (their slices deferred), but not of a buffer an
+    # update overwrites: the deferred read would see the new values
+    ctx.index_reads = reads = index_reads(jaxpr, lambda v: v not in plan.overwritten)
     homes = inplace.forward_homes(ctx, jaxpr, ctx.takes)
     try:
         total_uses = _uses(jaxpr)
-        for kind, eqns in plan_groups(jaxpr, fusible):
+        for kind, eqns in plan_groups(jaxpr, fusible, reads):
             if kind == "fused":
                 lower_fused(ctx, eqns, total_uses)
                 continue
@@ -208,7 +212,7 @@ def lower_eqns(ctx: Ctx, jaxpr: Jaxpr, owned=frozenset()) -> None:
             else:
                 rule(ctx, eqn)
     finally:
-        ctx.takes, ctx.program = outer
+        ctx.takes, ctx.program, ctx.index_reads = outer
         for v in homes:
             del ctx.out_slots[v]
 

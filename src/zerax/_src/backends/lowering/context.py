@@ -10,6 +10,7 @@ import math
 import numpy as np
 
 from .. import kernel_ir as K
+from ..fusion import IndexReads
 from ...ir.ir import Literal
 
 # Elements from which an elementwise loop nest at the top level runs in parallel.
@@ -44,6 +45,7 @@ class Ctx:
         # of primitives with sub-programs lower them through it (control_flow.py)
         self.lower_eqns = None
         self.program = None               # the (sub-)program whose equations are lowered
+        self.index_reads = IndexReads()   # its concatenations read in place (fusion.py)
         self.recorded: dict = {}          # while loops recorded for their reverse pass
 
     # -- values

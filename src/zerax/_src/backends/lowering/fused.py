@@ -10,7 +10,7 @@ otherwise).  0-d operands from outside are read once, before the loops.
 from __future__ import annotations
 
 from .. import kernel_ir as K
-from ..fusion import _REDUCTIONS, _group_shape, _is_broadcast
+from ..fusion import _REDUCTIONS, _group_shape, _is_broadcast, concat_sources
 from ...ir.ir import Literal, Var
 from .context import Ctx, Unlowerable
 from .elementwise import scalar_rules
@@ -47,6 +47,9 @@ def lower_fused(ctx: Ctx, eqns, total_uses) -> None:
         for e in body:
             if _is_broadcast(e):
                 local[e.outvars[0]] = _broadcast_read(ctx, e, idx, pre)
+                continue
+            if id(e) in ctx.index_reads.concats:
+                local[e.outvars[0]] = _concat_read(ctx, e, idx)
                 continue
             args = []
             for a in e.invars:
@@ -124,3 +127,34 @@ def _broadcast_read(ctx, eqn, idx, pre):
         return ctx.scalar(x)
     return K.Load(ctx.buffer(x), src)
 
+
+
+def _concat_read(ctx, eqn, idx):
+    """A concatenation read in place: the element of the piece the index falls in (a
+    deferred slice read at its shifted index in its operand; ``fusion.index_reads``),
+    chosen by a branch on the concatenated axis' index (one piece's range at a time:
+    well predicted, and no out-of-bounds load is ever made)."""
+    axis = eqn.params["dimension"]
+    out = ctx.names.var("c", eqn.outvars[0].aval.dtype)
+    pieces, offset = [], 0
+    for a, src in zip(eqn.invars, concat_sources(eqn, ctx.index_reads)):
+        n = a.aval.shape[axis]
+        if n:
+            sl = ctx.index_reads.slices.get(a)
+            starts = sl.params["start_indices"] if sl is not None else (0,) * len(idx)
+            strides = (sl.params["strides"] if sl is not None else None) or (1,) * len(idx)
+            at = tuple(K.affine([(i, st)], s0 - (offset * st if d == axis else 0))
+                       for d, (i, s0, st) in enumerate(zip(idx, starts, strides)))
+            read = ctx.scalar(src) if type(src) is not Var or ctx.is_scalar(src) \
+                else K.Load(ctx.buffer(src), at)
+            pieces.append((offset + n, read))
+        offset += n
+    if len(pieces) == 1:
+        return _let(ctx, pieces[0][1])
+    ctx.emit(K.Declare(out, K.Const(0, out.dtype)))
+    stmts = [K.Assign(out, pieces[-1][1])]
+    for end, read in reversed(pieces[:-1]):
+        stmts = [K.If(K.op("lt", idx[axis], K.Const(end, K.I64)), [K.Assign(out, read)], stmts)]
+    for st in stmts:
+        ctx.emit(st)
+    return out

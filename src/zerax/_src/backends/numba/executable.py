@@ -22,7 +22,7 @@ from ...core.core import run_impl
 from ...ir.ir import ClosedJaxpr, Jaxpr, dce, eval_jaxpr
 from ...ops.linalg import dot_general_p, product_work
 from ..base import CPU
-from ..cpu.executable import CpuExecutable
+from ..cpu.executable import CpuExecutable, llvm_text
 from ..lowering import Unlowerable, covers, format_steps, lower_steps
 from . import native, random_kernels, threads
 from .codegen import LoweringError
@@ -181,14 +181,20 @@ class NumbaBackend:
     def compile(self, jaxpr, name: str, *, fast_math: bool = False):
         if kernel_ir_enabled() and covers(jaxpr) is None:
             try:
-                return CpuExecutable(jaxpr, name, fast_math=fast_math)
+                return CpuExecutable(jaxpr, name, fast_math=fast_math,
+                                     fallback=lambda: NumbaExecutable(jaxpr, name))
             except Unlowerable:      # a case the quick check could not see
                 pass
         return NumbaExecutable(jaxpr, name)
 
-    def source(self, jaxpr) -> str:
+    def source(self, jaxpr, dialect=None) -> str:
         if kernel_ir_enabled() and covers(jaxpr) is None:
-            return format_steps(lower_steps(jaxpr))
+            steps = lower_steps(jaxpr)
+            return llvm_text(steps) if dialect == "llvm" else format_steps(steps)
+        if dialect == "llvm":
+            raise errors.NotSupportedError(
+                "as_text(dialect='llvm'): this program is compiled by the older path "
+                "(its generated source: as_text()), not by the kernel IR's LLVM emitter.")
         return generate_source(jaxpr)
 
     def apply(self, prim, buffers, params):

@@ -44,7 +44,6 @@ import ctypes
 import hashlib
 import math
 import os
-import struct
 import sys
 import threading
 import types
@@ -54,6 +53,7 @@ import numpy as np
 from ...base.config import __version__
 from . import direct, guard
 from ..cpu import diskcache
+from ..cpu.engine import elf_symbols
 from .lower_util import PYTHON_CALL_PREFIX
 from .machine import host_cpu, target_machine
 
@@ -117,29 +117,6 @@ debug = diskcache.debug
 
 
 # --------------------------------------------------------------------------- ELF
-
-def elf_symbols(data: bytes):
-    """(defined, undefined) global symbol names of an ELF64 little-endian object."""
-    if data[:4] != b"\x7fELF" or data[4] != 2 or data[5] != 1:
-        raise ValueError("the object code is not ELF64 little-endian")
-    (shoff,) = struct.unpack_from("<Q", data, 0x28)
-    shentsize, shnum = struct.unpack_from("<HH", data, 0x3A)
-    sections = [struct.unpack_from("<IIQQQQIIQQ", data, shoff + i * shentsize)
-                for i in range(shnum)]
-    defined, undefined = set(), set()
-    for _, kind, _, _, offset, size, link, _, _, _ in sections:
-        if kind != 2:  # SHT_SYMTAB
-            continue
-        strings = sections[link][4]
-        for k in range(1, size // 24):
-            name, info, _, shndx, _, _ = struct.unpack_from("<IBBHQQ", data, offset + k * 24)
-            if not name or info >> 4 == 0:  # unnamed or local
-                continue
-            end = data.index(b"\0", strings + name)
-            text = data[strings + name:end].decode()
-            (undefined if shndx == 0 else defined).add(text)
-    return defined, undefined
-
 
 # --------------------------------------------------------------------------- saving
 
