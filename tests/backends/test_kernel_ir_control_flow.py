@@ -472,3 +472,32 @@ def _permuting(perm, bump, length, reverse):
             return (*out, ys)
         _permuters[key] = zx.jit(f)
     return _permuters[key]
+
+
+# --------------------------------------------------------------------------- the IR
+
+
+def test_views_print_their_shape_and_offset():
+    """A view's name shows its shape and run-time offset: the printed kernel is its
+    cache key, and a load's address depends on both."""
+    t = K.Buffer("t", (12,), np.float64, "temp")
+    s = K.Var("s", K.I64)
+    names = {t.reshaped((3, 4)).name, t.reshaped((4, 3)).name, t.at(4, (2, 4)).name,
+             t.at(K.op("mul", s, K.Const(4, K.I64)), (2, 4)).name, t.at(0, (2, 4)).name}
+    assert len(names) == 5
+    assert t.at(0, (12,)) is t and t.at(4, (2, 4)).at(4, (4,)).offset.value == 8
+    g = K.Buffer("g", (16, 3), np.float64, "grow")
+    k = K.Kernel("k", [], [], [K.Call("reserve", (g, K.Const(20, K.I64)))], temps=[g])
+    assert "temp g:f64[16,3] (grows)" in str(k)
+
+
+def test_a_host_step_inside_a_loop_takes_the_older_path():
+    """Host steps (decompositions, sorts, callbacks) run between kernels, so one inside
+    a loop body sends the program to the generated-source path, which compiles it."""
+    def f(a):
+        return lax.fori_loop(0, 2, lambda i, m: znp.linalg.cholesky(m @ m.T + 3.0 * znp.eye(3)),
+                             a)
+    a = np.eye(3) + 0.1
+    why = covers(zx.make_jaxpr(f)(a).jaxpr)
+    assert why is not None and "cholesky" in why
+    np.testing.assert_allclose(np.asarray(zx.jit(f)(a)), np.asarray(_eager(f, a)), rtol=1e-13)

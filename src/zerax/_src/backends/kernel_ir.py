@@ -275,8 +275,11 @@ class Buffer:
         a loop's carry buffers chosen at run time)."""
         offset = index(offset)
         if self.offset is not None:
-            offset = offset if _is_zero(self.offset) else \
-                self.offset if _is_zero(offset) else Op("add", (self.offset, offset), I64)
+            if type(offset) is Const and type(self.offset) is Const:
+                offset = Const(offset.value + self.offset.value, I64)
+            elif not _is_zero(self.offset):
+                offset = self.offset if _is_zero(offset) else \
+                    Op("add", (self.offset, offset), I64)
         shape = tuple(int(n) for n in shape)
         if _is_zero(offset) and math.prod(shape) == self.root.size:
             return self.root.reshaped(shape)

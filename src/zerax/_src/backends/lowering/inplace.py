@@ -91,6 +91,16 @@ def scheduled(jaxpr):
     return Jaxpr(jaxpr.constvars, jaxpr.invars, jaxpr.outvars, eqns)
 
 
+def use_positions(eqns) -> dict:
+    """var -> the positions of the equations that read it, in order."""
+    uses: dict = {}
+    for k, e in enumerate(eqns):
+        for a in e.invars:
+            if type(a) is Var:
+                uses.setdefault(a, []).append(k)
+    return uses
+
+
 class Plan:
     """``takes``: {output var: the operand var whose buffer it is computed into} (the
     updates in place, and the initial carries loops take; `Ctx.take_buffer`);
@@ -112,11 +122,7 @@ def plan(jaxpr, owned=frozenset()) -> Plan:
     jaxpr = scheduled(jaxpr)
     out = Plan()
     outs = {v for v in jaxpr.outvars if type(v) is Var}
-    uses: dict = {}
-    for k, e in enumerate(jaxpr.eqns):
-        for a in e.invars:
-            if type(a) is Var:
-                uses.setdefault(a, []).append(k)
+    uses = use_positions(jaxpr.eqns)
     storage = out.storage
     sharing: dict = {}          # storage var -> the vars held in it so far
     for v in owned:

@@ -29,7 +29,7 @@ from ...ops.reduce import reduce_max_p, reduce_min_p, reduce_prod_p, reduce_sum_
 from ...ops.shape import (broadcast_in_dim_p, concatenate_p, reshape_p, rev_p, squeeze_p,
                           transpose_p)
 from ...ops.slicing import dynamic_slice_p, dynamic_update_slice_p, slice_p
-from ..lowering.inplace import schedule
+from ..lowering.inplace import schedule, use_positions
 from .fusion import dtype_name, plan_groups
 from .memory import hugepages, wants_hugepages
 from .rules import scalar_rule_of
@@ -97,11 +97,7 @@ def inplace_plan(jaxpr, owned=frozenset()):
     ({id(eqn): root}, {var: root}): the root is the owned variable whose buffer holds
     the value.  Give it the program in `scheduled` order."""
     outs = {v for v in jaxpr.outvars if type(v) is Var}
-    uses: dict = {}
-    for k, e in enumerate(jaxpr.eqns):
-        for a in e.invars:
-            if type(a) is Var:
-                uses.setdefault(a, []).append(k)
+    uses = use_positions(jaxpr.eqns)
     roots = {v: v for v in owned}
     plan = {}
     for k, e in enumerate(jaxpr.eqns):
