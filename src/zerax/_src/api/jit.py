@@ -169,6 +169,8 @@ def _fast_flatten(x, key: list, vals: list):
     t = type(x)
     if t is Array:
         v = x._value
+        if not v.flags.c_contiguous:   # (an eager transpose's view): kernels take C arrays
+            v = np.ascontiguousarray(v)
         key.append((v.shape, v.dtype.char))
         vals.append(v)
     elif t is np.ndarray:

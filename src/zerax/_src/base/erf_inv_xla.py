@@ -1,8 +1,8 @@
 """erf_inv as XLA computes it for JAX: Giles' polynomials ("Approximating the erfinv
 function", GPU Computing Gems, 2011), coefficients as in XLA's ErfInv32/ErfInv64.
 
-The random samplers (``api/random/samplers.py``) and the Numba backend's eager kernels
-(``backends/numba/random_kernels.py``) evaluate them, so that normal samples equal JAX's.
+The random samplers (``api/random/samplers.py``) evaluate them (eagerly through their
+compiled program, ``api/random/eager.py``), so that normal samples equal JAX's.
 """
 
 _W5 = (2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-06, 0.00021858087,

@@ -348,9 +348,10 @@ def split(key, num=2):
             f"split: num must be an int or a tuple of ints, got {num!r:.40}.") from None
     if any(d < 0 for d in shape):
         raise errors.ZeraxValueError(f"split: num must be non-negative, got {num!r}.")
-    words = eager.concrete_words(data)
+    words = eager.concrete_key(data)
     if words is not None:   # a concrete key: one compiled call (see eager.py)
-        return _return_keys(eager.split(words, shape), typed)
+        return _return_keys(eager.run(("split", shape), lambda d: tf.threefry_split(d, shape),
+                                      (words,)), typed)
     return _return_keys(tf.threefry_split(data, shape), typed)
 
 
@@ -381,9 +382,10 @@ def fold_in(key, data):
             raise errors.ZeraxTypeError(
                 f"fold_in: data must be an integer, got dtype {np.dtype(d.dtype).name}.")
         d = tf.ew.convert_element_type(d, tf.U32)
-    words = eager.concrete_words(kdata)
+    words = eager.concrete_key(kdata)
     if words is not None and not isinstance(d, Tracer):
-        return _return_keys(eager.fold_in(words, np.asarray(d)), typed)
+        return _return_keys(eager.run(("fold_in",), tf.threefry_fold_in,
+                                      (words, np.asarray(d, np.uint32))), typed)
     return _return_keys(tf.threefry_fold_in(kdata, d), typed)
 
 

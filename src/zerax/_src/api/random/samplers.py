@@ -72,11 +72,13 @@ def uniform(key, shape=(), dtype=None, minval=0.0, maxval=1.0):
     minval = param(minval, "uniform", "minval")
     maxval = param(maxval, "uniform", "maxval")
     if dtype in _FAST:
-        words = eager.concrete_words(data)
+        words = eager.concrete_key(data)
         lo, hi = eager.concrete_scalar(minval, dtype), eager.concrete_scalar(maxval, dtype)
         if words is not None and lo is not None and hi is not None \
                 and np.isfinite(lo) and np.isfinite(hi):
-            return eager.uniform(words, shape, dtype, lo, hi)
+            return eager.run(("uniform", shape, dtype),
+                             lambda d, a, b: _uniform(d, shape, dtype, a, b),
+                             (words, lo, hi))
     return _uniform(data, shape, dtype, minval, maxval)
 
 
@@ -152,9 +154,10 @@ def normal(key, shape=(), dtype=None):
     dtype = float_dtype(dtype, "normal", allow_complex=True)
     shape = K.canonical_shape(shape, "normal")
     if dtype in _FAST:
-        words = eager.concrete_words(data)
+        words = eager.concrete_key(data)
         if words is not None:
-            return eager.normal(words, shape, dtype)
+            return eager.run(("normal", shape, dtype),
+                             lambda d: _normal(d, shape, dtype), (words,))
     return _normal(data, shape, dtype)
 
 

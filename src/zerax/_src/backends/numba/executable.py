@@ -24,7 +24,7 @@ from ...ops.linalg import dot_general_p, product_work
 from ..base import CPU
 from ..cpu.executable import CpuExecutable, llvm_text
 from ..lowering import Unlowerable, covers, format_steps, lower_steps
-from . import native, random_kernels, threads
+from . import native, threads
 from .codegen import LoweringError
 from .compile import compile_jaxpr, generate_source
 from .compile import stats as compile_stats
@@ -161,8 +161,6 @@ class NumbaBackend:
 
     name = "numba"
     platform = "cpu"
-    # compiled eager paths of the random samplers (api/random/eager.py)
-    random_kernels = staticmethod(random_kernels.kernels)
 
     buffer_types = ()    # its buffers are NumPy's, the host's
 
