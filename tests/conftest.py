@@ -63,3 +63,46 @@ def compile_path(request, monkeypatch):
     else:
         monkeypatch.delenv("ZERAX_KERNEL_IR", raising=False)
     return request.param
+
+
+# --------------------------------------------------------------------------- x64 mode
+# The suite's baseline is zerax's default, x64 on, whatever JAX_ENABLE_X64 /
+# ZERAX_ENABLE_X64 say in the shell that runs it (a JAX user's shell often has x64 off).
+# Tests of JAX's 32-bit mode take the ``x64`` fixture (both modes) or ``x32`` (x64 off
+# only); the autouse guard below restores the mode after every test, so a test that
+# switches it (config.update, enable_x64) can never leak it to the next one, in one
+# process or in an xdist worker.
+
+def _set_baseline_mode():
+    from zerax._src.base import dtypes
+    dtypes.set_x64(True)
+    dtypes._thread_mode.x64 = None
+
+
+_set_baseline_mode()
+for _var in ("ZERAX_ENABLE_X64", "JAX_ENABLE_X64"):   # (nor for the processes tests start)
+    os.environ.pop(_var, None)
+
+
+@pytest.fixture(autouse=True)
+def _x64_mode_guard():
+    from zerax._src.base import dtypes
+    yield
+    if not dtypes._x64_global[0] or dtypes._thread_mode.x64 is not None:
+        _set_baseline_mode()
+
+
+@pytest.fixture(params=[True, False], ids=["x64", "x32"])
+def x64(request):
+    """Run the test in both modes: the fixture's value is whether x64 is on."""
+    import zerax as zx
+    with zx.enable_x64(request.param):
+        yield request.param
+
+
+@pytest.fixture
+def x32():
+    """Run the test in JAX's default 32-bit mode (x64 off)."""
+    import zerax as zx
+    with zx.enable_x64(False):
+        yield False

@@ -28,6 +28,7 @@ from ._src.api.extras import (
 from ._src.api.jit import clear_caches
 from ._src.api.pmap import pmap
 from ._src.base import dtypes  # noqa: E402  (dtypes.float0: the tangent dtype of integers)
+from ._src.base.dtypes import enable_x64  # noqa: E402  (JAX's jax.enable_x64 context manager)
 from . import numpy, lax, tree, tree_util, test_util, nn, scipy, random  # noqa: E402
 from . import debug, image, ops, sharding, typing
 from . import core  # noqa: E402  (jax.core's public names)
@@ -51,7 +52,7 @@ __all__ = [
     "process_count", "default_device", "named_scope", "named_call",
     "ensure_compile_time_eval", "clear_caches", "elementwise_grad", "custom_gradient",
     "pmap", "ops", "image", "core", "numpy_dtype_promotion", "export", "distributed",
-    "shard_map", "make_mesh",
+    "shard_map", "make_mesh", "enable_x64",
 ]
 
 # Taylor mode (issue 32)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import numpy as znp
-from ._src.base.dtypes import result_type
+from ._src.base.dtypes import default_float, result_type
 from ._src.core.tree import tree_flatten, tree_unflatten
 from .errors import ShapeError
 
@@ -31,7 +31,7 @@ def ravel_pytree(pytree):
     dtypes = [a.dtype for a in arrays]
     sizes = [int(np.prod(s, dtype=np.int64)) for s in shapes]
     # Python scalars among the leaves are weak, as in every zerax.numpy promotion
-    dtype = result_type(*leaves) if leaves else np.dtype(np.float64)
+    dtype = result_type(*leaves) if leaves else default_float()
     if arrays:
         flat = znp.concatenate([znp.ravel(a).astype(dtype) for a in arrays])
     else:

@@ -1,7 +1,9 @@
 """zerax.example_libraries (stax, optimizers) against values recorded from JAX 0.10.2's
 jax.example_libraries (the anchor at /tmp/anchors; scripts: a layer's init with
-PRNGKey(0) and its apply on sin(arange) inputs in float32, JAX's default mode; each
-optimiser 5 steps on a fixed loss with jax_enable_x64), NumPy and finite differences."""
+PRNGKey(0) and its apply on sin(arange) inputs in float32, JAX's default mode, which the
+stax tests run in (the ``x32`` fixture), and a network recorded with jax_enable_x64 for
+zerax's default mode; each optimiser 5 steps on a fixed loss with jax_enable_x64), NumPy
+and finite differences."""
 
 import math
 
@@ -136,7 +138,7 @@ def _x(shape):
 # --------------------------------------------------------------------------- stax
 
 @pytest.mark.parametrize("name", sorted(STAX_REF))
-def test_layer_params_and_outputs_match_jax(name):
+def test_layer_params_and_outputs_match_jax(name, x32):
     expr, in_shape, out_shape, leaves, (y_sum, y_first) = STAX_REF[name]
     init_fun, apply_fun = eval(expr)
     got_shape, params = init_fun(KEY, in_shape)
@@ -169,7 +171,7 @@ def test_elementwise_layers_match_jax(name):
     np.testing.assert_allclose(np.asarray(y), ELEMENTWISE_REF[name], rtol=2e-6, atol=1e-7)
 
 
-def test_serial_fanout_parallel_dropout_network_matches_jax():
+def test_serial_fanout_parallel_dropout_network_matches_jax(x32):
     init_fun, apply_fun = stax.serial(
         stax.Dense(8), stax.Relu, stax.FanOut(2), stax.parallel(stax.Dense(3), stax.Identity),
         stax.FanInConcat(), stax.Dropout(0.7), stax.Dense(2), stax.LogSoftmax)
@@ -180,11 +182,16 @@ def test_serial_fanout_parallel_dropout_network_matches_jax():
     np.testing.assert_allclose(np.asarray(y), NET_OUT, rtol=1e-5, atol=1e-6)
 
 
-def test_dropout_mask_matches_jax_and_modes():
+# Dropout(0.6) of ones(10) with PRNGKey(5), recorded with jax_enable_x64 (float64
+# uniforms for the Python-float rate); DROPOUT_MASK above is JAX's default mode's.
+DROPOUT_MASK_X64 = [0, 1, 0, 0, 1, 1, 1, 1, 1, 1]
+
+
+def test_dropout_mask_matches_jax_and_modes(x64):
     init_fun, apply_fun = stax.Dropout(0.6)
     assert init_fun(KEY, (10,)) == ((10,), ())
     y = np.asarray(apply_fun((), znp.ones(10), rng=zr.PRNGKey(5)))
-    assert (y > 0).astype(int).tolist() == DROPOUT_MASK
+    assert (y > 0).astype(int).tolist() == (DROPOUT_MASK_X64 if x64 else DROPOUT_MASK)
     np.testing.assert_allclose(y[y > 0], 1 / 0.6)
     x = znp.arange(4.0)
     assert np.array_equal(np.asarray(stax.Dropout(0.6, mode="test")[1]((), x, rng=KEY)), x)
@@ -192,6 +199,41 @@ def test_dropout_mask_matches_jax_and_modes():
         apply_fun((), x)
     with pytest.raises(ValueError):   # JAX raises ValueError: ported excepts still catch it
         apply_fun((), x)
+
+
+# jax_enable_x64: the parameters of serial(Conv(2, (2, 2)), Relu, Flatten, Dense(3),
+# Dropout(0.5)) from PRNGKey(0) for input (1, 3, 3, 1), and its output on arange(9) / 9 with
+# rng=PRNGKey(1): float64 parameters, as JAX's initializers draw in that mode.
+NET_X64_PARAMS = [
+    [-0.020809420999449085, -0.6351416610091649, 0.346303541723495, -0.39670922581862283,
+     -0.09963611749001287, -0.08262858657468594, 0.5894170468083931, -0.2366192761201707],
+    [1.2683470355162594e-06, -7.036952476222595e-08],
+    [0.5052938230550226, 0.3734152625901814, -0.8911948234023512, -0.005639117125497526,
+     0.5566512308849728, -0.6315107965981017, 0.5886294038590281, 0.2406380472526774,
+     -0.3680048396185711, 0.08712660329434184, -0.4084748087795292, -0.1579959333590101,
+     0.38933505741885466, -0.39118435506861227, -0.10462582476008654, 0.3695198459987625,
+     -0.022682241189022945, 0.18377855613071187, 0.21681697838019695, 0.1601071506226514,
+     -0.3500278087699565, 0.1031326973197426, 0.03713037349710041, -0.24773638650909457],
+    [0.004548754359279654, -0.005669476954866095, 0.021092918513245337]]
+NET_X64_OUT = [1.393099817993308, 0.0, 0.0]
+
+
+def test_network_matches_jax_with_x64():
+    init_fun, apply_fun = stax.serial(stax.Conv(2, (2, 2)), stax.Relu, stax.Flatten,
+                                      stax.Dense(3), stax.Dropout(0.5))
+    _, params = init_fun(KEY, (1, 3, 3, 1))
+    leaves = tu.tree_leaves(params)
+    assert [p.dtype for p in leaves] == [np.float64] * 4
+    for p, ref in zip(leaves, NET_X64_PARAMS):
+        np.testing.assert_allclose(np.asarray(p).ravel(), ref, rtol=1e-14, atol=1e-17)
+    y = apply_fun(params, znp.arange(9.0).reshape(1, 3, 3, 1) / 9, rng=zr.PRNGKey(1))
+    assert y.dtype == np.float64
+    np.testing.assert_allclose(np.asarray(y).ravel(), NET_X64_OUT, rtol=1e-14)
+    # float32 inputs meet float64 parameters: promoted, as jnp.dot would
+    y32 = apply_fun(params, znp.arange(9.0, dtype=np.float32).reshape(1, 3, 3, 1) / 9,
+                    rng=zr.PRNGKey(1))
+    assert y32.dtype == np.float64
+    np.testing.assert_allclose(np.asarray(y32).ravel(), NET_X64_OUT, rtol=1e-6)
 
 
 def test_dense_and_batchnorm_against_numpy():
@@ -474,7 +516,7 @@ RESNET_OUT = [
 RESNET_LOSS_AFTER_2_STEPS = 5.645685195922852
 
 
-def test_resnet_example_matches_jax():
+def test_resnet_example_matches_jax(x32):
     init_fun, predict_fun = stax.serial(
         stax.GeneralConv(("HWCN", "OIHW", "NHWC"), 8, (3, 3), (2, 2), "SAME"),
         stax.BatchNorm(), stax.Relu, stax.MaxPool((3, 3), strides=(2, 2)),
@@ -485,10 +527,6 @@ def test_resnet_example_matches_jax():
     x = zr.normal(zr.PRNGKey(1), (16, 16, 3, 4), np.float32)
     np.testing.assert_allclose(np.asarray(predict_fun(params, x)), RESNET_OUT, rtol=1e-5,
                                atol=2e-6)
-    # float64 inputs (zerax's default) meet float32 params: promoted, as jnp.dot would
-    y64 = predict_fun(params, znp.asarray(np.asarray(x), np.float64))
-    assert y64.dtype == np.float64
-    np.testing.assert_allclose(np.asarray(y64), RESNET_OUT, rtol=1e-5, atol=2e-6)
     opt_init, opt_update, get_params = optimizers.momentum(0.01, mass=0.9)
     state = opt_init(params)
     targets = znp.eye(5)[znp.array([0, 1, 2, 3])]

@@ -47,6 +47,52 @@ JAX = {
 }
 
 
+# Recorded with jax 0.10 in its default mode (jax_enable_x64 off), dtype left out, so the
+# initializers draw float32:
+#   np.asarray(<init>(key=jax.random.key(7), shape)).ravel()
+JAX_DEFAULT_MODE = {
+    "glorot_uniform": (init.glorot_uniform(), (3, 4),
+        [0.32235187292099, 0.8788197040557861, -0.36506277322769165,
+         -0.10376865416765213, 0.4275188744068146, 0.24243448674678802,
+         -0.09526625275611877, -0.1639050841331482, -0.7966422438621521,
+         -0.7596684098243713, -0.23850280046463013, 0.6318743228912354]),
+    "he_normal": (init.he_normal(), (2, 3),
+        [0.4881148636341095, 1.9040892124176025, -0.5578673481941223,
+         -0.1528920978307724, 0.6638895273208618, 0.3621610999107361]),
+    "lecun_normal": (init.lecun_normal(), (2, 3),
+        [0.34514930844306946, 1.3463943004608154, -0.3944717347621918,
+         -0.10811103135347366, 0.469440758228302, 0.2560865581035614]),
+    "uniform": (init.uniform(0.5), (4,),
+        [0.33704495429992676, 0.48730844259262085, 0.15142178535461426,
+         0.2219792604446411]),
+    "normal": (init.normal(2.0), (3,),
+        [0.9024702906608582, 3.9069018363952637, -1.032478928565979]),
+    "trunc": (init.truncated_normal(1.0), (3,),
+        [0.4293583631515503, 1.6748857498168945, -0.4907144010066986]),
+    "orth": (init.orthogonal(2.0), (3, 2),
+        [0.9794702529907227, 1.739524006843567, -1.120571255683899, 0.7344347834587097,
+         1.3360233306884766, -0.659288763999939]),
+    "delta": (init.delta_orthogonal(), (3, 2, 2),
+        [0.0, 0.0, 0.0, 0.0, 0.658112645149231, 0.7529194951057434, -0.7529194951057434,
+         0.658112645149231, 0.0, 0.0, 0.0, 0.0]),
+    "vs_geo": (init.variance_scaling(0.5, 'fan_geo_avg', 'normal'), (2, 2, 3),
+        [0.1441567987203598, 0.6240720152854919, -0.16492383182048798,
+         -0.04502641782164574, 0.1966336965560913, 0.10680461674928665,
+         -0.041315555572509766, -0.07147745043039322, -0.47203540802001953,
+         -0.428860604763031, -0.10500814765691757, 0.319348007440567]),
+    "constant": (init.constant(-7), (2,), [-7.0, -7.0]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(JAX_DEFAULT_MODE))
+def test_default_dtype_follows_the_mode(name, x64):
+    initializer, shape, expected = JAX_DEFAULT_MODE[name]
+    got = initializer(zr.key(7), shape)
+    assert got.shape == shape and got.dtype == (np.float64 if x64 else np.float32)
+    if not x64:   # JAX's default mode: its values, within 2 float32 ulp
+        np.testing.assert_allclose(np.ravel(got), expected, rtol=5e-7, atol=5e-7)
+
+
 @pytest.mark.parametrize("name", sorted(JAX))
 def test_same_values_as_jax(name):
     initializer, shape, dtype, expected = JAX[name]

@@ -308,25 +308,30 @@ def test_adaptive_pool_equinox_split():
 
 
 # ------------------------------------------------------------------ dropout, embedding
-def test_dropout():
+def test_dropout(x64):
     x = np.ones(4000)
     d = nn.Dropout(0.3)
     y = np.asarray(d(x, key=zr.key(0)))
     kept = y != 0
     np.testing.assert_allclose(y[kept], 1 / 0.7)
     assert abs(kept.mean() - 0.7) < 0.03
-    # Equinox's draw (in JAX's default mode, as its float32 parameters): the uniforms in
-    # the dtype of the keep probability, float32
-    mask = np.asarray(zr.bernoulli(zr.key(0), np.float32(0.7), (4000,)))
+    # Equinox's draw: the uniforms in the dtype of the keep probability 1 - p, the mode's
+    # default float (float64 with x64 on, float32 off)
+    keep = np.float64(0.7) if x64 else np.float32(1) - np.float32(0.3)
+    mask = np.asarray(zr.bernoulli(zr.key(0), keep, (4000,)))
     np.testing.assert_array_equal(kept, mask)
-    # recorded: equinox.nn.Dropout(p)(jnp.ones(12), key=k) > 0, with JAX's defaults
-    for p, key, want in ((0.3, zr.PRNGKey(5), [1, 0, 0, 1, 0, 1, 1, 1, 1, 1, 1, 1]),
-                         (0.5, zr.key(1), [1, 0, 1, 1, 0, 0, 0, 0, 1, 0, 1, 1])):
+    # recorded: equinox.nn.Dropout(p)(jnp.ones(12), key=k) > 0, in each of JAX's modes
+    for p, key, want64, want32 in (
+            (0.3, zr.PRNGKey(5), [1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1],
+             [1, 0, 0, 1, 0, 1, 1, 1, 1, 1, 1, 1]),
+            (0.5, zr.key(1), [1, 1, 0, 0, 1, 0, 0, 1, 1, 1, 1, 1],
+             [1, 0, 1, 1, 0, 0, 0, 0, 1, 0, 1, 1])):
+        want = np.array(want64 if x64 else want32, bool)
         y32 = nn.Dropout(p)(np.ones(12, np.float32), key=key)
         assert y32.dtype == np.float32
-        np.testing.assert_array_equal(np.asarray(y32) > 0, np.array(want, bool))
+        np.testing.assert_array_equal(np.asarray(y32) > 0, want)
         np.testing.assert_array_equal(np.asarray(nn.Dropout(p)(np.ones(12), key=key)) > 0,
-                                      np.array(want, bool))      # float64 x: the same mask
+                                      want)      # float64 x: the same mask
     assert d(x, inference=True) is x and nn.Dropout(0.3, inference=True)(x) is x
     assert nn.Dropout(0.0)(x) is x
     with pytest.raises(errors.ZeraxValueError, match="key"):

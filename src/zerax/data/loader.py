@@ -29,6 +29,9 @@ __all__ = ["DataLoader"]
 def _to_zerax(x):
     if isinstance(x, np.ndarray) or isinstance(x, np.generic):
         arr = np.asarray(x)
+        dt = zerax.dtypes.canonicalize_dtype(arr.dtype)   # the mode's: float32 with x64 off
+        if dt != arr.dtype:
+            arr = arr.astype(dt)
         # The batch was just gathered (a fresh buffer nobody else holds): wrap it without
         # the defensive copy of zerax.Array(...), which would double the loader's cost.
         wrap = getattr(zerax.Array, "_wrap", None)
@@ -239,11 +242,14 @@ class DataLoader:
                     continue
             return False
 
+        x64 = zerax.config.x64_enabled   # the reading thread's mode, for the worker too
+
         def work():
             try:
-                for lo, hi in bounds:
-                    if stop.is_set() or not put(self._make_batch(order[lo:hi])):
-                        return
+                with zerax.enable_x64(x64):
+                    for lo, hi in bounds:
+                        if stop.is_set() or not put(self._make_batch(order[lo:hi])):
+                            return
             except BaseException as e:  # carried to the caller, re-raised there
                 put(_Failure(e))
                 return

@@ -8,8 +8,9 @@ pytrees for ``zerax.grad``, ``jit`` and the optimisers of
 `zerax.example_libraries.optimizers`.
 
 The defaults are JAX's: Dense and convolution weights ``glorot_normal``, biases
-``normal`` (1e-2 for Dense, 1e-6 for convolutions), float32, drawn from `zerax.random`, so
-the same key gives JAX's parameters.  ``input_shape`` may hold -1 for an unknown batch
+``normal`` (1e-2 for Dense, 1e-6 for convolutions), in the mode's default float (float64,
+or float32 with ``jax_enable_x64`` off), drawn from `zerax.random`, so the same key gives
+JAX's parameters in either mode.  ``input_shape`` may hold -1 for an unknown batch
 size, as in JAX.  As in JAX, ``Dropout(rate)`` keeps each unit with probability ``rate``.
 
 >>> import zerax.numpy as znp, zerax.random as zr
@@ -45,39 +46,12 @@ __all__ = [
     "shape_dependent", "zeros",
 ]
 
-_F32 = np.float32
-
-
-def _float32_default(init):
-    """An initializer that draws float32 unless a dtype is given (JAX's default mode)."""
-    @functools.wraps(init)
-    def wrapped(key, shape, dtype=_F32):
-        return init(key, shape, dtype)
-    return wrapped
-
-
-def glorot_normal(in_axis=-2, out_axis=-1, batch_axis=(), dtype=_F32):
-    """JAX's ``jax.nn.initializers.glorot_normal``, float32 by default (as JAX without x64).
-
-    >>> import zerax.random as zr
-    >>> glorot_normal()(zr.PRNGKey(0), (2, 3)).dtype
-    dtype('float32')
-    """
-    return _init.glorot_normal(in_axis, out_axis, batch_axis, dtype)
-
-
-def normal(stddev=1e-2, dtype=_F32):
-    """JAX's ``jax.nn.initializers.normal``, float32 by default.
-
-    >>> import zerax.random as zr
-    >>> normal(1.0)(zr.PRNGKey(0), (3,)).shape
-    (3,)
-    """
-    return _init.normal(stddev, dtype)
-
-
-zeros = _float32_default(_init.zeros)
-ones = _float32_default(_init.ones)
+# JAX's initializers themselves: they draw the mode's default float (float64; float32 with
+# x64 off), as jax.example_libraries.stax's do
+glorot_normal = _init.glorot_normal
+normal = _init.normal
+zeros = _init.zeros
+ones = _init.ones
 
 # aliases JAX keeps for backwards compatibility
 glorot = glorot_normal
@@ -183,9 +157,8 @@ def _conv_transpose_shape(lhs_shape, rhs_shape, strides, padding, dimension_numb
 
 
 def _promote(inputs, W):
-    # lax convolutions take equal dtypes; zerax arrays default to float64 while the
-    # parameters are float32, so promote as jnp.dot does in Dense (JAX's default mode
-    # has float32 everywhere and never meets this)
+    # lax convolutions take equal dtypes; inputs and parameters of different dtypes (a
+    # float32 batch with float64 parameters) promote as jnp.dot does in Dense
     inputs, W = jnp.asarray(inputs), jnp.asarray(W)
     dtype = jnp.result_type(inputs.dtype, W.dtype)
     return inputs.astype(dtype), W.astype(dtype)
@@ -197,7 +170,7 @@ def Dense(out_dim, W_init=None, b_init=None):
     """A dense (fully-connected) layer: ``inputs @ W + b``.
 
     ``W_init`` defaults to ``glorot_normal()``, ``b_init`` to ``normal()`` (stddev 1e-2),
-    both float32, as JAX's.
+    both in the mode's default float, as JAX's.
 
     >>> import zerax.random as zr
     >>> init_fun, apply_fun = Dense(3)
@@ -569,8 +542,9 @@ def Dropout(rate, mode="train"):
                 "`apply_fun(params, inputs, rng=key)` where `key` is a PRNG key "
                 "(e.g. from `zerax.random.PRNGKey`).")
         if mode == "train":
-            # JAX draws the uniforms in the dtype of `rate`: float32 in its default mode
-            keep = random.bernoulli(rng, np.float32(rate), inputs.shape)
+            # JAX draws the uniforms in the dtype of `rate`: a Python float takes the
+            # mode's default float (float64 with x64 on, float32 off)
+            keep = random.bernoulli(rng, rate, inputs.shape)
             return jnp.where(keep, inputs / rate, 0)
         return inputs
 

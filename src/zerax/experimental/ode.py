@@ -239,7 +239,7 @@ def odeint(func, y0, t, *args, rtol=1.4e-8, atol=1.4e-8, mxstep=np.inf, hmax=np.
 def _as_inexact(x):
     x = jnp.asarray(x)
     if not np.issubdtype(np.dtype(x.dtype), np.inexact):
-        x = x.astype(jnp.result_type(x.dtype, 1.0) if x.dtype != np.bool_ else np.float64)
+        x = x.astype(jnp.result_type(x.dtype, 1.0) if x.dtype != np.bool_ else float)
     return x
 
 

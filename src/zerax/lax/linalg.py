@@ -6,7 +6,6 @@ Array([[3., 0.],
        [1., 2.]], dtype=float64)
 """
 
-from .._src.ops.decompositions import cholesky, eigh, lu, qr, svd, triangular_solve
-from .._src.ops.eig import eig
+from .._src.lax.ops_api import cholesky, eig, eigh, lu, qr, svd, triangular_solve
 
 __all__ = ["cholesky", "eig", "eigh", "lu", "qr", "svd", "triangular_solve"]

@@ -129,8 +129,9 @@ def log_softmax(x, axis=-1, where=None):
     return _log_softmax(x, axis=axis, where=where)
 
 
-def one_hot(x, num_classes, dtype=np.float64, axis=-1):
-    """One-hot encoding of integer class labels."""
+def one_hot(x, num_classes, dtype=float, axis=-1):
+    """One-hot encoding of integer class labels (the mode's default float unless
+    ``dtype`` is given)."""
     x = jnp.asarray(x)
     classes = jnp.arange(num_classes)
     out = jnp.expand_dims(x, axis) == jnp.reshape(

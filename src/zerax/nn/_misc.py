@@ -10,7 +10,7 @@ import numpy as np
 
 import zerax.lax as lax
 import zerax.numpy as znp
-from .. import errors
+from .. import dtypes, errors
 
 from ._linear import param_dtype, random_module
 from ._module import Module, field
@@ -62,11 +62,12 @@ class Dropout(Module):
         x = znp.asarray(x)
         if isinstance(self.p, (int, float)):
             q = 1.0 - self.p
-            # JAX draws the uniforms behind the mask in the dtype of the keep probability:
-            # float32 for a Python float in its default mode, where Equinox runs (and
-            # whose float32 parameters zerax.nn's defaults follow), so the same key
-            # drops the same elements as Equinox
-            mask = random_module().bernoulli(key, np.float32(1) - np.float32(self.p), x.shape)
+            # JAX draws the uniforms behind the mask in the dtype of the keep probability,
+            # 1 - p in the mode's default float (float64 with x64 on, float32 off), so
+            # the same key drops the same elements as Equinox in either mode
+            dt = dtypes.canonicalize_dtype(np.float64)
+            mask = random_module().bernoulli(key, np.asarray(1, dt) - np.asarray(self.p, dt),
+                                             x.shape)
             return znp.where(mask, x / q, 0)     # (a Python float: x keeps its dtype)
         q = 1 - lax.stop_gradient(self.p)
         mask = random_module().bernoulli(key, q, x.shape)

@@ -1,5 +1,6 @@
 """`zerax.nn.initializers`: JAX's initializers, ``init(key, shape, dtype=None) -> Array``
-(``dtype=None``: float64, as JAX with ``jax_enable_x64``), drawing from `zerax.random` so
+(``dtype=None``: the mode's default float, float64, or float32 with x64 off, as JAX's
+``jnp.float_``), drawing from `zerax.random` so
 that the same key, shape and dtype give JAX's values: ``zeros``, ``ones``, ``constant``,
 ``uniform``, ``normal``, ``truncated_normal``, ``variance_scaling`` and its named cases
 (glorot/xavier, he/kaiming, lecun; normal and uniform), ``orthogonal``, ``delta_orthogonal``.
@@ -16,7 +17,7 @@ import numpy as np
 
 import zerax.numpy as jnp
 import zerax.random as _zr
-from .. import errors
+from .. import dtypes, errors
 from ..lax import complex as complex_
 from ..numpy import linalg as _la
 
@@ -37,7 +38,7 @@ def _shape(shape):
 
 
 def _dtype(dtype):
-    return np.dtype(np.float64) if dtype is None else np.dtype(dtype)
+    return dtypes.default_float() if dtype is None else dtypes.requested(dtype, "initializer")
 
 
 def _float_dtype(dtype, name):

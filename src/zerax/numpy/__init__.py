@@ -20,11 +20,10 @@ from numpy import get_printoptions, printoptions, set_printoptions  # noqa: F401
 # the scalar types, callable as casts (JAX's); dtypes and constants, NumPy's own objects
 from .._src.numpy.types import (  # noqa: F401
     bool_, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float16, float32,
-    float64, complex64, complex128,
+    float64, complex64, complex128, promote_types, result_type,
 )
 from numpy import (  # noqa: F401
-    dtype, finfo, iinfo, issubdtype, promote_types,
-    result_type, can_cast, pi, e, inf, nan, newaxis, euler_gamma, integer, floating,
+    dtype, finfo, iinfo, issubdtype, can_cast, pi, e, inf, nan, newaxis, euler_gamma, integer, floating,
     inexact, number, signedinteger, unsignedinteger, complexfloating, generic, isdtype,
     iterable,
 )

@@ -69,7 +69,7 @@ def householder_root(fun: Callable, x0: Any, order: int = 2, *, maxiter: int = 5
     derivs = zerax.taylor.derivatives(fun, int(order))
     fact = [float(math.factorial(k)) for k in range(order + 1)]
     x0 = znp.asarray(x0)
-    x0 = x0 if x0.dtype.kind == "f" else x0.astype(np.float64)
+    x0 = x0 if x0.dtype.kind == "f" else x0.astype(float)
 
     def body(s):
         it, x, _, _, _ = s

@@ -133,7 +133,7 @@ def _scale_and_translate(x, shape, spatial_dims, scale, translation, kernel, ant
 def _inexact(image, fname):
     image = jnp.asarray(image)
     if image.dtype.kind not in "fc":
-        image = image.astype(np.float64)
+        image = image.astype(float)
     return image
 
 

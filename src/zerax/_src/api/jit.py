@@ -19,6 +19,7 @@ import numpy as np
 
 from ... import errors
 from ..backends import backend_for, get_backend
+from ..base import dtypes
 from ..base.config import config
 from ..base.gc_pause import gc_paused
 from ..core import tree
@@ -158,14 +159,16 @@ class _Slow(Exception):
 
 
 _INT64 = (-2 ** 63, 2 ** 63)
+_INT32 = (-2 ** 31, 2 ** 31)
 
 
-def _fast_flatten(x, key: list, vals: list):
+def _fast_flatten(x, key: list, vals: list, x64: bool):
     """Append ``x``'s leaves (as the ndarrays a kernel takes) to ``vals`` and a
     description of its structure, shapes and dtypes to ``key``, in the order of
     ``tree.tree_flatten`` (lists and tuples in order, dicts by sorted key), for the
     kinds users pass: zerax Arrays, NumPy arrays and scalars, Python numbers, and
-    tuples/lists/dicts/None of them.  Anything else raises `_Slow`."""
+    tuples/lists/dicts/None of them.  With x64 off (``x64`` False) NumPy and Python
+    values are canonicalised as `as_input` does.  Anything else raises `_Slow`."""
     t = type(x)
     if t is Array:
         v = x._value
@@ -176,22 +179,24 @@ def _fast_flatten(x, key: list, vals: list):
     elif t is np.ndarray:
         if not x.dtype.isnative:       # big-endian: converted on the full path (as_input)
             raise _Slow
+        if not x64:
+            x = dtypes.canonical_ndarray(x)
         if not x.flags.c_contiguous:   # kernels are compiled for C arrays: copy once
             x = np.ascontiguousarray(x)
         key.append((x.shape, x.dtype.char, 1))
         vals.append(x)
     elif t is float or t is complex:
         key.append(t)              # weakly typed, as in JAX
-        vals.append(np.array(x))
+        vals.append(np.array(x) if x64 else dtypes.scalar_array(x))
     elif t is int:
-        if not _INT64[0] <= x < _INT64[1]:
+        if not (_INT64 if x64 else _INT32)[0] <= x < (_INT64 if x64 else _INT32)[1]:
             raise _Slow
         key.append(t)
-        vals.append(np.array(x))
+        vals.append(np.array(x) if x64 else dtypes.scalar_array(x))
     elif t is tuple or t is list:
         key.append((t, len(x)))
         for y in x:
-            _fast_flatten(y, key, vals)
+            _fast_flatten(y, key, vals, x64)
     elif t is dict:
         try:
             ks = sorted(x)
@@ -199,13 +204,15 @@ def _fast_flatten(x, key: list, vals: list):
             raise _Slow from None
         key.append((dict, tuple(ks)))
         for k in ks:
-            _fast_flatten(x[k], key, vals)
+            _fast_flatten(x[k], key, vals, x64)
     elif x is None:
         key.append(None)
     elif t is bool or isinstance(x, np.generic):
         v = np.asarray(x)
         if not v.dtype.isnative:
             raise _Slow
+        if not x64:
+            v = dtypes.canonical_ndarray(v)
         key.append(((), v.dtype.char, 2))
         vals.append(v)
     else:
@@ -274,12 +281,15 @@ class JitFunction:
     def _specialise(self, args, kwargs):
         static, dyn_pos, st_kw, leaves, in_tree = self._split(args, kwargs)
         # Python numbers are weakly typed, as in JAX: traced as int64/float64/complex128
-        # values that promote as Python scalars (so lr * float32 params stays float32)
+        # values (32-bit with x64 off) that promote as Python scalars (so lr * float32
+        # params stays float32)
         weak = tuple(type(x) if type(x) in (int, float, complex) else None for x in leaves)
         leaves = [as_input(x, f"argument of {self.name}") for x in leaves]
         try:
+            # the mode is part of the key: a program traced with x64 off has other dtypes
+            # (Python numbers, NumPy arguments, defaults) than one traced with it on
             key = (in_tree, tuple((tuple(x.shape), np.dtype(x.dtype)) for x in leaves),
-                   static, st_kw, weak)
+                   static, st_kw, dtypes.x64_enabled(), weak)
             hash(key)
         except TypeError:
             raise errors.ZeraxTypeError(
@@ -340,6 +350,7 @@ class JitFunction:
         (and the weak type of Python numbers), and the values of static ones."""
         key: list = []
         vals: list = []
+        x64 = dtypes.x64_enabled()
         if self._has_static:
             n = len(args)
             nums = self.static_argnums
@@ -347,23 +358,24 @@ class JitFunction:
                 if i in nums or i - n in nums:
                     key.append(("s", i, a))
                 else:
-                    _fast_flatten(a, key, vals)
+                    _fast_flatten(a, key, vals, x64)
             names = self.static_argnames
             for k in sorted(kwargs):
                 if k in names:
                     key.append(("k", k, kwargs[k]))
                 else:
                     key.append(k)
-                    _fast_flatten(kwargs[k], key, vals)
+                    _fast_flatten(kwargs[k], key, vals, x64)
         else:
             for a in args:
-                _fast_flatten(a, key, vals)
+                _fast_flatten(a, key, vals, x64)
             if kwargs:
                 for k in sorted(kwargs):
                     key.append(k)
-                    _fast_flatten(kwargs[k], key, vals)
+                    _fast_flatten(kwargs[k], key, vals, x64)
         key.append(len(args))
         key.append(process_axis_env())   # a program traced inside spmd calls MPI
+        key.append(x64)
         return tuple(key), vals
 
     def dispatch_fast(self, args, kwargs):

@@ -7,9 +7,11 @@ none of them.
 
 from __future__ import annotations
 
+import os
 from typing import Callable
 
 from ... import errors
+from . import dtypes
 
 __version__ = "0.1.0"
 
@@ -21,11 +23,13 @@ class Config:
     else the cores this process may use; see ``backends/numba/threads.py``).
 
     JAX's own option names are understood too, so ported code runs unchanged:
-    ``jax_enable_x64`` (zerax always has NumPy's 64-bit defaults, so only True is
-    accepted), ``jax_disable_jit``, ``jax_log_compiles``,
-    ``jax_platforms``/``jax_platform_name`` ("cpu"), and ``jax_num_cpu_devices``
-    (``num_cpu_devices``: CPU devices per process, default 1, for meshes whose axes
-    are vmapped within a process; see `zerax.shard_map`).
+    ``jax_enable_x64`` (zerax's default is True, NumPy's 64-bit defaults; False is JAX's
+    default 32-bit mode, see ``base/dtypes.py``; the environment variables
+    ``ZERAX_ENABLE_X64``, else ``JAX_ENABLE_X64``, set it at import; read it as
+    ``config.jax_enable_x64`` or ``config.x64_enabled``), ``jax_disable_jit``,
+    ``jax_log_compiles``, ``jax_platforms``/``jax_platform_name`` ("cpu"), and
+    ``jax_num_cpu_devices`` (``num_cpu_devices``: CPU devices per process, default 1, for
+    meshes whose axes are vmapped within a process; see `zerax.shard_map`).
 
     ``log_compiles`` logs every compile and its time on the ``"zerax"`` logger;
     ``compile_notice_s`` (default 2.0, None for never) is how long a compile runs before
@@ -49,6 +53,10 @@ class Config:
         # name -> (set(value), get()), registered by the layers that own the option
         self._registered: dict[str, tuple[Callable, Callable]] = {}
         self.available_backends: tuple[str, ...] = ("numba",)
+        for var in ("ZERAX_ENABLE_X64", "JAX_ENABLE_X64"):
+            if os.environ.get(var, "").strip():
+                dtypes.set_x64(dtypes.parse_bool_env(var, os.environ[var]))
+                break
         # CPU devices per process (JAX's jax_num_cpu_devices): a mesh axis over them is
         # a vmapped axis (zerax.sharding.Mesh, shard_map); every array stays in host memory
         self.num_cpu_devices = 1
@@ -57,6 +65,12 @@ class Config:
         """Let ``update(name, v)`` call ``setter(v)`` and ``config.<name>`` ``getter()``."""
         self._registered[name] = (setter, getter)
 
+    @property
+    def jax_enable_x64(self) -> bool:
+        return dtypes.x64_enabled()
+
+    x64_enabled = jax_enable_x64
+
     def __getattr__(self, name):
         registered = self.__dict__.get("_registered", {})
         if name in registered:
@@ -64,11 +78,9 @@ class Config:
         raise AttributeError(name)
 
     def update(self, name, value):
-        if name == "jax_enable_x64":
-            if not value:
-                raise errors.NotSupportedError(
-                    "zerax follows NumPy's dtypes: float64/int64 by default; there is no "
-                    "32-bit mode. Create float32 arrays explicitly (dtype=znp.float32).")
+        if name == "jax_enable_x64":   # (a string is read as the environment variable is)
+            dtypes.set_x64(dtypes.parse_bool_env(name, value) if isinstance(value, str)
+                           else bool(value))
             return
         if name in self._registered:
             self._registered[name][0](value)

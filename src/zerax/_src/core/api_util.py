@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ... import errors
+from ..base import dtypes
 from . import tree
 from .array import Array
 from .core import Tracer
@@ -13,22 +14,28 @@ from .core import Tracer
 
 def as_input(x, where: str):
     """Convert a user value (NumPy array, list, Python scalar, Array, tracer) to a
-    zerax value, or raise a TypeError that names the offending argument."""
+    zerax value, or raise a TypeError that names the offending argument.  Values that
+    are not zerax arrays take the mode's dtypes (``base/dtypes.py``)."""
     if isinstance(x, (Array, Tracer)):
         return x
+    if type(x) in (bool, int, float, complex):
+        try:
+            return Array._wrap(dtypes.scalar_array(x))
+        except OverflowError as e:
+            raise errors.ZeraxValueError(f"{where}: {e}") from None
     if isinstance(x, (np.ndarray, np.generic, bool, int, float, complex)):
         arr = np.array(x)
         if arr.dtype.kind in "biufc":
             if not arr.dtype.isnative:  # big-endian data: converted once, on entry
                 arr = arr.astype(arr.dtype.newbyteorder("="))
-            return Array._wrap(arr)
+            return Array._wrap(dtypes.canonical_ndarray(arr))
     elif isinstance(x, (list, tuple)):
         try:
             arr = np.array(x)
         except (ValueError, TypeError):
             arr = None
         if arr is not None and arr.dtype.kind in "biufc":
-            return Array._wrap(arr)
+            return Array._wrap(dtypes.canonical_ndarray(arr))
     raise errors.ZeraxTypeError(
         f"{where} has type {type(x).__name__} ({x!r:.60}), which is not a valid zerax array "
         "type. Pass NumPy arrays, zerax Arrays, Python scalars or (nested) lists of numbers; "

@@ -16,6 +16,7 @@ import weakref
 import numpy as np
 
 from ... import errors
+from ..base import dtypes
 from ..core import tree
 from ..core.api_util import OutTree, as_input, flatten_fun
 from ..core.array import Array
@@ -116,7 +117,7 @@ def _promote_weak_init(init, fn, carry_out, *other):
     probe = [ShapeDtypeStruct((), _WEAK_PROBE[type(x)]) if k in weak else x
              for k, x in enumerate(leaves)]
     other_leaves, other_tree = tree.tree_flatten(other)
-    key = (treedef, other_tree,
+    key = (dtypes.x64_enabled(), treedef, other_tree,   # (the body's dtypes follow the mode)
            tuple((tuple(np.shape(x)), np.dtype(getattr(x, "dtype", type(x))))
                  for x in probe + other_leaves))
     try:
@@ -189,6 +190,7 @@ def _branch_type(branch, operands, op_key):
         known = _branch_types.setdefault(branch, {})
     except TypeError:   # not weak-referenceable (a builtin): traced every time
         known = {}
+    op_key = (dtypes.x64_enabled(), op_key)   # (the branch's dtypes follow the mode)
     found = known.get(op_key)
     if found is None:
         _, shape = make_jaxpr(lambda *ops: branch(*ops), return_shape=True)(*operands)
@@ -333,8 +335,11 @@ def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
             raise errors.ZeraxTypeError(
                 f"fori_loop: the {what} bound must be an integer, got {bound!r} of dtype "
                 f"{dtype}; pass int bounds (e.g. int(n)).")
+    # the index's dtype: the bounds' promotion (Python ints weak: the mode's default int)
+    idx_dt = dtypes.result_type(*(b if type(b) in (int, bool) or isinstance(b, np.generic)
+                                  else np.dtype(b.dtype) for b in (lower, upper)))
     init_val = _promote_weak_init(init_val, body_fun,
-                                  lambda v: body_fun(np.zeros((), np.int64), v))
+                                  lambda v: body_fun(np.zeros((), idx_dt), v))
     same = _SameCarry("fori_loop", init_val, "fori_loop init_val",
                       "fori_loop body_fun output", "init_val", f"body_fun {name}")
     init_val = same.value
@@ -345,7 +350,7 @@ def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
     if _eager() and not isinstance(lower, Tracer) and not isinstance(upper, Tracer):
         val = init_val
         for i in range(int(lower), int(upper)):
-            val = checked(as_input(np.int64(i), "fori_loop index"), val)
+            val = checked(Array._wrap(np.array(i, idx_dt)), val)
         return val
     concrete = not isinstance(lower, Tracer) and not isinstance(upper, Tracer)
     if concrete:
@@ -353,9 +358,9 @@ def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
 
         def step(carry, _):
             i, val = carry
-            return (add(i, np.ones((), np.int64)), checked(i, val)), None
+            return (add(i, np.ones((), idx_dt)), checked(i, val)), None
 
-        (_, val), _ = scan(step, (np.asarray(lo, np.int64), init_val), None,
+        (_, val), _ = scan(step, (Array._wrap(np.asarray(lo, idx_dt)), init_val), None,
                            length=max(hi - lo, 0), unroll=1 if unroll is None else unroll)
         return val
     lo, hi = as_input(lower, "fori_loop lower"), as_input(upper, "fori_loop upper")

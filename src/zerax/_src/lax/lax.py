@@ -12,6 +12,7 @@ import enum
 import numpy as np
 
 from ... import errors
+from ..base import dtypes
 from ..core import tree
 from ..core.api_util import as_input
 from ..core.array import Array
@@ -37,7 +38,8 @@ def _coerce(*args):
     out = []
     for a in args:
         if type(a) in _PY:
-            out.append(np.asarray(a, dtype=dtype) if dtype is not None else np.asarray(a))
+            out.append(np.asarray(a, dtype=dtype) if dtype is not None else
+                       dtypes.scalar_array(a))
         elif isinstance(a, (Tracer,)) or hasattr(a, "_value"):
             out.append(a)
         else:
@@ -105,12 +107,17 @@ def reciprocal(x):
 
 
 def full(shape, fill_value, dtype=None):
-    """An array of ``shape`` filled with ``fill_value``."""
+    """An array of ``shape`` filled with ``fill_value`` (``dtype``, else the fill value's;
+    a Python number takes the mode's default dtype)."""
     shape = tuple(int(d) for d in np.atleast_1d(shape)) if np.ndim(shape) else \
         ((int(shape),) if shape != () else ())
+    if dtype is not None:
+        dtype = dtypes.requested(dtype, "lax.full")
     if isinstance(fill_value, Tracer):
         v = fill_value if dtype is None else ew.convert_element_type(fill_value, dtype)
         return sh.broadcast_in_dim(v, shape, ())
+    if dtype is None:
+        dtype = dtypes.dtype_of(fill_value)
     return Array(np.full(shape, fill_value, dtype=dtype))
 
 
@@ -137,7 +144,7 @@ def broadcast_to_rank(x, rank):
 
 def broadcasted_iota(dtype, shape, dimension):
     """An iota along ``dimension`` of ``shape``."""
-    return sh.iota(dtype, shape, dimension)
+    return sh.iota(dtypes.requested(dtype, "lax.broadcasted_iota"), shape, dimension)
 
 
 def collapse(operand, start_dimension, stop_dimension=None):
@@ -247,7 +254,7 @@ def sort(operand, dimension=-1, is_stable=True, num_keys=1):
 def _sort_operand(x, fname):
     """``x`` as a zerax value, as ``zerax.numpy``'s sorting functions take it."""
     if type(x) in (bool, int, float, complex):
-        return Array._wrap(np.asarray(x))
+        return Array._wrap(dtypes.scalar_array(x))
     return as_input(x, f"zerax.numpy.{fname}: argument 0")
 
 
@@ -380,21 +387,25 @@ def clamp(min, x, max):  # noqa: A002 - JAX's names
 # Cumulative reductions with JAX's defaults (``axis=0``).
 def cumsum(operand, axis=0, reverse=False):
     """Cumulative sum along ``axis`` (first axis by default); ``reverse`` runs from the end."""
+    (operand,) = _coerce(operand)
     return red.cumsum(operand, axis, reverse)
 
 
 def cumprod(operand, axis=0, reverse=False):
     """Cumulative product along ``axis`` (first axis by default)."""
+    (operand,) = _coerce(operand)
     return red.cumprod(operand, axis, reverse)
 
 
 def cummax(operand, axis=0, reverse=False):
     """Cumulative maximum along ``axis`` (first axis by default)."""
+    (operand,) = _coerce(operand)
     return red.cummax(operand, axis, reverse)
 
 
 def cummin(operand, axis=0, reverse=False):
     """Cumulative minimum along ``axis`` (first axis by default)."""
+    (operand,) = _coerce(operand)
     return red.cummin(operand, axis, reverse)
 
 

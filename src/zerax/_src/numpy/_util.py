@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ... import errors
+from ..base import dtypes
 from ..core.array import Array
 from ..core.core import Tracer
 from ..ops.values import (  # noqa: F401  (the numpy layer's argument handling, shared with ops)
@@ -40,7 +41,10 @@ def keep_weak(out, *inputs):
 
 
 def result_type(*args) -> np.dtype:
-    return np.result_type(*[a if type(a) in _PY_SCALARS else _weak_sample(a) for a in args])
+    """NumPy 2's promotion of ``args`` (Python scalars and weak traced values weak), in
+    the mode's dtypes."""
+    return dtypes.canonicalize(
+        np.result_type(*[a if type(a) in _PY_SCALARS else _weak_sample(a) for a in args]))
 
 
 def _weak_sample(a):
@@ -60,10 +64,13 @@ def promote_and_broadcast(fname, args, dtype):
 
 
 def ensure_array(x, fname="function"):
-    """A zerax value (Python scalars become 0-d Arrays of NumPy's default dtype)."""
+    """A zerax value (Python scalars become 0-d Arrays of the mode's default dtype)."""
     x = check_arg(x, fname)
     if type(x) in _PY_SCALARS:
-        return Array._wrap(np.asarray(x))
+        try:
+            return Array._wrap(dtypes.scalar_array(x))
+        except OverflowError as e:
+            raise IntegerOverflowError(f"zerax.numpy.{fname}: {e}") from None
     return x
 
 
@@ -78,7 +85,7 @@ def _wrap_np(fname, fn, *args, **kwargs):
         raise errors.ShapeError(f"zerax.numpy.{fname}: {e}") from None
     except TypeError as e:
         raise errors.ZeraxTypeError(f"zerax.numpy.{fname}: {e}") from None
-    out = np.asarray(out)
+    out = dtypes.canonical_ndarray(np.asarray(out))
     if out.dtype.kind not in "biufc":
         raise errors.ZeraxTypeError(
             f"zerax.numpy.{fname}: the result would have dtype {out.dtype}, which zerax does "
@@ -91,5 +98,5 @@ def array_of_list(x, dtype=None):
     """A nested list holding traced values as one array, in the dtype NumPy gives the
     list (or ``dtype``): what ``zerax.numpy.array`` does with such a list."""
     ref = _wrap_np("array", np.array, _proxy(x), dtype=dtype)
-    out = _build(x, np.dtype(ref.dtype))
+    out = _build(x, dtypes.canonicalize(ref.dtype))
     return Array._wrap(out) if isinstance(out, np.ndarray) else out

@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from ... import errors
+from ..base import dtypes
 from ..core.array import CPU, Array, ArrayMethods
 
 __all__ = ["__array_api_version__", "__array_namespace_info__", "from_dlpack"]
@@ -135,9 +136,9 @@ class ArrayNamespaceInfo:
 
     def default_dtypes(self, *, device=None):
         _check_device(device, "default_dtypes")
-        return {"real floating": np.dtype(np.float64),
-                "complex floating": np.dtype(np.complex128),
-                "integral": np.dtype(np.int64), "indexing": np.dtype(np.int64)}
+        return {"real floating": dtypes.default_float(),      # (the mode's: float32,
+                "complex floating": dtypes.default_complex(),  # int32 with x64 off)
+                "integral": dtypes.default_int(), "indexing": dtypes.default_int()}
 
     def dtypes(self, *, device=None, kind=None):
         """The supported dtypes by name, all or of ``kind`` (a kind name, a dtype, or a

@@ -6,7 +6,8 @@ Constant creation (zeros, eye, arange, ...) returns concrete Arrays, which a tra
 records as constants.  Functions of array arguments (array of a list holding traced
 values, full with a traced fill value, linspace between traced end points, tril,
 diag, meshgrid, ...) are composed from primitives, so they trace and differentiate.
-Default dtypes are NumPy 2's: float64 for floats, int64 for integers.
+Default dtypes are NumPy 2's, float64 for floats and int64 for integers, or float32 and
+int32 in JAX's 32-bit mode (``jax_enable_x64`` off, ``base/dtypes.py``).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from ... import errors
+from ..base import dtypes
 from ..core.array import Array
 from ..core.core import Tracer
 from ..ops import elementwise as ew
@@ -30,9 +32,9 @@ __all__ = [
 
 
 def _dtype_of(x):
-    """The dtype NumPy gives ``np.asarray(x)`` (Python scalars: the default dtypes)."""
+    """The dtype ``asarray(x)`` has (Python scalars: the mode's default dtypes)."""
     if type(x) in (bool, int, float, complex):
-        return np.asarray(x).dtype
+        return dtypes.python_scalar_dtype(x)
     return np.dtype(x.dtype)
 
 # --------------------------------------------------------------------------- array
@@ -66,7 +68,10 @@ def array(object, dtype=None, *, copy=True, order="K", subok=False, ndmin=0, lik
             raise errors.ZeraxTypeError(
                 f"zerax.numpy.array: cannot make an array from a {type(object).__name__} "
                 f"({object!r:.60}); pass an array, a Python number or nested lists of them")
-        out = _wrap_np("array", np.array, object, dtype=dtype)
+        if dtype is None and type(object) in (bool, int, float, complex):
+            out = ensure_array(object, "array")   # the mode's dtype (int32: range-checked)
+        else:
+            out = _wrap_np("array", np.array, object, dtype=dtype)
     ndmin = _concrete_int(ndmin, "array", "ndmin")
     if ndmin > out.ndim:
         out = sh.reshape(out, (1,) * (ndmin - out.ndim) + tuple(out.shape))
@@ -98,11 +103,11 @@ def astype(x, dtype, /, *, copy=True, device=None):
 
 def _float_default(dtype, fname):
     dt = _check_dtype(dtype, fname)
-    return np.dtype(np.float64) if dt is None else dt
+    return dtypes.default_float() if dt is None else dt
 
 
 def zeros(shape, dtype=None, order="C", *, device=None, like=None):
-    """An array of zeros (float64 by default).
+    """An array of zeros (float64 by default; float32 with x64 off).
 
     >>> import zerax.numpy as znp
     >>> znp.zeros((2, 2))
@@ -113,7 +118,7 @@ def zeros(shape, dtype=None, order="C", *, device=None, like=None):
 
 
 def ones(shape, dtype=None, order="C", *, device=None, like=None):
-    """An array of ones (float64 by default)."""
+    """An array of ones (float64 by default; float32 with x64 off)."""
     return Array._wrap(np.ones(_canon_shape(shape, "ones"), _float_default(dtype, "ones")))
 
 
@@ -203,7 +208,7 @@ def arange(start, stop=None, step=None, dtype=None, *, device=None, like=None):
             if not isinstance(a, (bool, int, float, complex, np.generic)):
                 raise errors.ZeraxTypeError(
                     f"zerax.numpy.arange: bounds must be scalars, got {a!r:.60}")
-        dtype = np.result_type(*args)
+        dtype = dtypes.result_type(*args)
     if dtype.kind == "b":
         raise errors.ZeraxTypeError("zerax.numpy.arange: a range of booleans is not "
                                     "supported; give integer bounds or an integer dtype")
@@ -234,7 +239,7 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
     stop = check_arg(stop, "linspace", 1)
     dt = result_type(start, stop)
     if dt.kind not in "fc":
-        dt = np.result_type(dt, 0.0)
+        dt = dtypes.result_type(dt, 0.0)
     if dt.kind == "c":
         raise errors.NotSupportedError("zerax.numpy.linspace: complex end points are not "
                                        "supported yet")
@@ -316,8 +321,8 @@ def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
             raise errors.ShapeError("zerax.numpy.geomspace: a geometric sequence cannot "
                                     "include zero")
     dtype = _check_dtype(dtype, "geomspace")
-    dt = np.result_type(np.dtype(start.dtype), np.dtype(stop.dtype), float(num),
-                        np.float64 if dtype is None else dtype)
+    dt = dtypes.result_type(np.dtype(start.dtype), np.dtype(stop.dtype), float(num),
+                            dtypes.default_float() if dtype is None else dtype)
     if dt.kind == "c":
         raise errors.NotSupportedError("zerax.numpy.geomspace: complex values are not "
                                        "supported yet")

@@ -17,6 +17,7 @@ import re
 import numpy as np
 
 from ... import errors
+from ..base import dtypes
 from ..core.array import Array
 from ..core.core import Tracer, concrete_value
 from ..lax import fp as _fp
@@ -80,7 +81,7 @@ def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
         if np.dtype(v.dtype if _is_zx(v) else type(v)).kind == "c":
             raise errors.ZeraxTypeError("zerax.numpy.isclose: rtol and atol must be real")
     if _is_zx(y):
-        y = as_dtype(y, np.result_type(y.dtype, 1.0))
+        y = as_dtype(y, dtypes.result_type(y.dtype, 1.0))
     elif isinstance(y, int):
         y = float(y)
     with np.errstate(invalid="ignore"):   # eagerly: inf - inf is a NaN that is not close
@@ -376,7 +377,7 @@ def i0(x):
     if kind == "c":
         raise errors.ZeraxTypeError("zerax.numpy.i0: complex inputs are not supported "
                                     "(NumPy refuses them too)")
-    dt = np.dtype(x.dtype) if kind == "f" else np.dtype(np.float64)
+    dt = np.dtype(x.dtype) if kind == "f" else dtypes.default_float()
     ax = ew.bind(ew.abs_p, as_dtype(x, dt))
     small = ew.le(ax, _k(8.0, dt))
     xs = ew.select_n(small, _k(0.0, dt), ax)           # each branch sees safe values

@@ -18,6 +18,7 @@ from typing import Sequence
 import numpy as np
 
 from ... import errors
+from ..base import dtypes
 from ..ops import elementwise as ew
 from ..ops.fft import fft as _lax_fft
 from ..ops.slicing import pad as _lax_pad
@@ -117,7 +118,8 @@ def _fft_core(func_name, fft_type, a, s, axes, norm):
 
 def _result_dtype(fft_type, dtype):
     dtype = np.dtype(dtype)
-    single = dtype in (np.float16, np.float32, np.complex64)
+    # (with x64 off, integers transform in float32/complex64, as every default)
+    single = dtype in (np.float16, np.float32, np.complex64) or not dtypes.x64_enabled()
     if fft_type == "IRFFT":
         return np.dtype(np.float32 if single else np.float64)
     if fft_type == "RFFT":
@@ -310,7 +312,8 @@ def irfftn(a, s: Sequence[int] | None = None, axes: Sequence[int] | None = None,
 
 
 def _freq_dtype(dtype, fname):
-    dtype = np.dtype(np.float64 if dtype is None else dtype)
+    dtype = dtypes.default_float() if dtype is None else \
+        dtypes.requested(dtype, f"zerax.numpy.fft.{fname}")
     if dtype.kind not in "fc":
         raise errors.ZeraxTypeError(f"zerax.numpy.fft.{fname}: dtype must be inexact, got "
                                     f"{dtype.name}")

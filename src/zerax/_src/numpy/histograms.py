@@ -4,7 +4,8 @@ and ``histogram2d`` (``histogram`` itself is in `indexing_ops`).
 Bin indices come from ``searchsorted`` and the counts from one scatter-add, so the
 functions work under tracing when the bins are given as counts or edges (the edges of
 equal bins depend on the data's range, which is fine: only their number is static);
-derivatives flow to ``weights``.  Counts are float64, as NumPy's ``histogramdd`` gives.
+derivatives flow to ``weights``.  Counts are float64, as NumPy's ``histogramdd`` gives
+(float32 with x64 off).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import operator
 import numpy as np
 
 from ... import errors
+from ..base import dtypes
 from ..core.core import concrete_value, is_concrete
 from ..ops import index_update as _upd
 from ..ops import indexing as _ix
@@ -22,13 +24,12 @@ from ..ops.elementwise import (add, bitwise_and, convert_element_type, eq, ge, l
 from ..ops.reduce import reduce_max, reduce_min, reduce_sum
 from ..ops.shape import reshape
 from ._util import as_dtype, ensure_array
-from .indexing_ops import _I64, _linspace_edges, _wrap, histogram, searchsorted
+from .indexing_ops import _idt, _linspace_edges, _wrap, histogram, searchsorted
 from .joining import stack
 from .ufuncs import true_divide
 
 __all__ = ["histogram2d", "histogram_bin_edges", "histogramdd"]
 
-_F64 = np.dtype(np.float64)
 
 
 def histogram_bin_edges(a, bins=10, range=None, weights=None):  # noqa: A002 - NumPy's name
@@ -52,18 +53,18 @@ def _equal_edges(col, nbins, rng, fname):
         if not (np.isfinite(lo) and np.isfinite(hi)):
             raise errors.ShapeError(f"zerax.numpy.{fname}: supplied range of [{lo}, {hi}] is "
                                     "not finite")
-        dt = np.result_type(lo, hi, 1.0)
+        dt = dtypes.result_type(lo, hi, 1.0)
     elif col.shape[0] == 0:
-        lo, hi, dt = 0, 1, _F64
+        lo, hi, dt = 0, 1, dtypes.default_float()
     else:
         lo, hi = reduce_min(col, (0,)), reduce_max(col, (0,))
         if is_concrete(lo) and not np.isfinite(np.asarray(concrete_value(lo))
                                                + np.asarray(concrete_value(hi))):
             raise errors.ShapeError(f"zerax.numpy.{fname}: the autodetected range of the data "
                                     "is not finite; pass range=")
-        dt = np.result_type(adt, 1.0)
+        dt = dtypes.result_type(adt, 1.0)
     if dt.kind not in "f":
-        dt = _F64
+        dt = dtypes.default_float()
     lo, hi = as_dtype(lo, dt), as_dtype(hi, dt)
     same = eq(lo, hi)
     half = np.array(0.5, dt)
@@ -126,27 +127,28 @@ def histogramdd(sample, bins=10, range=None, weights=None, density=None):  # noq
                 raise errors.ShapeError(f"zerax.numpy.{fname}: `bins[{i}]` must be "
                                         "monotonically increasing, when an array")
         k = e.shape[0] - 1
-        ct = np.result_type(np.dtype(e.dtype), np.dtype(col.dtype))
+        ct = dtypes.result_type(np.dtype(e.dtype), np.dtype(col.dtype))
         ac, ec = as_dtype(col, ct), as_dtype(e, ct)
         last = _ix.getitem(ec, -1)
-        idx = sub(searchsorted(ec, ac, "right"), np.ones((), _I64))
-        idx = select_n(eq(ac, last), idx, np.array(k - 1, _I64))
+        idx = sub(searchsorted(ec, ac, "right"), np.ones((), _idt()))
+        idx = select_n(eq(ac, last), idx, np.array(k - 1, _idt()))
         ok = bitwise_and(ge(ac, _ix.getitem(ec, 0)), le(ac, last))
-        flat = idx if flat is None else add(mul(flat, np.array(k, _I64)), idx)
+        flat = idx if flat is None else add(mul(flat, np.array(k, _idt())), idx)
         inside = ok if inside is None else bitwise_and(inside, ok)
         edges.append(e)
         nb.append(k)
     total = int(np.prod(nb, dtype=np.int64))
-    flat = select_n(inside, np.array(total, _I64), flat)       # outside: dropped
+    flat = select_n(inside, np.array(total, _idt()), flat)       # outside: dropped
     if weights is None:
-        w = _wrap(np.ones((n,), _F64))
+        w = _wrap(np.ones((n,), dtypes.default_float()))
     else:
         w = ensure_array(weights, fname)
         if tuple(w.shape) != (n,):
             raise errors.ShapeError(f"zerax.numpy.{fname}: weights must have shape ({n},), "
                                     f"got {tuple(w.shape)}")
-        w = as_dtype(w, _F64)
-    hist = _upd.scatter(np.zeros((total,), _F64), w, [flat], [("a", 0)], "add", "drop")
+        w = as_dtype(w, dtypes.default_float())
+    hist = _upd.scatter(np.zeros((total,), dtypes.default_float()), w, [flat], [("a", 0)],
+                        "add", "drop")
     hist = reshape(hist, tuple(nb))
     if density:
         total_count = reduce_sum(hist, tuple(builtins.range(d)))
@@ -154,8 +156,8 @@ def histogramdd(sample, bins=10, range=None, weights=None, density=None):  # noq
             de = sub(_ix.getitem(e, slice(1, None)), _ix.getitem(e, slice(None, -1)))
             shape = [1] * d
             shape[i] = nb[i]
-            hist = true_divide(hist, reshape(convert_element_type(de, np.result_type(
-                np.dtype(de.dtype), _F64)), tuple(shape)))
+            hist = true_divide(hist, reshape(convert_element_type(de, dtypes.result_type(
+                np.dtype(de.dtype), dtypes.default_float())), tuple(shape)))
         hist = true_divide(hist, total_count)
     return hist, edges
 

@@ -24,7 +24,7 @@ from ..ops import indexing as _ix
 from ..ops.elementwise import add, clamp, convert_element_type, mul
 from ..ops.shape import reshape
 from ._util import broadcast_shapes, ensure_array
-from .indexing_ops import (_I64, _as_zx, _bad_value, _concrete, _full_broadcast, _int_array, _mode_indices, _ravel, _unravel, _wrap)
+from .indexing_ops import (_idt, _as_zx, _bad_value, _concrete, _full_broadcast, _int_array, _mode_indices, _ravel, _unravel, _wrap)
 from .indexing_ops import nonzero
 from .creation import arange, array, linspace, meshgrid, ones
 from .joining import concatenate, stack
@@ -39,7 +39,7 @@ __all__ = [
 
 
 def _index_tuple(t):
-    return tuple(_wrap(np.asarray(i).astype(_I64)) for i in t)
+    return tuple(_wrap(np.asarray(i).astype(_idt())) for i in t)
 
 
 def tril_indices(n, k=0, m=None):
@@ -94,12 +94,12 @@ def ix_(*args):
     nd = len(args)
     for k, a in enumerate(args):
         if isinstance(a, (list, tuple)) and len(a) == 0:
-            a = np.zeros((0,), _I64)
+            a = np.zeros((0,), _idt())
         a = ensure_array(a, "ix_")
         if a.ndim != 1:
             raise errors.ShapeError("zerax.numpy.ix_: cross index must be 1 dimensional")
         if np.dtype(a.dtype).kind == "b":
-            a = _wrap(np.nonzero(np.asarray(_concrete(a, "ix_")))[0].astype(_I64))
+            a = _wrap(np.nonzero(np.asarray(_concrete(a, "ix_")))[0].astype(_idt()))
         elif np.dtype(a.dtype).kind not in "iu":
             raise errors.ZeraxTypeError("zerax.numpy.ix_: cross index must be integer or bool")
         shp = [1] * nd
@@ -127,9 +127,9 @@ def unravel_index(indices, shape, order="C"):
     shape = _shape_tuple(shape, "unravel_index")
     if order not in ("C", "F"):
         raise _bad_value("zerax.numpy.unravel_index: order must be 'C' or 'F'")
-    idx = convert_element_type(_int_array(indices, "unravel_index"), _I64)
+    idx = convert_element_type(_int_array(indices, "unravel_index"), _idt())
     size = int(np.prod(shape, dtype=np.int64))
-    idx = clamp(np.array(-size, _I64), idx, np.array(builtins.max(size - 1, 0), _I64))
+    idx = clamp(np.array(-size, _idt()), idx, np.array(builtins.max(size - 1, 0), _idt()))
     if order == "F":
         return tuple(reversed(_unravel(idx, shape[::-1])))
     return tuple(_unravel(idx, shape))
@@ -146,7 +146,7 @@ def ravel_multi_index(multi_index, dims, mode="raise", order="C"):
     shape = broadcast_shapes("ravel_multi_index", *[i.shape for i in multi_index])
     coords = []
     for i, n, m in zip(multi_index, dims, modes):
-        i = convert_element_type(i, _I64)
+        i = convert_element_type(i, _idt())
         if m == "raise":
             v = np.asarray(_concrete(i, "ravel_multi_index", "mode='raise' needs concrete "
                                      "indices"))
@@ -165,8 +165,8 @@ def ravel_multi_index(multi_index, dims, mode="raise", order="C"):
         raise _bad_value("zerax.numpy.ravel_multi_index: order must be 'C' or 'F'")
     out = None
     for d in order_dims:
-        out = coords[d] if out is None else add(mul(out, np.array(dims[d], _I64)), coords[d])
-    return out if out is not None else _wrap(np.zeros(shape, _I64))
+        out = coords[d] if out is None else add(mul(out, np.array(dims[d], _idt())), coords[d])
+    return out if out is not None else _wrap(np.zeros(shape, _idt()))
 
 
 def fill_diagonal(a, val, wrap=False, *, inplace=True):
@@ -189,14 +189,14 @@ def fill_diagonal(a, val, wrap=False, *, inplace=True):
         step = 1 + int(np.cumprod(a.shape[:-1]).sum())
         end = None
     size = int(np.prod(a.shape, dtype=np.int64))
-    pos = np.arange(size, dtype=_I64)[:end:step]
+    pos = np.arange(size, dtype=_idt())[:end:step]
     v = _ravel(ensure_array(val, "fill_diagonal"))
     if pos.size == 0:
         return a
     if v.shape[0] == 0:
         raise errors.ShapeError("zerax.numpy.fill_diagonal: val must not be empty")
     if v.shape[0] != pos.size:
-        v = _ix.gather(v, [np.arange(pos.size, dtype=_I64) % v.shape[0]], [("a", 0)])
+        v = _ix.gather(v, [np.arange(pos.size, dtype=_idt()) % v.shape[0]], [("a", 0)])
     v = convert_element_type(v, a.dtype)
     out = _upd.scatter(_ravel(a), v, [pos], [("a", 0)], "set", "clip")
     return reshape(out, a.shape)
@@ -212,7 +212,7 @@ def mask_indices(n, mask_func, k=0, *, size=None):
     (Array([0, 0, 1], dtype=int64), Array([1, 2, 2], dtype=int64))
     """
     n = operator.index(n)
-    return nonzero(mask_func(ones((n, n), np.int64), k), size=size)
+    return nonzero(mask_func(ones((n, n), _idt()), k), size=size)
 
 
 # --------------------------------------------------------------------------- index objects

@@ -18,6 +18,7 @@ import operator
 import numpy as np
 
 from ... import errors
+from ..base import dtypes
 from ..core.array import Array
 from ..core.core import Tracer, concrete_value, is_concrete
 from ..ops import index_update as _upd
@@ -37,7 +38,18 @@ __all__ = [
     "histogram",
 ]
 
-_I64 = np.dtype(np.int64)
+
+
+def _idt():
+    """Indices' dtype: the mode's default int (int64; int32 with x64 off, as JAX's)."""
+    return dtypes.default_int()
+
+
+def _argsort(x, axis):
+    """The sorting permutation (the primitive's int64) as indices of the mode."""
+    perm = _sort.argsort(x, axis)
+    idt = _idt()
+    return perm if np.dtype(perm.dtype) == idt else convert_element_type(perm, idt)
 _PY = (bool, int, float, complex)
 
 
@@ -58,7 +70,7 @@ def _int_array(x, fname, what="indices"):
     x = ensure_array(x, fname)
     kind = np.dtype(x.dtype).kind
     if kind == "b":
-        return convert_element_type(x, _I64)
+        return convert_element_type(x, _idt())
     if kind not in "iu":
         raise errors.ZeraxTypeError(
             f"zerax.numpy.{fname}: {what} must be integers, got dtype {np.dtype(x.dtype).name}")
@@ -116,21 +128,21 @@ def nonzero(a, *, size=None, fill_value=None):
                                 "zerax.numpy.atleast_1d(scalar).nonzero() instead.")
     if size is None:
         v = _concrete(a, "nonzero", "its output shape depends on the values; pass size=")
-        return tuple(_wrap(i.astype(_I64)) for i in np.nonzero(v))
+        return tuple(_wrap(i.astype(_idt())) for i in np.nonzero(v))
     size = operator.index(size)
     mask = _ravel(convert_element_type(a, np.bool_))
     n = mask.shape[0]
-    pos = sub(cumsum(convert_element_type(mask, _I64), 0), np.ones((), _I64))
-    target = select_n(mask, np.array(size, _I64), pos)
-    flat = _upd.scatter(np.full((size,), -1, _I64), iota(_I64, (n,)), [target], [("a", 0)],
+    pos = sub(cumsum(convert_element_type(mask, _idt()), 0), np.ones((), _idt()))
+    target = select_n(mask, np.array(size, _idt()), pos)
+    flat = _upd.scatter(np.full((size,), -1, _idt()), iota(_idt(), (n,)), [target], [("a", 0)],
                        "set", "drop")
     fills = fill_value if isinstance(fill_value, (tuple, list)) else [fill_value] * a.ndim
     if len(fills) != a.ndim:
         raise errors.ShapeError(f"zerax.numpy.nonzero: fill_value needs {a.ndim} entries")
-    missing = eq(flat, np.array(-1, _I64))
+    missing = eq(flat, np.array(-1, _idt()))
     out = []
     for d, coord in enumerate(_unravel(flat, a.shape)):
-        f = np.asarray(0 if fills[d] is None else fills[d]).astype(_I64)
+        f = np.asarray(0 if fills[d] is None else fills[d]).astype(_idt())
         out.append(select_n(missing, coord, f))
     return tuple(out)
 
@@ -145,8 +157,8 @@ def argwhere(a, *, size=None, fill_value=None):
     a = ensure_array(a, "argwhere")
     if a.ndim == 0:
         if size is None:
-            return _wrap(np.argwhere(_concrete(a, "argwhere")).astype(_I64))
-        return _wrap(np.zeros((size, 0), _I64))
+            return _wrap(np.argwhere(_concrete(a, "argwhere")).astype(_idt()))
+        return _wrap(np.zeros((size, 0), _idt()))
     idx = nonzero(a, size=size, fill_value=fill_value)
     return concatenate([reshape(i, (i.shape[0], 1)) for i in idx], 1)
 
@@ -163,7 +175,7 @@ def _mode_indices(idx, n, mode, fname):
     mode)."""
     if mode == "raise":
         v = np.asarray(_concrete(idx, fname, "mode='raise' needs concrete indices"))
-        v = v.astype(_I64)
+        v = v.astype(_idt())
         bad = (v < -n) | (v >= n)
         if bad.any():
             raise errors.ZeraxIndexError(
@@ -173,13 +185,13 @@ def _mode_indices(idx, n, mode, fname):
     if mode == "wrap":
         if n == 0:
             raise errors.ZeraxIndexError(f"zerax.numpy.{fname}: cannot wrap indices into an empty axis")
-        return remainder(convert_element_type(idx, _I64), np.array(n, _I64)), "clip"
+        return remainder(convert_element_type(idx, _idt()), np.array(n, _idt())), "clip"
     if mode == "clip":
         if n == 0:
             raise errors.ZeraxIndexError(
                 f"zerax.numpy.{fname}: cannot do a non-empty take from an empty axis")
-        return clamp(np.zeros((), _I64), convert_element_type(idx, _I64),
-                     np.array(n - 1, _I64)), "clip"
+        return clamp(np.zeros((), _idt()), convert_element_type(idx, _idt()),
+                     np.array(n - 1, _idt())), "clip"
     if mode == "fill":
         return idx, "fill"
     raise _bad_value(f"zerax.numpy.{fname}: mode must be one of 'raise', 'wrap', 'clip', "
@@ -272,7 +284,7 @@ def put(a, ind, v, mode=None, *, inplace=True):
     if v.shape[0] == 0:
         raise errors.ShapeError("zerax.numpy.put: cannot put an empty array of values")
     if v.shape[0] != k:
-        v = _ix.gather(v, [np.arange(k, dtype=_I64) % v.shape[0]], [("a", 0)])
+        v = _ix.gather(v, [np.arange(k, dtype=_idt()) % v.shape[0]], [("a", 0)])
     out = flat.at[ind].set(v, mode="clip" if mode == "clip" else None)
     return reshape(out, a.shape)
 
@@ -288,7 +300,7 @@ def choose(a, choices, out=None, mode="raise"):
     n = len(choices)
     if n == 0:
         raise errors.ShapeError("zerax.numpy.choose: choices must not be empty")
-    dtype = np.result_type(*[np.asarray(c).dtype if type(c) in _PY else c.dtype
+    dtype = dtypes.result_type(*[np.asarray(c).dtype if type(c) in _PY else c.dtype
                              for c in choices])
     shape = broadcast_shapes("choose", a.shape, *[shape_of(c) for c in choices])
     if mode == "raise":
@@ -334,7 +346,8 @@ def select(condlist, choicelist, default=0):
     default = check_arg(default, "select", 2)
     samples = [type(c)(1) if type(c) in _PY else np.ones((), c.dtype) for c in choices]
     dsample = type(default)(0) if type(default) in _PY else np.ones((), default.dtype)
-    dtype = np.select([np.array(True)] * len(samples), samples, dsample).dtype
+    dtype = dtypes.canonicalize(
+        np.select([np.array(True)] * len(samples), samples, dsample).dtype)
     shape = broadcast_shapes("select", *[shape_of(v) for v in conds + choices + [default]])
     out = _full_broadcast(_as_zx(as_dtype(default, dtype)), shape)
     for c, v in reversed(list(zip(conds, choices))):
@@ -359,7 +372,7 @@ def compress(condition, a, axis=None, out=None):
         raise errors.ZeraxIndexError(
             f"zerax.numpy.compress: index {idx[-1]} is out of bounds for axis {axis} with "
             f"size {n}")
-    return _ix.gather(a, [idx.astype(_I64)], _axis_entries(a.ndim, axis, a.shape))
+    return _ix.gather(a, [idx.astype(_idt())], _axis_entries(a.ndim, axis, a.shape))
 
 
 def extract(condition, arr):
@@ -371,7 +384,7 @@ def extract(condition, arr):
         raise errors.ZeraxIndexError(
             f"zerax.numpy.extract: index {idx[-1]} is out of bounds for axis 0 with size "
             f"{arr.shape[0]}")
-    return _ix.gather(arr, [idx.astype(_I64)], [("a", 0)])
+    return _ix.gather(arr, [idx.astype(_idt())], [("a", 0)])
 
 
 # --------------------------------------------------------------------------- sorting
@@ -402,8 +415,8 @@ def sort(a, axis=-1, kind=None, order=None, *, stable=None, descending=False):
 
 
 def argsort(a, axis=-1, kind=None, order=None, *, stable=None, descending=False):
-    """The int64 indices that sort ``a`` (stable: equal elements keep their order, also
-    with ``descending=True``).
+    """The indices that sort ``a`` (int64; int32 with x64 off; stable: equal elements keep
+    their order, also with ``descending=True``).
 
     >>> import zerax.numpy as znp
     >>> znp.argsort([3, 1, 2, 1])
@@ -413,10 +426,10 @@ def argsort(a, axis=-1, kind=None, order=None, *, stable=None, descending=False)
         raise errors.NotSupportedError("zerax.numpy.argsort: order= is not supported")
     a, axis = _sort_axis(ensure_array(a, "argsort"), axis, "argsort")
     if not descending:
-        return _sort.argsort(a, axis)
+        return _argsort(a, axis)
     n = a.shape[axis]
-    perm = rev(_sort.argsort(rev(a, (axis,)), axis), (axis,))
-    return sub(np.array(n - 1, _I64), perm)
+    perm = rev(_argsort(rev(a, (axis,)), axis), (axis,))
+    return sub(np.array(n - 1, _idt()), perm)
 
 
 def lexsort(keys, axis=-1):
@@ -429,11 +442,11 @@ def lexsort(keys, axis=-1):
     shape = broadcast_shapes("lexsort", *[k.shape for k in keys])
     keys = [_full_broadcast(k, shape) for k in keys]
     if not shape:
-        return _wrap(np.array(0, _I64))
+        return _wrap(np.array(0, _idt()))
     axis = normalize_axis(axis, len(shape), "lexsort")
-    perm = _sort.argsort(keys[0], axis)
+    perm = _argsort(keys[0], axis)
     for k in keys[1:]:
-        p2 = _sort.argsort(_ix.take_along_axis(k, perm, axis), axis)
+        p2 = _argsort(_ix.take_along_axis(k, perm, axis), axis)
         perm = _ix.take_along_axis(perm, p2, axis)
     return perm
 
@@ -459,7 +472,7 @@ def argpartition(a, kth, axis=-1, kind="introselect", order=None):
     """Indices that partition ``a`` around ``kth`` (a full stable argsort)."""
     a, axis = _sort_axis(ensure_array(a, "argpartition"), axis, "argpartition")
     _check_kth(kth, a.shape[axis], "argpartition")
-    return _sort.argsort(a, axis)
+    return _argsort(a, axis)
 
 
 # --------------------------------------------------------------------------- searching
@@ -468,7 +481,7 @@ def argpartition(a, kth, axis=-1, kind="introselect", order=None):
 def _rank(x):
     """rank[i] = position of x[i] in the stable sort of x (1-d)."""
     n = x.shape[0]
-    return _upd.scatter(np.zeros((n,), _I64), iota(_I64, (n,)), [_sort.argsort(x, 0)],
+    return _upd.scatter(np.zeros((n,), _idt()), iota(_idt(), (n,)), [_argsort(x, 0)],
                        [("a", 0)], "set", "drop")
 
 
@@ -489,13 +502,13 @@ def searchsorted(a, v, side="left", sorter=None, *, method=None):
     if sorter is not None:
         a = take(a, sorter, mode="clip")
     v = check_arg(v, "searchsorted", 1)
-    dtype = np.result_type(a.dtype, v if type(v) in _PY else np.dtype(v.dtype))
+    dtype = dtypes.result_type(a.dtype, v if type(v) in _PY else np.dtype(v.dtype))
     a = as_dtype(a, dtype)
     vshape = shape_of(v)
     q = _ravel(_as_zx(as_dtype(v, dtype)))
     na, nq = a.shape[0], q.shape[0]
     if nq == 0:
-        return _wrap(np.zeros(vshape, _I64))
+        return _wrap(np.zeros(vshape, _idt()))
     if side == "left":
         index = _ix.getitem(_rank(concatenate([q, a], 0)), slice(0, nq))
     else:
@@ -513,10 +526,10 @@ def digitize(x, bins, right=False, *, method=None):
         raise errors.ShapeError("zerax.numpy.digitize: bins must be 1-dimensional")
     n = bins.shape[0]
     if n == 0:
-        return _wrap(np.zeros(x.shape, _I64))
+        return _wrap(np.zeros(x.shape, _idt()))
     side = "left" if right else "right"
     inc = lambda: searchsorted(bins, x, side)  # noqa: E731
-    dec = lambda: sub(np.array(n, _I64), searchsorted(rev(bins, (0,)), x, side))  # noqa: E731
+    dec = lambda: sub(np.array(n, _idt()), searchsorted(rev(bins, (0,)), x, side))  # noqa: E731
     if is_concrete(bins):
         b = np.asarray(concrete_value(bins))
         d = np.diff(b)
@@ -558,10 +571,10 @@ def bincount(x, weights=None, minlength=0, *, length=None):
         if length is None:
             length = builtins.max(minlength, int(v.max()) + 1 if v.size else 0)
     length = operator.index(length)
-    idx = convert_element_type(x, _I64)
-    idx = select_n(lt(idx, np.zeros((), _I64)), idx, np.zeros((), _I64))
+    idx = convert_element_type(x, _idt())
+    idx = select_n(lt(idx, np.zeros((), _idt())), idx, np.zeros((), _idt()))
     if weights is None:
-        w, dtype = _wrap(np.ones(x.shape, _I64)), _I64
+        w, dtype = _wrap(np.ones(x.shape, _idt())), _idt()
     else:
         w = ensure_array(weights, "bincount")
         if np.dtype(w.dtype).kind == "c":
@@ -569,9 +582,10 @@ def bincount(x, weights=None, minlength=0, *, length=None):
         if tuple(w.shape) != tuple(x.shape):
             raise errors.ShapeError("zerax.numpy.bincount: the weights and list don't have the "
                                     "same length.")
-        # NumPy sums weights in float64 (and gives int64 for an empty x).
-        dtype = np.bincount(np.zeros(min(x.shape[0], 1), np.intp),
-                            np.zeros(min(x.shape[0], 1))).dtype
+        # NumPy sums weights in float64 (and gives int64 for an empty x); float32 and
+        # int32 with x64 off
+        dtype = dtypes.canonicalize(np.bincount(np.zeros(min(x.shape[0], 1), np.intp),
+                                                np.zeros(min(x.shape[0], 1))).dtype)
         w = convert_element_type(w, dtype)
     return _upd.scatter(np.zeros((length,), dtype), w, [idx], [("a", 0)], "add", "drop")
 
@@ -608,16 +622,16 @@ def histogram(a, bins=10, range=None, density=None, weights=None):  # noqa: A002
             if not (np.isfinite(lo) and np.isfinite(hi)):
                 raise errors.ShapeError(f"zerax.numpy.histogram: supplied range of [{lo}, {hi}] "
                                         "is not finite")
-            bin_type = np.result_type(lo, hi, adt)
+            bin_type = dtypes.result_type(lo, hi, adt)
         else:
             lo, hi = reduce_min(a, (0,)), reduce_max(a, (0,))
             if is_concrete(lo) and not np.isfinite(np.asarray(concrete_value(lo)) +
                                                    np.asarray(concrete_value(hi))):
                 raise errors.ShapeError("zerax.numpy.histogram: the autodetected range of the "
                                         "data is not finite; pass range=")
-            bin_type = np.result_type(adt, 0.5)
+            bin_type = dtypes.result_type(adt, 0.5)
         if bin_type.kind in "iub":
-            bin_type = np.result_type(bin_type, float)
+            bin_type = dtypes.result_type(bin_type, float)
         lo, hi = as_dtype(lo, bin_type), as_dtype(hi, bin_type)
         same = eq(lo, hi)
         half = np.array(0.5, bin_type)
@@ -633,15 +647,15 @@ def histogram(a, bins=10, range=None, density=None, weights=None):  # noqa: A002
                                     "monotonically, when an array")
         nb = edges.shape[0] - 1
     et = np.dtype(edges.dtype)
-    ct = np.result_type(et, np.dtype(a.dtype))
+    ct = dtypes.result_type(et, np.dtype(a.dtype))
     ac, ec = as_dtype(a, ct), as_dtype(edges, ct)
     first, last = _ix.getitem(ec, 0), _ix.getitem(ec, -1)
-    idx = sub(searchsorted(ec, ac, "right"), np.ones((), _I64))
-    idx = select_n(eq(ac, last), idx, np.array(nb - 1, _I64))
+    idx = sub(searchsorted(ec, ac, "right"), np.ones((), _idt()))
+    idx = select_n(eq(ac, last), idx, np.array(nb - 1, _idt()))
     inside = bitwise_and(ge(ac, first), le(ac, last))
-    idx = select_n(inside, np.array(nb, _I64), idx)
+    idx = select_n(inside, np.array(nb, _idt()), idx)
     if weights is None:
-        w, ntype = _wrap(np.ones(a.shape, _I64)), _I64
+        w, ntype = _wrap(np.ones(a.shape, _idt())), _idt()
     else:
         w = _ravel(ensure_array(weights, "histogram"))
         if tuple(w.shape) != tuple(a.shape):
@@ -669,6 +683,6 @@ def _unravel(flat, shape):
         stride *= n
     strides.reverse()
     for n, s in zip(shape, strides):
-        c = floor_divide(flat, np.array(s, _I64)) if s != 1 else flat
-        out.append(remainder(c, np.array(n, _I64)) if n else c)
+        c = floor_divide(flat, np.array(s, _idt())) if s != 1 else flat
+        out.append(remainder(c, np.array(n, _idt())) if n else c)
     return out

@@ -14,6 +14,7 @@ import itertools
 import numpy as np
 
 from ... import errors
+from ..base import dtypes
 from ..core.array import Array
 from ..core.core import Tracer
 from ..ops import shape as sh
@@ -48,7 +49,7 @@ def _as_list(arrays, fname):
 
 
 def _result_dtype(xs, dtype, casting, fname):
-    res = np.result_type(*[np.dtype(x.dtype) for x in xs])
+    res = dtypes.result_type(*[np.dtype(x.dtype) for x in xs])
     if dtype is None:
         return res
     dtype = _check_dtype(dtype, fname)
@@ -206,7 +207,7 @@ def block(arrays):
             leaves.append(ensure_array(x, "block"))
 
     collect(arrays)
-    dt = np.result_type(*[np.dtype(x.dtype) for x in leaves])
+    dt = dtypes.result_type(*[np.dtype(x.dtype) for x in leaves])
     it = iter(leaves)
 
     def build(x, depth):

@@ -33,6 +33,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ... import errors
+from ..base import dtypes
 from ..ops import decompositions as _dec
 from ..ops import elementwise as _ew
 from ..ops.reduce import reduce_max as _rmax
@@ -92,7 +93,7 @@ def _float_input(x, fname, complex_ok=False):
         raise errors.NotSupportedError(
             f"zerax.numpy.linalg.{fname}: complex inputs are not supported yet")
     if np.dtype(x.dtype).kind != "f":
-        x = _as_dtype(x, np.float64)
+        x = _as_dtype(x, dtypes.default_float())
     return x
 
 
@@ -581,7 +582,7 @@ def _lu_solve(lu_, perm, b):
 def _solve_operands(a, b, fname):
     a = _matrix_input(a, fname, complex_ok=True)
     b = _float_input(b, fname, complex_ok=True)
-    dtype = np.result_type(a.dtype, b.dtype)
+    dtype = dtypes.result_type(a.dtype, b.dtype)
     a, b = _as_dtype(a, dtype), _as_dtype(b, dtype)
     m = a.shape[-1]
     vector = b.ndim == 1
@@ -660,7 +661,7 @@ def lstsq(a, b, rcond=None, *, numpy_resid: bool = False):
     """
     a = _float_input(a, "lstsq", complex_ok=True)
     b = _float_input(b, "lstsq", complex_ok=True)
-    dtype = np.result_type(a.dtype, b.dtype)
+    dtype = dtypes.result_type(a.dtype, b.dtype)
     a, b = _as_dtype(a, dtype), _as_dtype(b, dtype)
     rdt = np.finfo(dtype).dtype       # of rcond, s and the residuals
     if a.ndim != 2:
@@ -698,7 +699,7 @@ def lstsq(a, b, rcond=None, *, numpy_resid: bool = False):
     s_inv = _jnp.where(keep, _ew.div(_c(s, 1), s_safe), _c(s, 0))
     uTb = _lo.matmul(_mH(u), b2)
     x = _lo.matmul(_mH(vh), _jnp.multiply(_jnp.expand_dims(s_inv, 1), uTb))
-    rank = _rsum(_ew.convert_element_type(keep, np.int64), (0,))
+    rank = _rsum(_ew.convert_element_type(keep, dtypes.default_int()), (0,))
     r = _ew.sub(b2, _lo.matmul(a, x))
     resid = _sum_squares(r, (0,))
     if numpy_resid and not (int(rank) == n and m > n):
@@ -741,7 +742,7 @@ def matrix_rank(M, rtol=None, *, hermitian: bool = False, tol=None):
     if x.ndim < 2:
         nz = _ew.ne(x, _c(x, 0))
         return _ew.convert_element_type(_rmax(nz, tuple(range(x.ndim))) if x.ndim else nz,
-                                        np.int64)
+                                        dtypes.default_int())
     x = _matrix_input(x, "matrix_rank", square=False, complex_ok=True)
     if tol is not None and rtol is not None:
         raise errors.ZeraxValueError(
@@ -757,7 +758,7 @@ def matrix_rank(M, rtol=None, *, hermitian: bool = False, tol=None):
         rtol = _tolerance(rtol, x, "matrix_rank", "rtol")
         cutoff = _jnp.multiply(_rmax(s, last), rtol) if s.shape[-1] else _c(s, 0)
     keep = _jnp.greater(s, _jnp.expand_dims(cutoff, -1))
-    return _rsum(_ew.convert_element_type(keep, np.int64), last)
+    return _rsum(_ew.convert_element_type(keep, dtypes.default_int()), last)
 
 
 def cond(x, p=None):

@@ -17,6 +17,7 @@ import math
 import numpy as np
 
 from ... import errors
+from ..base import dtypes
 from ..core.array import Array
 from ..ops import elementwise as ew
 from ..ops.linalg import dot_general
@@ -44,7 +45,7 @@ def _arr(x, fname, pos=0):
 def _promote(fname, *xs, dtype=None):
     """Every operand converted to ``dtype`` (default: NumPy's result_type of them)."""
     if dtype is None:
-        dtype = np.result_type(*[np.dtype(x.dtype) for x in xs])
+        dtype = dtypes.result_type(*[np.dtype(x.dtype) for x in xs])
     dtype = np.dtype(dtype)
     if dtype.kind not in "biufc":
         raise errors.ZeraxTypeError(f"zerax.numpy.{fname}: unsupported dtype {dtype}")

@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ... import errors
+from ..base import dtypes
 from ..core.core import concrete_value
 from ..ops import elementwise as ew
 from ..ops.shape import concatenate, reshape
@@ -105,7 +106,7 @@ def _one(s, cnt, qi, qdt, method, weak_q, adt, rdt):
     i_next = ew.select_n(above, ew.add(i_prev, _k(1, _I64)), last)
     lo, hi = _take(s, i_prev), _take(s, i_next)
     # NumPy's _lerp; with a Python-number q the weight is a weak Python float
-    wdt = adt if weak_q else np.result_type(adt, qdt)
+    wdt = adt if weak_q else dtypes.result_type(adt, qdt)
     d = as_dtype(ew.sub(hi, lo), wdt)
     lo, hi = as_dtype(lo, wdt), as_dtype(hi, wdt)
     g = as_dtype(gamma, wdt)
@@ -145,7 +146,7 @@ def _nan_quantile(fname, np_fn, scale, a, q, axis, out, method, keepdims, weight
     if adt.kind != "f":  # no NaNs to ignore
         std_fn = _st.quantile if scale == 1 else _st.percentile
         return std_fn(a, q, axis, method=method, keepdims=keepdims)
-    rdt = _st._quantile_dtype(np_fn, adt, qkey, method)
+    rdt = dtypes.canonicalize(_st._quantile_dtype(np_fn, adt, qkey, method))
     s, cnt = _sorted_counts(a, axes, fname)
     outs = []
     for qi in qv.reshape(-1):

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ... import errors
+from ..base import dtypes
 from ..core.array import Array
 from ..core.core import Tracer
 from ..ops import elementwise as ew
@@ -98,7 +99,7 @@ def _stat_pad(x, axis, before, after, mode, stat_length):
         if reducer is not None:
             v = reducer(part, (axis,))
         else:
-            dt = x.dtype if np.dtype(x.dtype).kind in "fc" else np.dtype(np.float64)
+            dt = x.dtype if np.dtype(x.dtype).kind in "fc" else dtypes.default_float()
             s = reduce_sum(as_dtype(part, dt), (axis,))
             v = ew.div(s, np.asarray(hi - lo, dt))
             if np.dtype(x.dtype).kind not in "fc":
@@ -188,7 +189,7 @@ def pad(array, pad_width, mode="constant", **kwargs):
         stats = [(None, None)] * nd if stat is None else _pairs(stat, nd, "pad", "stat_length")
     if mode == "linear_ramp":
         ends = _value_pairs(kwargs.get("end_values", 0), nd,
-                            np.result_type(dt, np.float64), "pad", "end_values")
+                            dtypes.result_type(dt, np.float64), "pad", "end_values")
     for ax, (b, a) in enumerate(widths):
         if not (b or a):
             continue

@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from ... import errors
+from ..base import dtypes
 from ..core.core import concrete_value
 from . import creation as _cr
 from . import joining as _jn
@@ -60,10 +61,10 @@ def polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False):
                                      f"got {deg}")
     x = ensure_array(x, "polyfit")
     y = ensure_array(y, "polyfit")
-    dtype = np.result_type(x.dtype, y.dtype, np.float64 if x.dtype.kind in "biu" and
+    dtype = dtypes.result_type(x.dtype, y.dtype, np.float64 if x.dtype.kind in "biu" and
                            y.dtype.kind in "biu" else x.dtype)
     if dtype.kind not in "fc":
-        dtype = np.dtype(np.float64)
+        dtype = dtypes.default_float()
     x, y = x.astype(dtype), y.astype(dtype)
     order = deg + 1
     if x.ndim != 1:
@@ -123,8 +124,8 @@ def roots(p, *, strip_zeros=True):
     if p.ndim != 1:
         raise errors.ShapeError(f"zerax.numpy.roots: p must be 1-D, got shape {p.shape}")
     if p.dtype.kind not in "fc":
-        p = p.astype(np.float64)
-    cdt = np.result_type(p.dtype, np.complex64)
+        p = p.astype(dtypes.default_float())
+    cdt = dtypes.result_type(p.dtype, np.complex64)
     if strip_zeros:
         nz = np.flatnonzero(np.asarray(concrete_value(
             p, "zerax.numpy.roots: stripping the zero coefficients (under a transform "
@@ -185,5 +186,5 @@ def sort_complex(a):
     Array([1.+0.j, 2.+0.j, 3.+0.j], dtype=complex128)
     """
     a = ensure_array(a, "sort_complex")
-    cdt = np.result_type(a.dtype if a.dtype.kind in "fc" else np.float64, np.complex64)
+    cdt = dtypes.result_type(a.dtype if a.dtype.kind in "fc" else np.float64, np.complex64)
     return _so_sort(a.astype(cdt))

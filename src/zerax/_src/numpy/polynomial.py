@@ -17,6 +17,7 @@ import operator
 import numpy as np
 
 from ... import errors
+from ..base import dtypes
 from ..core.array import Array
 from ..core.core import concrete_value
 from ..ops import elementwise as ew
@@ -170,9 +171,9 @@ def polyint(p, m=1, k=None):
     if m < 0:
         raise errors.ZeraxValueError("zerax.numpy.polyint: order of integral must be positive "
                                      "(see polyder)")
-    k = _cr.zeros(m, np.float64) if k is None else _atleast_1d(k, "polyint")
+    k = _cr.zeros(m, dtypes.default_float()) if k is None else _atleast_1d(k, "polyint")
     if k.shape[0] == 1 and m > 1:
-        k = _uf.multiply(k[0], _cr.ones(m, np.float64))
+        k = _uf.multiply(k[0], _cr.ones(m, dtypes.default_float()))
     if k.shape[0] < m:
         raise errors.ZeraxValueError(
             "zerax.numpy.polyint: k must be a scalar or a rank-1 array of length 1 or >m.")
@@ -201,7 +202,7 @@ def vander(x, N=None, increasing=False):
                                 "sequence.")
     n = x.shape[0]
     N = n if N is None else _int(N, "vander", "N")
-    dtype = np.promote_types(x.dtype, np.int64)
+    dtype = dtypes.canonicalize(np.promote_types(x.dtype, np.int64))
     _no_complex("vander", x)
     if N <= 0:
         return Array._wrap(np.empty((n, max(N, 0)), dtype))
@@ -266,7 +267,7 @@ def _corr_full(a, v):
     n, m = a.shape[0], v.shape[0]
     if m > n:
         return _so.flip(_corr_full(v, a), 0)
-    dtype = np.result_type(a.dtype, v.dtype)
+    dtype = dtypes.result_type(a.dtype, v.dtype)
     work = np.dtype(np.int64) if dtype == np.bool_ else dtype
     a, v = as_dtype(a, work), as_dtype(v, work)
     if m > 1:
@@ -332,7 +333,7 @@ def interp(x, xp, fp, left=None, right=None, period=None):
     >>> znp.interp([0.5, 1.5, 5.0], [0.0, 1.0, 2.0], [0.0, 10.0, 0.0])
     Array([5., 5., 0.], dtype=float64)
     """
-    f64 = np.dtype(np.float64)
+    f64 = dtypes.default_float()
     x, xp, fp = (_arr(v, "interp") for v in (x, xp, fp))
     _no_complex("interp", x, xp, fp)
     if xp.ndim != 1 or fp.ndim != 1:
@@ -474,7 +475,7 @@ def gradient(f, *varargs, axis=None, edge_order=1):
                             "zerax.numpy.gradient: when 1d, distances must match the length "
                             "of the corresponding dimension")
                     if np.dtype(d.dtype).kind in "biu":
-                        d = as_dtype(d, np.float64)
+                        d = as_dtype(d, dtypes.default_float())
                     d = _uf.subtract(d[1:], d[:-1])
                     if type(d) is Array and d.shape[0] and np.all(d._value == d._value[0]):
                         d = d[0]  # NumPy's shortcut: uniform coordinates act as a scalar
@@ -490,7 +491,7 @@ def gradient(f, *varargs, axis=None, edge_order=1):
     if kind == "b":
         raise errors.ZeraxTypeError("zerax.numpy.gradient: boolean arrays are not supported "
                                     "(NumPy refuses the subtraction too)")
-    otype = np.dtype(f.dtype) if kind == "f" else np.dtype(np.float64)
+    otype = np.dtype(f.dtype) if kind == "f" else dtypes.default_float()
     if kind in "iu":
         f = as_dtype(f, otype)
     outs = []
@@ -508,7 +509,8 @@ def gradient(f, *varargs, axis=None, edge_order=1):
 
 def _window(fname, np_fn, M):
     M = _int(M, fname, "M") if not isinstance(M, float) else M
-    return Array._wrap(np.asarray(np_fn(M)))
+    # NumPy's float64 window, rounded once to float32 with x64 off
+    return Array._wrap(dtypes.canonical_ndarray(np.asarray(np_fn(M))))
 
 
 def hanning(M):
@@ -540,7 +542,7 @@ def kaiser(M, beta):
     """The Kaiser window of ``M`` points and shape ``beta`` (``numpy.kaiser``), float64;
     ``beta`` may be traced (the window is differentiable in it)."""
     M = _int(M, "kaiser", "M") if not isinstance(M, float) else M
-    f64 = np.dtype(np.float64)
+    f64 = dtypes.default_float()
     beta = as_dtype(_arr(beta, "kaiser"), f64)
     if M == 1:
         return _cr.ones(1, f64)
@@ -571,7 +573,7 @@ def poly(seq_of_zeros):
     if z.ndim != 1:
         raise errors.ShapeError("zerax.numpy.poly: input must be 1d or non-empty square 2d "
                                 "array.")
-    dt = np.dtype(np.float32) if np.dtype(z.dtype) == np.float32 else np.dtype(np.float64)
+    dt = np.dtype(np.float32) if np.dtype(z.dtype) == np.float32 else dtypes.default_float()
     z = as_dtype(z, dt)
     if z.shape[0] == 0:
         return _cr.ones((), dt)
@@ -598,9 +600,9 @@ def polydiv(u, v, *, trim_leading_zeros=False):
     _no_complex("polydiv", u, v)
     if u.ndim != 1 or v.ndim != 1:
         raise errors.ShapeError("zerax.numpy.polydiv: u and v must be 1-d coefficient arrays")
-    dt = np.result_type(np.dtype(u.dtype), np.dtype(v.dtype), 1.0)
+    dt = dtypes.result_type(np.dtype(u.dtype), np.dtype(v.dtype), 1.0)
     if dt.kind != "f":
-        dt = np.dtype(np.float64)
+        dt = dtypes.default_float()
     u, v = as_dtype(u, dt), as_dtype(v, dt)
     m, n = u.shape[0] - 1, v.shape[0] - 1
     scale = _uf.true_divide(1.0, v[0])

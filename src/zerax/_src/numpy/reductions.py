@@ -16,6 +16,7 @@ import math
 import numpy as np
 
 from ... import errors
+from ..base import dtypes
 from ..core.array import Array
 from ..core.core import Tracer, concrete_value
 from ..ops import elementwise as ew
@@ -69,7 +70,7 @@ def _np_dtype(np_fn, fname, x, dtype=None):
     """The result dtype: ``dtype`` if given, else NumPy's for ``np_fn(x)``."""
     if dtype is not None:
         try:
-            return np.dtype(dtype)
+            return dtypes.requested(dtype, f"zerax.numpy.{fname}")
         except TypeError:
             raise errors.ZeraxTypeError(
                 f"zerax.numpy.{fname}: dtype={dtype!r} is not a dtype") from None
@@ -241,7 +242,7 @@ def _compute_dtype(rdt):
     """The dtype moments are computed in (NumPy: float16 in float32, ints in float64)."""
     if rdt == np.float16:
         return np.dtype(np.float32)
-    return rdt if rdt.kind in "fc" else np.dtype(np.float64)
+    return rdt if rdt.kind in "fc" else dtypes.default_float()
 
 
 def _mean(fname, np_fn, a, axis, dtype, out, keepdims, where, nan):
@@ -295,7 +296,7 @@ def _var(fname, np_fn, a, axis, dtype, out, ddof, keepdims, where, mean, correct
         raise errors.ZeraxTypeError(f"zerax.numpy.{fname}: if a is inexact, dtype must be too")
     mask = _mask(where, a.shape, fname)
     axes = _axes(axis, a.ndim, fname, scalar_ok=(nan and _is_inexact(a)) or mask is not None)
-    cdt = rdt if rdt.kind == "f" else np.dtype(np.float64)
+    cdt = rdt if rdt.kind == "f" else dtypes.default_float()
     # complex values: the mean is complex, the squared deviations |a - mean|^2 real
     sdt = np.promote_types(cdt, np.complex64) if np.dtype(a.dtype).kind == "c" else cdt
     inexact = _is_inexact(a)
@@ -511,10 +512,11 @@ def _argextreme(fname, is_max, a, axis, out, keepdims, nan=False):
             f"zerax.numpy.{fname}: attempt to get {fname} of an empty sequence "
             f"(shape {tuple(a.shape)}, axis {axis})")
     prim = rd.argmax if is_max else rd.argmin
+    idt = dtypes.default_int()   # int64 (int32 with x64 off), as JAX's indices
     if np.dtype(x.dtype).kind == "c":   # the first place of the lexicographic extreme
         xl = x if ax == x.ndim - 1 else _to_last(x, (ax,))
         hits = _complex_hits(xl, is_max, None, nan)
-        idx = rd.argmax(hits, xl.ndim - 1, np.int64)
+        idx = rd.argmax(hits, xl.ndim - 1, idt)
         if nan:
             re, im = ew.real(xl), ew.imag(xl)
             ok = ew.bitwise_not(ew.bitwise_or(ew.isnan(re), ew.isnan(im)))
@@ -523,7 +525,7 @@ def _argextreme(fname, is_max, a, axis, out, keepdims, nan=False):
                 raise errors.ShapeError(
                     f"zerax.numpy.{fname}: All-NaN slice encountered (under a transform such "
                     "a slice gives -1 instead)")
-            idx = ew.select_n(all_nan, idx, _c(-1, np.int64))
+            idx = ew.select_n(all_nan, idx, _c(-1, idt))
     elif nan and _is_inexact(x):
         isn = ew.isnan(x)
         all_nan = rd.reduce_min(isn, (ax,))
@@ -534,9 +536,9 @@ def _argextreme(fname, is_max, a, axis, out, keepdims, nan=False):
         clean = ew.select_n(isn, x, _c(_lowest(x.dtype, is_max), x.dtype))
         best = (rd.reduce_max if is_max else rd.reduce_min)(clean, (ax,))
         hit = ew.eq(x, _bcast_back(best, x.shape, (ax,)))  # False at NaNs
-        idx = ew.select_n(all_nan, rd.argmax(hit, ax, np.int64), _c(-1, np.int64))
+        idx = ew.select_n(all_nan, rd.argmax(hit, ax, idt), _c(-1, idt))
     else:
-        idx = prim(x, ax, np.int64)
+        idx = prim(x, ax, idt)
     if keepdims:
         shape = [1] * a.ndim if axis is None else [1 if i == ax else n
                                                    for i, n in enumerate(a.shape)]
@@ -599,10 +601,11 @@ def all(a, axis=None, out=None, keepdims=False, *, where=True):
 
 
 def count_nonzero(a, axis=None, *, keepdims=False):
-    """Number of non-zero elements along the given axes, as int64 (``numpy.count_nonzero``)."""
+    """Number of non-zero elements along the given axes, as int64 (int32 with x64 off;
+    ``numpy.count_nonzero``)."""
     a = _arr(a, "count_nonzero")
     axes = _axes(axis, a.ndim, "count_nonzero")
-    x = ew.convert_element_type(ew.convert_element_type(a, np.bool_), np.int64)
+    x = ew.convert_element_type(ew.convert_element_type(a, np.bool_), dtypes.default_int())
     y = rd.reduce_sum(x, axes) if axes else x
     return _keepdims(y, a.shape, axes, keepdims)
 

@@ -20,10 +20,11 @@ import numpy as np
 from ..ops import indexing as _ix
 from ..ops import sort as _sort
 from ... import errors
+from ..base import dtypes
 from ..ops.elementwise import add, clamp, convert_element_type, eq, lt
 from ..ops.shape import concatenate
 from ._util import as_dtype, ensure_array, normalize_axis
-from .indexing_ops import _I64, _as_zx, _axis_entries, _concrete, _ravel, _wrap, searchsorted
+from .indexing_ops import _idt, _as_zx, _axis_entries, _concrete, _ravel, _wrap, searchsorted
 from ..ops.elementwise import bitwise_and, bitwise_not, isnan, ne, select_n, sub
 from ..ops.shape import broadcast_in_dim, iota, reshape
 from .indexing_ops import argsort, nonzero
@@ -64,7 +65,7 @@ def unique(ar, return_index=False, return_inverse=False, return_counts=False, ax
         axis = normalize_axis(axis, ar.ndim, "unique")
     res = np.unique(v, return_index=True, return_inverse=return_inverse,
                     return_counts=return_counts, axis=axis, equal_nan=equal_nan)
-    first = res[1].astype(_I64)
+    first = res[1].astype(_idt())
     if axis is None:
         values = _ix.gather(_ravel(ar), [first], [("a", 0)])
     else:
@@ -73,15 +74,15 @@ def unique(ar, return_index=False, return_inverse=False, return_counts=False, ax
     if return_index:
         out.append(_wrap(first))
     if return_inverse:
-        out.append(_wrap(res[2].astype(_I64)))
+        out.append(_wrap(res[2].astype(_idt())))
     if return_counts:
-        out.append(_wrap(res[-1].astype(_I64)))
+        out.append(_wrap(res[-1].astype(_idt())))
     return out[0] if len(out) == 1 else tuple(out)
 
 
 def _common(ar1, ar2, fname):
     a1, a2 = ensure_array(ar1, fname), ensure_array(ar2, fname)
-    dtype = np.result_type(np.dtype(a1.dtype), np.dtype(a2.dtype))
+    dtype = dtypes.result_type(np.dtype(a1.dtype), np.dtype(a2.dtype))
     return as_dtype(a1, dtype), as_dtype(a2, dtype)
 
 
@@ -99,7 +100,7 @@ def isin(element, test_elements, assume_unique=False, invert=False, *, kind=None
     if n == 0:
         found = _wrap(np.zeros(e.shape, bool))
     else:
-        pos = clamp(np.zeros((), _I64), searchsorted(t, e, "left"), np.array(n - 1, _I64))
+        pos = clamp(np.zeros((), _idt()), searchsorted(t, e, "left"), np.array(n - 1, _idt()))
         found = eq(_ix.gather(t, [pos], [("a", 0)]), e)
     if invert:
         return logical_not(found)
@@ -112,10 +113,10 @@ def intersect1d(ar1, ar2, assume_unique=False, return_indices=False):
     v1 = np.asarray(_concrete(a1, "intersect1d"))
     v2 = np.asarray(_concrete(a2, "intersect1d"))
     vals, i1, i2 = np.intersect1d(v1, v2, assume_unique=assume_unique, return_indices=True)
-    out = convert_element_type(_ix.gather(_ravel(a1), [i1.astype(_I64)], [("a", 0)]),
+    out = convert_element_type(_ix.gather(_ravel(a1), [i1.astype(_idt())], [("a", 0)]),
                                vals.dtype)
     if return_indices:
-        return out, _wrap(i1.astype(_I64)), _wrap(i2.astype(_I64))
+        return out, _wrap(i1.astype(_idt())), _wrap(i2.astype(_idt()))
     return out
 
 
@@ -124,7 +125,7 @@ def union1d(ar1, ar2, *, size=None, fill_value=None):
     any inputs: ``size`` entries padded with ``fill_value``, as `unique`)."""
     if size is not None:
         a1, a2 = ensure_array(ar1, "union1d"), ensure_array(ar2, "union1d")
-        dt = np.result_type(np.dtype(a1.dtype), np.dtype(a2.dtype))
+        dt = dtypes.result_type(np.dtype(a1.dtype), np.dtype(a2.dtype))
         both = concatenate([_ravel(as_dtype(a1, dt)), _ravel(as_dtype(a2, dt))], 0)
         return unique(both, size=_size(size, "union1d"), fill_value=fill_value)
     a1, a2 = _common(ar1, ar2, "union1d")
@@ -168,13 +169,13 @@ def _setdiff1d_sized(a1, a2, assume_unique, size, fill_value):
     mask = isin(a1, _ravel(a2), invert=True)
     if not assume_unique:
         # the padding of unique() repeats its first value: keep only the real entries
-        n_unique = add(np.array(n + 1, _I64),
-                       -_sum(convert_element_type(eq(a1, _ix.getitem(a1, 0)), _I64)))
-        mask = bitwise_and(mask, lt(iota(_I64, (n,), 0), n_unique))
+        n_unique = add(np.array(n + 1, _idt()),
+                       -_sum(convert_element_type(eq(a1, _ix.getitem(a1, 0)), _idt())))
+        mask = bitwise_and(mask, lt(iota(_idt(), (n,), 0), n_unique))
     idx = nonzero(mask, size=size, fill_value=0)[0]
-    taken = _ix.gather(a1, [convert_element_type(idx, _I64)], [("a", 0)])
-    count = _sum(convert_element_type(mask, _I64))
-    return select_n(lt(iota(_I64, (size,), 0), count), broadcast_in_dim(fill, (size,), ()),
+    taken = _ix.gather(a1, [convert_element_type(idx, _idt())], [("a", 0)])
+    count = _sum(convert_element_type(mask, _idt()))
+    return select_n(lt(iota(_idt(), (size,), 0), count), broadcast_in_dim(fill, (size,), ()),
                     taken)
 
 
@@ -222,10 +223,10 @@ def _unique_parts(x, fname, size, fill_value):
         v = np.asarray(_concrete(x, fname)).ravel()
         _, first, inv, counts = np.unique(v, return_index=True, return_inverse=True,
                                           return_counts=True, equal_nan=False)
-        first = first.astype(_I64)
+        first = first.astype(_idt())
         values = _ix.gather(flat, [first], [("a", 0)])
-        inverse = _wrap(inv.astype(_I64).reshape(tuple(x.shape)))
-        return values, _wrap(first), inverse, _wrap(counts.astype(_I64))
+        inverse = _wrap(inv.astype(_idt()).reshape(tuple(x.shape)))
+        return values, _wrap(first), inverse, _wrap(counts.astype(_idt()))
     return _unique_sized(x, flat, int(size), fill_value, fname)
 
 
@@ -239,26 +240,26 @@ def _unique_sized(x, flat, size, fill_value, fname, equal_nan=False):
     if n == 0:
         fill = _wrap(np.zeros((), dt)) if fill_value is None else \
             as_dtype(ensure_array(fill_value, fname), dt)
-        return (_bcast(fill, size), _wrap(np.zeros(size, _I64)),
-                _wrap(np.zeros(tuple(x.shape), _I64)), _wrap(np.zeros(size, _I64)))
-    perm = convert_element_type(argsort(flat, stable=True), _I64)
+        return (_bcast(fill, size), _wrap(np.zeros(size, _idt())),
+                _wrap(np.zeros(tuple(x.shape), _idt())), _wrap(np.zeros(size, _idt())))
+    perm = convert_element_type(argsort(flat, stable=True), _idt())
     s = _ix.gather(flat, [perm], [("a", 0)])
     later, earlier = _ix.getitem(s, slice(1, None)), _ix.getitem(s, slice(None, -1))
     differs = ne(later, earlier)
     if equal_nan and dt.kind in "fc":   # sorted NaNs are adjacent: one run
         differs = bitwise_and(differs, bitwise_not(bitwise_and(isnan(later), isnan(earlier))))
     new = concatenate([_wrap(np.ones(1, bool)), differs], 0)
-    rank = sub(cumsum(convert_element_type(new, _I64), 0), np.ones((), _I64))
-    out_of_range = np.array(size, _I64)
+    rank = sub(cumsum(convert_element_type(new, _idt()), 0), np.ones((), _idt()))
+    out_of_range = np.array(size, _idt())
     slot = select_n(new, out_of_range, rank)              # run starts only
     first = scatter(_bcast(_ix.getitem(perm, 0), size), perm, [slot], [("a", 0)], "set",
                     "drop")
-    counts = scatter(_wrap(np.zeros(size, _I64)), _wrap(np.ones(n, _I64)), [rank],
+    counts = scatter(_wrap(np.zeros(size, _idt())), _wrap(np.ones(n, _idt())), [rank],
                      [("a", 0)], "add", "drop")
-    inverse = reshape(scatter(_wrap(np.zeros(n, _I64)), rank, [perm], [("a", 0)], "set",
+    inverse = reshape(scatter(_wrap(np.zeros(n, _idt())), rank, [perm], [("a", 0)], "set",
                               "drop"), tuple(x.shape))
-    n_unique = add(_ix.getitem(rank, -1), np.ones((), _I64))
-    valid = lt(iota(_I64, (size,), 0), n_unique)
+    n_unique = add(_ix.getitem(rank, -1), np.ones((), _idt()))
+    valid = lt(iota(_idt(), (size,), 0), n_unique)
     fill = _ix.getitem(s, 0) if fill_value is None else as_dtype(ensure_array(fill_value,
                                                                               fname), dt)
     values = select_n(valid, _bcast(fill, size), _ix.gather(flat, [first], [("a", 0)]))

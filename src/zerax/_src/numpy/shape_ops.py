@@ -16,6 +16,7 @@ import operator
 import numpy as np
 
 from ... import errors
+from ..base import dtypes
 from ..core.array import Array
 from ..core.core import Tracer, concrete_value
 from ..ops import elementwise as ew
@@ -80,11 +81,13 @@ def _canon_shape(shape, fname):
 
 
 def _check_dtype(dtype, fname):
-    """``np.dtype(dtype)`` for a dtype zerax supports (None stays None)."""
+    """``np.dtype(dtype)`` for a dtype zerax supports (None stays None), canonicalised
+    for the mode (``float`` is the default float; an explicit float64 with x64 off
+    becomes float32 with JAX's warning)."""
     if dtype is None:
         return None
     try:
-        dt = np.dtype(dtype)
+        dt = dtypes.requested(dtype, f"zerax.numpy.{fname}")
     except TypeError:
         raise errors.ZeraxTypeError(
             f"zerax.numpy.{fname}: {dtype!r:.60} is not a valid dtype") from None
@@ -680,5 +683,5 @@ def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
     _no_out(out, "trace")
     a = ensure_array(a, "trace")
     d = diagonal(a, offset, axis1, axis2)
-    dt = _trace_dtype(np.dtype(a.dtype), _check_dtype(dtype, "trace"))
+    dt = dtypes.canonicalize(_trace_dtype(np.dtype(a.dtype), _check_dtype(dtype, "trace")))
     return reduce_sum(as_dtype(d, dt), (d.ndim - 1,))

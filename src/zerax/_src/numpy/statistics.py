@@ -16,6 +16,7 @@ import functools
 import numpy as np
 
 from ... import errors
+from ..base import dtypes
 from ..core.array import Array
 from ..core.core import Tracer, concrete_value
 from ..ops import elementwise as ew
@@ -81,9 +82,9 @@ def average(a, axis=None, weights=None, returned=False, *, keepdims=False):
             w = transpose(w, tuple(np.argsort(given)))
             w = reshape(w, [n if i in axes else 1 for i, n in enumerate(a.shape)])
         if a.dtype.kind in "biu":
-            rdt = np.result_type(a.dtype, w.dtype, np.float64)
+            rdt = dtypes.result_type(a.dtype, w.dtype, np.float64)
         else:
-            rdt = np.result_type(a.dtype, w.dtype)
+            rdt = dtypes.result_type(a.dtype, w.dtype)
         w = _bcast_full(as_dtype(w, rdt), tuple(a.shape), "average", "weights")
         scl = sum(w, axis=axes, keepdims=keepdims)
         avg = ew.div(sum(ew.mul(as_dtype(a, rdt), w), axis=axes, keepdims=keepdims), scl)
@@ -208,7 +209,7 @@ def _quantile(fname, np_fn, scale, a, q, axis, out, method, keepdims, weights):
     if qv.dtype.kind not in "biuf":
         raise errors.ZeraxTypeError(f"zerax.numpy.{fname}: q must be real numbers, got {q!r:.60}")
     qkey = type(q) if weak_q else qv.dtype
-    rdt = _quantile_dtype(np_fn, np.dtype(a.dtype), qkey, method)
+    rdt = dtypes.canonicalize(_quantile_dtype(np_fn, np.dtype(a.dtype), qkey, method))
     if scale != 1:
         qv = np.true_divide(qv, scale)
     if not (np.all(qv >= 0) and np.all(qv <= 1)):
@@ -378,8 +379,8 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
     if ddof is not None and ddof != int(ddof):
         raise errors.ShapeError("zerax.numpy.cov: ddof must be an integer")
     if dtype is None:
-        dtype = np.result_type(m.dtype, np.float64) if y is None else \
-            np.result_type(m.dtype, _arr(y, "cov").dtype, np.float64)
+        dtype = dtypes.result_type(m.dtype, np.float64) if y is None else \
+            dtypes.result_type(m.dtype, _arr(y, "cov").dtype, np.float64)
     dtype = np.dtype(dtype)
     X = _rows(m, dtype, True, "cov")
     if not rowvar and m.ndim != 1:
@@ -398,7 +399,7 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
     for v, what in ((fweights, "fweights"), (aweights, "aweights")):
         if v is None:
             continue
-        v = as_dtype(_arr(v, "cov"), np.float64)
+        v = as_dtype(_arr(v, "cov"), dtypes.default_float())
         if v.ndim != 1 or v.shape[0] != X.shape[1]:
             raise errors.ShapeError(
                 f"zerax.numpy.cov: {what} must be 1-d with one weight per observation "

@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from ... import errors
+from ..base import dtypes
 from ..core.array import Array
 from ..core.core import Tracer
 from .creation import asarray
@@ -33,6 +34,8 @@ __all__ = [
     "int32",
     "int64",
     "ndarray",
+    "promote_types",
+    "result_type",
     "uint8",
     "uint16",
     "uint32",
@@ -40,6 +43,26 @@ __all__ = [
 ]
 
 _ARRAY_TYPES = (Array, Tracer)
+
+
+def result_type(*args) -> np.dtype:
+    """NumPy 2's result dtype of ``args`` (arrays, dtypes, Python numbers, which are
+    weak), in the mode's dtypes (with x64 off, 64-bit results canonicalised as JAX's).
+
+    >>> import numpy as np, zerax as zx, zerax.numpy as znp
+    >>> znp.result_type(np.int32, 1.0)
+    dtype('float64')
+    >>> with zx.enable_x64(False):
+    ...     znp.result_type(np.int32, 1.0)
+    dtype('float32')
+    """
+    return dtypes.result_type(*args)
+
+
+def promote_types(type1, type2) -> np.dtype:
+    """NumPy's ``promote_types``, in the mode's dtypes (see `result_type`)."""
+    return dtypes.canonicalize(np.promote_types(type1, type2))
+
 
 
 class _ArrayMeta(type):

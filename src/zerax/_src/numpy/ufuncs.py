@@ -12,6 +12,7 @@ import math
 import numpy as np
 
 from ... import errors
+from ..base import dtypes
 from ..core.array import Array
 from ..core.core import Tracer
 from ..lax import lax as _lax
@@ -129,6 +130,8 @@ def _eager(np_fn, a, b):
     try:
         out = np_fn(a, b)
     except (ValueError, TypeError, OverflowError):
+        return None
+    if dtypes.not_canonical(out.dtype):   # x64 off: computed in the canonical dtype instead
         return None
     return Array._wrap(out)
 
@@ -260,8 +263,8 @@ def round(a, decimals=0, out=None):  # noqa: A001 - NumPy's name
     """``numpy.round``: round half to even, to ``decimals`` places."""
     a = check_arg(a, "round")
     try:
-        dtype = np.asarray(np.round(np.ones((), np.dtype(a.dtype) if hasattr(a, "dtype")
-                                            else np.asarray(a).dtype), decimals)).dtype
+        dtype = dtypes.canonicalize(np.asarray(np.round(np.ones((), np.dtype(a.dtype) if hasattr(
+            a, "dtype") else np.asarray(a).dtype), decimals)).dtype)
     except TypeError as e:       # NumPy refuses bool with decimals < 0, for one
         raise errors.ZeraxTypeError(f"zerax.numpy.round: {e} (NumPy refuses the same "
                                     "call)") from None

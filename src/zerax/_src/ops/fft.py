@@ -27,6 +27,7 @@ import math
 import numpy as np
 
 from ... import errors
+from ..base import dtypes
 from ..core.api_util import as_input
 from ..core.core import Primitive, ShapedArray, Tracer, bind
 from ._factory import deflinear
@@ -201,9 +202,10 @@ def fft(x, fft_type, fft_lengths):
             raise errors.ZeraxTypeError("lax.fft: only real valued inputs are supported for "
                                         "RFFT; use FFT for complex input")
         if dtype not in (np.float32, np.float64):     # float16 computes in float32
-            x = ew.convert_element_type(x, np.float32 if dtype == np.float16 else np.float64)
+            x = ew.convert_element_type(x, np.float32 if dtype == np.float16 else
+                                        dtypes.default_float())
     elif dtype not in (np.complex64, np.complex128):
-        single = dtype in (np.float16, np.float32)
+        single = dtype in (np.float16, np.float32) or not dtypes.x64_enabled()
         x = ew.convert_element_type(x, np.complex64 if single else np.complex128)
     fft_lengths = tuple(int(n) for n in fft_lengths)
     if not fft_lengths:

@@ -15,6 +15,7 @@ import functools
 import numpy as np
 
 from ... import errors
+from ..base import dtypes
 from ..core.array import Array
 from ..core.core import Tracer
 from .elementwise import convert_element_type
@@ -30,7 +31,8 @@ def qualified(fname: str) -> str:
 
 
 def check_arg(x, fname: str, pos: int = 0):
-    """Accept zerax values, NumPy values, Python scalars and nested lists."""
+    """Accept zerax values, NumPy values, Python scalars and nested lists (NumPy values
+    and lists in the mode's dtypes; Python scalars stay Python scalars, which are weak)."""
     if isinstance(x, (Array, Tracer)) or type(x) in PY_SCALARS:
         return x
     if isinstance(x, (np.ndarray, np.generic)):
@@ -38,14 +40,14 @@ def check_arg(x, fname: str, pos: int = 0):
             raise errors.ZeraxTypeError(
                 f"{qualified(fname)}: argument {pos} has dtype {x.dtype}, which zerax does not "
                 "support (only bool, integer, float and complex arrays)")
-        return Array._wrap(np.array(x))
+        return Array._wrap(dtypes.canonical_ndarray(np.array(x)))
     if isinstance(x, (list, tuple)):
         try:
             arr = np.array(x)
         except (ValueError, TypeError):
             arr = None
         if arr is not None and arr.dtype.kind in "biufc":
-            return Array._wrap(arr)
+            return Array._wrap(dtypes.canonical_ndarray(arr))
         if _has_tracer(x):
             return array_from_nested(x)
     raise errors.ZeraxTypeError(
@@ -85,8 +87,9 @@ def _numpy_dtype(fn, keys):
 
 
 def numpy_result_dtype(fn, *args) -> np.dtype:
-    """The dtype ``fn`` (a NumPy function) returns for arguments like ``args``."""
-    return _numpy_dtype(fn, tuple(_promotion_key(a) for a in args))
+    """The dtype ``fn`` (a NumPy function) returns for arguments like ``args``, in the
+    mode's dtypes (canonicalised: with x64 off int32 + float32 is float32)."""
+    return dtypes.canonicalize(_numpy_dtype(fn, tuple(_promotion_key(a) for a in args)))
 
 
 class IntegerOverflowError(errors.ZeraxValueError, OverflowError):
@@ -153,7 +156,7 @@ def array_from_nested(x):
         raise errors.ZeraxTypeError(
             f"zerax.numpy.array: the result would have dtype {ref.dtype}, which zerax does "
             "not support (only bool, integer, float and complex)")
-    out = _build(x, np.dtype(ref.dtype.newbyteorder("=")))
+    out = _build(x, dtypes.canonicalize(ref.dtype.newbyteorder("=")))
     if isinstance(out, np.ndarray):
         out = Array._wrap(out)
     return out

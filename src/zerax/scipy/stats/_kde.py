@@ -34,7 +34,7 @@ class gaussian_kde:
             raise errors.NotSupportedError("zerax.scipy.stats.gaussian_kde: complex data is "
                                            "not supported (as in JAX)")
         if dataset.dtype.kind != "f":
-            dataset = dataset.astype(np.float64)
+            dataset = dataset.astype(float)
         d, n = dataset.shape
         if weights is not None:
             weights = jnp.atleast_1d(jnp.asarray(weights)).astype(dataset.dtype)

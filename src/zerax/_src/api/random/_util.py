@@ -7,6 +7,7 @@ import functools
 import numpy as np
 
 from .... import errors
+from ...base import dtypes
 from ...core.api_util import as_input
 from ...core.core import Tracer
 from ... import numpy as jnp
@@ -15,8 +16,9 @@ from .keys import PRNGKeyArray
 
 
 def float_dtype(dtype, name, allow_complex=False):
-    """The sampler's float dtype (float64 by default: zerax's x64 setting)."""
-    dt = np.dtype(np.float64 if dtype is None else dtype)
+    """The sampler's float dtype: the mode's default float (float64; float32 with x64 off)
+    unless ``dtype`` is given (canonicalised for the mode, as JAX does)."""
+    dt = dtypes.default_float() if dtype is None else dtypes.requested(dtype, name)
     kinds = "fc" if allow_complex else "f"
     if dt.kind not in kinds:
         what = "a float or complex" if allow_complex else "a float"
@@ -26,11 +28,16 @@ def float_dtype(dtype, name, allow_complex=False):
 
 
 def int_dtype(dtype, name):
-    dt = np.dtype(np.int64 if dtype is None else dtype)
+    dt = dtypes.default_int() if dtype is None else dtypes.requested(dtype, name)
     if dt.kind not in "iu":
         raise errors.ZeraxTypeError(
             f"{name} only accepts integer dtypes, got {dt.name}.")
     return dt
+
+
+def inexact_param(x):
+    """A parameter as floats: its own float dtype, integers the mode's default float."""
+    return x if np.dtype(x.dtype).kind in "fc" else cast(x, dtypes.default_float())
 
 
 def param(x, name, what):

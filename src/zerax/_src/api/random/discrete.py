@@ -7,14 +7,29 @@ from __future__ import annotations
 import numpy as np
 
 from .... import errors
+from ...base import dtypes
 from ...lax import lax
 from ... import numpy as jnp
 from ...lax.control_flow import scan, while_loop
 from ...ops import elementwise as ew
 from . import keys as K
 from . import samplers as S
-from ._util import bshape, cast, check_shape, float_dtype, int_dtype, param, quiet, scalar_of
+from ._util import (bshape, cast, check_shape, float_dtype, inexact_param, int_dtype, param,
+                    quiet, scalar_of)
 from .gamma import _bshapes
+
+
+def _counter():
+    """A rejection loop's iteration counter: 0 in the mode's default int (JAX's Python 0)."""
+    return np.array(0, dtypes.default_int())
+
+
+def _next(i):
+    return ew.add(i, np.array(1, i.dtype))
+
+
+def _below(i, n):
+    return ew.lt(i, np.array(min(n, np.iinfo(i.dtype).max), i.dtype))
 
 
 def _poisson_knuth(data, lam, shape, dtype, max_iters):
@@ -25,16 +40,16 @@ def _poisson_knuth(data, lam, shape, dtype, max_iters):
         rng, sub = S._split2(rng)
         k = jnp.where(ew.gt(log_prod, ew.neg(lam)), ew.add(k, scalar_of(dtype, 1)), k)
         u = S._uniform(sub, shape, f32, scalar_of(f32, 0.0), scalar_of(f32, 1.0))
-        return ew.add(i, np.int64(1)), k, rng, ew.add(log_prod, ew.log(u))
+        return _next(i), k, rng, ew.add(log_prod, ew.log(u))
 
     def cond_fn(carry):
         i, log_prod = carry[0], carry[3]
         return ew.bitwise_and(jnp.any(ew.gt(log_prod, ew.neg(lam))),
-                              ew.lt(i, np.int64(max_iters)))
+                              _below(i, max_iters))
 
     k0 = jnp.zeros(shape, dtype)
     lp0 = jnp.zeros(shape, f32)
-    k = while_loop(cond_fn, body_fn, (np.int64(0), k0, data, lp0))[1]
+    k = while_loop(cond_fn, body_fn, (_counter(), k0, data, lp0))[1]
     return cast(ew.sub(k, scalar_of(dtype, 1)), dtype)
 
 
@@ -65,15 +80,15 @@ def _poisson_rejection(data, lam, shape, dtype, max_iters):
         accept2 = ew.le(s, t)
         accept = ew.bitwise_or(accept1, ew.bitwise_and(ew.bitwise_not(reject), accept2))
         k_out = ew.select_n(accept, k_out, k)
-        return ew.add(i, np.int64(1)), k_out, ew.bitwise_or(accepted, accept), rng
+        return _next(i), k_out, ew.bitwise_or(accepted, accept), rng
 
     def cond_fn(carry):
         i, _, accepted, _ = carry
-        return ew.bitwise_and(jnp.any(ew.bitwise_not(accepted)), ew.lt(i, np.int64(max_iters)))
+        return ew.bitwise_and(jnp.any(ew.bitwise_not(accepted)), _below(i, max_iters))
 
     k_init = jnp.full(shape, -1, ldt)
     acc = jnp.zeros(shape, np.bool_)
-    k = while_loop(cond_fn, body_fn, (np.int64(0), k_init, acc, data))[1]
+    k = while_loop(cond_fn, body_fn, (_counter(), k_init, acc, data))[1]
     return cast(k, dtype)
 
 
@@ -137,14 +152,14 @@ def _binomial_inversion(data, count, prob, shape, dtype, max_iters):
                                    ew.add(num_geom, scalar_of(pdt, 1)))
         u = S._uniform(sub, shape, pdt, scalar_of(pdt, 0.0), scalar_of(pdt, 1.0))
         geom = ew.ceil(ew.div(ew.log(u), log1mp))
-        return ew.add(i, np.int64(1)), num_geom_out, ew.add(geom_sum, geom), rng
+        return _next(i), num_geom_out, ew.add(geom_sum, geom), rng
 
     def cond_fn(carry):
         i, geom_sum = carry[0], carry[2]
-        return ew.bitwise_and(jnp.any(ew.le(geom_sum, count)), ew.lt(i, np.int64(max_iters)))
+        return ew.bitwise_and(jnp.any(ew.le(geom_sum, count)), _below(i, max_iters))
 
     zeros = jnp.zeros(shape, pdt)
-    k = while_loop(cond_fn, body_fn, (np.int64(0), zeros, zeros, data))[1]
+    k = while_loop(cond_fn, body_fn, (_counter(), zeros, zeros, data))[1]
     return cast(ew.sub(k, scalar_of(pdt, 1)), dtype)
 
 
@@ -189,14 +204,14 @@ def _btrs(data, count, prob, shape, dtype, max_iters):
         accept2 = ew.le(v, ub)
         accept = ew.bitwise_or(accept1, ew.bitwise_and(ew.bitwise_not(reject), accept2))
         k_out = ew.select_n(accept, k_out, k)
-        return ew.add(i, np.int64(1)), k_out, ew.bitwise_or(accepted, accept), rng
+        return _next(i), k_out, ew.bitwise_or(accepted, accept), rng
 
     def cond_fn(carry):
         i, accepted = carry[0], carry[2]
-        return ew.bitwise_and(jnp.any(ew.bitwise_not(accepted)), ew.lt(i, np.int64(max_iters)))
+        return ew.bitwise_and(jnp.any(ew.bitwise_not(accepted)), _below(i, max_iters))
 
     k_init = jnp.full(shape, -1, pdt)
-    k = while_loop(cond_fn, body_fn, (np.int64(0), k_init, jnp.zeros(shape, np.bool_), data))[1]
+    k = while_loop(cond_fn, body_fn, (_counter(), k_init, jnp.zeros(shape, np.bool_), data))[1]
     return cast(k, dtype)
 
 
@@ -217,8 +232,7 @@ def binomial(key, n, p, shape=None, dtype=None):
 
 def _binomial(data, count, prob, shape, dtype):
     shape = _bshapes("binomial", shape, n=count, p=prob)
-    if np.dtype(prob.dtype).kind != "f":
-        prob = cast(prob, np.float64)
+    prob = inexact_param(prob)
     pdt = np.dtype(prob.dtype)
     count = bshape(cast(count, pdt), shape)
     prob = bshape(prob, shape)
@@ -260,12 +274,11 @@ def multinomial(key, n, p, *, shape=None, dtype=None, unroll=1):
     """
     data, _ = K.check_key("multinomial", key)
     n, p = param(n, "multinomial", "n"), param(p, "multinomial", "p")
-    if np.dtype(p.dtype).kind != "f":
-        p = cast(p, np.float64)
+    p = inexact_param(p)
     dt = np.result_type(np.dtype(n.dtype) if np.dtype(n.dtype).kind == "f" else p.dtype,
                         p.dtype)
     n, p = cast(n, dt), cast(p, dt)
-    dtype = dt if dtype is None else np.dtype(dtype)
+    dtype = dt if dtype is None else dtypes.requested(dtype, "multinomial")
     shape = tuple(p.shape) if shape is None else K.canonical_shape(shape, "multinomial")
     n = bshape(n, shape[:-1])
     p = bshape(p, shape)
@@ -293,14 +306,13 @@ def geometric(key, p, shape=None, dtype=None):
     True
     """
     data, _ = K.check_key("geometric", key)
-    dtype = np.dtype(np.int64 if dtype is None else dtype)
+    dtype = dtypes.default_int() if dtype is None else dtypes.requested(dtype, "geometric")
     if dtype.kind not in "iu":
         raise errors.ZeraxValueError(
             f"dtype argument to `geometric` must be an int dtype, got {dtype.name}.")
     p = param(p, "geometric", "p")
     shape = _bshapes("geometric", shape, p=p)
-    if np.dtype(p.dtype).kind != "f":
-        p = cast(p, np.float64)
+    p = inexact_param(p)
     pdt = np.dtype(p.dtype)
     u = S._uniform(data, shape, pdt, scalar_of(pdt, 0.0), scalar_of(pdt, 1.0))
     u = jnp.where(ew.eq(u, scalar_of(pdt, 0)), scalar_of(pdt, 1), u)

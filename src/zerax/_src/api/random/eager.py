@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...base.dtypes import x64_enabled
 from ...core.array import Array
 from ...core.core import Tracer
 from ..jit import executable_for, jit
@@ -43,6 +44,7 @@ def run(key, fn, args):
     """``fn(*args)`` by its compiled program, kept under ``key`` (the static parameters
     ``fn`` closes over); ``args`` are C-contiguous NumPy arrays (a key's data) and NumPy
     scalars.  Returns the first result as an Array."""
+    key = (key, x64_enabled())      # the program traced in each mode is its own
     hit = _PROGRAMS.get(key)
     if hit is None:
         arrays = [_c_array(a) for a in args]

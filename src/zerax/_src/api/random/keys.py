@@ -16,6 +16,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from .... import errors
+from ...base import dtypes
 from ...core.api_util import as_input
 from ...core.array import Array
 from ...core.core import Tracer
@@ -243,6 +244,8 @@ def _seed_value(seed, name):
             raise errors.SeedOverflowError(
                 f"{name}: seed {seed} does not fit in 64 bits; use a seed in "
                 "[-2**63, 2**64 - 1] (for example seed % 2**64).")
+        if not dtypes.x64_enabled():   # JAX's 32-bit mode: the seed's low 32 bits
+            return as_input(np.uint32(seed % 2 ** 32), name)
         return as_input(np.int64(seed) if seed < 2 ** 63 else np.uint64(seed), name)
     if isinstance(seed, float) or not hasattr(seed, "dtype") and not isinstance(
             seed, (np.generic, np.ndarray, Array, Tracer)):
@@ -424,15 +427,14 @@ def random_bits(data, bit_width, shape):
 
 def bits(key, shape=(), dtype=None):
     """Uniform random bits of an unsigned ``dtype``, as JAX's ``jax.random.bits``; the
-    default is uint64, JAX's default unsigned dtype under ``jax_enable_x64`` (zerax's
-    setting).
+    default is the mode's default unsigned dtype, uint64 (uint32 with x64 off).
 
     >>> import numpy as np, zerax.random as zr
     >>> zr.bits(zr.PRNGKey(0), (3,), np.uint32)
     Array([4070199207, 4202968722, 1427181096], dtype=uint32)
     """
     data, _ = check_key("bits", key)
-    dt = np.dtype(np.uint64 if dtype is None else dtype)
+    dt = dtypes.default_uint() if dtype is None else dtypes.requested(dtype, "bits")
     if dt.kind != "u":
         raise errors.ZeraxValueError(
             f"dtype argument to `bits` must be an unsigned int dtype, got {dt.name}.")

@@ -11,7 +11,7 @@ from ... import numpy as jnp
 from ...numpy import linalg
 from . import keys as K
 from . import samplers as S
-from ._util import cast, check_shape, float_dtype, param, quiet
+from ._util import cast, check_shape, float_dtype, inexact_param, param, quiet
 
 
 @quiet
@@ -30,8 +30,7 @@ def multivariate_normal(key, mean, cov, shape=None, dtype=None, method="cholesky
             f"{method!r}.")
     mean = param(mean, "multivariate_normal", "mean")
     cov = param(cov, "multivariate_normal", "cov")
-    dt = np.result_type(*(np.dtype(v.dtype) if np.dtype(v.dtype).kind in "fc" else np.float64
-                          for v in (mean, cov)))
+    dt = np.result_type(*(np.dtype(inexact_param(v).dtype) for v in (mean, cov)))
     mean, cov = cast(mean, dt), cast(cov, dt)
     dtype = dt if dtype is None else float_dtype(dtype, "multivariate_normal")
     if len(mean.shape) < 1:

@@ -16,6 +16,7 @@ import numpy as np
 from .... import errors
 from ...lax import lax
 from ... import numpy as jnp
+from ...base import dtypes
 from ...base.erf_inv_xla import _W5, _W5G, _W16, _W16G, _W625
 from ...core.core import Tracer
 from ...ops import elementwise as ew
@@ -23,7 +24,8 @@ from ...ops.bitcast import bitcast_convert_type
 from ...ops.misc import stop_gradient
 from . import eager
 from . import keys as K
-from ._util import bshape, cast, check_shape, const, float_dtype, int_dtype, param
+from ._util import (bshape, cast, check_shape, const, float_dtype, inexact_param, int_dtype,
+                    param)
 
 _FAST = (np.dtype(np.float32), np.dtype(np.float64))   # dtypes of the compiled eager paths
 _UINT = {8: np.dtype(np.uint8), 16: np.dtype(np.uint16), 32: np.dtype(np.uint32),
@@ -228,7 +230,7 @@ def rademacher(key, shape=(), dtype=None):
     Array([ 1,  1, -1, -1], dtype=int64)
     """
     data, _ = K.check_key("rademacher", key)
-    dtype = np.dtype(np.int64 if dtype is None else dtype)
+    dtype = dtypes.default_int() if dtype is None else dtypes.requested(dtype, "rademacher")
     shape = K.canonical_shape(shape, "rademacher")
     b = cast(bernoulli(data, 0.5, shape), dtype)
     return cast(jnp.subtract(jnp.multiply(2, b), 1), dtype)
@@ -386,8 +388,7 @@ def choice(key, a, shape=(), replace=True, p=None, axis=0, mode=None):
             result = perm[slices]
     else:
         p_arr = param(p, "choice", "p")
-        if np.dtype(p_arr.dtype).kind not in "fc":
-            p_arr = cast(p_arr, np.float64)
+        p_arr = inexact_param(p_arr)
         if tuple(p_arr.shape) != (n_inputs,):
             raise errors.ShapeError(
                 "choice: p must be None or a 1D vector with the same size as a.shape[axis]. "
@@ -396,11 +397,11 @@ def choice(key, a, shape=(), replace=True, p=None, axis=0, mode=None):
             p_cuml = jnp.cumsum(p_arr)
             r = jnp.multiply(p_cuml[-1],
                              jnp.subtract(1, uniform(data, shape, dtype=p_cuml.dtype)))
-            ind = jnp.searchsorted(p_cuml, r).astype(np.int64)
+            ind = jnp.searchsorted(p_cuml, r).astype(dtypes.default_int())
         else:
             g = jnp.add(gumbel(data, (n_inputs,), dtype=p_arr.dtype, mode=mode),
                         jnp.log(p_arr))
-            ind = lax.top_k(g, n_draws)[1].astype(np.int64)
+            ind = lax.top_k(g, n_draws)[1].astype(dtypes.default_int())
         result = ind if not arr.shape else jnp.take(arr, ind, axis)
     out_shape = shape if not arr.shape else \
         tuple(arr.shape[:axis]) + shape + tuple(arr.shape[axis + 1:])
@@ -509,7 +510,8 @@ def categorical(key, logits, axis=-1, shape=None, replace=True, mode=None):
     prefix = shape[:len(shape) - len(batch_shape)]
     dtype = np.dtype(logits.dtype)
     if dtype.kind != "f":
-        logits, dtype = cast(logits, np.float64), np.dtype(np.float64)
+        logits = inexact_param(logits)
+        dtype = np.dtype(logits.dtype)
     if replace:
         neg_axis = axis - ndim
         logits_shape = list(shape[len(shape) - len(batch_shape):])

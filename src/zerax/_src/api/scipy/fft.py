@@ -66,7 +66,7 @@ def _w4(n, k, dtype):
 def _real(x, fname):
     x = jnp.asarray(x)
     if x.dtype.kind not in "fc":
-        x = x.astype(np.float64)
+        x = x.astype(float)
     return x
 
 

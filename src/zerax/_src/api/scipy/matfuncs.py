@@ -50,7 +50,7 @@ def _inexact(x, fname, what):
             f"{type(x).__name__}") from e
     kind = np.dtype(x.dtype).kind
     if kind in "biu":
-        return znp.asarray(x, dtype=np.float64)
+        return znp.asarray(x, dtype=float)
     if kind not in "fc":
         raise errors.ZeraxTypeError(
             f"zerax.scipy.linalg.{fname}: {what} must hold numbers, got dtype "

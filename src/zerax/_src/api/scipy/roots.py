@@ -105,7 +105,7 @@ def root_scalar(f: Callable, args: tuple = (), method: Optional[str] = None, bra
 
     p0 = znp.asarray(x0)
     if p0.dtype.kind != "f":
-        p0 = p0.astype(np.float64)
+        p0 = p0.astype(float)
     zero = znp.zeros((), np.int32)
 
     def body(s):

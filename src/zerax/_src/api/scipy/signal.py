@@ -163,7 +163,7 @@ def fftconvolve(in1, in2, mode: str = "full", axes=None):
     _check_mode("fftconvolve", mode)
     in1, in2 = _pair("fftconvolve", in1, in2)
     if in1.dtype.kind not in "fc":
-        in1, in2 = in1.astype(np.float64), in2.astype(np.float64)
+        in1, in2 = in1.astype(float), in2.astype(float)
     ndim = in1.ndim
     if ndim == 0:
         return in1 * in2
@@ -221,7 +221,7 @@ def detrend(data, axis: int = -1, type: str = "linear", bp=0,  # noqa: A002 - Sc
                                      f"'constant', got {type!r}")
     x = jnp.asarray(data)
     if x.dtype.kind not in "fc":
-        x = x.astype(np.float64)
+        x = x.astype(float)
     if type in ("constant", "c"):
         return x - jnp.mean(x, axis=axis, keepdims=True)
     moved = jnp.moveaxis(x, axis, -1)

@@ -159,7 +159,7 @@ def polar(a, side="right", *, method="qdwh", eps=None, max_iterations=None):
         raise errors.ShapeError(
             f"zerax.scipy.linalg.polar: a must be a 2-D matrix, got shape {tuple(a.shape)}")
     if a.dtype.kind not in "fc":
-        a = a.astype(np.float64)
+        a = a.astype(float)
     w, s, vh = _la.svd(a, full_matrices=False)
     u = w @ vh
     if side == "right":

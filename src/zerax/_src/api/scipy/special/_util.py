@@ -1,11 +1,12 @@
 """The argument handling the special functions share: their inputs as one inexact dtype
-(float64 for integers, float32 kept), broadcast together."""
+(the default float for integers, float32 kept), broadcast together."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from ..... import errors
+from ....base import dtypes
 from ....numpy._util import (as_dtype, check_arg, numpy_result_dtype, promote_and_broadcast,
                             result_type)
 
@@ -16,11 +17,11 @@ def _float(x, fname):
 
 
 def _floats(fname, *args):
-    """Promote to one inexact dtype (float64 for integers) and broadcast."""
+    """Promote to one inexact dtype (the default float for integers) and broadcast."""
     args = [check_arg(a, fname, i) for i, a in enumerate(args)]
     dtype = np.dtype(result_type(*args))
     if dtype.kind not in "fc":
-        dtype = np.dtype(np.float64)
+        dtype = dtypes.default_float()
     if np.dtype(dtype).kind == "c":
         raise errors.NotSupportedError(f"zerax.scipy.special.{fname}: complex inputs are not "
                                        "supported")

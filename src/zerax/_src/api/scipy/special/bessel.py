@@ -233,7 +233,7 @@ def yn(n, x):
         raise errors.ZeraxTypeError("zerax.scipy.special.yn: the order n must be a real "
                                     f"number, got dtype {n.dtype}")
     nan_n = jnp.isnan(n) if np.dtype(n.dtype).kind == "f" else None
-    n_int = jnp.trunc(jnp.where(nan_n, 0, n) if nan_n is not None else n).astype(np.int64)
+    n_int = jnp.trunc(jnp.where(nan_n, 0, n) if nan_n is not None else n).astype(int)
     (x,) = _floats("yn", x)
     with np.errstate(all="ignore"):     # eagerly: -inf and nan are values here (SciPy's)
         return _yn(n_int, x, nan_n)

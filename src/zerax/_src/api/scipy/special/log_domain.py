@@ -100,7 +100,7 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False, where=Non
     """
     a = jnp.asarray(a)
     if a.dtype.kind not in "fc":
-        a = a.astype(np.float64)
+        a = a.astype(float)
     if where is not None:
         mask = jnp.asarray(where)
         a = jnp.where(mask, a, jnp.asarray(-np.inf, dtype=a.dtype))
@@ -144,7 +144,7 @@ def softmax(x, axis=None, where=None):
     """
     x = jnp.asarray(x)
     if x.dtype.kind not in "fc":
-        x = x.astype(np.float64)
+        x = x.astype(float)
     shift = _masked_max(x, axis, where)
     if where is None:
         e = jnp.exp(x - shift)
@@ -165,7 +165,7 @@ def log_softmax(x, axis=None, where=None):
     """
     x = jnp.asarray(x)
     if x.dtype.kind not in "fc":
-        x = x.astype(np.float64)
+        x = x.astype(float)
     shift = _masked_max(x, axis, where)
     shifted = x - shift
     if where is None:

@@ -33,18 +33,18 @@ def _rank_1d(a, method):
     sorter = jnp.argsort(a, stable=True)
     inv = jnp.argsort(sorter, stable=True)          # the inverse permutation
     if method == "ordinal":
-        ranks = (inv + 1).astype(np.float64)
+        ranks = (inv + 1).astype(float)
     else:
         arr = a[sorter]
         new = jnp.concatenate([jnp.ones(1, bool), arr[1:] != arr[:-1]])
         group = jnp.cumsum(new)                      # 1-based group of each sorted value
         dense = group[inv]
         if method == "dense":
-            ranks = dense.astype(np.float64)
+            ranks = dense.astype(float)
         else:
             first = jnp.searchsorted(group, dense, side="left")       # 0-based
             last = jnp.searchsorted(group, dense, side="right")       # one past
-            lo, hi = (first + 1).astype(np.float64), last.astype(np.float64)
+            lo, hi = (first + 1).astype(float), last.astype(float)
             ranks = {"min": lo, "max": hi}.get(method, 0.5 * (lo + hi)) if n else lo
     nan_in = jnp.any(jnp.isnan(a)) if a.dtype.kind in "fc" else False
     return jnp.where(nan_in, np.nan, ranks)
@@ -127,7 +127,7 @@ def mode(a, axis: int | None = 0, nan_policy: str = "propagate", keepdims: bool 
         if keepdims else ([] if axis is None else shape[:ax] + shape[ax + 1:])
     if x.shape[ax] == 0:
         nan = jnp.full(out_shape, np.nan)
-        return ModeResult(nan, jnp.zeros(out_shape, np.float64))
+        return ModeResult(nan, jnp.zeros(out_shape, float))
     moved = jnp.moveaxis(x, ax, -1)
     flat = jnp.reshape(moved, (-1, moved.shape[-1]))
     vals, counts = vmap(_mode_1d)(flat)

@@ -7,6 +7,7 @@ import numpy as np
 
 from .... import numpy as jnp
 from ..... import errors
+from ....base import dtypes
 
 
 def promote_args_inexact(fname: str, *args):
@@ -20,13 +21,13 @@ def promote_args_inexact(fname: str, *args):
                 f"zerax.scipy.stats.{fname}: argument {i} ({a!r:.60}) is not an array or a "
                 "number") from e
     # Python numbers stay weak (a float32 x with loc=0 stays float32), as in JAX
-    dtype = np.dtype(np.result_type(*[a if type(a) in (bool, int, float) else arr
-                                       for a, arr in zip(args, arrs)]))
+    dtype = dtypes.result_type(*[a if type(a) in (bool, int, float) else arr
+                                 for a, arr in zip(args, arrs)])
     if dtype.kind == "c":
         raise errors.NotSupportedError(f"zerax.scipy.stats.{fname}: complex arguments are "
                                        "not supported")
     if dtype.kind != "f":
-        dtype = np.dtype(np.float64)
+        dtype = dtypes.default_float()
     return [a.astype(dtype) for a in arrs]
 
 
