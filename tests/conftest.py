@@ -53,6 +53,18 @@ def numba_path(monkeypatch):
     monkeypatch.setenv("ZERAX_KERNEL_IR", "0")
 
 
+@pytest.fixture(params=["kernel_ir", "generated_source"])
+def compile_path(request, monkeypatch):
+    """Run the test once through each CPU compile path: the kernel IR (the default) and
+    the generated-source path (``ZERAX_KERNEL_IR=0``), for tests that check what each
+    path's code looks like; the fixture's value names the path."""
+    if request.param == "generated_source":
+        monkeypatch.setenv("ZERAX_KERNEL_IR", "0")
+    else:
+        monkeypatch.delenv("ZERAX_KERNEL_IR", raising=False)
+    return request.param
+
+
 # --------------------------------------------------------------------------- x64 mode
 # The suite's baseline is zerax's default, x64 on, whatever JAX_ENABLE_X64 /
 # ZERAX_ENABLE_X64 say in the shell that runs it (a JAX user's shell often has x64 off).

@@ -1,8 +1,10 @@
-"""In-place updates of loop carries and private intermediates (backends/numba/loops.py,
+"""In-place updates of loop carries and private intermediates (the kernel IR's
+backends/lowering/inplace.py; the generated-source path's backends/numba/loops.py,
 `inplace_plan`): ``c.at[i].set(v)`` / ``.add`` / ``dynamic_update_slice`` on a carry write
 into the carry's buffer, copied once when the loop starts.  Values are checked against
-NumPy loops; that a step's cost does not grow with the carry is checked on the generated
-code (no copy and no loop over the carry inside the loop body), never by timing."""
+NumPy loops; that a step's cost does not grow with the carry is checked on the compiled
+program (no copy and no loop over the carry inside the loop body, on both compile paths:
+the ``compile_path`` fixture), never by timing."""
 
 import numpy as np
 import pytest
@@ -10,9 +12,31 @@ import pytest
 import zerax as zx
 import zerax.numpy as znp
 from zerax import lax
+from zerax._src.backends import kernel_ir as K
+from zerax._src.backends.lowering import lower_program
 
 # every test runs once per backend (the backend fixture, tests/conftest.py)
 pytestmark = pytest.mark.usefixtures("backend")
+
+
+def _statements(stmts):
+    for s in stmts:
+        yield s
+        for block in ("body", "then", "orelse", "before"):
+            yield from _statements(getattr(s, block, ()))
+
+
+def _step_loops(f, *args):
+    """The kernel IR of ``f``: its loops over steps (scans' ``For``s, ``While``s)."""
+    k = lower_program(zx.make_jaxpr(f)(*args).jaxpr)
+    return [s for s in _statements(k.body) if type(s) is K.While or
+            (type(s) is K.For and s.var.name.startswith("it"))], k
+
+
+def _loops_over(stmts, n) -> int:
+    """How many ``For`` loops of ``n`` iterations ``stmts`` hold (a copy of a carry)."""
+    return sum(1 for s in _statements(stmts) if type(s) is K.For and
+               type(s.stop) is K.Const and s.stop.value == n)
 
 
 def _loop_body(src: str) -> list[str]:
@@ -51,11 +75,17 @@ Y0, W = np.array([0.1, 0.2, 0.3]), np.array([1.0, 2.0, 3.0])
 
 
 @pytest.mark.parametrize("n", [64, 3000])
-def test_fori_row_updates_are_in_place(n):
+def test_fori_row_updates_are_in_place(n, compile_path):
     f = zx.jit(_trajectory(n))
     y0 = Y0.copy()
     np.testing.assert_allclose(np.asarray(f(y0, W)), _trajectory_numpy(n, Y0, W), rtol=1e-13)
     np.testing.assert_array_equal(y0, Y0)          # the caller's input is never written
+    if compile_path == "kernel_ir":
+        (loop,), kernel = _step_loops(f, Y0, W)
+        # A step neither copies the (n, 3) carry nor loops over its n rows; the zeros
+        # the first row is written into are copied once, into the output itself.
+        assert _loops_over(loop.body, n) == 0 and _loops_over(kernel.body, n) == 1
+        return
     src = f.lower(Y0, W).as_text()
     body = "\n".join(_loop_body(src))
     assert "# in place" in body
@@ -66,7 +96,9 @@ def test_fori_row_updates_are_in_place(n):
         zx.jit(_trajectory(50)).lower(Y0, W).as_text()).__str__().count("np.empty(")
 
 
-def test_scan_scatter_add_and_while_dynamic_update_slice():
+def test_scan_scatter_add_and_while_dynamic_update_slice(compile_path):
+    kernel_ir = compile_path == "kernel_ir"
+
     def hist(xs):
         def body(h, x):
             k = znp.clip(znp.floor(x * 4).astype(znp.int32), 0, 3)
@@ -79,7 +111,11 @@ def test_scan_scatter_add_and_while_dynamic_update_slice():
     np.testing.assert_array_equal(np.asarray(h), np.bincount(np.clip(
         np.floor(xs * 4).astype(int), 0, 3), minlength=4).astype(float))
     np.testing.assert_allclose(np.asarray(ys), xs * 2)
-    assert "# in place" in "\n".join(_loop_body(f.lower(xs).as_text()))
+    if kernel_ir:
+        (loop,), _ = _step_loops(f, xs)
+        assert _loops_over(loop.body, 4) == 0     # h.at[k].add(1): one element per step
+    else:
+        assert "# in place" in "\n".join(_loop_body(f.lower(xs).as_text()))
 
     def fill(buf):
         def cond(c):
@@ -95,19 +131,28 @@ def test_scan_scatter_add_and_while_dynamic_update_slice():
     np.testing.assert_allclose(np.asarray(g(buf)), np.repeat(np.arange(10.0)[:, None] * 1.5,
                                                              2, axis=1))
     np.testing.assert_array_equal(buf, 0.0)
+    if kernel_ir:
+        (loop,), kernel = _step_loops(g, buf)
+        assert _loops_over(loop.body, 10) == 0 and _loops_over(kernel.body, 10) == 1
+        return
     src = g.lower(buf).as_text()
     assert "# in place" in src and "np.copy(" not in "\n".join(
         ln for ln in src.splitlines() if ln.startswith(" " * 8))
 
 
-def test_vmap_and_grad_of_in_place_loops():
+def test_vmap_and_grad_of_in_place_loops(compile_path):
+    kernel_ir = compile_path == "kernel_ir"
     n = 40
     traj = _trajectory(n)
     ys0 = np.stack([Y0, 2 * Y0, -Y0])
     v = zx.jit(zx.vmap(traj, in_axes=(0, None)))
     np.testing.assert_allclose(np.asarray(v(ys0, W)),
                                np.stack([_trajectory_numpy(n, y, W) for y in ys0]), rtol=1e-13)
-    assert "# in place" in v.lower(ys0, W).as_text()
+    if kernel_ir:
+        (loop,), _ = _step_loops(v, ys0, W)
+        assert _loops_over(loop.body, n) == 0
+    else:
+        assert "# in place" in v.lower(ys0, W).as_text()
     loss = zx.jit(lambda y0, w: znp.sum(traj(y0, w) ** 2))
     g = zx.jit(zx.grad(lambda y0, w: znp.sum(traj(y0, w) ** 2), argnums=(0, 1)))
     for arg, got in enumerate(g(Y0, W)):     # against central differences of the loss
@@ -119,7 +164,11 @@ def test_vmap_and_grad_of_in_place_loops():
             hi[arg], lo[arg] = hi[arg] + e, lo[arg] - e
             fd.append((float(loss(*hi)) - float(loss(*lo))) / 2e-6)
         np.testing.assert_allclose(np.asarray(got), fd, rtol=1e-6)
-    assert "# in place" in g.lower(Y0, W).as_text()   # the forward loop
+    if kernel_ir:                                      # the forward loop
+        loops, _ = _step_loops(g, Y0, W)
+        assert _loops_over(loops[0].body, n) == 0
+    else:
+        assert "# in place" in g.lower(Y0, W).as_text()
 
 
 def test_old_value_read_after_update_is_copied():
@@ -154,11 +203,15 @@ def test_old_value_read_after_update_is_copied():
     np.testing.assert_allclose(np.asarray(rb), b)
 
 
-def test_chained_updates_of_an_intermediate():
+def test_chained_updates_of_an_intermediate(compile_path):
     f = zx.jit(lambda x: x.at[0].set(1.0).at[2].add(5.0).at[-1].set(-1.0))
     x = np.zeros(6)
     np.testing.assert_allclose(np.asarray(f(x)), [1.0, 0.0, 5.0, 0.0, 0.0, -1.0])
     np.testing.assert_array_equal(x, 0.0)
+    if compile_path == "kernel_ir":     # one copy of x, into the output; then in place
+        _, kernel = _step_loops(f, x)
+        assert _loops_over(kernel.body, 6) == 1
+        return
     src = f.lower(x).as_text()
     if src.startswith("kernel"):    # the kernel IR: x copied once, then into the output
         assert src.count("for ") == 2

@@ -19,6 +19,8 @@ import pytest
 import zerax as zx
 import zerax.numpy as znp
 from zerax import lax
+from zerax._src.backends import kernel_ir as K
+from zerax._src.backends.lowering import lower_program
 from zerax.test_util import check_grads
 
 STEPS = 200
@@ -71,6 +73,13 @@ def _loop_body_lines(source):
     return body
 
 
+def _statements(stmts):
+    for s in stmts:
+        yield s
+        for block in ("body", "then", "orelse", "before"):
+            yield from _statements(getattr(s, block, ()))
+
+
 _ALLOCATION = re.compile(r"np\.(empty|zeros|full|copy|ones|array|ascontiguousarray)\(")
 
 
@@ -87,7 +96,19 @@ def test_rk4_values(rk4):
     np.testing.assert_allclose(np.asarray(rk4(znp.asarray(y0), DT)), out, rtol=0, atol=0)
 
 
-def test_rk4_step_allocates_nothing(rk4):
+def test_rk4_step_allocates_nothing(rk4, compile_path):
+    if compile_path == "kernel_ir":
+        # A kernel's scratch buffers are allocated once, before its first statement;
+        # the step neither copies the trajectory nor loops over its rows, and the one
+        # full copy is the zeros constant's, into the output the loop then updates.
+        kernel = lower_program(zx.make_jaxpr(rk4_trajectory)(znp.ones(3), DT).jaxpr)
+        loops = [s for s in _statements(kernel.body) if type(s) is K.For and
+                 type(s.stop) is K.Const and s.stop.value == STEPS]
+        steps = [s for s in _statements(kernel.body) if type(s) is K.For and
+                 s.var.name.startswith("it")]
+        assert len(steps) == 1 and len(loops) == 1 and loops[0] in kernel.body
+        assert not [s for s in _statements(steps[0].body) if type(s) is K.Call]
+        return
     source = rk4.lower(znp.ones(3), DT).as_text()
     body = _loop_body_lines(source)
     assert body
@@ -99,8 +120,10 @@ def test_rk4_step_allocates_nothing(rk4):
     assert "# taken" in source and "# in place" in source
 
 
-def test_one_element_values_are_scalars():
-    """``y[1]`` of a vector, ``jnp.array([a, b])`` of scalars: no arrays in the loop."""
+def test_one_element_values_are_scalars(numba_path):
+    """``y[1]`` of a vector, ``jnp.array([a, b])`` of scalars: no arrays in the loop (of
+    the generated source: the kernel IR keeps one-element values in one-element
+    buffers, allocated once per call)."""
     def f(c):
         def step(i, c):
             return znp.array([c[1] * 0.5, c[2] + 1.0, c[0] - c[1]])

@@ -991,7 +991,9 @@ jit_fori_1000 = zx.jit(lambda x: lax.fori_loop(0, 1000, fori_body, x))
 jit_fori_unrolled = zx.jit(lambda x: lax.fori_loop(0, 10, fori_body, x, unroll=4))
 
 
-def test_jitted_loops_are_real_loops_not_unrolled():
+def test_jitted_loops_are_real_loops_not_unrolled(numba_path):
+    # The generated-source path's loops (the kernel IR's: tests/backends/
+    # test_kernel_ir_control_flow.py).
     text = jit_fori_1000.lower(1.0).as_text()
     assert "for " in text and "1000" in text
     # 0-d code calls the sin tuned for a loop-carried argument (vecmath.py's cells)

@@ -24,7 +24,9 @@ The language, whole:
   table, on buffers: BLAS's ``gemm``, later MPI and cuBLAS).
 - **Buffers** (`Buffer`): C-contiguous arrays of a static shape and dtype: the
   kernel's ``inputs`` and ``outputs`` (made by the caller) and its ``temps``
-  (scratch the emitter allocates).
+  (scratch the emitter allocates), and views of them: another shape of the same
+  elements, or a part starting at an element offset computed at run time (a row of a
+  stacked array, the buffer a loop carry is in this iteration).
 
 """
 
@@ -234,14 +236,17 @@ def affine(terms, const: int = 0) -> Expr:
 class Buffer:
     """A C-contiguous array of static ``shape`` and ``dtype``.  ``kind``: "in" (an
     input), "out" (an output made by the caller), "temp" (the kernel's scratch, filled
-    with ``fill`` when that is not None), "view" (``base``'s elements with another
-    shape: see `reshaped`)."""
+    with ``fill`` when that is not None), "grow" (scratch whose leading extent grows
+    at run time: ``shape[0]`` rows at first, more after a ``reserve`` `Call`), "view"
+    (``base``'s elements with another shape, from element ``offset`` on: see
+    `reshaped` and `at`)."""
 
-    __slots__ = ("name", "shape", "dtype", "kind", "fill", "base")
+    __slots__ = ("name", "shape", "dtype", "kind", "fill", "base", "offset")
 
-    def __init__(self, name, shape, dtype, kind, fill=None, base=None):
+    def __init__(self, name, shape, dtype, kind, fill=None, base=None, offset=None):
         self.name, self.shape, self.dtype = name, tuple(int(n) for n in shape), np.dtype(dtype)
         self.kind, self.fill, self.base = kind, fill, base
+        self.offset = offset      # a view's first element in its root (int64 Expr), or None
 
     @property
     def size(self) -> int:
@@ -262,11 +267,39 @@ class Buffer:
             return self
         if math.prod(shape) != self.size:
             raise ValueError(f"cannot view {self.name}{self.shape} as {shape}")
-        return Buffer(self.name, shape, self.dtype, "view", base=self.root)
+        return _view(self.root, self.offset, shape)
+
+    def at(self, offset, shape) -> "Buffer":
+        """The ``shape``'s worth of elements from element ``offset`` (an int64 expression
+        or int) of this buffer on, in C order: a view (a row of a stacked array, one of
+        a loop's carry buffers chosen at run time)."""
+        offset = index(offset)
+        if self.offset is not None:
+            if type(offset) is Const and type(self.offset) is Const:
+                offset = Const(offset.value + self.offset.value, I64)
+            elif not _is_zero(self.offset):
+                offset = self.offset if _is_zero(offset) else \
+                    Op("add", (self.offset, offset), I64)
+        shape = tuple(int(n) for n in shape)
+        if _is_zero(offset) and math.prod(shape) == self.root.size:
+            return self.root.reshaped(shape)
+        return _view(self.root, None if _is_zero(offset) else offset, shape)
 
     def __repr__(self):
         dims = ",".join(map(str, self.shape))
         return f"{self.name}:{_short(self.dtype)}[{dims}]"
+
+
+def _is_zero(e) -> bool:
+    return type(e) is Const and e.value == 0
+
+
+def _view(root, offset, shape):
+    # The name shows the view's shape and offset: the printed kernel is its identity
+    # (the cache key), and a load's address depends on both.
+    at = "" if offset is None else f"@{offset!r}"
+    return Buffer(f"{root.name}{at}<{','.join(map(str, shape))}>", shape, root.dtype, "view",
+                  base=root, offset=offset)
 
 
 # --------------------------------------------------------------------------- statements
@@ -373,7 +406,9 @@ class Reduce(Stmt):
 
 class Call(Stmt):
     """A routine of the target's call table (``name``) on buffers and scalars, with
-    static parameters ``params`` (a dict of hashable values)."""
+    static parameters ``params`` (a dict of hashable values).  Every target has
+    ``reserve(buf, rows)``: a "grow" buffer then holds at least ``rows`` rows (an int64
+    expression), its first rows kept."""
     __slots__ = ("name", "args", "params")
 
     def __init__(self, name: str, args, params=None):
@@ -419,7 +454,8 @@ def format_kernel(k: Kernel) -> str:
     lines = [f"kernel {k.name}({', '.join(map(repr, k.inputs))}) "
              f"-> ({', '.join(map(repr, k.outputs))})"]
     for t in k.temps:
-        lines.append(f"  temp {t!r}" + (f" = {t.fill!r}" if t.fill is not None else ""))
+        lines.append(f"  temp {t!r}" + (f" = {t.fill!r}" if t.fill is not None else "") +
+                     (" (grows)" if t.kind == "grow" else ""))
     _format_block(k.body, 1, lines)
     return "\n".join(lines)
 

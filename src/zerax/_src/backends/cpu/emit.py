@@ -41,6 +41,12 @@ _F16, _F32, _F64 = ir.HalfType(), ir.FloatType(), ir.DoubleType()
 _PTR = _I8.as_pointer()
 _VOID = ir.VoidType()
 
+# Scratch buffers of at most this many bytes live on the stack (`_body_with_temps`),
+# and innermost serial loops of at most this many iterations are written out (`_for`).
+STACK_TEMP_BYTES = 256
+STACK_BYTES = 32768           # (all of a kernel's: the rest are allocated)
+UNROLLED_TRIPS = 4
+
 # Rows of a parallel loop that one claim of the thread pool hands out (see threads.py):
 # about 64 KiB of float64 work per block.
 PARALLEL_BLOCK_ELEMENTS = 8192
@@ -98,6 +104,7 @@ class _Scope:
         self.values = dict(values or {})
         self.slots = dict(slots or {})
         self.pointers = dict(pointers or {})
+        self.grown = {}     # id of a "grow" buffer -> (pointer slot, capacity slot)
 
 
 class Emitter(ComplexOps):
@@ -148,8 +155,25 @@ class Emitter(ComplexOps):
 
     def _body_with_temps(self, temps, body, scope):
         frees = []
+        stack = 0
         for t in temps:
+            if t.kind == "grow":     # malloc'd, its pointer and capacity in stack slots
+                self._grow_buffer(t, scope)
+                continue
             nbytes = max(t.size, 1) * np.dtype(t.dtype).itemsize
+            if nbytes <= STACK_TEMP_BYTES and stack + nbytes <= STACK_BYTES:
+                stack += -(-nbytes // 64) * 64
+                # On the stack: LLVM keeps its elements in registers where the code
+                # indexes them by constants (a loop body's small vectors), instead of
+                # storing and reloading them
+                slot = self.alloca_b.alloca(ir.ArrayType(mem_type(t.dtype), max(t.size, 1)),
+                                            name=t.name)
+                slot.align = 64
+                scope.pointers[id(t)] = self.alloca_b.bitcast(
+                    slot, mem_type(t.dtype).as_pointer())
+                if t.fill is not None:
+                    self._fill(t, scope.pointers[id(t)])
+                continue
             ptr = self.b.call(self._extern("aligned_alloc", _PTR, [_I64, _I64]),
                               [ir.Constant(_I64, 64), ir.Constant(_I64, -(-nbytes // 64) * 64)])
             scope.pointers[id(t)] = self.b.bitcast(ptr, mem_type(t.dtype).as_pointer())
@@ -157,8 +181,42 @@ class Emitter(ComplexOps):
             if t.fill is not None:
                 self._fill(t, scope.pointers[id(t)])
         self._block(body)
+        frees += [self.b.load(slot) for slot, _, _ in scope.grown.values()]
         for p in frees:
             self.b.call(self._extern("free", _VOID, [_PTR]), [p])
+
+    def _grow_buffer(self, t, scope):
+        """Allocate grow buffer ``t`` (``t.shape[0]`` rows to start with): its pointer
+        and capacity live in stack slots, which `_reserve` moves."""
+        row = max(t.size // max(t.shape[0], 1), 1) * np.dtype(t.dtype).itemsize
+        ptr = self.b.call(self._extern("malloc", _PTR, [_I64]),
+                          [ir.Constant(_I64, max(t.shape[0], 1) * row)])
+        slot = self.alloca_b.alloca(_PTR, name=f"{t.name}.ptr")
+        cap = self.alloca_b.alloca(_I64, name=f"{t.name}.cap")
+        self.b.store(ptr, slot)
+        self.b.store(ir.Constant(_I64, max(t.shape[0], 1)), cap)
+        scope.grown[id(t)] = (slot, cap, row)
+
+    def _reserve(self, s):
+        """``reserve(buf, rows)``: realloc to max(rows, 2 * capacity) rows when short."""
+        buf, rows = s.args
+        slot, cap, row = self.scope.grown[id(buf.root)]
+        b = self.b
+        need, have = self._expr(rows), b.load(cap)
+        with b.if_then(b.icmp_signed(">", need, have), likely=False):
+            twice = b.mul(have, ir.Constant(_I64, 2))
+            new = b.select(b.icmp_signed(">", need, twice), need, twice)
+            ptr = b.call(self._extern("realloc", _PTR, [_PTR, _I64]),
+                         [b.load(slot), b.mul(new, ir.Constant(_I64, row))])
+            b.store(ptr, slot)
+            b.store(new, cap)
+
+    def _pointer(self, buf):
+        """The data pointer of root buffer ``buf`` here (a grow buffer's, loaded now)."""
+        grown = self.scope.grown.get(id(buf))
+        if grown is not None:
+            return self.b.bitcast(self.b.load(grown[0]), mem_type(buf.dtype).as_pointer())
+        return self.scope.pointers.get(id(buf))
 
     def _fill(self, buf, ptr):
         value = self._const(K.Const(buf.fill, buf.dtype))
@@ -248,6 +306,16 @@ class Emitter(ComplexOps):
         if s.parallel:
             self._parallel_for(s)
             return
+        if type(s.start) is K.Const and type(s.stop) is K.Const and \
+                0 <= s.stop.value - s.start.value <= UNROLLED_TRIPS and \
+                not any(type(t) in (K.For, K.While, K.Reduce) for t in _walk(s.body)):
+            # A few iterations, written out: their indices are constants, so small
+            # (stack) buffers indexed by them stay in registers (a 3-vector in a loop
+            # body), whatever the kernel's unrolling
+            for i in range(s.start.value, s.stop.value):
+                self.scope.values[s.var] = ir.Constant(_I64, i)
+                self._block(s.body)
+            return
         self._loop(s.var, self._expr(s.start), self._expr(s.stop), lambda: self._block(s.body))
 
     def _loop(self, var, start, stop, emit_body, step=1):
@@ -327,8 +395,7 @@ class Emitter(ComplexOps):
     def _capture(self, vars_, bufs):
         """(pointer to a stack struct holding the values of ``vars_`` and the data
         pointers of ``bufs``, the struct's type): what an outlined body reads."""
-        values = [self._var_value(v) for v in vars_] + \
-            [self.scope.pointers[id(buf)] for buf in bufs]
+        values = [self._var_value(v) for v in vars_] + [self._pointer(buf) for buf in bufs]
         struct = ir.LiteralStructType([v.type for v in values])
         env = self.alloca_b.alloca(struct)
         for j, v in enumerate(values):
@@ -442,7 +509,9 @@ class Emitter(ComplexOps):
         m, n, k = p["m"], p["n"], p["k"]
         lda = m if p["trans_a"] else k
         ldb = k if p["trans_b"] else n
-        pa, pb, pc = (self.scope.pointers[id(x.root)] for x in (a, bm, c))
+        # (a view's first element: a loop carry's buffer, a row of a stacked value)
+        pa, pb, pc = (self._address(x, (K.Const(0, K.I64),) * len(x.shape))
+                      for x in (a, bm, c))
         i32 = lambda v: ir.Constant(_I32, v)       # noqa: E731
         iv = lambda v: ir.Constant(it, v)          # noqa: E731
 
@@ -477,7 +546,7 @@ class Emitter(ComplexOps):
         self._block([K.For(bi, 0, p["batch"], [K.For(i, 0, p["m"], [
             K.For(j, 0, p["n"], body)])])])
 
-    _CALLS = {"gemm": _gemm}
+    _CALLS = {"gemm": _gemm, "reserve": _reserve}
 
     _STMT = {}
 
@@ -510,7 +579,7 @@ class Emitter(ComplexOps):
         return self.b.zext(value, _I8) if np.dtype(dtype).kind == "b" else value
 
     def _address(self, buf, index):
-        ptr = self.scope.pointers.get(id(buf.root))
+        ptr = self._pointer(buf.root)
         if ptr is None:
             raise EmitError(f"buffer {buf.name} is not visible here")
         flat = None
@@ -523,6 +592,8 @@ class Emitter(ComplexOps):
             stride *= n
         if flat is None:
             flat = ir.Constant(_I64, 0)
+        if buf.offset is not None:       # a view from a (run-time) element offset on
+            flat = self.b.add(flat, self._expr(buf.offset), flags=("nsw",))
         return self.b.gep(ptr, [flat], inbounds=True)
 
     def _op(self, e):
@@ -974,12 +1045,18 @@ def _expr_names(e, vars_, bufs):
     if t is K.Var:
         vars_.append(e)
     elif t is K.Load:
-        bufs.append(e.buf)
+        _buffer_names(e.buf, vars_, bufs)
         for i in e.index:
             _expr_names(i, vars_, bufs)
     elif t is K.Op:
         for a in e.args:
             _expr_names(a, vars_, bufs)
+
+
+def _buffer_names(buf, vars_, bufs):
+    bufs.append(buf)
+    if buf.offset is not None:           # a view's offset reads vars too
+        _expr_names(buf.offset, vars_, bufs)
 
 
 def _free_names(stmts, bound):
@@ -995,7 +1072,7 @@ def _free_names(stmts, bound):
             _expr_names(s.expr, used, bufs)
             used.append(s.var)
         elif t is K.Store:
-            bufs.append(s.buf)
+            _buffer_names(s.buf, used, bufs)
             for i in s.index:
                 _expr_names(i, used, bufs)
             _expr_names(s.value, used, bufs)
@@ -1015,7 +1092,7 @@ def _free_names(stmts, bound):
         elif t is K.Call:
             for a in s.args:
                 if isinstance(a, K.Buffer):
-                    bufs.append(a)
+                    _buffer_names(a, used, bufs)
                 else:
                     _expr_names(a, used, bufs)
     vars_ = list(dict.fromkeys(v for v in used if v not in defined))

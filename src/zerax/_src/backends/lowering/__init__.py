@@ -25,7 +25,10 @@ from ...ops.decompositions import cholesky_p, eigh_p, lu_p, qr_p, svd_p, triangu
 from ...ops.eig import eig_p
 from ...ops.fft import fft_p
 from ...ops.sort import argsort_p, sort_p
+from . import inplace
 from .context import Ctx, Unlowerable
+from .control_flow import rules as _control_flow_rules
+from .control_flow import sub_programs
 from .elementwise import complex_ok, scalar_rules
 from .fused import fusible, lower_fused
 from .indexing import rules as _indexing_rules
@@ -34,7 +37,7 @@ from .reduce import rules as _reduce_rules
 from .shape import rules as _shape_rules
 
 __all__ = ["HOST", "Step", "Unlowerable", "format_steps", "lower_program", "lower_steps",
-           "covers", "rules",
+           "lower_eqns", "covers", "rules",
            "scalar_rules"]
 
 # Primitives run between the kernels by their NumPy implementation (LAPACK, pocketfft,
@@ -43,7 +46,8 @@ HOST = frozenset({cholesky_p, triangular_solve_p, lu_p, qr_p, eigh_p, svd_p, eig
                   debug_callback_p, sort_p, argsort_p})
 
 # primitive -> rule(ctx, eqn): the statement-level rules
-rules: dict = {**_shape_rules, **_reduce_rules, **_linalg_rules, **_indexing_rules}
+rules: dict = {**_shape_rules, **_reduce_rules, **_linalg_rules, **_indexing_rules,
+               **_control_flow_rules}
 
 # The dtypes the targets have scalars of.
 _DTYPES = frozenset(np.dtype(d) for d in (
@@ -51,16 +55,20 @@ _DTYPES = frozenset(np.dtype(d) for d in (
     np.uint64, np.float16, np.float32, np.float64, np.complex64, np.complex128))
 
 
-def covers(jaxpr: Jaxpr) -> str | None:
+def covers(jaxpr: Jaxpr, top: bool = True) -> str | None:
     """None when this lowering carries ``jaxpr``, else why not (one reason).  Host
-    steps take values of any dtype; the kernels, those of `_DTYPES`."""
-    if not any(e.primitive in HOST for e in jaxpr.eqns):     # one kernel: all its values
-        for v in list(jaxpr.invars) + list(jaxpr.outvars):
+    steps take values of any dtype; the kernels, those of `_DTYPES`.  A sub-program
+    (``top=False``: a loop body, a branch, a call) is lowered into its kernel whole:
+    no host step inside it."""
+    if not top or not any(e.primitive in HOST for e in jaxpr.eqns):  # one kernel
+        for v in list(jaxpr.constvars) + list(jaxpr.invars) + list(jaxpr.outvars):
             if np.dtype(v.aval.dtype) not in _DTYPES:
                 return f"a {np.dtype(v.aval.dtype).name} value"
     for e in jaxpr.eqns:
         p = e.primitive
         if p in HOST:
+            if not top:
+                return f"{p.name} inside a sub-program (a loop body, a branch, a call)"
             continue
         if p not in rules and p not in scalar_rules:
             return f"{p.name} has no kernel-IR rule"
@@ -70,9 +78,15 @@ def covers(jaxpr: Jaxpr) -> str | None:
                 return f"a {d.name} value in {p.name}"
             if d.kind == "c" and p in scalar_rules and not complex_ok(e):
                 return f"complex {p.name}"
-        for val in e.params.values():
-            if isinstance(val, (Jaxpr, ClosedJaxpr)):
+        subs = sub_programs(e)     # the programs its rule lowers into the kernel
+        if subs is None:
+            if any(isinstance(val, (Jaxpr, ClosedJaxpr)) for val in e.params.values()):
                 return f"{p.name} has a sub-program"
+            continue
+        for sub in subs:
+            why = sub if isinstance(sub, str) else covers(sub, top=False)
+            if why is not None:
+                return why
     return None
 
 
@@ -154,6 +168,7 @@ def lower_program(jaxpr: Jaxpr, name: str = "kernel") -> K.Kernel:
     if why is not None:
         raise Unlowerable(why)
     ctx = Ctx(name)
+    ctx.lower_eqns = lower_eqns
     invars = list(jaxpr.constvars) + list(jaxpr.invars)
     for k, v in enumerate(invars):
         buf = K.Buffer(f"in{k}", v.aval.shape, v.aval.dtype, "in")
@@ -165,33 +180,41 @@ def lower_program(jaxpr: Jaxpr, name: str = "kernel") -> K.Kernel:
         ctx.outputs.append(buf)
         if type(v) is Var and v not in inputs and v not in ctx.out_slots:
             ctx.out_slots[v] = buf
-    total_uses = _uses(jaxpr)
-    for k, e in enumerate(jaxpr.eqns):
-        for a in e.invars:
-            if type(a) is Var:
-                ctx.last_use[a] = k
-    for a in jaxpr.outvars:
-        if type(a) is Var:
-            ctx.last_use[a] = len(jaxpr.eqns)
-    order = {id(e): k for k, e in enumerate(jaxpr.eqns)}
-    ctx.index_reads = reads = index_reads(jaxpr)
-    for s, e in reads.slices.items():     # a deferred slice reads its operand later
-        x = e.invars[0]
-        ctx.last_use[x] = max(ctx.last_use.get(x, -1), ctx.last_use.get(s, -1))
-    for kind, eqns in plan_groups(jaxpr, fusible, reads):
-        ctx.position = max(order[id(e)] for e in eqns)
-        if kind == "fused":
-            lower_fused(ctx, eqns, total_uses)
-            continue
-        (eqn,) = eqns
-        rule = rules.get(eqn.primitive)
-        if rule is None:
-            lower_fused(ctx, [eqn], total_uses)
-        else:
-            rule(ctx, eqn)
+    lower_eqns(ctx, jaxpr)
     for buf, v in zip(ctx.outputs, jaxpr.outvars):
         _finish_output(ctx, buf, v)
     return K.Kernel(name, ctx.inputs, ctx.outputs, ctx.block, ctx.temps)
+
+
+def lower_eqns(ctx: Ctx, jaxpr: Jaxpr, owned=frozenset()) -> None:
+    """Lower ``jaxpr``'s equations into ``ctx``'s current block (its inputs are bound
+    already): the whole program, or a sub-program (a loop body, a branch, a call).
+    ``owned``: its invars whose buffers it may overwrite (loop carries: `inplace.plan`
+    says which updates write into their operand's buffer)."""
+    jaxpr = inplace.scheduled(jaxpr)   # reads of an updated operand first
+    outer = ctx.takes, ctx.program, ctx.index_reads
+    plan = inplace.plan(jaxpr, owned)
+    ctx.takes, ctx.program = plan.takes, jaxpr
+    # concatenations read in place (their slices deferred), but not of a buffer an
+    # update overwrites: the deferred read would see the new values
+    ctx.index_reads = reads = index_reads(jaxpr, lambda v: v not in plan.overwritten)
+    homes = inplace.forward_homes(ctx, jaxpr, ctx.takes)
+    try:
+        total_uses = _uses(jaxpr)
+        for kind, eqns in plan_groups(jaxpr, fusible, reads):
+            if kind == "fused":
+                lower_fused(ctx, eqns, total_uses)
+                continue
+            (eqn,) = eqns
+            rule = rules.get(eqn.primitive)
+            if rule is None:
+                lower_fused(ctx, [eqn], total_uses)
+            else:
+                rule(ctx, eqn)
+    finally:
+        ctx.takes, ctx.program, ctx.index_reads = outer
+        for v in homes:
+            del ctx.out_slots[v]
 
 
 def _finish_output(ctx, buf, v):

@@ -38,9 +38,15 @@ class Ctx:
         self.block: list = []             # the statements being written
         self.depth = 0                    # open loops (parallel loops only at depth 0)
         self.out_slots: dict = {}         # IR var -> output Buffer it is computed into
-        self.last_use: dict = {}          # IR var -> index of the last equation reading it
-        self.index_reads = IndexReads()   # the concatenations read in place (fusion.py)
-        self.position = -1                # index of the equation being lowered
+        # {output var: the operand var whose buffer it may be computed into} for the
+        # program being lowered (`inplace.plan`: updates in place, carries a loop takes)
+        self.takes: dict = {}
+        # the equation loop, lower_eqns(ctx, jaxpr, owned) (lowering/__init__.py): rules
+        # of primitives with sub-programs lower them through it (control_flow.py)
+        self.lower_eqns = None
+        self.program = None               # the (sub-)program whose equations are lowered
+        self.index_reads = IndexReads()   # its concatenations read in place (fusion.py)
+        self.recorded: dict = {}          # while loops recorded for their reverse pass
 
     # -- values
 
@@ -99,20 +105,17 @@ class Ctx:
 
     def take_buffer(self, x, out) -> K.Buffer | None:
         """``x``'s buffer, for ``out`` to be computed into in place (an update that
-        need not copy its operand), when nothing reads it after this equation: it is a
-        temporary of this kernel, and no value held in it (``x`` or a view of it) is
-        read later or is an output.  None otherwise."""
-        if type(x) is Literal or out in self.out_slots:
+        need not copy its operand, a loop carry that starts in its initial value's
+        buffer), when nothing reads it after this equation (`inplace.plan`: the buffer
+        belongs to this program, and no value held in it, ``x`` or a view of it, is read
+        later or is an output); ``out`` is then bound to it.  None otherwise."""
+        if type(x) is Literal or self.takes.get(out) is not x:
             return None
         held = self.values.get(x)
-        if not isinstance(held, K.Buffer) or held.root.kind != "temp" or \
-                held.shape != tuple(out.aval.shape) or held.dtype != out.aval.dtype:
+        if not isinstance(held, K.Buffer) or held.size != math.prod(out.aval.shape) or \
+                held.dtype != out.aval.dtype:
             return None
-        root = held.root
-        for v, b in self.values.items():
-            if isinstance(b, K.Buffer) and b.root is root and (
-                    self.last_use.get(v, -1) > self.position or v in self.out_slots):
-                return None
+        held = held.reshaped(out.aval.shape)
         self.values[out] = held
         return held
 

@@ -29,6 +29,7 @@ from ...ops.reduce import reduce_max_p, reduce_min_p, reduce_prod_p, reduce_sum_
 from ...ops.shape import (broadcast_in_dim_p, concatenate_p, reshape_p, rev_p, squeeze_p,
                           transpose_p)
 from ...ops.slicing import dynamic_slice_p, dynamic_update_slice_p, slice_p
+from ..lowering.inplace import schedule, use_positions
 from .fusion import dtype_name, plan_groups
 from .memory import hugepages, wants_hugepages
 from .rules import scalar_rule_of
@@ -70,31 +71,11 @@ def schedule_reads(eqns) -> list:
     """``eqns`` with every read of an update's operand that comes after the update but
     needs only values defined before it moved to just before the update (a transposed
     ``x.at[i].set(v)`` zeroes ``ct[i]`` and then reads it: read first, then update in
-    place).  Only readers move, and only past equations they do not depend on, so the
-    order stays a valid one.  The same list object comes back when nothing moves."""
+    place: `lowering.inplace.schedule`).  The same list object when nothing moves."""
     if not any(e.primitive in UPDATE_PRIMITIVES for e in eqns):
         return eqns
-    out, k = list(eqns), 0
-    while k < len(out):
-        e = out[k]
-        x = e.invars[0] if e.primitive in UPDATE_PRIMITIVES else None
-        if type(x) is Var:
-            later = set(e.outvars)      # values defined from the update on
-            moved = []
-            for j in range(k + 1, len(out)):
-                f = out[j]
-                if x in f.invars and _reads_only(f) and \
-                        not any(type(a) is Var and a in later for a in f.invars):
-                    moved.append(j)
-                else:
-                    later.update(f.outvars)
-            if moved:
-                keep = set(moved)
-                out = out[:k] + [out[j] for j in moved] + [e] + \
-                    [out[j] for j in range(k + 1, len(out)) if j not in keep]
-                k += len(moved)
-        k += 1
-    return out if out != list(eqns) else eqns
+    return schedule(eqns, lambda e: e.invars[:1] if e.primitive in UPDATE_PRIMITIVES else (),
+                    _reads_only)
 
 
 def scheduled(jaxpr):
@@ -116,11 +97,7 @@ def inplace_plan(jaxpr, owned=frozenset()):
     ({id(eqn): root}, {var: root}): the root is the owned variable whose buffer holds
     the value.  Give it the program in `scheduled` order."""
     outs = {v for v in jaxpr.outvars if type(v) is Var}
-    uses: dict = {}
-    for k, e in enumerate(jaxpr.eqns):
-        for a in e.invars:
-            if type(a) is Var:
-                uses.setdefault(a, []).append(k)
+    uses = use_positions(jaxpr.eqns)
     roots = {v: v for v in owned}
     plan = {}
     for k, e in enumerate(jaxpr.eqns):

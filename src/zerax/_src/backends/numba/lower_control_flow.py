@@ -15,12 +15,13 @@ No step of a loop allocates its array carries (``loops.BufferedCarries``).
 from __future__ import annotations
 
 from ...core.core import ShapedArray
-from ...ir.ir import Literal, Var
+from ...ir.ir import Var
 from ...ir.tracing import trace_to_jaxpr
 from ...ops.cond import cond_p
 from ...ops.scan import scan_p
 from ...ops.while_loop import (bwd_program, joint_tangent, split_operands, while_lin_p,
                                while_p, while_transpose_p)
+from ..lowering.control_flow import record_key, reversed_later
 from .codegen import dtype_name, inline_closed, lower_jaxpr_body
 from .loops import (BufferedCarries, copy_rows, slice_ref, start_carries, step_dests,
                     store_row)
@@ -139,23 +140,10 @@ def _start_buffers(ctx, body, n_consts, avals):
     return BufferedCarries(ctx, body, body.outvars, body.invars[n_consts:], avals)
 
 
-def _record_key(eqn):
-    """What identifies a while loop's forward pass: its programs, operands and policy."""
-    p = eqn.params
-    n = p["cond_nconsts"] + p["body_nconsts"] + len(p["body_jaxpr"].outvars)
-    return (id(p["cond_jaxpr"]), id(p["body_jaxpr"]), max(1, int(p["checkpoint_every"])),
-            tuple((str(a.aval), repr(a.val)) if type(a) is Literal else id(a)
-                  for a in eqn.invars[:n]))
-
-
 def _reversed_later(ctx, eqn) -> bool:
-    """Whether the program being lowered reverses this loop after it (``jit(grad(f))``
-    binds the primal while, then while_transpose of the same loop): then the primal
+    """Whether the program being lowered reverses this loop after it: then the primal
     loop records the carries, and the reverse pass does not run the loop again."""
-    eqns = ctx.body.eqns if ctx.body is not None else []
-    later = eqns[next((i for i, e in enumerate(eqns) if e is eqn), len(eqns)) + 1:]
-    key = _record_key(eqn)
-    return any(e.primitive is while_transpose_p and _record_key(e) == key for e in later)
+    return reversed_later(ctx.body.eqns if ctx.body is not None else [], eqn)
 
 
 def _while_lower_numba(ctx, eqn):
@@ -165,7 +153,7 @@ def _while_lower_numba(ctx, eqn):
     avals = body.out_avals
     if _reversed_later(ctx, eqn):
         carries, recorded = _record_forward(ctx, eqn)
-        ctx.recorded[_record_key(eqn)] = recorded
+        ctx.recorded[record_key(eqn)] = recorded
     else:
         ctx.emit("# while_loop")
         carries = start_carries(ctx, avals, [ctx.ref(a) for a in init], init_vars=init)
@@ -270,7 +258,7 @@ def _transpose_lower_numba(ctx, eqn):
     cts = rest[n_carry:]
     avals = body.out_avals
     bc_refs = [ctx.ref(c) for c in bc]
-    recorded = ctx.recorded.pop(_record_key(eqn), None)
+    recorded = ctx.recorded.pop(record_key(eqn), None)
     if recorded is None:
         _, recorded = _record_forward(ctx, eqn)
     bufs, n = recorded
