@@ -25,6 +25,7 @@ from zerax._src.ops import elementwise as ew
 from zerax._src.ops import bitcast as bc
 from zerax._src.ops import misc
 from zerax._src.ops import random_bits as rb
+from zerax._src.ops.sharding import sharding_constraint_p
 
 ULPS = 4
 N = 37                    # elements per case (odd: loop remainders are exercised)
@@ -79,8 +80,18 @@ CAST_PAIRS = [(s, t) for s in ("bool",) + FLOATS + INTS for t in ("bool",) + FLO
 
 def test_every_kernel_ir_primitive_has_a_case():
     covered = set(CASES) | {p for p, *_ in PARAM_CASES} | {ew.convert_element_type_p} | \
-        set(COMPLEX_CASES) | {ew.complex_p, rb.threefry2x32_p, bc.bitcast_convert_type_p}
+        set(COMPLEX_CASES) | {ew.complex_p, rb.threefry2x32_p, bc.bitcast_convert_type_p,
+                              sharding_constraint_p}
     assert set(scalar_rules) <= covered, set(scalar_rules) - covered
+
+
+def test_a_sharding_constraint_is_the_identity_in_one_process():
+    from zerax.sharding import Mesh, NamedSharding, PartitionSpec
+    mesh = Mesh(zx.devices(), ("x",))
+    x = np.linspace(-1.0, 1.0, N)
+    f = zx.jit(lambda v: zx.lax.with_sharding_constraint(
+        v * 2.0, NamedSharding(mesh, PartitionSpec("x"))) + 1.0)
+    np.testing.assert_array_equal(np.asarray(f(x)), x * 2.0 + 1.0)
 
 
 _jitted: dict = {}

@@ -657,11 +657,11 @@ class Emitter(ComplexOps):
                 return b.frem(a, b_)
             if name in ("floordiv", "rem"):
                 return self._float_divmod(name, a, b_)
-            if name == "max":   # np.maximum: a if (a > b or a is NaN) else b
-                keep = b.or_(b.fcmp_ordered(">", a, b_), b.fcmp_unordered("uno", a, a))
-                return b.select(keep, a, b_)
-            if name == "min":
-                keep = b.or_(b.fcmp_ordered("<", a, b_), b.fcmp_unordered("uno", a, a))
+            if name in ("max", "min"):
+                # np.maximum: a if (a > b or a is NaN) else b; NumPy's half loops compare
+                # with >= (<=), so a tie of zeros keeps a's sign there
+                op = (">" if name == "max" else "<") + ("=" if d == np.float16 else "")
+                keep = b.or_(b.fcmp_ordered(op, a, b_), b.fcmp_unordered("uno", a, a))
                 return b.select(keep, a, b_)
             if name in ("atan2", "pow"):
                 return self._math2(name, d, a, b_)
