@@ -145,9 +145,17 @@ def check_eqn(prim, params, in_avals, where: str) -> None:
         if not KINDS[k](v):
             raise ExportError(f"{where}: parameter {k!r} of '{prim.name}' has an invalid value "
                               f"{str(v)[:80]}")
+    in_avals = list(in_avals)
+    if in_avals:    # an axis of the (first) operand: in range (0 also for a 0-d one)
+        rank = max(len(in_avals[0].shape), 1)
+        for k in ("axis", "dimension", "axes", "dimensions"):
+            v = params.get(k)
+            if v is not None and any(a >= rank for a in (v if isinstance(v, tuple) else (v,))):
+                raise ExportError(f"{where}: parameter {k!r} of '{prim.name}' is {v}, out of "
+                                  f"range for an operand of rank {rank}")
     rule = _STRUCTURE.get(prim.name)
     if rule is not None:
-        rule(params, list(in_avals), where)
+        rule(params, in_avals, where)
 
 
 def _same(got, want, what, where):
