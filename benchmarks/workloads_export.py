@@ -79,7 +79,9 @@ import numba, zerax
 from zerax import export
 import zerax._src.backends.numba.compile
 from numba.np.ufunc.parallel import _launch_threads
+from zerax._src.backends.cpu import engine, threads
 _launch_threads()
+threads.ensure_loaded(engine.add_runtime_module, engine.address_of)
 blob = open(sys.argv[1], "rb").read()
 x = np.random.default_rng(35).random((360, 64)).astype(np.float32)
 t0 = time.perf_counter()

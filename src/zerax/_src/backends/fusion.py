@@ -160,3 +160,31 @@ def plan_groups(jaxpr, fusible, reads: IndexReads | None = None):
     # A group of only broadcasts is cheaper as a plain broadcast.
     return [("single", g) if k == "fused" and all(_is_broadcast(e) for e in g) and len(g) == 1
             else (k, g) for k, g in groups]
+
+
+def independent_parts(eqns, reads=lambda eqn: eqn.invars) -> list:
+    """``eqns`` (a fused group's elementwise equations, in order) split into the parts
+    that share no array: an equation joins the part of every equation whose array value
+    it reads, and of every other reader of the same array (which is read once, by one
+    loop).  0-d operands are computed before the loops and shared.  ``reads(eqn)``: the
+    values an equation reads (a concatenation read in place reads its slices' operands).
+    An Adam update of 10 arrays is 10 parts of three inputs and three outputs each."""
+    parent = list(range(len(eqns)))
+
+    def find(k):
+        while parent[k] != k:
+            parent[k] = parent[parent[k]]
+            k = parent[k]
+        return k
+
+    owner: dict = {}   # array var -> the first equation that touched it
+    for k, e in enumerate(eqns):
+        for a in list(reads(e)) + list(e.outvars):
+            if type(a) is not Var or a.aval.shape == ():
+                continue
+            j = owner.setdefault(a, k)
+            parent[find(k)] = find(j)
+    parts: dict = {}
+    for k, e in enumerate(eqns):
+        parts.setdefault(find(k), []).append(e)
+    return list(parts.values())

@@ -1107,7 +1107,11 @@ def _free_names(stmts, bound):
 
 def _block_rows(loop) -> int:
     """Iterations of a parallel loop per block: ~`PARALLEL_BLOCK_ELEMENTS` elements of
-    work, counting the innermost loops' trip counts of its body."""
+    work, counting the innermost loops' trip counts of its body (a body whose loops'
+    bounds are not constants is already a block: one iteration per claim)."""
+    if any(type(s) is K.For and not (type(s.start) is K.Const and type(s.stop) is K.Const)
+           for s in _walk(loop.body)):
+        return 1
     work = 1
     for s in loop.body:
         if type(s) is K.For and type(s.stop) is K.Const and type(s.start) is K.Const:

@@ -15,6 +15,8 @@ from ...ir.ir import Literal
 
 # Elements from which an elementwise loop nest at the top level runs in parallel.
 PARALLEL_THRESHOLD = 100_000
+# Elements of one block of a parallel loop over blocks (fused.py's independent parts).
+PARALLEL_BLOCK_ELEMENTS = 4096
 
 
 class Unlowerable(Exception):

@@ -9,10 +9,13 @@ otherwise).  0-d operands from outside are read once, before the loops.
 
 from __future__ import annotations
 
+import math
+
 from .. import kernel_ir as K
-from ..fusion import _REDUCTIONS, _group_shape, _is_broadcast, concat_sources
+from ..fusion import (_REDUCTIONS, _group_shape, _is_broadcast, concat_sources,
+                      independent_parts)
 from ...ir.ir import Literal, Var
-from .context import Ctx, Unlowerable
+from .context import PARALLEL_BLOCK_ELEMENTS, Ctx, Unlowerable
 from .elementwise import scalar_rules
 from .reduce import COMBINER, accumulate_in_order, reduce_trailing
 
@@ -41,10 +44,11 @@ def lower_fused(ctx: Ctx, eqns, total_uses) -> None:
                 pre[a] = _hoisted(ctx, ctx.scalar(a))
     buffers = {v: ctx.new_buffer(v) for v in stored}
 
-    def elements(idx):
-        """The statements of one element at index ``idx``; returns its values."""
+    def elements(idx, eqns_=body):
+        """The statements of one element at index ``idx`` (of the equations ``eqns_``,
+        a part of the body); returns its values."""
         local: dict = {}
-        for e in body:
+        for e in eqns_:
             if _is_broadcast(e):
                 local[e.outvars[0]] = _broadcast_read(ctx, e, idx, pre)
                 continue
@@ -63,10 +67,17 @@ def lower_fused(ctx: Ctx, eqns, total_uses) -> None:
                     args.append(K.Load(ctx.buffer(a), idx))
             local[e.outvars[0]] = _let(ctx, _element(ctx, e, args))
         for v in stored:
-            ctx.emit(K.Store(buffers[v], idx, local[v]))
+            if v in local:
+                ctx.emit(K.Store(buffers[v], idx, local[v]))
         return local
 
     if reduction is None:
+        parts = independent_parts(body, lambda e: concat_sources(e, ctx.index_reads)
+                                  if id(e) in ctx.index_reads.concats else e.invars) \
+            if ctx.depth == 0 and ctx.large(math.prod(shape)) else [body]
+        if len(parts) > 1:
+            _blocked_parts(ctx, shape, parts, elements)
+            return
         with ctx.nest(shape) as idx:
             elements(idx)
         return
@@ -158,3 +169,22 @@ def _concat_read(ctx, eqn, idx):
     for st in stmts:
         ctx.emit(st)
     return out
+
+
+def _blocked_parts(ctx, shape, parts, elements):
+    """A large group of independent parts (an optimiser's update of many arrays): one
+    parallel loop over blocks of rows, in each block one loop nest per part, so each
+    loop streams a few arrays (one loop over all of them streams them all at once,
+    several times slower) while the threads share the blocks."""
+    inner = shape[1:]
+    rows = max(1, PARALLEL_BLOCK_ELEMENTS // max(1, math.prod(inner)))
+    blocks = -(-shape[0] // rows)
+    with ctx.loop(blocks, parallel=True, prefix="blk") as blk:
+        lo = ctx.names.var("lo", K.I64)
+        hi = ctx.names.var("hi", K.I64)
+        ctx.emit(K.Let(lo, K.op("mul", blk, K.Const(rows, K.I64))))
+        ctx.emit(K.Let(hi, K.op("min", K.op("add", lo, K.Const(rows, K.I64)),
+                                K.Const(shape[0], K.I64))))
+        for part in parts:
+            with ctx.loop(hi, start=lo) as i, ctx.nest(inner, parallel=False) as rest:
+                elements((i,) + tuple(rest), part)

@@ -30,6 +30,7 @@ from ...ops.shape import (broadcast_in_dim_p, concatenate_p, reshape_p, rev_p, s
                           transpose_p)
 from ...ops.slicing import dynamic_slice_p, dynamic_update_slice_p, slice_p
 from ..lowering.inplace import schedule, use_positions
+from ..fusion import independent_parts  # noqa: F401  (codegen's parallel blocks)
 from .fusion import dtype_name, plan_groups
 from .memory import hugepages, wants_hugepages
 from .rules import scalar_rule_of
@@ -502,29 +503,3 @@ def block_nest(ctx, shape, lo, hi):
         ctx.level -= len(shape)
 
 
-def independent_parts(eqns, reads=lambda eqn: eqn.invars) -> list:
-    """``eqns`` (a fused group's elementwise equations, in order) split into the parts
-    that share no array: an equation joins the part of every equation whose array value
-    it reads, and of every other reader of the same array (which is read once, by one
-    loop).  0-d operands are computed before the loops and shared.  ``reads(eqn)``: the
-    values an equation reads (a concatenation read in place reads its slices' operands).
-    An Adam update of 10 arrays is 10 parts of three inputs and three outputs each."""
-    parent = list(range(len(eqns)))
-
-    def find(k):
-        while parent[k] != k:
-            parent[k] = parent[parent[k]]
-            k = parent[k]
-        return k
-
-    owner: dict = {}   # array var -> the first equation that touched it
-    for k, e in enumerate(eqns):
-        for a in list(reads(e)) + list(e.outvars):
-            if type(a) is not Var or a.aval.shape == ():
-                continue
-            j = owner.setdefault(a, k)
-            parent[find(k)] = find(j)
-    parts: dict = {}
-    for k, e in enumerate(eqns):
-        parts.setdefault(find(k), []).append(e)
-    return list(parts.values())
