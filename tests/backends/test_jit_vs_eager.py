@@ -70,7 +70,9 @@ CASES = {
 PARAM_CASES = [
     (ew.integer_pow_p, FLOATS + INTS, {"y": 2}, EXACT),
     (ew.integer_pow_p, FLOATS, {"y": -1}, EXACT),
-    (ew.integer_pow_p, FLOATS, {"y": 3}, APPROX),
+    (ew.integer_pow_p, FLOATS, {"y": 3}, EXACT),      # multiplications in JAX's order
+    (ew.integer_pow_p, FLOATS, {"y": -5}, EXACT),
+    (ew.integer_pow_p, INTS, {"y": 7}, EXACT),
     (ew.integer_pow_p, INTS, {"y": 3}, EXACT),
     (ew.integer_pow_p, INTS, {"y": 0}, EXACT),
 ]

@@ -282,9 +282,22 @@ atan2_p = elementwise("atan2", np.arctan2, 2, kinds="f")
 
 
 def _integer_pow_impl(x, y):
+    """``x ** y`` by squaring, multiplications in JAX's order (``lax.integer_pow``: x^3
+    is x * (x * x)), each rounded in ``x``'s dtype; 1 / x^|y| for a negative ``y``."""
+    x = np.asarray(x)
     if y < 0 and x.dtype.kind in "iu":
         raise ValueError("integers to negative integer powers are not allowed")
-    return np.power(x, np.array(y, dtype=x.dtype))
+    if y == 0:
+        return np.ones_like(x)
+    acc, n = None, abs(y)
+    with np.errstate(over="ignore"):      # integers wrap, as compiled code does
+        while n:
+            if n & 1:
+                acc = x if acc is None else acc * x
+            n >>= 1
+            if n:
+                x = x * x
+        return np.asarray(np.true_divide(1, acc, dtype=acc.dtype) if y < 0 else acc)
 
 
 max_p.commutative = min_p.commutative = True

@@ -24,6 +24,7 @@ from ...ops.debug import debug_callback_p
 from ...ops.decompositions import cholesky_p, eigh_p, lu_p, qr_p, svd_p, triangular_solve_p
 from ...ops.eig import eig_p
 from ...ops.fft import fft_p
+from ...ops.linalg import dot_general_p, product_work
 from ...ops.sort import argsort_p, sort_p
 from . import inplace
 from .context import Ctx, Unlowerable
@@ -114,7 +115,9 @@ def lower_steps(jaxpr: Jaxpr) -> list:
     why = covers(jaxpr)
     if why is not None:
         raise Unlowerable(why)
-    if not any(e.primitive in HOST for e in jaxpr.eqns):
+    long = len(jaxpr.eqns) > SPLIT_ABOVE and \
+        sum(_large_product(e) for e in jaxpr.eqns) >= SPLIT_PRODUCTS
+    if not long and not any(e.primitive in HOST for e in jaxpr.eqns):
         return [Step(list(jaxpr.constvars) + list(jaxpr.invars), jaxpr.outvars,
                      kernel=lower_program(jaxpr))]
     segments, current = [], []
@@ -124,8 +127,11 @@ def lower_steps(jaxpr: Jaxpr) -> list:
                 segments.append(current)
                 current = []
             segments.append(e)
-        else:
-            current.append(e)
+            continue
+        current.append(e)
+        if long and _large_product(e):   # a layer's end: the next one's kernel is new
+            segments.append(current)
+            current = []
     if current:
         segments.append(current)
     later = []     # for each segment: the values later segments or the outputs read
@@ -148,6 +154,18 @@ def lower_steps(jaxpr: Jaxpr) -> list:
             steps.append(Step(live_in, live_out, kernel=lower_program(
                 Jaxpr([], live_in, live_out, seg))))
     return steps
+
+
+# A long program (more equations than this, with at least this many large products) is
+# compiled as one kernel per layer (a segment ending with a product), so the identical
+# layers of a network are one kernel, compiled once (kernels are named by content), and
+# LLVM optimises small functions (its time grows faster than a function's size).
+SPLIT_ABOVE = 200
+SPLIT_PRODUCTS = 4
+
+
+def _large_product(eqn) -> bool:
+    return eqn.primitive is dot_general_p and product_work(eqn)[1] >= 1 << 15
 
 
 def _uses(jaxpr):

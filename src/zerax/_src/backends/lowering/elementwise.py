@@ -69,20 +69,23 @@ def _pow(args, in_dtypes, out_dtype):
     return K.op("pow", *args)
 
 
-def _integer_pow(args, in_dtypes, out_dtype, *, y):
-    """``x ** y`` for a static integer ``y``: NumPy's fast paths (x*x, 1/x) where it has
-    them, else its power (floats: libm's pow; integers: by squaring)."""
+def _integer_pow(args, in_dtypes, out_dtype, *, y, let):
+    """``x ** y`` by squaring, as the implementation (JAX's order of multiplications)."""
     (x,) = args
     d = np.dtype(out_dtype)
     if y == 0:
         return K.Const(1, d)
-    if y == 1:
-        return x
-    if y == 2:
-        return K.op("mul", x, x)
-    if y == -1 and d.kind == "f":
-        return K.op("div", K.Const(1.0, d), x)
-    return K.op("pow", x, K.Const(y, d))
+    acc, n = None, abs(y)
+    while n:
+        if n & 1:
+            acc = x if acc is None else let(K.op("mul", acc, x))
+        n >>= 1
+        if n:
+            x = let(K.op("mul", x, x))
+    return K.op("div", K.Const(1, d), acc) if y < 0 else acc
+
+
+_integer_pow.needs_let = True
 
 
 def _rsqrt(args, in_dtypes, out_dtype):
