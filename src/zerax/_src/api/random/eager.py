@@ -11,6 +11,8 @@ eager results equal jitted ones bit for bit.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from ...base.dtypes import x64_enabled
@@ -18,7 +20,7 @@ from ...core.array import Array
 from ...core.core import Tracer
 from ..jit import executable_for, jit
 
-# (kind, static parameters) -> (executable, its constants)
+# ((kind, static parameters), x64) -> the compiled call, its constants bound
 _PROGRAMS: dict = {}
 
 
@@ -42,20 +44,18 @@ def concrete_scalar(x, dtype):
 
 def run(key, fn, args):
     """``fn(*args)`` by its compiled program, kept under ``key`` (the static parameters
-    ``fn`` closes over); ``args`` are C-contiguous NumPy arrays (a key's data) and NumPy
-    scalars.  Returns the first result as an Array."""
+    ``fn`` closes over); ``args`` are C-contiguous NumPy arrays (a key's data, 0-d
+    bounds).  Returns the first result as an Array."""
     key = (key, x64_enabled())      # the program traced in each mode is its own
-    hit = _PROGRAMS.get(key)
-    if hit is None:
+    call = _PROGRAMS.get(key)
+    if call is None:
         arrays = [_c_array(a) for a in args]
         low = jit(fn).lower(*arrays)
         exe = executable_for(low.jaxpr, low.name)
         consts = tuple(_c_array(c) for c in low.consts)
         exe.run(*consts, *arrays)                   # compiles: exe.kernel is the call
-        hit = _PROGRAMS[key] = (exe, consts)
-    exe, consts = hit
-    return Array._wrap(exe.kernel(*consts, *[a if type(a) is np.ndarray else np.asarray(a)
-                                            for a in args])[0])
+        call = _PROGRAMS[key] = functools.partial(exe.kernel, *consts)
+    return Array._wrap(call(*args)[0])
 
 
 def _c_array(a):

@@ -80,7 +80,7 @@ def uniform(key, shape=(), dtype=None, minval=0.0, maxval=1.0):
                 and np.isfinite(lo) and np.isfinite(hi):
             return eager.run(("uniform", shape, dtype),
                              lambda d, a, b: _uniform(d, shape, dtype, a, b),
-                             (words, lo, hi))
+                             (words, np.asarray(lo), np.asarray(hi)))
     return _uniform(data, shape, dtype, minval, maxval)
 
 
