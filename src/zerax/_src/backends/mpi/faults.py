@@ -32,6 +32,10 @@ from .world import World, mpi
 
 # How long a process that leaves the report to another waits for it to end the job.
 WRITER_WAIT_S = 5.0
+# How long a process waits between writing and aborting: on MPI_Abort the launcher ends
+# every process and may drop what it has not yet read from their pipes (MPICH's hydra
+# lost a whole report that way on a busy machine), so the writer gives it time to read.
+DRAIN_S = 0.5
 
 _installed: list = []
 
@@ -68,6 +72,7 @@ def abort(world: World, code: int = 1) -> None:
         sys.stderr.flush()
     except Exception:  # noqa: BLE001
         pass
+    time.sleep(DRAIN_S)
     mpi().COMM_WORLD.Abort(code)
     os._exit(code)   # (Abort does not return; if the library let it, leave anyway)
 
