@@ -345,6 +345,8 @@ class bind_process_axes:
 def process_axis_env() -> tuple:
     """The (name, size, group) of every bound process axis, outermost first: what a
     program traced inside them depends on (jit's cache key)."""
+    if not _process_axes:   # (every jitted call asks: the usual answer, without a generator)
+        return ()
     return tuple((p.axis_name, p.axis_size, p.group) for p in _process_axes)
 
 
