@@ -616,7 +616,7 @@ ELEMENTWISE = workload(
               "arrays (excerpt below): the threads claim blocks of it as they go "
               "(loops.parallel_blocks), and `exp`, `arctan`, `sin` and `cos` are emitted "
               "inline as branch-free polynomial code that LLVM vectorises "
-              "(backends/numba/vecmath.py; a block holding a `sin`/`cos` argument past 7, "
+              "(backends/cpu/mathlib.py; a block holding a `sin`/`cos` argument past 7, "
               "inf or nan is computed again with the exact code). The pieces below time "
               "each function alone, jitted and in NumPy.",
 )
@@ -879,13 +879,16 @@ FORI = workload(
     targets=[Target("jax_jit", 0.5, "<= 0.5x jax.jit", ISSUE_CF)],
     rounds=7,
     miss_note="The generated loop (below) has scalar carries and no allocation; each "
-              "iteration waits for the previous `cos`. In 0-d code zerax's `cos` "
-              "(vecmath.py, `scalar_cos`) is written for that latency: for |x| < 7 a "
+              "iteration waits for the previous `cos`. Outside loops over elements "
+              "zerax's `cos` (backends/cpu/mathlib.py, `_emit_cells`) is written for "
+              "that latency: for |x| < 7 a "
               "predicted branch picks a cell of width 1/16 and a degree-7 polynomial "
               "in r = x - centre (exact) takes three dependent fused multiply-adds "
-              "(within 1 ulp of NumPy). What is left is the chain itself: r (3 "
-              "cycles), the polynomial (~12), the leading term (3) and the user's "
-              "`x + 1e-6 * c` (4). Narrower cells would not shorten it (three steps "
+              "(within 1 ulp of NumPy). What is left is the chain itself: r (4 "
+              "cycles), the polynomial (~12), the leading term (4) and the user's "
+              "`x + 1e-6 * c`, a multiply and an add (8: zerax does not contract it "
+              "into one fused multiply-add unless asked, `jit(..., fast_math=True)`). "
+              "Narrower cells would not shorten it (three steps "
               "is the least for the degree 1-ulp accuracy needs at width 1/16); only "
               "giving up accuracy would.",
 )

@@ -347,12 +347,16 @@ class Store(Stmt):
 class For(Stmt):
     """``for var in range(start, stop)``: ``body`` (a list of statements).  A
     ``parallel`` loop's iterations write disjoint elements and define nothing used
-    after the loop, so they may run in any order, on several threads."""
-    __slots__ = ("var", "start", "stop", "body", "parallel")
+    after the loop, so they may run in any order, on several threads.  An
+    ``elements`` loop runs over the elements of arrays (a fused group's): its code is
+    for throughput; code outside such loops (a scalar loop carry) is for latency, and
+    a target may pick other code for it (the CPU's sin/cos)."""
+    __slots__ = ("var", "start", "stop", "body", "parallel", "elements")
 
-    def __init__(self, var: Var, start, stop, body, parallel=False):
+    def __init__(self, var: Var, start, stop, body, parallel=False, elements=False):
         self.var, self.start, self.stop = var, index(start), index(stop)
         self.body, self.parallel = list(body), bool(parallel)
+        self.elements = bool(elements)
 
 
 class If(Stmt):
@@ -473,7 +477,8 @@ def _format_block(stmts, level, lines):
         elif t is Store:
             lines.append(f"{pad}{s.buf.name}[{', '.join(map(repr, s.index))}] = {s.value!r}")
         elif t is For:
-            kind = "parallel for" if s.parallel else "for"
+            kind = ("parallel for" if s.parallel else "for") + \
+                (" each" if s.elements else "")
             lines.append(f"{pad}{kind} {s.var.name} in {s.start!r}..{s.stop!r}:")
             _format_block(s.body, level + 1, lines)
         elif t is If:

@@ -119,6 +119,7 @@ class Emitter(ComplexOps):
         self.blas_letters = set()      # the BLAS gemm it calls: "d", "s"
         self.outlined = 0
         self.trig_args = None          # [arguments of sin/cos] while emitting a block
+        self.element_loops = 0         # the loops over array elements around the code
                                        # with the branch-free sin/cos (see _parallel_for)
 
     # ------------------------------------------------------------------ functions
@@ -303,6 +304,13 @@ class Emitter(ComplexOps):
         self.b.position_at_end(done)
 
     def _for(self, s):
+        self.element_loops += s.elements
+        try:
+            self._for_loop(s)
+        finally:
+            self.element_loops -= s.elements
+
+    def _for_loop(self, s):
         if s.parallel:
             self._parallel_for(s)
             return
@@ -424,6 +432,13 @@ class Emitter(ComplexOps):
     # -- reductions
 
     def _reduce(self, s):
+        self.element_loops += 1     # (a reduction runs over elements)
+        try:
+            self._reduce_loop(s)
+        finally:
+            self.element_loops -= 1
+
+    def _reduce_loop(self, s):
         slot = self.scope.slots.get(s.acc)
         if slot is None:
             raise EmitError(f"reduction into {s.acc.name}, which is not declared")
@@ -948,10 +963,14 @@ class Emitter(ComplexOps):
             self.trig_args.append(wide)
             y = mathlib.sin_cos_selects(mathlib._F(b, wide), name == "sin").v
         elif name in ("sin", "cos"):
-            want_sin = name == "sin"
+            # Outside loops over elements (a scalar loop carry: cos(x) fed back into
+            # x) the latency of one call is what counts: first a cell of width 1/16
+            # and a short polynomial (a scalar fori_loop: 8.0 -> 6.7 ms); in element
+            # loops the quadrant code alone, which compiles faster (25 ms a kernel).
+            want_sin, cells = name == "sin", self.element_loops == 0
             fn = mathlib.module_function(
-                self.module, f"zerax.{name}",
-                lambda bb, v: mathlib._emit_sin_cos(bb, v, want_sin, cells=False))
+                self.module, f"zerax.{name}{'.scalar' if cells else ''}",
+                lambda bb, v: mathlib._emit_sin_cos(bb, v, want_sin, cells=cells))
             y = b.call(fn, [wide])
         elif name == "cbrt" or name in _LIBM:
             y = b.call(self._extern(_LIBM[name], _F64, [_F64]), [wide])

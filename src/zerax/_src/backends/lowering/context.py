@@ -138,9 +138,9 @@ class Ctx:
             self.block.append(stmt)
 
     @contextlib.contextmanager
-    def loop(self, n, *, parallel=False, prefix="i", start=0):
+    def loop(self, n, *, parallel=False, prefix="i", start=0, elements=False):
         """``for i in range(start, n)``: yields the index; statements emitted inside go
-        to its body."""
+        to its body (``elements``: a loop over array elements, `K.For`)."""
         i = self.names.var(prefix, K.I64)
         outer, self.block = self.block, []
         self.depth += 1
@@ -149,7 +149,8 @@ class Ctx:
         finally:
             self.depth -= 1
             body, self.block = self.block, outer
-        self.emit(K.For(i, start, n, body, parallel=parallel and self.depth == 0))
+        self.emit(K.For(i, start, n, body, parallel=parallel and self.depth == 0,
+                        elements=elements))
 
     @contextlib.contextmanager
     def nest(self, shape, *, parallel=None):
@@ -167,7 +168,8 @@ class Ctx:
                 if n == 1:
                     idx.append(K.Const(0, K.I64))
                     continue
-                idx.append(stack.enter_context(self.loop(n, parallel=parallel and first)))
+                idx.append(stack.enter_context(self.loop(n, parallel=parallel and first,
+                                                         elements=True)))
                 first = False
             yield tuple(idx)
 
