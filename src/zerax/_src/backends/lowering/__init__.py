@@ -32,7 +32,7 @@ from ...ops.fft import fft_p
 from ...ops.linalg import dot_general_p, product_work
 from ...ops.sort import argsort_p, sort_p
 from . import inplace
-from .context import Ctx, Unlowerable
+from .context import KERNEL_DTYPES, Ctx, Unlowerable
 from .control_flow import rules as _control_flow_rules
 from .control_flow import sub_programs
 from .elementwise import complex_ok, scalar_rules
@@ -54,10 +54,7 @@ HOST = frozenset({cholesky_p, triangular_solve_p, lu_p, qr_p, eigh_p, svd_p, eig
 rules: dict = {**_shape_rules, **_reduce_rules, **_linalg_rules, **_indexing_rules,
                **_control_flow_rules}
 
-# The dtypes the targets have scalars of.
-_DTYPES = frozenset(np.dtype(d) for d in (
-    np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32,
-    np.uint64, np.float16, np.float32, np.float64, np.complex64, np.complex128))
+_DTYPES = KERNEL_DTYPES
 
 
 def _kernel_dtype(v) -> bool:
