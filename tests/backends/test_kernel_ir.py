@@ -289,6 +289,6 @@ def test_float0_outputs_are_made_by_the_executable():
     y = np.linspace(-1.0, 1.0, 5)
     assert covers(zx.make_jaxpr(f)(y).jaxpr) is None
     assert "void" not in zx.jit(f).lower(y).as_text()
-    (a, i), (ta, ti) = zx.jit(f)(y)
+    (_, i), (ta, ti) = zx.jit(f)(y)
     np.testing.assert_array_equal(np.asarray(ta), 2.0 * y)
     assert int(i) == 4 and ti.dtype == zx.dtypes.float0 and ti.shape == ()
