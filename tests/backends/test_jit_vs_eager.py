@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import zerax as zx
-from zerax._src.backends.lowering import scalar_rules
+from zerax._src.backends.lowering import covers, scalar_rules
 from zerax._src.core.core import bind
 from zerax._src.ops import elementwise as ew
 from zerax._src.ops import bitcast as bc
@@ -311,6 +311,8 @@ COMPLEX_CASES = {
     ew.tanh_p: (1, APPROX), ew.asin_p: (1, APPROX), ew.acos_p: (1, APPROX),
     ew.atan_p: (1, APPROX), ew.asinh_p: (1, APPROX), ew.acosh_p: (1, APPROX),
     ew.atanh_p: (1, APPROX), ew.exp2_p: (1, APPROX),
+    ew.lt_p: (2, EXACT), ew.le_p: (2, EXACT), ew.gt_p: (2, EXACT), ew.ge_p: (2, EXACT),
+    ew.pow_p: (2, EXACT),     # npy_cpow's multiplications, else the same C cpow/cpowf
 }
 
 
@@ -358,6 +360,59 @@ def test_complex_jit_equals_eager(prim, data):
         err = np.where(same, 0.0, np.abs(got - want) / scale)
     assert not np.isnan(err).any() and err.max() <= ULPS * np.finfo(part).eps, \
         (what, got[np.argmax(err)], want[np.argmax(err)])
+
+
+# complex parts that reach every branch of NumPy's complex power and ordering: zeros
+# of both signs, small integers (npy_cpow's multiplications), its limits of 100, huge,
+# infinite and NaN parts
+_SPECIAL_PARTS = (0.0, -0.0, 1.0, -1.0, 2.0, 3.0, -3.0, 0.5, 5.0, -7.0, 99.0, -99.0,
+                  100.0, 1e300, np.inf, -np.inf, np.nan)
+
+
+def _from_parts(re, im, dtype):
+    """Complex numbers with these parts (``re + 1j * im`` would make inf * 0j a NaN)."""
+    re, im = np.broadcast_arrays(np.ravel(re), np.ravel(im))
+    z = np.empty(re.shape, dtype)
+    with np.errstate(over="ignore"):
+        z.real, z.imag = re, im
+    return z
+
+
+@pytest.mark.parametrize("dtype", COMPLEX)
+def test_complex_power_and_ordering_at_special_values(dtype):
+    re, im = np.meshgrid(_SPECIAL_PARTS, (0.0, -0.0, 1.0, 2.5, np.inf, np.nan))
+    rng = np.random.default_rng(0)
+    z = np.concatenate([_from_parts(re, im, dtype),
+                        _from_parts(rng.normal(size=8), rng.normal(size=8), dtype)])
+    x, y = (a.ravel() for a in np.meshgrid(z, z))
+    for prim in (ew.pow_p, ew.lt_p, ew.le_p, ew.gt_p, ew.ge_p):
+        with np.errstate(all="ignore"):
+            want = np.asarray(bind(prim, x, y))
+        got = np.asarray(_compiled(prim, {}, (dtype,) * 2)(x, y))
+        what = f"{prim.name}[{dtype}]"
+        assert covers(zx.make_jaxpr(lambda a, b, p=prim: bind(p, a, b))(x, y).jaxpr) is None
+        if want.dtype.kind == "c":
+            _check(got.real, want.real, EXACT, what)
+            _check(got.imag, want.imag, EXACT, what)
+        else:
+            _check(got, want, EXACT, what)
+
+
+@pytest.mark.parametrize("dtype", COMPLEX)
+@pytest.mark.parametrize("exponent", [0, 1, 2, 3, -1, -2, -3, 5, -7, 99, 100, 2.5, 1j,
+                                      -0.5 + 2j, np.nan])
+def test_complex_power_by_a_constant(dtype, exponent):
+    """A constant exponent picks its case of npy_cpow when the kernel is lowered."""
+    rng = np.random.default_rng(1)
+    parts = np.array(_SPECIAL_PARTS)
+    z = np.concatenate([_from_parts(parts, 0.0, dtype), _from_parts(-0.0, parts, dtype),
+                        _from_parts(rng.normal(size=16), rng.normal(size=16), dtype)])
+    c = np.dtype(dtype).type(exponent)
+    with np.errstate(all="ignore"):
+        want = np.asarray(bind(ew.pow_p, z, c))
+    got = np.asarray(zx.jit(lambda v: bind(ew.pow_p, v, c))(z))
+    _check(got.real, want.real, EXACT, f"pow(z, {exponent})")
+    _check(got.imag, want.imag, EXACT, f"pow(z, {exponent})")
 
 
 @settings(max_examples=10)

@@ -204,9 +204,9 @@ def test_outputs_that_are_inputs_literals_or_repeated():
 
 
 def test_programs_it_does_not_carry_say_why():
-    f = lambda a: (a * 1j) ** (2.5 + 1j)          # noqa: E731  (complex pow)
+    f = lambda a: zx.scipy.special.jv(1.5, a) * 2.0      # noqa: E731  (no kernel-IR rule)
     closed = zx.make_jaxpr(f)(np.ones(3))
-    assert "complex pow" in covers(closed.jaxpr)
+    assert "bessel_jv" in covers(closed.jaxpr)
     with pytest.raises(Unlowerable):
         lower_program(closed.jaxpr)
     # and still compile (the generated-source path)
@@ -260,3 +260,35 @@ def test_views_are_made_contiguous_on_every_path():
     want = np.arange(12.0).reshape(3, 4).T * 2.0
     for _ in range(3):
         np.testing.assert_array_equal(np.asarray(f(a.T)), want)
+
+
+def test_long_double_equations_are_host_steps_between_kernels():
+    """The kernels have no long double scalars: its equations run by their NumPy
+    implementations (as eagerly), the rest in kernels, under the kernel IR."""
+    x, y = np.linspace(0.5, 2.0, 5).astype(np.longdouble), np.linspace(-1.0, 1.0, 5)
+
+    def f(x, y):
+        return x, znp.sin(y) * 2.0, (y + 1.0).astype(np.longdouble) * x / 3
+
+    assert covers(zx.make_jaxpr(f)(x, y).jaxpr) is None
+    text = zx.jit(f).lower(x, y).as_text()
+    assert f"host mul({np.dtype(np.longdouble).name}" in text and "kernel kernel" in text
+    got = zx.jit(f)(x, y)
+    with zx.disable_jit():
+        want = f(znp.asarray(x), znp.asarray(y))
+    for g, w in zip(got, want):
+        assert np.asarray(g).dtype == np.asarray(w).dtype
+        np.testing.assert_array_equal(np.asarray(g), np.asarray(w))
+    assert np.asarray(got[0]) is not x
+
+
+def test_float0_outputs_are_made_by_the_executable():
+    def f(h):   # the tangent of the integer argmax is float0 (JAX's symbolic zero)
+        return zx.jvp(lambda v: (v * 2.0, znp.argmax(v)), (h,), (h,))
+
+    y = np.linspace(-1.0, 1.0, 5)
+    assert covers(zx.make_jaxpr(f)(y).jaxpr) is None
+    assert "void" not in zx.jit(f).lower(y).as_text()
+    (_, i), (ta, ti) = zx.jit(f)(y)
+    np.testing.assert_array_equal(np.asarray(ta), 2.0 * y)
+    assert int(i) == 4 and ti.dtype == zx.dtypes.float0 and ti.shape == ()

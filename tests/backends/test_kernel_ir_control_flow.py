@@ -501,3 +501,42 @@ def test_a_host_step_inside_a_loop_takes_the_older_path():
     why = covers(zx.make_jaxpr(f)(a).jaxpr)
     assert why is not None and "cholesky" in why
     np.testing.assert_allclose(np.asarray(zx.jit(f)(a)), np.asarray(_eager(f, a)), rtol=1e-13)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "complex128", "int32"])
+def test_a_traced_programs_constant_arrays_are_the_kernels_data(dtype):
+    """checkpoint_jvp's JVP program, traced when lowered, closes over arrays of several
+    values (a custom rule's weights), here inside a loop body: the kernel holds them
+    (signed zeros and NaNs bit for bit), and constants of one value are fills."""
+    weights = (np.arange(12.0).reshape(3, 4) - 5.5).astype(dtype)
+    if weights.dtype.kind in "fc":
+        weights[0, :2] = [-0.0, np.nan]
+    ones = np.ones((3, 4), dtype)
+    mask = np.arange(12).reshape(3, 4) % 3 != 1
+    real = np.float32 if dtype == "float32" else np.float64
+    xtype = np.complex128 if dtype == "complex128" else real
+
+    @zx.custom_jvp
+    def g(x):
+        return znp.sin(x)
+
+    @g.defjvp
+    def g_jvp(primals, tangents):
+        (x,), (t,) = primals, tangents
+        w = lax.convert_element_type(weights, t.dtype) + lax.convert_element_type(ones, t.dtype)
+        return g(x), znp.where(mask, t * w, t)
+
+    h = zx.checkpoint(lambda x: g(x) * 2.0)
+
+    def f(x, t):
+        def body(i, c):
+            y, ty = zx.jvp(h, (c[0],), (c[1],))
+            return y, ty
+        return lax.fori_loop(0, 2, body, (x, t))
+
+    x = np.linspace(-1.0, 1.0, 12).reshape(3, 4).astype(xtype)
+    t = np.linspace(0.5, 1.5, 12).reshape(3, 4).astype(xtype)
+    kernel = check(f, x, t)
+    fills = [b.fill for b in kernel.temps if b.fill is not None]
+    assert any(isinstance(v, np.ndarray) for v in fills)
+    assert "const " in K.format_kernel(kernel)

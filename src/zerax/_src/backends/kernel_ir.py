@@ -32,6 +32,7 @@ The language, whole:
 
 from __future__ import annotations
 
+import hashlib
 import math
 
 import numpy as np
@@ -236,7 +237,8 @@ def affine(terms, const: int = 0) -> Expr:
 class Buffer:
     """A C-contiguous array of static ``shape`` and ``dtype``.  ``kind``: "in" (an
     input), "out" (an output made by the caller), "temp" (the kernel's scratch, filled
-    with ``fill`` when that is not None), "grow" (scratch whose leading extent grows
+    with ``fill`` when that is not None: one value, or a NumPy array of the buffer's
+    shape and dtype, a constant of the program), "grow" (scratch whose leading extent grows
     at run time: ``shape[0]`` rows at first, more after a ``reserve`` `Call`), "view"
     (``base``'s elements with another shape, from element ``offset`` on: see
     `reshaped` and `at`)."""
@@ -458,10 +460,23 @@ def format_kernel(k: Kernel) -> str:
     lines = [f"kernel {k.name}({', '.join(map(repr, k.inputs))}) "
              f"-> ({', '.join(map(repr, k.outputs))})"]
     for t in k.temps:
-        lines.append(f"  temp {t!r}" + (f" = {t.fill!r}" if t.fill is not None else "") +
+        lines.append(f"  temp {t!r}" + (f" = {_format_fill(t.fill)}" if t.fill is not None
+                                        else "") +
                      (" (grows)" if t.kind == "grow" else ""))
     _format_block(k.body, 1, lines)
     return "\n".join(lines)
+
+
+def _format_fill(fill) -> str:
+    """A temp's fill as printed: its value, or an array's digest (the printed kernel is
+    its cache key: the digest names the values exactly, NaN payloads and zeros' signs
+    included)."""
+    if not isinstance(fill, np.ndarray):
+        return repr(fill)
+    data = np.ascontiguousarray(fill)
+    digest = hashlib.sha256(data.dtype.str.encode() + repr(data.shape).encode() +
+                            data.tobytes()).hexdigest()[:32]
+    return f"const {digest}"
 
 
 def _format_block(stmts, level, lines):

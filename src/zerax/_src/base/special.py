@@ -375,10 +375,9 @@ def _ufunc(name):
                 import numba
 
                 fn, sigs = _KERNEL_SIGNATURES[name]
-                try:
-                    uf = numba.vectorize(sigs, cache=True)(fn)
-                except RuntimeError:  # pragma: no cover - no usable cache directory
-                    uf = numba.vectorize(sigs)(fn)
+                # no cache=True: Numba's cache is pickled files (none anywhere in zerax);
+                # compiled once per process, on first use
+                uf = numba.vectorize(sigs)(fn)
                 _UFUNCS[name] = uf
     return uf
 

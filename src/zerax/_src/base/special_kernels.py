@@ -519,10 +519,9 @@ def _ufunc(name):
             if uf is None:
                 import numba
                 fn, sigs = _SIGNATURES[name]
-                try:
-                    uf = numba.vectorize(sigs, cache=True)(fn)
-                except RuntimeError:  # pragma: no cover - no usable cache directory
-                    uf = numba.vectorize(sigs)(fn)
+                # no cache=True: Numba's cache is pickled files (none anywhere in zerax);
+                # compiled once per process, on first use
+                uf = numba.vectorize(sigs)(fn)
                 _UFUNCS[name] = uf
     return uf
 

@@ -9,6 +9,7 @@
   rounded per part (within an ulp of NumPy's ``cexpf``...);
 - ``expm1``/``log1p``/``exp2`` are NumPy's own formulas (``nc_expm1``, ...) on libm's
   real functions;
+- ``pow`` is the C library's ``cpow`` (NumPy's special cases are the lowering's);
 - comparisons: ``==``/``!=`` of both parts; ``max``/``min`` lexicographic with NaN
   propagating, as NumPy's ``maximum``/``minimum``.
 """
@@ -16,11 +17,14 @@
 from __future__ import annotations
 
 import math
+import platform
 
 import numpy as np
 from llvmlite import ir
 
 _F32, _F64 = ir.FloatType(), ir.DoubleType()
+_I32 = ir.IntType(32)
+_X86_64 = platform.machine().lower() in ("x86_64", "amd64")
 
 # kernel-IR opcode -> the C library's complex function (complex128)
 _LIBC = {"exp": "cexp", "log": "clog", "sqrt": "csqrt", "sin": "csin", "cos": "ccos",
@@ -71,7 +75,34 @@ class ComplexOps:
         if name in ("max", "min"):
             keep = self._c_order(name, a, c, d, e)
             return b.select(keep, x, y)
+        if name == "pow":
+            return self._c_pow(dtype, a, c, d, e)
         raise NotImplementedError(f"{name} of complex numbers")
+
+    def _c_pow(self, dtype, a, c, d, e):
+        """The C library's ``cpow``/``cpowf`` (what NumPy's ``npy_cpow`` calls after its
+        special cases, which the lowering writes out).  A ``float complex`` is one
+        ``<2 x float>`` register in the x86-64 ABI; elsewhere complex64 is computed
+        in complex128 and rounded per part."""
+        b = self.b
+        if np.dtype(dtype) == np.complex64 and _X86_64:
+            vec = ir.VectorType(_F32, 2)
+
+            def pack(re, im):
+                v = b.insert_element(ir.Constant(vec, ir.Undefined), re, ir.Constant(_I32, 0))
+                return b.insert_element(v, im, ir.Constant(_I32, 1))
+            z = b.call(self._extern("cpowf", vec, [vec, vec]), [pack(a, c), pack(d, e)])
+            return self._c_make(b.extract_element(z, ir.Constant(_I32, 0)),
+                                b.extract_element(z, ir.Constant(_I32, 1)))
+        narrow = a.type is _F32
+        if narrow:
+            a, c, d, e = (b.fpext(v, _F64) for v in (a, c, d, e))
+        z = b.call(self._extern("cpow", ir.LiteralStructType([_F64, _F64]), [_F64] * 4),
+                   [a, c, d, e])
+        re, im = self._c_parts(z)
+        if narrow:
+            re, im = b.fptrunc(re, _F32), b.fptrunc(im, _F32)
+        return self._c_make(re, im)
 
     def _c_div(self, ar, ai, br, bi):
         """NumPy's complex division: scaled by the larger part of the divisor."""

@@ -220,11 +220,34 @@ class Emitter(ComplexOps):
         return self.scope.pointers.get(id(buf))
 
     def _fill(self, buf, ptr):
-        value = self._const(K.Const(buf.fill, buf.dtype))
         i = K.Var(f"fill.{buf.name}", K.I64)
+        if isinstance(buf.fill, np.ndarray):     # a constant array: copied from a global
+            data = self._constant_array(buf)
+
+            def value():
+                return self.b.load(self.b.gep(data, [ir.Constant(_I64, 0),
+                                                     self.scope.values[i]], inbounds=True))
+        else:
+            one = self._to_mem(self._const(K.Const(buf.fill, buf.dtype)), buf.dtype)
+
+            def value():
+                return one
         self._loop(i, ir.Constant(_I64, 0), ir.Constant(_I64, buf.size),
-                   lambda: self.b.store(self._to_mem(value, buf.dtype),
-                                        self.b.gep(ptr, [self.scope.values[i]], inbounds=True)))
+                   lambda: self.b.store(value(), self.b.gep(ptr, [self.scope.values[i]],
+                                                            inbounds=True)))
+
+    def _constant_array(self, buf):
+        """A private constant global holding ``buf.fill``'s elements (in memory form)."""
+        mt = mem_type(buf.dtype)
+        flat = np.ascontiguousarray(buf.fill, buf.dtype).ravel()
+        if buf.dtype.kind == "b":
+            elems = [ir.Constant(_I8, int(v)) for v in flat.tolist()]
+        else:
+            elems = [self._const(K.Const(v, buf.dtype)) for v in flat.tolist()]
+        ty = ir.ArrayType(mt, len(elems))
+        g = ir.GlobalVariable(self.module, ty, name=f"{self.k.name}.{buf.name}.init")
+        g.global_constant, g.linkage, g.initializer = True, "private", ir.Constant(ty, elems)
+        return g
 
     def _entry(self, impl, bufs):
         """The exported CPython entry point (METH_FASTCALL)."""

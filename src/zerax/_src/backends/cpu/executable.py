@@ -95,7 +95,8 @@ class CpuExecutable:
         """The call of the whole program: its one kernel, or the steps in order."""
         jaxpr = self._jaxpr
         invars = list(jaxpr.constvars) + list(jaxpr.invars)
-        if len(self.steps) == 1 and self.steps[0].kernel is not None:
+        if len(self.steps) == 1 and self.steps[0].kernel is not None and \
+                self.steps[0].ins == invars and self.steps[0].outs == list(jaxpr.outvars):
             return next(calls)
         plan = []
         for s in self.steps:

@@ -8,6 +8,10 @@ shape and slicing primitives in `shape.py`, reductions in `reduce.py`); elementw
 primitives have one scalar rule each (`elementwise.py`).  A program with a primitive
 or dtype this lowering does not carry raises `Unlowerable`.
 
+Equations on values of a dtype the kernels lack (long double) are host steps too, as
+eagerly; float0 outputs (JAX's tangents of integers) carry no data and are no step's:
+the executable makes them.
+
 The kernel takes the program's inputs (constants first) and its outputs as buffers;
 each output value is computed straight into its output buffer where it can be, else
 copied there at the end.
@@ -19,7 +23,8 @@ import numpy as np
 
 from .. import kernel_ir as K
 from ..fusion import index_reads, plan_groups
-from ...ir.ir import ClosedJaxpr, Jaxpr, Literal, Var
+from ...base.dtypes import float0
+from ...ir.ir import ClosedJaxpr, Jaxpr, Literal, Var, dce
 from ...ops.debug import debug_callback_p
 from ...ops.decompositions import cholesky_p, eigh_p, lu_p, qr_p, svd_p, triangular_solve_p
 from ...ops.eig import eig_p
@@ -27,7 +32,7 @@ from ...ops.fft import fft_p
 from ...ops.linalg import dot_general_p, product_work
 from ...ops.sort import argsort_p, sort_p
 from . import inplace
-from .context import Ctx, Unlowerable
+from .context import KERNEL_DTYPES, Ctx, Unlowerable
 from .control_flow import rules as _control_flow_rules
 from .control_flow import sub_programs
 from .elementwise import complex_ok, scalar_rules
@@ -38,8 +43,7 @@ from .reduce import rules as _reduce_rules
 from .shape import rules as _shape_rules
 
 __all__ = ["HOST", "Step", "Unlowerable", "format_steps", "lower_program", "lower_steps",
-           "lower_eqns", "covers", "rules",
-           "scalar_rules"]
+           "lower_eqns", "covers", "rules", "scalar_rules", "without_float0_outputs"]
 
 # Primitives run between the kernels by their NumPy implementation (LAPACK, pocketfft,
 # the user's callbacks), where they appear at the top level of a program.
@@ -50,26 +54,55 @@ HOST = frozenset({cholesky_p, triangular_solve_p, lu_p, qr_p, eigh_p, svd_p, eig
 rules: dict = {**_shape_rules, **_reduce_rules, **_linalg_rules, **_indexing_rules,
                **_control_flow_rules}
 
-# The dtypes the targets have scalars of.
-_DTYPES = frozenset(np.dtype(d) for d in (
-    np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32,
-    np.uint64, np.float16, np.float32, np.float64, np.complex64, np.complex128))
+_DTYPES = KERNEL_DTYPES
+
+
+def _kernel_dtype(v) -> bool:
+    return np.dtype(v.aval.dtype) in _DTYPES
+
+
+def _on_host(eqn) -> bool:
+    """Whether a top-level equation is a host step: a `HOST` primitive, or one with a
+    value of a dtype the kernels have no scalars of (long double: as eagerly, its NumPy
+    implementation)."""
+    return eqn.primitive in HOST or not all(map(_kernel_dtype, eqn.invars + eqn.outvars))
+
+
+def _steps_needed(jaxpr) -> bool:
+    """Whether the program is more than one kernel: host steps, or inputs or outputs
+    of a dtype the kernels lack (passed between the steps as they are)."""
+    return any(map(_on_host, jaxpr.eqns)) or not all(map(_kernel_dtype, _top_vars(jaxpr)))
+
+
+def _top_vars(jaxpr):
+    return list(jaxpr.constvars) + list(jaxpr.invars) + list(jaxpr.outvars)
+
+
+def without_float0_outputs(jaxpr: Jaxpr) -> Jaxpr:
+    """``jaxpr`` without its float0 outputs (JAX's tangents of integer values: they
+    carry no data, so the executable makes them, and no step computes them)."""
+    keep = [v for v in jaxpr.outvars if v.aval.dtype != float0]
+    if len(keep) == len(jaxpr.outvars):
+        return jaxpr
+    return dce(Jaxpr(jaxpr.constvars, jaxpr.invars, keep, jaxpr.eqns))
 
 
 def covers(jaxpr: Jaxpr, top: bool = True) -> str | None:
     """None when this lowering carries ``jaxpr``, else why not (one reason).  Host
-    steps take values of any dtype; the kernels, those of `_DTYPES`.  A sub-program
-    (``top=False``: a loop body, a branch, a call) is lowered into its kernel whole:
-    no host step inside it."""
-    if not top or not any(e.primitive in HOST for e in jaxpr.eqns):  # one kernel
-        for v in list(jaxpr.constvars) + list(jaxpr.invars) + list(jaxpr.outvars):
-            if np.dtype(v.aval.dtype) not in _DTYPES:
+    steps take values of any dtype; the kernels, those of `_DTYPES`; float0 outputs
+    are made by the executable.  A sub-program (``top=False``: a loop body, a branch,
+    a call) is lowered into its kernel whole: no host step inside it."""
+    if top:
+        jaxpr = without_float0_outputs(jaxpr)
+    else:
+        for v in _top_vars(jaxpr):
+            if not _kernel_dtype(v):
                 return f"a {np.dtype(v.aval.dtype).name} value"
     for e in jaxpr.eqns:
         p = e.primitive
-        if p in HOST:
-            if not top:
-                return f"{p.name} inside a sub-program (a loop body, a branch, a call)"
+        if p in HOST and not top:
+            return f"{p.name} inside a sub-program (a loop body, a branch, a call)"
+        if top and _on_host(e):
             continue
         if p not in rules and p not in scalar_rules:
             return f"{p.name} has no kernel-IR rule"
@@ -111,18 +144,20 @@ def format_steps(steps) -> str:
 
 
 def lower_steps(jaxpr: Jaxpr) -> list:
-    """The program as `Step`s: runs of equations lowered to kernels, and host calls."""
+    """The program as `Step`s: runs of equations lowered to kernels, and host calls
+    (its float0 outputs dropped: `without_float0_outputs`)."""
     why = covers(jaxpr)
     if why is not None:
         raise Unlowerable(why)
+    jaxpr = without_float0_outputs(jaxpr)
     long = len(jaxpr.eqns) > SPLIT_ABOVE and \
         sum(_large_product(e) for e in jaxpr.eqns) >= SPLIT_PRODUCTS
-    if not long and not any(e.primitive in HOST for e in jaxpr.eqns):
+    if not long and not _steps_needed(jaxpr):
         return [Step(list(jaxpr.constvars) + list(jaxpr.invars), jaxpr.outvars,
                      kernel=lower_program(jaxpr))]
     segments, current = [], []
     for e in jaxpr.eqns:
-        if e.primitive in HOST:
+        if _on_host(e):
             if current:
                 segments.append(current)
                 current = []
@@ -182,7 +217,7 @@ def _uses(jaxpr):
 
 def lower_program(jaxpr: Jaxpr, name: str = "kernel") -> K.Kernel:
     """The kernel computing ``jaxpr`` (its constvars, if any, are leading inputs)."""
-    why = covers(jaxpr)
+    why = covers(jaxpr, top=False)     # one kernel: no host step
     if why is not None:
         raise Unlowerable(why)
     ctx = Ctx(name)

@@ -23,7 +23,7 @@ from ...ops.call import jit_p
 from ...ops.custom_calls import (custom_jvp_call_p, custom_vjp_call_p, remat_jvp_p, remat_p,
                                  remat_jvp_program)
 from ...ops.while_loop import joint_tangent, while_lin_p
-from .context import Ctx, Unlowerable
+from .context import KERNEL_DTYPES, Ctx, Unlowerable
 
 
 def value_of(ctx: Ctx, atom):
@@ -162,25 +162,30 @@ TRACED = {remat_jvp_p: _remat_jvp_program, while_lin_p: _while_lin_program}
 
 def constant(ctx: Ctx, value):
     """A constant of a traced program, as a kernel value: a scalar, or a buffer filled
-    with its one value (a constant array with several values is not carried)."""
+    with its one value, or with its values (copied at the kernel's start from the
+    kernel's own constant data)."""
     v = np.asarray(getattr(value, "_value", value))
     why = constant_problem(v)
     if why is not None:
         raise Unlowerable(why)
     if v.shape == ():
         return K.Const(v.item(), v.dtype)
-    return ctx.temp(v.shape, v.dtype, fill=v.flat[0].item() if v.size else 0)
+    if v.size == 0 or _one_value(v):
+        return ctx.temp(v.shape, v.dtype, fill=v.flat[0].item() if v.size else 0)
+    return ctx.temp(v.shape, v.dtype, fill=np.array(v, v.dtype.newbyteorder("="), order="C"))
+
+
+def _one_value(v) -> bool:
+    # bit for bit: -0.0 is not 0.0, and a NaN's payload is kept
+    b = np.ascontiguousarray(v).view(np.uint8).reshape(v.size, v.dtype.itemsize)
+    return bool((b == b[0]).all())
 
 
 def constant_problem(value) -> str | None:
     """Why a traced program's constant cannot be a kernel value, or None."""
     v = np.asarray(getattr(value, "_value", value))
-    if v.shape == () or v.size == 0:
-        return None
-    first = v.flat[0]
-    same = (v == first) | (np.isnan(v) & np.isnan(first)) if v.dtype.kind == "f" else v == first
-    if not np.all(same) or (v.dtype.kind == "f" and np.any(np.signbit(v) != np.signbit(first))):
-        return f"a traced sub-program closes over a {v.dtype.name}{list(v.shape)} constant"
+    if v.dtype.newbyteorder("=") not in KERNEL_DTYPES:
+        return f"a traced sub-program closes over a {v.dtype.name} constant"
     return None
 
 

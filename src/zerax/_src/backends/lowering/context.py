@@ -19,6 +19,12 @@ PARALLEL_THRESHOLD = 100_000
 PARALLEL_BLOCK_ELEMENTS = 4096
 
 
+# The dtypes the targets have scalars of.
+KERNEL_DTYPES = frozenset(np.dtype(d) for d in (
+    np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32,
+    np.uint64, np.float16, np.float32, np.float64, np.complex64, np.complex128))
+
+
 class Unlowerable(Exception):
     """A program this lowering does not carry (a primitive without a kernel-IR rule, or
     a dtype the targets have no scalars of); the caller compiles it another way."""

@@ -33,8 +33,7 @@ for _p, _name in {
         ew.neg_p: "neg", ew.floor_divide_p: "floordiv", ew.rem_p: "rem",
         ew.sign_p: "sign", ew.floor_p: "floor", ew.ceil_p: "ceil", ew.round_p: "rint",
         ew.max_p: "max", ew.min_p: "min", ew.atan2_p: "atan2",
-        ew.eq_p: "eq", ew.ne_p: "ne", ew.lt_p: "lt", ew.le_p: "le", ew.gt_p: "gt",
-        ew.ge_p: "ge", ew.and_p: "and", ew.or_p: "or", ew.xor_p: "xor", ew.not_p: "not",
+        ew.eq_p: "eq", ew.ne_p: "ne", ew.and_p: "and", ew.or_p: "or", ew.xor_p: "xor", ew.not_p: "not",
         ew.shift_left_p: "shl", ew.shift_right_p: "shr", ew.is_finite_p: "isfinite",
         ew.isnan_p: "isnan", ew.exp_p: "exp", ew.exp2_p: "exp2", ew.log_p: "log",
         ew.log1p_p: "log1p", ew.expm1_p: "expm1", ew.sin_p: "sin", ew.cos_p: "cos",
@@ -48,7 +47,8 @@ for _p, _name in {
 # The elementwise primitives whose complex forms the targets compute (the others
 # are refused for complex operands: `Unlowerable`).
 _COMPLEX_OK = frozenset({ew.add_p, ew.sub_p, ew.mul_p, ew.div_p, ew.neg_p, ew.sign_p,
-                         ew.eq_p, ew.ne_p, ew.max_p, ew.min_p, ew.exp_p, ew.exp2_p,
+                         ew.eq_p, ew.ne_p, ew.lt_p, ew.le_p, ew.gt_p, ew.ge_p,
+                         ew.pow_p, ew.max_p, ew.min_p, ew.exp_p, ew.exp2_p,
                          ew.log_p, ew.log1p_p, ew.expm1_p, ew.sin_p, ew.cos_p, ew.tan_p,
                          ew.asin_p, ew.acos_p, ew.atan_p, ew.sinh_p, ew.cosh_p, ew.tanh_p,
                          ew.asinh_p, ew.acosh_p, ew.atanh_p, ew.sqrt_p, ew.rsqrt_p,
@@ -65,8 +65,104 @@ def complex_ok(eqn) -> bool:
     return eqn.primitive is not ew.integer_pow_p or eqn.params["y"] in (-1, 0, 1, 2)
 
 
-def _pow(args, in_dtypes, out_dtype):
-    return K.op("pow", *args)
+def _pow(args, in_dtypes, out_dtype, *, let):
+    d = np.dtype(out_dtype)
+    if d.kind != "c":
+        return K.op("pow", *args)
+    return _complex_pow(let(K.cast(args[0], d)), let(K.cast(args[1], d)), d, let)
+
+
+_pow.needs_let = True
+
+
+def _parts(z):
+    return K.op("real", z), K.op("imag", z)
+
+
+def _complex_pow(a, b, d, let):
+    """NumPy's complex power (``npy_cpow``): 1 for a zero exponent; for a zero base, 0
+    when the exponent's real part is positive, else NaN; a real integer exponent in
+    (-100, 100) by multiplications (1, 2 and 3 written out; others by squaring from
+    1, then 1/r for a negative one); the C library's ``cpow`` (the "pow" opcode on
+    complex numbers) otherwise.  All cases are computed and one selected, unless the
+    exponent is a constant."""
+    part = np.dtype(d.char.lower())
+    (ar, ai), (br, bi) = _parts(a), _parts(b)
+    zero, one = K.Const(0, part), K.Const(1, d)
+    b_zero = K.op("and", K.op("eq", br, zero), K.op("eq", bi, zero))
+    a_zero = K.op("and", K.op("eq", ar, zero), K.op("eq", ai, zero))
+    nan = K.Const(complex(np.nan, np.nan), d)
+    if type(b) is K.Const:
+        v = complex(b.value)
+        if v == 0:
+            return one
+        at_zero = K.Const(0, d) if v.real > 0 else nan
+        n = int(v.real) if v.imag == 0 and -100 < v.real < 100 and v.real == int(v.real) \
+            else None
+        general = K.op("pow", a, b) if n is None else _small_power(a, n, d, let)
+        return K.select(a_zero, at_zero, general)
+    # the exponent's real part as an integer where it is a small one (0 elsewhere)
+    small = K.op("and", K.op("and", K.op("eq", bi, zero),
+                             K.op("eq", K.op("trunc", br), br)),
+                 K.op("lt", K.op("abs", br), K.Const(100, part)))
+    n = let(K.cast(K.select(small, br, zero), K.I64))
+    at_zero = K.select(K.op("gt", br, zero), K.Const(0, d), nan)
+    integral = _small_power(a, n, d, let)
+    return K.select(b_zero, one, K.select(a_zero, at_zero,
+                                          K.select(small, integral, K.op("pow", a, b))))
+
+
+def _small_power(a, n, d, let):
+    """``a ** n`` for an integer 0 < |n| < 100 (an int or an int64 expression) with
+    npy_cpow's multiplications."""
+    one = K.Const(1, d)
+    if isinstance(n, int) and n in (1, 2):
+        return a if n == 1 else K.op("mul", a, a)
+    cube = let(K.op("mul", a, let(K.op("mul", a, a))))
+    if isinstance(n, int):
+        if n == 3:
+            return cube
+        m, aa, p = abs(n), one, a
+        while True:
+            if m & 1:
+                aa = let(K.op("mul", aa, p))
+            m >>= 1
+            if not m:
+                break
+            p = let(K.op("mul", p, p))
+        return K.op("div", one, aa) if n < 0 else aa
+    i64 = K.I64
+    m = let(K.op("abs", n))
+    aa, p = one, a
+    for k in range(7):          # |n| < 128: seven bits
+        bit = K.op("ne", K.op("and", K.op("shr", m, K.Const(k, i64)), K.Const(1, i64)),
+                   K.Const(0, i64))
+        aa = let(K.select(bit, K.op("mul", aa, p), aa))
+        if k < 6:
+            p = let(K.op("mul", p, p))
+    looped = K.select(K.op("lt", n, K.Const(0, i64)), K.op("div", one, aa), aa)
+
+    def is_(k):
+        return K.op("eq", n, K.Const(k, i64))
+    return K.select(is_(1), a, K.select(is_(2), K.op("mul", a, a),
+                                        K.select(is_(3), cube, looped)))
+
+
+def _order(name):
+    """``<``, ``<=``, ``>``, ``>=``; of complex numbers NumPy's (``CLT``...): by the real
+    parts, then the imaginary parts, and a NaN imaginary part makes the comparison of
+    the real parts false."""
+    real_cmp = "lt" if name in ("lt", "le") else "gt"
+
+    def rule(args, in_dtypes, out_dtype):
+        x, y = args
+        if np.dtype(in_dtypes[0]).kind != "c":
+            return K.op(name, x, y)
+        (xr, xi), (yr, yi) = _parts(x), _parts(y)
+        no_nan = K.op("not", K.op("or", K.op("isnan", xi), K.op("isnan", yi)))
+        return K.op("or", K.op("and", K.op(real_cmp, xr, yr), no_nan),
+                    K.op("and", K.op("eq", xr, yr), K.op(name, xi, yi)))
+    return rule
 
 
 def _integer_pow(args, in_dtypes, out_dtype, *, y, let):
@@ -194,7 +290,8 @@ def _lgamma(args, in_dtypes, out_dtype):
 
 
 scalar_rules.update({
-    ew.pow_p: _pow, ew.integer_pow_p: _integer_pow, ew.rsqrt_p: _rsqrt,
+    ew.lt_p: _order("lt"), ew.le_p: _order("le"), ew.gt_p: _order("gt"),
+    ew.ge_p: _order("ge"), ew.pow_p: _pow, ew.integer_pow_p: _integer_pow, ew.rsqrt_p: _rsqrt,
     ew.logistic_p: _logistic, ew.select_n_p: _select_n, ew.clamp_p: _clamp,
     ew.convert_element_type_p: _convert, misc.stop_gradient_p: _identity,
     sharding_constraint_p: _identity,
