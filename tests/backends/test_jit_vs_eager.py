@@ -362,6 +362,23 @@ def test_complex_jit_equals_eager(prim, data):
         (what, got[np.argmax(err)], want[np.argmax(err)])
 
 
+@pytest.mark.parametrize("dtype", COMPLEX)
+@pytest.mark.parametrize("y", [-5, -2, 3, 4, 7, 12])
+def test_complex_integer_pow_multiplies_as_eager(dtype, y):
+    """x ** y by squaring, in the implementation's order of complex multiplications;
+    each product within ULPS of NumPy's (which may fuse), so the power within
+    ULPS per multiplication of |x ** y|."""
+    rng = np.random.default_rng(abs(y))
+    part = np.float32 if dtype == "complex64" else np.float64
+    x = _from_parts(rng.uniform(-1.5, 1.5, 64), rng.uniform(-1.5, 1.5, 64), dtype)
+    want = np.asarray(bind(ew.integer_pow_p, x, y=y))
+    got = np.asarray(_compiled(ew.integer_pow_p, {"y": y}, (dtype,))(x))
+    assert got.dtype == want.dtype
+    products = abs(y).bit_length() + bin(abs(y)).count("1") + (y < 0)
+    err = np.abs(got - want) / np.abs(want)
+    assert err.max() <= ULPS * products * np.finfo(part).eps, (y, err.max())
+
+
 # complex parts that reach every branch of NumPy's complex power and ordering: zeros
 # of both signs, small integers (npy_cpow's multiplications), its limits of 100, huge,
 # infinite and NaN parts

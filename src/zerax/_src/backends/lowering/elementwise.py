@@ -60,9 +60,7 @@ _COMPLEX_OK = frozenset({ew.add_p, ew.sub_p, ew.mul_p, ew.div_p, ew.neg_p, ew.si
 
 def complex_ok(eqn) -> bool:
     """Whether the targets compute ``eqn`` when some of its values are complex."""
-    if eqn.primitive not in _COMPLEX_OK:
-        return False
-    return eqn.primitive is not ew.integer_pow_p or eqn.params["y"] in (-1, 0, 1, 2)
+    return eqn.primitive in _COMPLEX_OK
 
 
 def _pow(args, in_dtypes, out_dtype, *, let):
