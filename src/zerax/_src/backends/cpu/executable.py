@@ -182,10 +182,16 @@ def _one_host_call(stmt):
         [(b.shape, b.dtype.str, False) for b in stmt.outs]
     n_in, n = len(stmt.ins), len(specs)
     pointers = ctypes.c_int64 * max(n, 1)
+    # the pointers and arrays of the previous call: a loop's steps mostly call with the
+    # same buffers (one tuple, read and replaced whole: threads may share the kernel)
+    last = [((), ())]
 
     def call(address):
-        arrays = [np.asarray(_Memory(p, spec)) for p, spec in
-                  zip(pointers.from_address(address), specs)]
+        ptrs = pointers.from_address(address)[:n]
+        seen, arrays = last[0]
+        if seen != ptrs:
+            arrays = [np.asarray(_Memory(p, spec)) for p, spec in zip(ptrs, specs)]
+            last[0] = ptrs, arrays
         results = run_impl(prim, arrays[:n_in], params)
         results = results if multiple else (results,)
         outs = arrays[n_in:]
