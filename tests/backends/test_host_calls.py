@@ -72,7 +72,9 @@ def test_fft_and_eigh_inside_a_scan_body_equal_numpy_in_a_loop():
         return znp.fft.fft(c).real / 10.0, w
 
     x = np.array([1.0, -2.0, 0.5, 3.0])
-    f = lambda c: lax.scan(step, c, None, length=3)   # noqa: E731
+    def f(c):
+        return lax.scan(step, c, None, length=3)
+
     assert _kernel_ir(f, x)
     c, ws = x, []
     for _ in range(3):
