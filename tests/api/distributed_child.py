@@ -88,7 +88,7 @@ def collectives():
     perm_loss = lambda v: znp.sum(lax.ppermute(v, "data", ring) * _input(r))  # noqa: E731
     np.testing.assert_allclose(distributed.spmd(zx.grad(perm_loss))(x), _input((r + 1) % n))
 
-    # loops, branches and nested jit whose bodies call MPI: compiled bodies in a host loop
+    # loops, branches and nested jit whose bodies call MPI (host calls in the kernel)
     def loops(v):
         c, ys = lax.scan(lambda c, t: (c + lax.psum(c * t, "data"), lax.psum(c * c, "data")),
                          v, np.arange(1.0, 4.0))
@@ -98,6 +98,11 @@ def collectives():
         return c, ys, w, b, zx.jit(lambda a: lax.pmean(a, "data"))(v)
 
     eager = distributed.spmd(loops)(x)
+    # the kernel IR carries them: the MPI calls are host calls in the loops' kernel
+    from zerax._src.backends.lowering import covers
+    for prog in (run, distributed.spmd(loops)):
+        assert covers(zx.make_jaxpr(prog)(x).jaxpr) is None
+    assert "host#" in zx.jit(distributed.spmd(loops)).lower(x).as_text()
     for got, want in zip(zx.jit(distributed.spmd(loops))(x), eager):
         np.testing.assert_allclose(got, want, rtol=1e-13)
     np.testing.assert_allclose(eager[3], xs.sum(0), rtol=1e-13)

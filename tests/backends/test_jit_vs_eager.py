@@ -7,7 +7,9 @@ dtype it accepts (docs/compiler.md has the table).
 - within `ULPS` units in the last place for the transcendental functions (the
   compiled code uses its own math library: `backends/cpu/mathlib.py`, or libm);
 - sums within the error bound of pairwise summation, log2(n) eps sum|x| (and NumPy's
-  bits for a contiguous sum: the kernel sums pairwise in NumPy's blocks).
+  bits for a contiguous sum: the kernel sums pairwise in NumPy's blocks);
+- bit-equal for the special functions, which the kernel runs by their NumPy
+  implementations (host calls).
 """
 
 import math
@@ -80,11 +82,29 @@ CAST_PAIRS = [(s, t) for s in ("bool",) + FLOATS + INTS for t in ("bool",) + FLO
               if s != t]
 
 
+# primitives the kernel IR runs by their NumPy implementation (host calls: the special
+# functions of base/special*.py), so bit-equal: name -> (arity, params)
+HOST_CASES = {
+    "digamma": (1, {}), "erf_inv": (1, {}), "expi": (1, {}), "bessel_i0e": (1, {}),
+    "bessel_i1e": (1, {}), "bessel_j0": (1, {}), "bessel_j1": (1, {}), "bessel_y0": (1, {}),
+    "bessel_y1": (1, {}), "polygamma": (1, {"m": 2}), "igamma": (2, {}), "igammac": (2, {}),
+    "igamma_grad_a": (2, {}), "zeta": (2, {}), "expn": (2, {}), "bessel_jv": (2, {}),
+    "bessel_iv": (2, {}), "bessel_ive": (2, {}), "regularized_incomplete_beta": (3, {}),
+    "sph_legendre": (3, {}),
+}
+
+
 def test_every_kernel_ir_primitive_has_a_case():
     covered = set(CASES) | {p for p, *_ in PARAM_CASES} | {ew.convert_element_type_p} | \
         set(COMPLEX_CASES) | {ew.complex_p, rb.threefry2x32_p, bc.bitcast_convert_type_p,
                               sharding_constraint_p}
     assert set(scalar_rules) <= covered, set(scalar_rules) - covered
+    # and every elementwise primitive it host-calls
+    from zerax._src.backends.lowering import HOST, rules
+    from zerax._src.core.core import all_primitives
+    hosted = {n for n, p in all_primitives().items() if p.elementwise and
+              p not in rules and p not in scalar_rules and p not in HOST}
+    assert hosted <= set(HOST_CASES), hosted - set(HOST_CASES)
 
 
 def test_a_sharding_constraint_is_the_identity_in_one_process():
@@ -193,6 +213,29 @@ def test_jit_equals_eager_with_parameters(case, data):
         want = bind(prim, x, **params)
     got = _compiled(prim, params, (dtype.name,))(x)
     _check(got, want, how, f"{prim.name}{params}[{dtype}]")
+
+
+@pytest.mark.parametrize("name", sorted(HOST_CASES))
+@settings(max_examples=5, deadline=None)
+@given(data=st.data())
+def test_host_called_special_functions_equal_eager(name, data):
+    from zerax._src.core.core import all_primitives
+    prim = all_primitives()[name]
+    arity, params = HOST_CASES[name]
+    dtype = np.dtype(data.draw(st.sampled_from(("float32", "float64"))))
+    # moderate values (the series of some functions take long far out), NaN and inf too
+    values = st.one_of(st.floats(-20.0, 20.0, width=dtype.itemsize * 8),
+                       st.sampled_from([np.nan, np.inf, -np.inf, 0.0, -0.0]))
+    if name == "sph_legendre":   # integer degree and order (a huge degree runs long)
+        ints = st.integers(0, 12).map(float)
+        args = [data.draw(hnp.arrays(dtype, (N,), elements=ints)) for _ in range(2)] + \
+            [data.draw(hnp.arrays(dtype, (N,), elements=values))]
+    else:
+        args = [data.draw(hnp.arrays(dtype, (N,), elements=values)) for _ in range(arity)]
+    with np.errstate(all="ignore"):
+        want = bind(prim, *args, **params)
+        got = _compiled(prim, params, (dtype.name,) * arity)(*args)
+    _check(got, want, EXACT, f"{name}[{dtype}]")
 
 
 @pytest.mark.parametrize("pair", CAST_PAIRS, ids="->".join)

@@ -247,7 +247,7 @@ def test_as_text_shows_the_kernel_ir_or_the_llvm_ir():
     low = zx.jit(lambda a: znp.tanh(a) * 2.0).lower(np.ones(5))
     assert low.as_text().startswith("kernel ") and "tanh(in0[i0])" in low.as_text()
     llvm = low.as_text("llvm")
-    assert 'define internal void @"kernel.impl"' in llvm and "PyEval_SaveThread" in llvm
+    assert 'define internal i32 @"kernel.impl"' in llvm and "PyEval_SaveThread" in llvm
     with pytest.raises(zx.errors.ZeraxValueError, match="dialect"):
         low.as_text("hlo")
 

@@ -117,3 +117,47 @@ def test_another_key_is_not_trusted(warm, tmp_path):
     report = _run(d, tmp_path / "other.key")
     assert report["out"] == out and report["stats"]["compiled"] == 2
     assert len(report["warnings"]) == 1
+
+
+HOST_CHILD = textwrap.dedent("""
+    import json
+    import numpy as np, zerax as zx
+    from zerax import lax
+    from zerax.scipy.special import digamma
+    from zerax._src.backends.cpu import compile as cc
+    seen = []
+
+    def body(i, c):
+        zx.debug.callback(lambda i, c: seen.append([int(i), float(c[0])]), i, c)
+        return c + digamma(c) * 0.01
+    f = zx.jit(lambda x: lax.fori_loop(0, 3, body, x))
+    out = np.asarray(f(np.linspace(0.5, 2.0, 4))).tolist()
+    print(json.dumps({"out": out, "seen": seen, "stats": cc.stats}))
+""")
+
+
+def test_a_kernel_with_host_calls_round_trips_through_the_disk_cache(tmp_path):
+    """The object code holds no Python object's address: a second process loads it
+    and gives its host calls this process's functions (rebuilt from the program)."""
+    import numpy as np
+    d, key = tmp_path / "cache", tmp_path / "zerax.key"
+    d.mkdir(mode=0o700)
+    env = dict(os.environ, ZERAX_CACHE_DIR=str(d), ZERAX_CACHE_KEY=str(key))
+    env.pop("ZERAX_KERNEL_IR", None)
+    runs = []
+    for _ in range(2):
+        done = subprocess.run([sys.executable, "-c", HOST_CHILD], env=env, capture_output=True,
+                              text=True, timeout=120, check=False)
+        assert done.returncode == 0, done.stderr[-3000:]
+        runs.append(json.loads(done.stdout.splitlines()[-1]))
+    cold, warm = runs
+    assert cold["stats"] == {"compiled": 1, "loaded": 0}
+    assert warm["stats"] == {"compiled": 0, "loaded": 1}
+    assert warm["out"] == cold["out"] and warm["seen"] == cold["seen"]
+    from zerax._src.core.core import all_primitives
+    digamma = all_primitives()["digamma"].impl
+    c, seen = np.linspace(0.5, 2.0, 4), []
+    for i in range(3):
+        seen.append([i, float(c[0])])
+        c = c + digamma(c) * 0.01
+    assert warm["out"] == c.tolist() and warm["seen"] == seen

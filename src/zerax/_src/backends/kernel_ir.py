@@ -21,7 +21,8 @@ The language, whole:
   (a loop whose body's value is combined into an accumulator; ``"add"`` of floats
   sums pairwise, as NumPy does, so compiled sums stay within pairwise summation's
   error bound whatever the loop order), and `Call` (a routine of the target's call
-  table, on buffers: BLAS's ``gemm``, later MPI and cuBLAS).
+  table, on buffers: BLAS's ``gemm``, later MPI and cuBLAS), and `HostCall` (a call
+  back into Python that runs one equation by its primitive's NumPy implementation).
 - **Buffers** (`Buffer`): C-contiguous arrays of a static shape and dtype: the
   kernel's ``inputs`` and ``outputs`` (made by the caller) and its ``temps``
   (scratch the emitter allocates), and views of them: another shape of the same
@@ -421,17 +422,32 @@ class Call(Stmt):
         self.name, self.args, self.params = name, tuple(args), dict(params or {})
 
 
+class HostCall(Stmt):
+    """Run equation ``eqn`` by its primitive's NumPy implementation, in Python, on
+    buffers ``ins`` (read) and ``outs`` (written: the implementation's results): the
+    kernel's ``index``-th host call (`Kernel.host_calls`).  Only at statement level,
+    never in a parallel loop (the call holds the GIL).  The equation (its parameters:
+    a user's callback) is not part of the kernel's identity: the machine code is the
+    same for every equation of the same buffers, and the kernel's caller gives it the
+    equations' functions (``backends/cpu/executable.py``)."""
+    __slots__ = ("index", "eqn", "ins", "outs")
+
+    def __init__(self, index: int, eqn, ins, outs):
+        self.index, self.eqn, self.ins, self.outs = int(index), eqn, tuple(ins), tuple(outs)
+
+
 # --------------------------------------------------------------------------- kernels
 
 
 class Kernel:
     """One kernel: its ``inputs`` and ``outputs`` (buffers the caller passes), its
-    ``temps`` (buffers it allocates) and its body."""
+    ``temps`` (buffers it allocates), its body, and its `HostCall`s by index."""
 
-    def __init__(self, name, inputs, outputs, body, temps=()):
+    def __init__(self, name, inputs, outputs, body, temps=(), host_calls=()):
         self.name = name
         self.inputs, self.outputs = list(inputs), list(outputs)
         self.body, self.temps = list(body), list(temps)
+        self.host_calls = list(host_calls)
 
     def __str__(self):
         return format_kernel(self)
@@ -514,5 +530,10 @@ def _format_block(stmts, level, lines):
         elif t is Call:
             ps = "".join(f", {k}={v!r}" for k, v in sorted(s.params.items()))
             lines.append(f"{pad}call {s.name}({', '.join(map(repr, s.args))}{ps})")
+        elif t is HostCall:
+            # (the primitive's name only: its parameters may print addresses, and the
+            # printed kernel is its cache key)
+            lines.append(f"{pad}host#{s.index} {s.eqn.primitive.name}("
+                         f"{', '.join(map(repr, s.ins))}) -> ({', '.join(map(repr, s.outs))})")
         else:  # pragma: no cover - every statement type is above
             raise TypeError(f"not a kernel-IR statement: {s!r}")

@@ -866,6 +866,7 @@ jvp_rules[custom_lin_p] = _custom_lin_jvp
 custom_lin_p.unsupported["lower_numba"] = (
     "it is the forward-mode derivative of a custom_vjp function, which is only known "
     "through its bwd rule (use reverse mode, or a custom_jvp)")
+custom_lin_p.unsupported["host_call"] = custom_lin_p.unsupported["lower_numba"]
 
 
 def _transposed_later(tangents) -> bool:

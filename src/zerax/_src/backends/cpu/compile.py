@@ -60,10 +60,18 @@ def _versions() -> str:
 
 class Loaded:
     """A kernel's machine code in this process: ``fn(*inputs, *outputs)`` (a built-in
-    function), whether it runs parallel loops, and whether it calls BLAS."""
+    function), whether it runs parallel loops, and whether it calls BLAS.  A kernel
+    with host calls is called through `bound` (its ``fn`` has no host function)."""
 
-    def __init__(self, fn, parallel, symbol, blas):
+    def __init__(self, fn, parallel, symbol, blas, address):
         self.fn, self.parallel, self.symbol, self.blas = fn, parallel, symbol, bool(blas)
+        self.address = address
+
+    def bound(self, host):
+        """The entry point with ``host(k, address)`` as the function its host calls
+        call (one program's equations: the same machine code serves every program
+        whose kernel prints the same, whatever its callbacks)."""
+        return engine.builtin(self.symbol, self.address, host)
 
 
 def kernel_key(kernel: K.Kernel, fast_math: bool) -> str:
@@ -110,7 +118,8 @@ def load_kernel(kernel: K.Kernel, *, fast_math: bool = False) -> Loaded:
 def _compile(kernel, symbol, fast_math) -> dict:
     from llvmlite import ir
     module = ir.Module(name=symbol)
-    renamed = K.Kernel(symbol, kernel.inputs, kernel.outputs, kernel.body, kernel.temps)
+    renamed = K.Kernel(symbol, kernel.inputs, kernel.outputs, kernel.body, kernel.temps,
+                       kernel.host_calls)
     offset = engine.array_layout()
     if offset is None:
         raise RuntimeError("NumPy's array layout could not be verified")
@@ -129,7 +138,7 @@ def _load(record) -> Loaded:
             raise RuntimeError("the BLAS the kernel calls is not loaded")
     addr = engine.load_object(record["object"], [record["symbol"]])[record["symbol"]]
     return Loaded(engine.builtin(record["symbol"], addr), record["parallel"], record["symbol"],
-                  record["blas"])
+                  record["blas"], addr)
 
 
 def _write(path, record):

@@ -1,12 +1,21 @@
 """The CPU emitter: a kernel-IR `Kernel` to an LLVM module (llvmlite's IR builder).
 
-Each kernel becomes two functions: ``<name>.impl(data pointers...)``, internal, whose
+Each kernel becomes two functions: ``int <name>.impl(data pointers...)``, internal, whose
 output and scratch pointers are ``noalias`` (LLVM vectorises without run-time overlap
 checks), and the exported entry ``<name>`` that CPython calls (see `engine.builtin`):
 ``PyObject *name(PyObject *self, PyObject *const *args, Py_ssize_t nargs)``, its
 arguments the input arrays then the output arrays; it reads each array's data pointer
 (`engine.array_layout`), releases the GIL around the work, calls the body and returns
 its first argument (a new reference), which the caller ignores.
+
+Host calls (`kernel_ir.HostCall`): a kernel that has them gets two more arguments of
+its body, the entry's ``self`` (the built-in function's bound object: the caller's
+Python function ``host(k, address)``, see ``executable.py``) and the thread state the
+entry saved.  A host call takes the GIL back (``PyEval_RestoreThread``), calls
+``host(k, address of an int64 array of the data pointers of its buffers)``, and
+releases it again; when the function raised, the body frees its scratch and returns 1
+at once, and the entry returns NULL with the exception set.  So the object code holds
+no address of a Python object, and the disk cache keeps it.
 
 Semantics are NumPy's, operation by operation (the primitives' NumPy implementations
 own them; ``docs/compiler.md`` has the table):
@@ -121,6 +130,9 @@ class Emitter(ComplexOps):
         self.trig_args = None          # [arguments of sin/cos] while emitting a block
         self.element_loops = 0         # the loops over array elements around the code
                                        # with the branch-free sin/cos (see _parallel_for)
+        self.impl = None               # the body's function (host calls are in it only)
+        self.host_args = None          # (self object, thread state) in the body
+        self.host_fail = None          # the body's block that returns 1 (host.raised)
 
     # ------------------------------------------------------------------ functions
 
@@ -128,19 +140,25 @@ class Emitter(ComplexOps):
         """Emit the kernel; returns the entry's symbol."""
         k = self.k
         bufs = list(k.inputs) + list(k.outputs)
-        impl_ty = ir.FunctionType(_VOID, [mem_type(b.dtype).as_pointer() for b in bufs])
-        impl = ir.Function(self.module, impl_ty, f"{k.name}.impl")
+        hidden = [_PTR, _PTR] if k.host_calls else []
+        impl_ty = ir.FunctionType(_I32, [mem_type(b.dtype).as_pointer() for b in bufs] +
+                                  hidden)
+        impl = self.impl = ir.Function(self.module, impl_ty, f"{k.name}.impl")
         impl.linkage = "internal"
         for j, b in enumerate(bufs):
             if b.kind == "out" or not _writes_inputs(k):
                 impl.args[j].add_attribute("noalias")
+        if hidden:
+            self.host_args = impl.args[len(bufs)], impl.args[len(bufs) + 1]
         scope = _Scope(pointers={id(b): impl.args[j] for j, b in enumerate(bufs)})
-        self._function(impl, scope, lambda: self._body_with_temps(k.temps, k.body, scope))
+        self._function(impl, scope, lambda: self._body_with_temps(k.temps, k.body, scope),
+                       ret=ir.Constant(_I32, 0))
         self._entry(impl, bufs)
         return k.name
 
-    def _function(self, fn, scope, emit_body):
-        """Emit ``fn``'s body: an entry block for stack slots, then the code."""
+    def _function(self, fn, scope, emit_body, ret=None):
+        """Emit ``fn``'s body: an entry block for stack slots, then the code (ending
+        with ``return ret``, or ``return`` when it is None)."""
         saved = getattr(self, "fn", None), getattr(self, "b", None), \
             getattr(self, "alloca_b", None), getattr(self, "scope", None)
         self.fn, self.scope = fn, scope
@@ -150,7 +168,7 @@ class Emitter(ComplexOps):
         self.b = ir.IRBuilder(body)
         emit_body()
         if not self.b.block.is_terminated:
-            self.b.ret_void()
+            self.b.ret_void() if ret is None else self.b.ret(ret)
         self.alloca_b.branch(body)
         self.fn, self.b, self.alloca_b, self.scope = saved
 
@@ -182,9 +200,16 @@ class Emitter(ComplexOps):
             if t.fill is not None:
                 self._fill(t, scope.pointers[id(t)])
         self._block(body)
-        frees += [self.b.load(slot) for slot, _, _ in scope.grown.values()]
-        for p in frees:
-            self.b.call(self._extern("free", _VOID, [_PTR]), [p])
+
+        def free_all():
+            for p in frees + [self.b.load(slot) for slot, _, _ in scope.grown.values()]:
+                self.b.call(self._extern("free", _VOID, [_PTR]), [p])
+        free_all()
+        if self.host_fail is not None:       # a host call raised: stop, freeing the same
+            self.b.ret(ir.Constant(_I32, 0))
+            self.b.position_at_end(self.host_fail)
+            free_all()
+            self.b.ret(ir.Constant(_I32, 1))
 
     def _grow_buffer(self, t, scope):
         """Allocate grow buffer ``t`` (``t.shape[0]`` rows to start with): its pointer
@@ -265,18 +290,24 @@ class Emitter(ComplexOps):
         save = self._extern("PyEval_SaveThread", _PTR, [], b.module)
         restore = self._extern("PyEval_RestoreThread", _VOID, [_PTR], b.module)
         state = b.call(save, [])
-        b.call(impl, args)
-        b.call(restore, [state])
+        if self.host_args is None:
+            b.call(impl, args)
+            b.call(restore, [state])
+        else:
+            status = b.call(impl, args + [fn.args[0], state])
+            b.call(restore, [state])
+            with b.if_then(b.icmp_signed("!=", status, ir.Constant(_I32, 0)), likely=False):
+                b.ret(ir.Constant(obj, None))      # the host call's exception is set
         first = b.load(fn.args[1])
         b.call(self._extern("Py_IncRef", _VOID, [obj], b.module), [first])
         b.ret(first)
 
-    def _extern(self, name, ret, args, module=None):
+    def _extern(self, name, ret, args, module=None, var_arg=False):
         module = module or self.module
         try:
             return module.get_global(name)
         except KeyError:
-            return ir.Function(module, ir.FunctionType(ret, args), name)
+            return ir.Function(module, ir.FunctionType(ret, args, var_arg=var_arg), name)
 
     # ------------------------------------------------------------------ statements
 
@@ -585,6 +616,47 @@ class Emitter(ComplexOps):
             K.For(j, 0, p["n"], body)])])])
 
     _CALLS = {"gemm": _gemm, "reserve": _reserve}
+
+    def _host_call(self, s):
+        """``host(k, address of [data pointers of ins and outs])`` with the GIL held;
+        on an exception, to the body's exit that returns 1."""
+        if self.fn is not self.impl or self.host_args is None:
+            raise EmitError("a host call outside the kernel's body (in a parallel loop or "
+                            "a reduction's values)")
+        b = self.b
+        bufs = list(s.ins) + list(s.outs)
+        table = self.alloca_b.alloca(ir.ArrayType(_I64, max(len(bufs), 1)),
+                                     name=f"host{s.index}.ptrs")
+        for j, buf in enumerate(bufs):
+            p = self._address(buf, (K.Const(0, K.I64),) * len(buf.shape))
+            b.store(b.ptrtoint(p, _I64), b.gep(table, [ir.Constant(_I32, 0),
+                                                      ir.Constant(_I32, j)]))
+        host, tstate = self.host_args
+        m = self.module
+        b.call(self._extern("PyEval_RestoreThread", _VOID, [_PTR]), [tstate])
+        call = self._extern("PyObject_CallFunction", _PTR, [_PTR, _PTR], var_arg=True)
+        res = b.call(call, [host, self._cstring("zerax.host.fmt", b"LL\0"),
+                            ir.Constant(_I64, s.index), b.ptrtoint(table, _I64)])
+        raised = b.icmp_unsigned("==", res, ir.Constant(_PTR, None))
+        with b.if_then(b.not_(raised), likely=True):
+            b.call(self._extern("Py_DecRef", _VOID, [_PTR], m), [res])
+        b.call(self._extern("PyEval_SaveThread", _PTR, []), [])
+        if self.host_fail is None:
+            self.host_fail = self.fn.append_basic_block("host.raised")
+        go_on = self.fn.append_basic_block(f"host{s.index}.done")
+        b.cbranch(raised, self.host_fail, go_on)
+        b.position_at_end(go_on)
+
+    def _cstring(self, name, data: bytes):
+        """A pointer to the module's constant C string ``data`` (made once)."""
+        try:
+            g = self.module.get_global(name)
+        except KeyError:
+            ty = ir.ArrayType(_I8, len(data))
+            g = ir.GlobalVariable(self.module, ty, name)
+            g.linkage, g.global_constant = "internal", True
+            g.initializer = ir.Constant(ty, bytearray(data))
+        return self.b.bitcast(g, _PTR)
 
     _STMT = {}
 
@@ -1011,7 +1083,8 @@ class Emitter(ComplexOps):
 
 Emitter._STMT = {K.Let: Emitter._let, K.Declare: Emitter._declare, K.Assign: Emitter._assign,
                  K.Store: Emitter._store, K.For: Emitter._for, K.If: Emitter._if,
-                 K.While: Emitter._while, K.Reduce: Emitter._reduce, K.Call: Emitter._call}
+                 K.While: Emitter._while, K.Reduce: Emitter._reduce, K.Call: Emitter._call,
+                 K.HostCall: Emitter._host_call}
 
 
 def _uses_trig(stmts) -> bool:

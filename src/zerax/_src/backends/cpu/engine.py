@@ -173,16 +173,20 @@ _new_function = ctypes.pythonapi.PyCFunction_NewEx
 _new_function.restype = ctypes.py_object
 _new_function.argtypes = [ctypes.c_void_p, ctypes.py_object, ctypes.py_object]
 # The method definitions (and their names) live as long as the process: a built-in
-# function keeps a pointer to its definition, not a reference.
-_definitions: list = []
+# function keeps a pointer to its definition, not a reference.  One per entry point.
+_definitions: dict = {}
 
 
-def builtin(symbol: str, address: int):
-    """A built-in function calling the entry point at ``address`` (METH_FASTCALL)."""
-    name = symbol.encode()
-    md = _MethodDef(name, address, _METH_FASTCALL, None)
-    _definitions.append((md, name))
-    return _new_function(ctypes.addressof(md), None, None)
+def builtin(symbol: str, address: int, bound=None):
+    """A built-in function calling the entry point at ``address`` (METH_FASTCALL), its
+    ``self`` argument ``bound`` (a kernel's host-call function, or None)."""
+    with _lock:
+        md = _definitions.get((symbol, address))
+        if md is None:
+            name = symbol.encode()
+            md = _definitions[symbol, address] = (_MethodDef(name, address, _METH_FASTCALL,
+                                                             None), name)
+    return _new_function(ctypes.addressof(md[0]), bound, None)
 
 
 def array_layout() -> int | None:

@@ -3,20 +3,25 @@
 ``run(*inputs)`` runs its steps: for a kernel, allocates the outputs (large ones on
 64-byte boundaries: OpenBLAS ran products reading 16-byte-aligned arrays ~30% slower)
 and calls the kernel's machine code on the inputs and outputs; for a host step, calls
-the primitive's NumPy implementation.  Inputs must be C-contiguous
+the primitive's NumPy implementation.  A kernel's host calls (`kernel_ir.HostCall`) call
+back `_host_function`, which runs their equations' implementations on the kernel's
+buffers.  Inputs must be C-contiguous
 arrays of the program's dtypes and shapes (``api/jit.py`` guarantees it).
 """
 
 from __future__ import annotations
 
+import ctypes
 import math
 import time
 
 import numpy as np
 
+from .... import errors
 from ...base.compile_log import compiling
 from ...base.dtypes import float0
 from ...base.gc_pause import gc_paused
+from ...core.core import run_impl
 from ...ir.ir import Jaxpr, Var, dce
 from ...ops.linalg import dot_general_p, product_work
 from ..lowering import format_steps, lower_steps
@@ -127,7 +132,7 @@ class CpuExecutable:
 
 def _kernel_call(loaded, kernel):
     """``call(*inputs) -> outputs``: the outputs allocated, the machine code called."""
-    fn = loaded.fn
+    fn = loaded.bound(_host_function(kernel)) if kernel.host_calls else loaded.fn
     outs = [(tuple(b.shape), b.dtype) for b in kernel.outputs]
     if len(outs) == 1:
         (shape, dtype), = outs
@@ -155,6 +160,59 @@ def _host_call(eqn):
         out = impl(*[_c_order(a) for a in args], **params)
         return [_c_order(o) for o in out] if multiple else [_c_order(out)]
     return call
+
+
+def _host_function(kernel):
+    """``host(k, address)``, what the kernel's host call ``k`` calls (the GIL held):
+    ``address`` holds the data pointers of the call's input and output buffers (int64
+    each), which it wraps as NumPy arrays of their shapes and dtypes (the inputs
+    read-only), runs the equation's implementation as eager evaluation does
+    (`core.run_impl`: jit equals eager bit for bit) and writes the results into the
+    outputs.  An exception propagates: the kernel stops, and the jitted call raises it."""
+    calls = [_one_host_call(s) for s in kernel.host_calls]
+
+    def host(k, address):
+        calls[k](address)
+    return host
+
+
+def _one_host_call(stmt):
+    prim, params = stmt.eqn.primitive, dict(stmt.eqn.params)
+    multiple = prim.multiple_results
+    specs = [(b.shape, b.dtype.str, True) for b in stmt.ins] + \
+        [(b.shape, b.dtype.str, False) for b in stmt.outs]
+    n_in, n = len(stmt.ins), len(specs)
+    pointers = ctypes.c_int64 * max(n, 1)
+    # the pointers and arrays of the previous call: a loop's steps mostly call with the
+    # same buffers (one tuple, read and replaced whole: threads may share the kernel)
+    last = [((), ())]
+
+    def call(address):
+        ptrs = pointers.from_address(address)[:n]
+        seen, arrays = last[0]
+        if seen != ptrs:
+            arrays = [np.asarray(_Memory(p, spec)) for p, spec in zip(ptrs, specs)]
+            last[0] = ptrs, arrays
+        results = run_impl(prim, arrays[:n_in], params)
+        results = results if multiple else (results,)
+        outs = arrays[n_in:]
+        if len(results) != len(outs):
+            raise errors.ZeraxError(f"{prim.name}'s implementation gave {len(results)} "
+                                    f"results for {len(outs)} outputs")
+        for out, r in zip(outs, results):
+            np.copyto(out, r, casting="unsafe")
+    return call
+
+
+class _Memory:
+    """A kernel's buffer for ``np.asarray`` (NumPy's array interface, no copy)."""
+
+    __slots__ = ("__array_interface__",)
+
+    def __init__(self, pointer, spec):
+        shape, typestr, readonly = spec
+        self.__array_interface__ = {"shape": shape, "typestr": typestr, "version": 3,
+                                    "data": (pointer, readonly)}
 
 
 def _c_order(a):

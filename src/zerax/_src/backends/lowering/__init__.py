@@ -1,12 +1,14 @@
 """Lowering, shared by every target: a program (``Jaxpr``) to one kernel-IR `Kernel`.
 
-A program is a list of steps (`lower_steps`): kernels, and between them the host calls
-of the primitives in `HOST` (their NumPy implementations).  In a kernel, fusion
+A program is a list of steps (`lower_steps`): kernels, and between them the host steps
+of the primitives in `HOST` (their NumPy implementations) at its top level.  In a kernel, fusion
 (``backends/fusion.py``) groups the equations; fused groups become loop nests
 (`fused.py`), every other equation is lowered by its primitive's rule (`rules`: the
 shape and slicing primitives in `shape.py`, reductions in `reduce.py`); elementwise
-primitives have one scalar rule each (`elementwise.py`).  A program with a primitive
-or dtype this lowering does not carry raises `Unlowerable`.
+primitives have one scalar rule each (`elementwise.py`); an equation with no rule (and
+one of `HOST` inside a loop body, a branch or a call) is a host call in the kernel
+(`host.py`: its NumPy implementation, called back from the machine code).  A program
+with a primitive or dtype this lowering does not carry raises `Unlowerable`.
 
 Equations on values of a dtype the kernels lack (long double) are host steps too, as
 eagerly; float0 outputs (JAX's tangents of integers) carry no data and are no step's:
@@ -37,6 +39,7 @@ from .control_flow import rules as _control_flow_rules
 from .control_flow import sub_programs
 from .elementwise import complex_ok, scalar_rules
 from .fused import fusible, lower_fused
+from .host import lower_host_call, refusal
 from .indexing import rules as _indexing_rules
 from .linalg import rules as _linalg_rules
 from .reduce import rules as _reduce_rules
@@ -46,7 +49,8 @@ __all__ = ["HOST", "Step", "Unlowerable", "format_steps", "lower_program", "lowe
            "lower_eqns", "covers", "rules", "scalar_rules", "without_float0_outputs"]
 
 # Primitives run between the kernels by their NumPy implementation (LAPACK, pocketfft,
-# the user's callbacks), where they appear at the top level of a program.
+# the user's callbacks), where they appear at the top level of a program (host steps);
+# inside a sub-program they are host calls in the kernel (host.py).
 HOST = frozenset({cholesky_p, triangular_solve_p, lu_p, qr_p, eigh_p, svd_p, eig_p, fft_p,
                   debug_callback_p, sort_p, argsort_p})
 
@@ -89,9 +93,10 @@ def without_float0_outputs(jaxpr: Jaxpr) -> Jaxpr:
 
 def covers(jaxpr: Jaxpr, top: bool = True) -> str | None:
     """None when this lowering carries ``jaxpr``, else why not (one reason).  Host
-    steps take values of any dtype; the kernels, those of `_DTYPES`; float0 outputs
-    are made by the executable.  A sub-program (``top=False``: a loop body, a branch,
-    a call) is lowered into its kernel whole: no host step inside it."""
+    steps take values of any dtype; the kernels (their host calls too), those of
+    `_DTYPES`; float0 outputs are made by the executable.  A sub-program (``top=False``:
+    a loop body, a branch, a call) is lowered into its kernel whole: its equations of
+    `HOST` are host calls there."""
     if top:
         jaxpr = without_float0_outputs(jaxpr)
     else:
@@ -100,19 +105,20 @@ def covers(jaxpr: Jaxpr, top: bool = True) -> str | None:
                 return f"a {np.dtype(v.aval.dtype).name} value"
     for e in jaxpr.eqns:
         p = e.primitive
-        if p in HOST and not top:
-            return f"{p.name} inside a sub-program (a loop body, a branch, a call)"
-        if top and _on_host(e):
+        if top and _on_host(e):    # a host step
             continue
-        if p not in rules and p not in scalar_rules:
-            return f"{p.name} has no kernel-IR rule"
+        host_call = p in HOST or (p not in rules and p not in scalar_rules)
+        if host_call:
+            why = refusal(e)
+            if why is not None:
+                return why
         for v in list(e.invars) + list(e.outvars):
             d = np.dtype(v.aval.dtype)
             if d not in _DTYPES:
                 return f"a {d.name} value in {p.name}"
             if d.kind == "c" and p in scalar_rules and not complex_ok(e):
                 return f"complex {p.name}"
-        subs = sub_programs(e)     # the programs its rule lowers into the kernel
+        subs = None if host_call else sub_programs(e)   # what its rule lowers in place
         if subs is None:
             if any(isinstance(val, (Jaxpr, ClosedJaxpr)) for val in e.params.values()):
                 return f"{p.name} has a sub-program"
@@ -236,7 +242,7 @@ def lower_program(jaxpr: Jaxpr, name: str = "kernel") -> K.Kernel:
     lower_eqns(ctx, jaxpr)
     for buf, v in zip(ctx.outputs, jaxpr.outvars):
         _finish_output(ctx, buf, v)
-    return K.Kernel(name, ctx.inputs, ctx.outputs, ctx.block, ctx.temps)
+    return K.Kernel(name, ctx.inputs, ctx.outputs, ctx.block, ctx.temps, ctx.host_calls)
 
 
 def lower_eqns(ctx: Ctx, jaxpr: Jaxpr, owned=frozenset()) -> None:
@@ -260,10 +266,12 @@ def lower_eqns(ctx: Ctx, jaxpr: Jaxpr, owned=frozenset()) -> None:
                 continue
             (eqn,) = eqns
             rule = rules.get(eqn.primitive)
-            if rule is None:
+            if rule is not None:
+                rule(ctx, eqn)
+            elif fusible(eqn):
                 lower_fused(ctx, [eqn], total_uses)
             else:
-                rule(ctx, eqn)
+                lower_host_call(ctx, eqn)
     finally:
         ctx.takes, ctx.program, ctx.index_reads = outer
         for v in homes:

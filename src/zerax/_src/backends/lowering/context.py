@@ -55,6 +55,7 @@ class Ctx:
         self.program = None               # the (sub-)program whose equations are lowered
         self.index_reads = IndexReads()   # its concatenations read in place (fusion.py)
         self.recorded: dict = {}          # while loops recorded for their reverse pass
+        self.host_calls: list = []        # the kernel's HostCalls, by index (host.py)
 
     # -- values
 
