@@ -1,11 +1,10 @@
-"""FFTs inside compiled loop and branch bodies (backends/numba/lower_misc.py's ``fft``
-rule, the native transforms of fft_kernels.py): every n/axis/norm variant of
+"""FFTs inside compiled loop and branch bodies: every n/axis/norm variant of
 ``zerax.numpy.fft`` in a ``scan`` body against numpy.fft (float64 and float32, powers
 of two and Bluestein lengths), carries through ``fori_loop`` and ``while_loop``,
 ``cond`` and ``switch`` branches against Python loops, ``vmap`` of a loop, derivatives
 (jit of grad against eager grad, and check_grads of the jitted loop), and a program
-with such a loop loaded from the warm native disk cache by a fresh process.  Numba
-compiles are slow: few programs, each holding many transforms, compiled once per module.
+with such a loop loaded from the warm disk cache by a fresh process.  Few programs,
+each holding many transforms, compiled once per module.
 """
 
 import json
@@ -214,19 +213,7 @@ def test_derivatives_through_a_compiled_loop():
 CHILD = """
     import json
     import numpy as np, zerax as zx, zerax.numpy as znp
-    from numba.core import event
-    from zerax._src.backends.numba import native
-
-    compiled = []      # the functions Numba compiles in this process
-
-    class Compiles(event.Listener):
-        def on_start(self, ev):
-            compiled.append(ev.data["dispatcher"].py_func.__name__)
-
-        def on_end(self, ev):
-            pass
-
-    event.register("numba:compile", Compiles())
+    from zerax._src.backends.cpu import compile as cc
 
     def body(c, _):
         c = znp.fft.irfft(znp.fft.rfft(c) * 0.75, n=c.shape[0]) + znp.fft.fft(c).real * 0.1
@@ -235,8 +222,7 @@ CHILD = """
     x = np.linspace(-1.0, 1.0, 6)
     c, ys = zx.jit(lambda x: zx.lax.scan(body, x, None, length=4))(x)
     print("REPORT " + json.dumps({
-        "stats": {k: native.stats[k] for k in ("loaded", "saved")},
-        "numba_compiled": compiled,
+        "stats": cc.stats,
         "c": np.asarray(c).tolist(), "ys": [np.asarray(ys).real.tolist(),
                                             np.asarray(ys).imag.tolist()],
         "ys_dtype": str(ys.dtype)}))
@@ -245,7 +231,6 @@ CHILD = """
 
 def _child(cache_dir):
     env = dict(os.environ, ZERAX_CACHE_DIR=str(cache_dir))
-    env.pop("ZERAX_NATIVE_CACHE", None)
     done = subprocess.run([sys.executable, "-c", textwrap.dedent(CHILD)], env=env,
                           capture_output=True, text=True, timeout=300, check=False)
     assert done.returncode == 0, done.stderr[-3000:]
@@ -253,18 +238,12 @@ def _child(cache_dir):
     return json.loads(line[len("REPORT "):])
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="native cache: Linux")
 def test_a_loop_with_ffts_loads_from_the_warm_disk_cache(tmp_path):
-    from zerax._src.backends.numba import native
-    if not native.supported():
-        pytest.skip("the native cache handles ELF objects only")
     cold = _child(tmp_path)
     warm = _child(tmp_path)
-    assert cold["stats"]["saved"] >= 1
-    assert "lines" in cold["numba_compiled"]        # the native FFT, compiled once
-    # the second process runs the kernel from the cache: Numba compiles nothing (the
-    # kernel's object code holds the FFT functions it calls)
-    assert warm["stats"]["loaded"] >= 1 and warm["numba_compiled"] == []
+    assert cold["stats"]["compiled"] >= 1
+    # the second process runs the kernels from the cache: LLVM compiles nothing
+    assert warm["stats"]["loaded"] >= 1 and warm["stats"]["compiled"] == 0
     assert warm["c"] == cold["c"] and warm["ys"] == cold["ys"]
     c, ys = np.linspace(-1.0, 1.0, 6), []
     for _ in range(4):

@@ -491,13 +491,11 @@ def test_views_print_their_shape_and_offset():
     assert "temp g:f64[16,3] (grows)" in str(k)
 
 
-def test_a_host_step_inside_a_loop_takes_the_older_path():
-    """Host steps (decompositions, sorts, callbacks) run between kernels, so one inside
-    a loop body sends the program to the generated-source path, which compiles it."""
+def test_a_host_step_inside_a_loop():
+    """A host step (a decomposition, a sort, a callback) inside a loop body compiles
+    and gives the eager values."""
     def f(a):
         return lax.fori_loop(0, 2, lambda i, m: znp.linalg.cholesky(m @ m.T + 3.0 * znp.eye(3)),
                              a)
     a = np.eye(3) + 0.1
-    why = covers(zx.make_jaxpr(f)(a).jaxpr)
-    assert why is not None and "cholesky" in why
     np.testing.assert_allclose(np.asarray(zx.jit(f)(a)), np.asarray(_eager(f, a)), rtol=1e-13)

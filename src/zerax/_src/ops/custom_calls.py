@@ -148,7 +148,7 @@ def remat_jvp_program(jaxpr, in_avals):
 function_call_p = Primitive("function_call", multiple_results=True)
 function_call_p.unsupported["jvp"] = "a zerax.Function is differentiated through its backward"
 function_call_p.unsupported["transpose"] = "a zerax.Function is differentiated through its backward"
-function_call_p.unsupported["lower_numba"] = (
+function_call_p.unsupported["lower"] = (
     "a zerax.Function's forward is NumPy code, which runs in Python, not in a compiled "
     "program; call it outside jit, or write the forward with zerax operations")
 
