@@ -53,7 +53,8 @@ def test_key_is_private_and_entries_are_json_not_pickle(warm):
     assert b"\x80\x04\x95" not in blob[:64]          # no pickle header
     assert sorted(os.listdir(d)) == sorted(os.path.basename(p) for p in entries(d).values())
     for mod in (cpu_compile, diskcache):
-        text = open(mod.__file__).read()
+        with open(mod.__file__) as fh:
+            text = fh.read()
         assert "pickle.load" not in text and "marshal.load" not in text
 
 
@@ -69,7 +70,7 @@ def test_planted_entries_never_run(warm, tmp_path):
     with open(files["g"], "wb") as fh:
         fh.write(b"ZXCPUO1 " + hashlib.sha256(payload).digest() +
                  len(payload).to_bytes(8, "little") + payload)
-    report, stderr = run(d, key)
+    report, _ = run(d, key)
     assert not marker.exists()
     assert_right(report)
     assert report["stats"]["loaded"] == 0 and len(report["warnings"]) == 1

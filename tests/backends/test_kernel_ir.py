@@ -3,7 +3,6 @@
 lowered from programs, checked against NumPy and Python loops; the structure of what
 the lowering writes; the thread pool's loops; calls from several Python threads."""
 
-import os
 import subprocess
 import sys
 import textwrap
@@ -263,3 +262,44 @@ def test_views_are_made_contiguous_on_every_path():
     want = np.arange(12.0).reshape(3, 4).T * 2.0
     for _ in range(3):
         np.testing.assert_array_equal(np.asarray(f(a.T)), want)
+
+
+def test_machine_code_calling_a_missing_function_is_compiled_again_or_refused(monkeypatch):
+    """An entry of the disk cache whose object code calls a function this process lacks
+    is compiled again here; when the fresh machine code needs one too, the call is a
+    NotSupportedError naming the function (never a crash of the linker)."""
+    import uuid
+
+    from zerax._src.backends.cpu import compile as cc
+    c = float(uuid.uuid4().int % 10**9) + 0.25          # a kernel no other test made
+
+    def make():
+        def fresh_program(a):
+            return a * c - 1.0
+        return zx.jit(fresh_program)
+    x = np.arange(4.0)
+    np.testing.assert_array_equal(np.asarray(make()(x)), x * c - 1.0)   # on disk now
+    if cc.cache_dir() is None:
+        pytest.skip("the disk cache is off here")
+    cc._memory.clear()                                  # as a new process
+    real, calls = cc._load, []
+
+    def lacking_once(record):          # what the linker's check finds in a new process
+        calls.append(1)
+        if len(calls) == 1:
+            raise engine.MissingSymbols("the machine code needs __zx_probe, which this "
+                                        "process lacks")
+        return real(record)
+    monkeypatch.setattr(cc, "_load", lacking_once)
+    before = dict(cc.stats)
+    np.testing.assert_array_equal(np.asarray(make()(x)), x * c - 1.0)
+    assert cc.stats["compiled"] == before["compiled"] + 1 and len(calls) == 2
+
+    cc._memory.clear()
+
+    def lacking(record):
+        raise engine.MissingSymbols("the machine code needs __zx_probe, which this "
+                                    "process lacks")
+    monkeypatch.setattr(cc, "_load", lacking)
+    with pytest.raises(zx.errors.NotSupportedError, match="fresh_program.*__zx_probe"):
+        make()(x)

@@ -11,7 +11,6 @@ that a loop, a branch or the caller keeps).
 
 from __future__ import annotations
 
-
 import numpy as np
 import pytest
 

@@ -25,6 +25,7 @@ from .emit import Emitter
 _MAGIC = b"ZXCPUO1 "
 _lock = threading.Lock()
 _memory: dict = {}
+_unlinkable: set = set()   # keys whose disk entry this process cannot link
 _digest: list = []
 # Counters for tests and the compile log: kernels compiled by LLVM here, loaded from disk.
 stats = {"compiled": 0, "loaded": 0}
@@ -78,7 +79,7 @@ def find(kernel: K.Kernel, *, fast_math: bool = False) -> Loaded | None:
         hit = _memory.get(key)
         if hit is not None:
             return hit
-        d = cache_dir()
+        d = cache_dir() if key not in _unlinkable else None
         record = _read(os.path.join(d, f"c_{key}.o")) if d else None
         if record is None:
             return None
@@ -87,6 +88,7 @@ def find(kernel: K.Kernel, *, fast_math: bool = False) -> Loaded | None:
         except engine.MissingSymbols:
             # object code calling a function this process lacks (another process
             # wrote it, with other libraries loaded): compiled again here instead
+            _unlinkable.add(key)
             return None
         stats["loaded"] += 1
         _memory[key] = loaded
