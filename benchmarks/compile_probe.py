@@ -88,12 +88,10 @@ def program(name):
 
 def backend_startup() -> None:
     """What any process that has run one jitted program has done once: import zerax's
-    backend and start its thread pools (the CPU emitter's, which its parallel loops run
-    on, and Numba's, for the programs the older path compiles)."""
-    import zerax._src.backends.numba.compile  # noqa: F401
-    from numba.np.ufunc.parallel import _launch_threads
+    backend and start the thread pool its parallel loops run on."""
+    from zerax._src.backends import get_backend
     from zerax._src.backends.cpu import engine, threads
-    _launch_threads()
+    get_backend("numba")
     threads.ensure_loaded(engine.add_runtime_module, engine.address_of)
 
 

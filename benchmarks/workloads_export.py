@@ -75,12 +75,11 @@ _PROBE = {
     "zerax": r"""
 import json, sys, time
 import numpy as np
-import numba, zerax
+import zerax
 from zerax import export
-import zerax._src.backends.numba.compile
-from numba.np.ufunc.parallel import _launch_threads
+from zerax._src.backends import get_backend
 from zerax._src.backends.cpu import engine, threads
-_launch_threads()
+get_backend("numba")
 threads.ensure_loaded(engine.add_runtime_module, engine.address_of)
 blob = open(sys.argv[1], "rb").read()
 x = np.random.default_rng(35).random((360, 64)).astype(np.float32)

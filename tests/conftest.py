@@ -3,7 +3,7 @@ import tempfile
 
 from hypothesis import settings
 
-# Numba's on-disk cache (used once jit lands) goes to a throwaway directory in tests.
+# The compilation cache goes to a throwaway directory in tests.
 os.environ.setdefault("ZERAX_CACHE_DIR", tempfile.mkdtemp(prefix="zerax-test-cache-"))
 # ...and its secret key (issue 13) beside it, so the suite never writes to ~/.cache.
 os.environ.setdefault(
@@ -42,27 +42,6 @@ def backend(request):
         yield request.param
     finally:
         zx.config.update("backend", old)
-
-
-@pytest.fixture
-def numba_path(monkeypatch):
-    """Compile through the generated-source (Numba) path, as every program was before
-    the kernel IR: for the tests of that path, which still compiles the programs the
-    kernel-IR lowering does not carry yet (``ZERAX_KERNEL_IR=0``, read at each compile,
-    and inherited by the processes a test starts)."""
-    monkeypatch.setenv("ZERAX_KERNEL_IR", "0")
-
-
-@pytest.fixture(params=["kernel_ir", "generated_source"])
-def compile_path(request, monkeypatch):
-    """Run the test once through each CPU compile path: the kernel IR (the default) and
-    the generated-source path (``ZERAX_KERNEL_IR=0``), for tests that check what each
-    path's code looks like; the fixture's value names the path."""
-    if request.param == "generated_source":
-        monkeypatch.setenv("ZERAX_KERNEL_IR", "0")
-    else:
-        monkeypatch.delenv("ZERAX_KERNEL_IR", raising=False)
-    return request.param
 
 
 # --------------------------------------------------------------------------- x64 mode

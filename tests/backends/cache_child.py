@@ -1,5 +1,6 @@
 """Shared by the cache tests: run a small jitted program in a fresh process against a
-given cache directory and key, and read back its values, warnings and counters."""
+given cache directory and key, and read back its values, warnings and counters
+(``backends/cpu/compile.py``'s: kernels compiled by LLVM, loaded from disk)."""
 
 import json
 import os
@@ -15,7 +16,7 @@ CHILD = """
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         import zerax as zx, zerax.numpy as znp
-        from zerax._src.backends.numba import native
+        from zerax._src.backends.cpu import compile as cc
         if "--limit" in sys.argv:      # a disk that fills up: writes beyond N bytes fail
             import resource
             n = int(sys.argv[sys.argv.index("--limit") + 1])
@@ -29,8 +30,7 @@ CHILD = """
             shutil.rmtree(sys.argv[sys.argv.index("--vanish") + 1])
         vals["g"] = np.asarray(g(a)).tolist()
     msgs = [str(w.message) for w in caught if "zerax" in str(w.message)]
-    print("REPORT " + json.dumps({"values": vals, "warnings": msgs,
-                                  "stats": {k: native.stats[k] for k in ("loaded", "saved")}}))
+    print("REPORT " + json.dumps({"values": vals, "warnings": msgs, "stats": cc.stats}))
 """
 
 
@@ -41,10 +41,8 @@ def expected():
 
 def run(cache_dir, key_file, *flags, timeout=240):
     """(report, stderr) of one child process; fails the test if the process died."""
-    env = dict(os.environ, ZERAX_CACHE_DIR=str(cache_dir), ZERAX_CACHE_KEY=str(key_file),
-               ZERAX_KERNEL_IR="0")    # the generated-source path's entries
-    for name in ("ZERAX_NATIVE_CACHE", "NUMBA_DEBUG_CACHE", "NUMBA_CACHE_DIR"):
-        env.pop(name, None)
+    env = dict(os.environ, ZERAX_CACHE_DIR=str(cache_dir), ZERAX_CACHE_KEY=str(key_file))
+    env.pop("ZERAX_DEBUG_CACHE", None)
     done = subprocess.run([sys.executable, "-c", textwrap.dedent(CHILD), *map(str, flags)],
                           env=env, capture_output=True, text=True, timeout=timeout,
                           check=False)
@@ -59,15 +57,16 @@ def assert_right(report):
 
 
 def entries(cache_dir):
-    """{"f"/"g": (source path, native path or None)} of the two programs."""
+    """{"f"/"g": path of its entry ``c_<key>.o``} of the two programs (their kernels'
+    keys computed here, as the child computes them)."""
+    import zerax as zx
+    import zerax.numpy as znp
+    from zerax._src.backends.cpu import compile as cc
+    from zerax._src.backends.lowering import lower_steps
+    a = np.linspace(-1.0, 1.0, 7)
     out = {}
-    for name in os.listdir(cache_dir):
-        if name.startswith("k_") and name.endswith(".py"):
-            with open(os.path.join(cache_dir, name)) as fh:
-                which = "f" if "2.5" in fh.read() else "g"
-            stem = name[:-3]
-            natives = [n for n in os.listdir(cache_dir)
-                       if n.startswith(stem + ".") and n.endswith(".native")]
-            out[which] = (os.path.join(cache_dir, name),
-                          os.path.join(cache_dir, natives[0]) if natives else None)
+    for name, fn in (("f", lambda a: znp.exp(a) * 2.5 + 1.0), ("g", lambda a: a * a - 3.0)):
+        (step,) = lower_steps(zx.jit(fn).lower(a).jaxpr)
+        out[name] = os.path.join(cache_dir, f"c_{cc.kernel_key(step.kernel, False)}.o")
+    assert all(os.path.exists(p) for p in out.values()), (out, os.listdir(cache_dir))
     return out

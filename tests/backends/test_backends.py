@@ -30,7 +30,7 @@ def test_registered_backends_follow_the_protocol(backend):
     x = np.linspace(0.0, 1.0, 3)
     (out,) = exe.run(*[np.asarray(c) for c in closed.consts], x)
     np.testing.assert_allclose(out, np.sin(x) * 2.0, rtol=1e-15)
-    # the readable program: the kernel IR, or the generated source of the Numba path
+    # the readable program: the kernel IR
     assert "kernel" in exe.source and "kernel" in b.source(closed.jaxpr)
     # eager apply: a primitive on the backend's buffers
     from zerax._src.ops.elementwise import sin_p
@@ -125,7 +125,7 @@ class _FakeBackend:
     def compile(self, jaxpr, name):
         raise errors.NotSupportedError("the fake backend does not compile")
 
-    def source(self, jaxpr):
+    def source(self, jaxpr, dialect=None, name="this program"):
         raise errors.NotSupportedError("the fake backend does not compile")
 
 

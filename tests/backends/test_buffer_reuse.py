@@ -1,7 +1,7 @@
 """Freed arrays' memory is reused by the next call (issue 17: the Adam update).
 
-The Numba backend sets glibc's allocator to keep freed memory mapped
-(``backends/numba/runtime.py``): a jitted step that returns many arrays of a few
+The CPU backend sets glibc's allocator to keep freed memory mapped
+(``backends/cpu/memory.py``): a jitted step that returns many arrays of a few
 hundred KB no longer writes into fresh pages (one page fault per 4 KiB) on every call.
 Checked here: the setting is applied (and can be turned off), repeated calls take no
 page faults for their outputs, and reused memory never aliases a live array.
@@ -19,7 +19,7 @@ import pytest
 
 import zerax as zx
 import zerax.numpy as znp
-from zerax._src.backends.numba import runtime
+from zerax._src.backends.cpu import memory
 
 glibc_linux = pytest.mark.skipif(
     not sys.platform.startswith("linux") or not hasattr(os, "confstr") or
@@ -41,7 +41,7 @@ def step_and_inputs():
 
 
 def _tuned_default() -> bool:
-    user = any(k in os.environ for k in runtime._USER_SETTINGS) or \
+    user = any(k in os.environ for k in memory._USER_SETTINGS) or \
         "glibc.malloc." in os.environ.get("GLIBC_TUNABLES", "") or \
         os.environ.get("ZERAX_MALLOC_TUNING", "1") in ("0", "false", "off")
     return not user
@@ -51,13 +51,15 @@ def _tuned_default() -> bool:
 def test_allocator_is_tuned_when_the_backend_loads(step_and_inputs):
     if not _tuned_default():
         pytest.skip("the environment configures malloc itself")
-    assert runtime.MALLOC_TUNED
-    assert runtime.tune_malloc() is True   # idempotent
+    from zerax._src.backends import get_backend
+    get_backend("numba")
+    assert memory.MALLOC_TUNED
+    assert memory.tune_malloc() is True   # idempotent
 
 
 @glibc_linux
 def test_repeated_calls_take_no_page_faults_for_outputs(step_and_inputs):
-    if not runtime.MALLOC_TUNED:
+    if not memory.MALLOC_TUNED:
         pytest.skip("allocator tuning off in this environment")
     step, xs = step_and_inputs
     for _ in range(3):   # warm: compiled, and the allocator has memory to reuse
@@ -99,12 +101,13 @@ def test_reused_memory_never_aliases_live_outputs(step_and_inputs):
 def test_tuning_can_be_turned_off(env, tuned):
     """On by default; off with ``ZERAX_MALLOC_TUNING=0``, and left to the user's own
     glibc settings."""
-    code = ("import runpy, sys; m = runpy.run_path(sys.argv[1]); "
-            "print(m['MALLOC_TUNED'], m['tune_malloc']())")
+    code = ("from zerax._src.backends import get_backend; get_backend('numba'); "
+            "from zerax._src.backends.cpu import memory; "
+            "print(memory.MALLOC_TUNED, memory.tune_malloc())")
     full = {k: v for k, v in os.environ.items()
-            if k not in runtime._USER_SETTINGS and k != "ZERAX_MALLOC_TUNING"}
+            if k not in memory._USER_SETTINGS and k != "ZERAX_MALLOC_TUNING"}
     full.update(env)
-    out = subprocess.run([sys.executable, "-c", code, runtime.__file__], env=full,
+    out = subprocess.run([sys.executable, "-c", code], env=full,
                          capture_output=True, text=True, check=True).stdout.split()
     if "GLIBC_TUNABLES" in full and "glibc.malloc." in full["GLIBC_TUNABLES"]:
         tuned = "False"

@@ -17,14 +17,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cache_child import assert_right, entries, run  # noqa: E402 - shared test helpers
+from zerax._src.backends.cpu import compile as cpu_compile
 from zerax._src.backends.cpu import diskcache
-from zerax._src.backends.numba import native
-
-# The generated-source path's cache entries (numba_path: conftest.py); the kernel-IR
-# path's are tested in test_kernel_ir_cache.py.
-pytestmark = [pytest.mark.skipif(not native.supported(),
-                                reason="the native cache handles ELF objects only"),
-              pytest.mark.usefixtures("numba_path")]
 
 
 class _Plant:
@@ -43,7 +37,7 @@ def warm(tmp_path_factory):
     base = tmp_path_factory.mktemp("cache-security")
     d, key = base / "cache", base / "zerax.key"
     report, _ = run(d, key)
-    assert report["stats"] == {"loaded": 0, "saved": 2}
+    assert report["stats"] == {"compiled": 2, "loaded": 0}
     assert_right(report)
     return d, key
 
@@ -53,97 +47,58 @@ def test_key_is_private_and_entries_are_json_not_pickle(warm):
     st_key = os.stat(key)
     assert stat.S_IMODE(st_key.st_mode) == 0o600 and st_key.st_size == diskcache.KEY_BYTES
     assert stat.S_IMODE(os.stat(d).st_mode) & 0o077 == 0
-    src, nat = entries(d)["f"]
-    with open(nat, "rb") as fh:
+    with open(entries(d)["f"], "rb") as fh:
         blob = fh.read()
-    assert blob.startswith(b"ZERAX-NATIVE-4\n") and b'"kernels"' in blob
+    assert blob.startswith(b"ZXCPUO1 ") and b'"symbol"' in blob
     assert b"\x80\x04\x95" not in blob[:64]          # no pickle header
-    with open(src) as fh:
-        assert fh.readline().startswith("# zerax-cache-mac ")
-    # Numba's pickled cache files are never written (nor read).
-    assert not os.path.exists(d / "__pycache__")
-    for mod in (native, diskcache):
-        text = open(mod.__file__).read()
+    assert sorted(os.listdir(d)) == sorted(os.path.basename(p) for p in entries(d).values())
+    for mod in (cpu_compile, diskcache):
+        with open(mod.__file__) as fh:
+            text = fh.read()
         assert "pickle.load" not in text and "marshal.load" not in text
 
 
-def test_planted_native_entries_never_run(warm, tmp_path):
+def test_planted_entries_never_run(warm, tmp_path):
     d, key = warm
     marker = tmp_path / "ran"
     payload = pickle.dumps(_Plant(marker), protocol=4)
     files = entries(d)
-    # The format zerax used to trust: an unkeyed SHA-256 the planter computes himself.
-    with open(files["f"][1], "wb") as fh:
-        fh.write(b"ZERAX-NATIVE-2\n" + hashlib.sha256(payload).digest() + payload)
-    # The current magic with a made-up MAC.
-    with open(files["g"][1], "wb") as fh:
-        fh.write(b"ZERAX-NATIVE-4\n" + hashlib.sha256(payload).digest() +
+    # An unkeyed SHA-256 the planter computes himself, after the magic.
+    with open(files["f"], "wb") as fh:
+        fh.write(b"ZXCPUO1 " + hashlib.sha256(payload).digest() + payload)
+    # The magic with a made-up MAC and a length.
+    with open(files["g"], "wb") as fh:
+        fh.write(b"ZXCPUO1 " + hashlib.sha256(payload).digest() +
                  len(payload).to_bytes(8, "little") + payload)
-    report, stderr = run(d, key)
+    report, _ = run(d, key)
     assert not marker.exists()
     assert_right(report)
     assert report["stats"]["loaded"] == 0 and len(report["warnings"]) == 1
     assert "could not be used" in report["warnings"][0]
     # Both were replaced by good entries: the next process loads them.
     again, _ = run(d, key)
-    assert again["stats"] == {"loaded": 2, "saved": 0} and not again["warnings"]
+    assert again["stats"] == {"compiled": 0, "loaded": 2} and not again["warnings"]
     assert_right(again)
 
 
-def test_replaced_or_edited_source_is_not_run_nor_believed(warm, tmp_path):
-    d, key = warm
-    marker = tmp_path / "ran"
-    src, _ = entries(d)["f"]
-    with open(src) as fh:
-        original = fh.read()
-    # One byte of a constant (2.5 -> 3.5): a wrong answer before, in every later process.
-    with open(src, "w") as fh:
-        fh.write(original.replace("2.5", "3.5"))
-    report, _ = run(d, key)
-    assert_right(report)
-    assert len(report["warnings"]) == 1 and "could not be used" in report["warnings"][0]
-    # Other source, with a forged MAC line, that would return other numbers.
-    src, _ = entries(d)["f"]
-    with open(src, "w") as fh:
-        fh.write(f"# zerax-cache-mac {'0' * 64}\nopen({str(marker)!r}, 'w').write('ran')\n"
-                 "ENTRY = lambda a: (a * 0.0,)\n")
-    report, _ = run(d, key)
-    assert not marker.exists()
-    assert_right(report)
-    assert len(report["warnings"]) == 1
-
-
-def test_renamed_or_foreign_key_entries_are_rejected(warm, tmp_path):
-    d, key = warm
-    files = entries(d)
-    # g's valid entry under f's name: signed, but for another file and program.
-    with open(files["g"][1], "rb") as fh, open(files["f"][1], "wb") as out:
-        out.write(fh.read())
-    report, _ = run(d, key)
-    assert_right(report)
-    assert report["stats"]["loaded"] == 1 and len(report["warnings"]) == 1
-    # Entries signed with another user's key are not believed either.
-    other = tmp_path / "other.key"
-    report, _ = run(d, other)
-    assert_right(report)
-    assert report["stats"]["loaded"] == 0 and len(report["warnings"]) == 1
-
-
-def test_planted_numba_index_files_are_never_loaded(warm, tmp_path):
+def test_planted_files_under_other_names_are_never_loaded(warm, tmp_path):
+    """Pickles where other tools keep their caches (Numba's index files, Python
+    modules) are never read: only sealed ``c_<key>.o`` entries are."""
     d, key = warm
     marker = tmp_path / "ran"
     payload = pickle.dumps(_Plant(marker), protocol=4)
     cache = d / "__pycache__"
     cache.mkdir(exist_ok=True)
-    for src, _ in entries(d).values():
-        stem = os.path.basename(src)[:-3]
-        for kernel in ("_k0", "_k1", "_k2", "program"):
-            for line in range(1, 40):
-                for ext in (".nbi", ".nbc"):
-                    (cache / f"{stem}.{kernel}-{line}.py311{ext}").write_bytes(payload)
+    for path in entries(d).values():
+        stem = os.path.basename(path)[:-2]
+        (d / f"{stem}.py").write_text(f"open({str(marker)!r}, 'w').write('ran')\n")
+        (d / f"{stem}.native").write_bytes(payload)
+        for ext in (".nbi", ".nbc", ".pkl"):
+            (cache / f"{stem}.kernel-1.py311{ext}").write_bytes(payload)
     report, _ = run(d, key)
     assert not marker.exists()
     assert_right(report)
+    assert report["stats"] == {"compiled": 0, "loaded": 2} and not report["warnings"]
 
 
 @pytest.fixture
@@ -216,20 +171,20 @@ def test_any_changed_byte_or_name_is_rejected(data):
         os.environ["ZERAX_CACHE_KEY"] = os.path.join(t, "zerax.key")
         diskcache._reset_for_tests()
         try:
-            magic = b"ZERAX-NATIVE-4\n"
-            blob = diskcache.seal(magic, "k_a.native", {"x": [1, 2]}, [b"\x7fELF" + b"1" * 40])
-            header, blobs = diskcache.unseal(magic, "k_a.native", blob)
+            magic = b"ZXCPUO1 "
+            blob = diskcache.seal(magic, "c_a.o", {"x": [1, 2]}, [b"\x7fELF" + b"1" * 40])
+            header, blobs = diskcache.unseal(magic, "c_a.o", blob)
             assert header["x"] == [1, 2] and blobs == [b"\x7fELF" + b"1" * 40]
             i = data.draw(st.integers(len(magic), len(blob) - 1))
             bad = bytearray(blob)
             bad[i] ^= data.draw(st.integers(1, 255))
             with pytest.raises(diskcache.CacheRejected):
-                diskcache.unseal(magic, "k_a.native", bytes(bad))
+                diskcache.unseal(magic, "c_a.o", bytes(bad))
             cut = data.draw(st.integers(0, len(blob) - 1))
             with pytest.raises(diskcache.CacheRejected):
-                diskcache.unseal(magic, "k_a.native", blob[:cut])
+                diskcache.unseal(magic, "c_a.o", blob[:cut])
             with pytest.raises(diskcache.CacheRejected):
-                diskcache.unseal(magic, "k_b.native", blob)
+                diskcache.unseal(magic, "c_b.o", blob)
         finally:
             # restored, not deleted: later tests of this process would otherwise seal
             # and check entries with the default key (and write it to ~/.cache)

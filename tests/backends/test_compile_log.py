@@ -21,7 +21,7 @@ def settings():
 
 def _fresh_program():
     """A program no other test compiled (its constant is new), so its first call runs
-    Numba's compiler."""
+    LLVM."""
     c = float(uuid.uuid4().int % 10**9) + 0.5
 
     def f(x):

@@ -1,12 +1,10 @@
-"""FFTs inside compiled loop and branch bodies (host calls of numpy.fft in the kernel
-IR, backends/lowering/host.py; the older path's native transforms, fft_kernels.py,
-with ZERAX_KERNEL_IR=0): every n/axis/norm variant of
+"""FFTs inside compiled loop and branch bodies: every n/axis/norm variant of
 ``zerax.numpy.fft`` in a ``scan`` body against numpy.fft (float64 and float32, powers
 of two and Bluestein lengths), carries through ``fori_loop`` and ``while_loop``,
 ``cond`` and ``switch`` branches against Python loops, ``vmap`` of a loop, derivatives
 (jit of grad against eager grad, and check_grads of the jitted loop), and a program
-with such a loop loaded from the warm disk cache by a fresh process.  Compiles are
-slow: few programs, each holding many transforms, compiled once per module.
+with such a loop loaded from the warm disk cache by a fresh process.  Few programs,
+each holding many transforms, compiled once per module.
 """
 
 import json
@@ -234,7 +232,6 @@ CHILD = """
 def _child(base):
     env = dict(os.environ, ZERAX_CACHE_DIR=str(base / "cache"),
                ZERAX_CACHE_KEY=str(base / "zerax.key"))
-    env.pop("ZERAX_KERNEL_IR", None)
     done = subprocess.run([sys.executable, "-c", textwrap.dedent(CHILD)], env=env,
                           capture_output=True, text=True, timeout=300, check=False)
     assert done.returncode == 0, done.stderr[-3000:]

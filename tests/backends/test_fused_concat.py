@@ -1,4 +1,4 @@
-"""Concatenations of slices read in place by fused code (backends/numba/fusion.py
+"""Concatenations of slices read in place by fused code (backends/fusion.py
 ``index_reads``): ``roll``, shifted stencils and strided pieces give NumPy's values, also
 when the sliced value is updated in place later in the same program."""
 
@@ -11,20 +11,11 @@ import zerax as zx
 import zerax.numpy as znp
 from zerax import lax
 
-@pytest.fixture(scope="module", params=["kernel_ir", "numba"])
-def compile_path(request):
-    """Both compile paths read concatenations in place (ZERAX_KERNEL_IR: conftest.py)."""
-    patch = pytest.MonkeyPatch()
-    patch.setenv("ZERAX_KERNEL_IR", "1" if request.param == "kernel_ir" else "0")
-    yield request.param
-    patch.undo()
-
-
-pytestmark = pytest.mark.usefixtures("backend", "compile_path")
+pytestmark = pytest.mark.usefixtures("backend")
 
 
 @pytest.fixture(scope="module")
-def rolled(compile_path):
+def rolled():
     def f(x, s0, s1):
         return znp.roll(x, s0, 0) * 2.0 + znp.roll(x, s1, 1) - znp.roll(x, -s1, 1)
     return zx.jit(f, static_argnums=(1, 2))
@@ -37,14 +28,10 @@ def test_roll_in_fused_code_matches_numpy(rolled, s0, s1, n0, n1):
     np.testing.assert_array_equal(np.asarray(rolled(x, s0, s1)), ref)
 
 
-def test_the_source_shows_no_materialised_slices(compile_path):
+def test_the_kernel_has_no_materialised_slices():
     f = zx.jit(lambda x: znp.roll(x, 1, 0) + znp.roll(x, -1, 1) - x)
     text = f.lower(np.ones((8, 8))).as_text()
-    if compile_path == "kernel_ir":      # one loop nest, no temporary buffer
-        assert "temp" not in text and text.count("for ") == 2
-        return
-    assert "# slice" not in text and "# concatenate" not in text
-    assert "fused:" in text and "concatenate" in text
+    assert "temp" not in text and text.count("for ") == 2   # one loop nest, no buffer
 
 
 def test_strided_pieces_and_whole_operands():

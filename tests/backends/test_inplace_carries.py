@@ -1,10 +1,9 @@
 """In-place updates of loop carries and private intermediates (the kernel IR's
-backends/lowering/inplace.py; the generated-source path's backends/numba/loops.py,
-`inplace_plan`): ``c.at[i].set(v)`` / ``.add`` / ``dynamic_update_slice`` on a carry write
-into the carry's buffer, copied once when the loop starts.  Values are checked against
-NumPy loops; that a step's cost does not grow with the carry is checked on the compiled
-program (no copy and no loop over the carry inside the loop body, on both compile paths:
-the ``compile_path`` fixture), never by timing."""
+backends/lowering/inplace.py): ``c.at[i].set(v)`` / ``.add`` / ``dynamic_update_slice``
+on a carry write into the carry's buffer, copied once when the loop starts.  Values are
+checked against NumPy loops; that a step's cost does not grow with the carry is checked
+on the kernel IR (no copy and no loop over the carry inside the loop body), never by
+timing."""
 
 import numpy as np
 import pytest
@@ -39,19 +38,6 @@ def _loops_over(stmts, n) -> int:
                type(s.stop) is K.Const and s.stop.value == n)
 
 
-def _loop_body(src: str) -> list[str]:
-    """The lines of the first ``for`` loop over steps of a kernel (its indented body)."""
-    lines = src.splitlines()
-    start = next(k for k, ln in enumerate(lines) if ln.strip().startswith("for it"))
-    indent = len(lines[start]) - len(lines[start].lstrip())
-    body = []
-    for ln in lines[start + 1:]:
-        if ln.strip() and len(ln) - len(ln.lstrip()) <= indent:
-            break
-        body.append(ln)
-    return body
-
-
 def _trajectory(n):
     def traj(y0, w):
         ys = znp.zeros((n, 3)).at[0].set(y0)
@@ -75,29 +61,18 @@ Y0, W = np.array([0.1, 0.2, 0.3]), np.array([1.0, 2.0, 3.0])
 
 
 @pytest.mark.parametrize("n", [64, 3000])
-def test_fori_row_updates_are_in_place(n, compile_path):
+def test_fori_row_updates_are_in_place(n):
     f = zx.jit(_trajectory(n))
     y0 = Y0.copy()
     np.testing.assert_allclose(np.asarray(f(y0, W)), _trajectory_numpy(n, Y0, W), rtol=1e-13)
     np.testing.assert_array_equal(y0, Y0)          # the caller's input is never written
-    if compile_path == "kernel_ir":
-        (loop,), kernel = _step_loops(f, Y0, W)
-        # A step neither copies the (n, 3) carry nor loops over its n rows; the zeros
-        # the first row is written into are copied once, into the output itself.
-        assert _loops_over(loop.body, n) == 0 and _loops_over(kernel.body, n) == 1
-        return
-    src = f.lower(Y0, W).as_text()
-    body = "\n".join(_loop_body(src))
-    assert "# in place" in body
-    # A step neither copies the (n, 3) carry nor loops over its n rows: its cost does not
-    # depend on n (the carry is copied once, before the loop).
-    assert "np.copy(" not in body and f"range({n})" not in body
-    assert body.count("np.empty(") == _loop_body(
-        zx.jit(_trajectory(50)).lower(Y0, W).as_text()).__str__().count("np.empty(")
+    (loop,), kernel = _step_loops(f, Y0, W)
+    # A step neither copies the (n, 3) carry nor loops over its n rows; the zeros
+    # the first row is written into are copied once, into the output itself.
+    assert _loops_over(loop.body, n) == 0 and _loops_over(kernel.body, n) == 1
 
 
-def test_scan_scatter_add_and_while_dynamic_update_slice(compile_path):
-    kernel_ir = compile_path == "kernel_ir"
+def test_scan_scatter_add_and_while_dynamic_update_slice():
 
     def hist(xs):
         def body(h, x):
@@ -111,11 +86,8 @@ def test_scan_scatter_add_and_while_dynamic_update_slice(compile_path):
     np.testing.assert_array_equal(np.asarray(h), np.bincount(np.clip(
         np.floor(xs * 4).astype(int), 0, 3), minlength=4).astype(float))
     np.testing.assert_allclose(np.asarray(ys), xs * 2)
-    if kernel_ir:
-        (loop,), _ = _step_loops(f, xs)
-        assert _loops_over(loop.body, 4) == 0     # h.at[k].add(1): one element per step
-    else:
-        assert "# in place" in "\n".join(_loop_body(f.lower(xs).as_text()))
+    (loop,), _ = _step_loops(f, xs)
+    assert _loops_over(loop.body, 4) == 0     # h.at[k].add(1): one element per step
 
     def fill(buf):
         def cond(c):
@@ -131,28 +103,19 @@ def test_scan_scatter_add_and_while_dynamic_update_slice(compile_path):
     np.testing.assert_allclose(np.asarray(g(buf)), np.repeat(np.arange(10.0)[:, None] * 1.5,
                                                              2, axis=1))
     np.testing.assert_array_equal(buf, 0.0)
-    if kernel_ir:
-        (loop,), kernel = _step_loops(g, buf)
-        assert _loops_over(loop.body, 10) == 0 and _loops_over(kernel.body, 10) == 1
-        return
-    src = g.lower(buf).as_text()
-    assert "# in place" in src and "np.copy(" not in "\n".join(
-        ln for ln in src.splitlines() if ln.startswith(" " * 8))
+    (loop,), kernel = _step_loops(g, buf)
+    assert _loops_over(loop.body, 10) == 0 and _loops_over(kernel.body, 10) == 1
 
 
-def test_vmap_and_grad_of_in_place_loops(compile_path):
-    kernel_ir = compile_path == "kernel_ir"
+def test_vmap_and_grad_of_in_place_loops():
     n = 40
     traj = _trajectory(n)
     ys0 = np.stack([Y0, 2 * Y0, -Y0])
     v = zx.jit(zx.vmap(traj, in_axes=(0, None)))
     np.testing.assert_allclose(np.asarray(v(ys0, W)),
                                np.stack([_trajectory_numpy(n, y, W) for y in ys0]), rtol=1e-13)
-    if kernel_ir:
-        (loop,), _ = _step_loops(v, ys0, W)
-        assert _loops_over(loop.body, n) == 0
-    else:
-        assert "# in place" in v.lower(ys0, W).as_text()
+    (loop,), _ = _step_loops(v, ys0, W)
+    assert _loops_over(loop.body, n) == 0
     loss = zx.jit(lambda y0, w: znp.sum(traj(y0, w) ** 2))
     g = zx.jit(zx.grad(lambda y0, w: znp.sum(traj(y0, w) ** 2), argnums=(0, 1)))
     for arg, got in enumerate(g(Y0, W)):     # against central differences of the loss
@@ -164,11 +127,8 @@ def test_vmap_and_grad_of_in_place_loops(compile_path):
             hi[arg], lo[arg] = hi[arg] + e, lo[arg] - e
             fd.append((float(loss(*hi)) - float(loss(*lo))) / 2e-6)
         np.testing.assert_allclose(np.asarray(got), fd, rtol=1e-6)
-    if kernel_ir:                                      # the forward loop
-        loops, _ = _step_loops(g, Y0, W)
-        assert _loops_over(loops[0].body, n) == 0
-    else:
-        assert "# in place" in g.lower(Y0, W).as_text()
+    loops, _ = _step_loops(g, Y0, W)                   # the forward loop
+    assert _loops_over(loops[0].body, n) == 0
 
 
 def test_old_value_read_after_update_is_copied():
@@ -203,17 +163,10 @@ def test_old_value_read_after_update_is_copied():
     np.testing.assert_allclose(np.asarray(rb), b)
 
 
-def test_chained_updates_of_an_intermediate(compile_path):
+def test_chained_updates_of_an_intermediate():
     f = zx.jit(lambda x: x.at[0].set(1.0).at[2].add(5.0).at[-1].set(-1.0))
     x = np.zeros(6)
     np.testing.assert_allclose(np.asarray(f(x)), [1.0, 0.0, 5.0, 0.0, 0.0, -1.0])
     np.testing.assert_array_equal(x, 0.0)
-    if compile_path == "kernel_ir":     # one copy of x, into the output; then in place
-        _, kernel = _step_loops(f, x)
-        assert _loops_over(kernel.body, 6) == 1
-        return
-    src = f.lower(x).as_text()
-    if src.startswith("kernel"):    # the kernel IR: x copied once, then into the output
-        assert src.count("for ") == 2
-    else:
-        assert src.count("np.copy(") == 1 and src.count("# in place") == 2
+    _, kernel = _step_loops(f, x)       # one copy of x, into the output; then in place
+    assert _loops_over(kernel.body, 6) == 1

@@ -12,7 +12,6 @@ import pytest
 import zerax as zx
 import zerax.numpy as znp
 from zerax import errors
-from zerax._src.backends.numba import compile as numba_compile
 
 
 def chain(a, b):
@@ -38,9 +37,9 @@ def test_jit_matches_eager_and_numpy(jchain):
     assert isinstance(jchain(a, b), zx.Array)
 
 
-def test_fused_source_is_one_loop(jchain, numba_path):
+def test_fused_chain_is_one_loop(jchain):
     text = jchain.lower(np.ones(1000), np.ones(1000)).as_text()
-    assert text.count("for ") == 1 and "_vm_tanh" in text and "# fused" in text
+    assert text.count("kernel ") == 1 and text.count("for ") == 1 and "tanh(" in text
 
 
 def test_retrace_only_when_signature_changes():
@@ -135,62 +134,20 @@ def test_threads_share_one_compiled_program(jchain):
         np.testing.assert_allclose(o, chain_np(a, a))
 
 
-def _run(code, cache_dir):
-    # the generated-source path's cache (the kernel IR's: test_kernel_ir_cache.py)
-    env = dict(os.environ, ZERAX_CACHE_DIR=str(cache_dir), NUMBA_DEBUG_CACHE="1",
-               ZERAX_KERNEL_IR="0")
-    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=env,
-                          capture_output=True, text=True, timeout=300, check=False)
-
-
-PROGRAM = """
-    import numpy as np, zerax as zx, zerax.numpy as znp
-    f = zx.jit(lambda a: znp.exp(a) * 2.0 + 1.0)
-    print(float(f(np.ones(7))[0]))
-"""
-
-
-def test_second_process_skips_numba_compilation(tmp_path):
-    first = _run(PROGRAM, tmp_path)
-    assert first.returncode == 0, first.stderr
-    second = _run(PROGRAM, tmp_path)
-    assert second.returncode == 0, second.stderr
-    assert first.stdout.splitlines()[-1] == second.stdout.splitlines()[-1]
-    assert "data saved" in first.stdout          # Numba wrote the machine code ...
-    assert "data loaded" in second.stdout        # ... and the second process loaded it
-    assert "data saved" not in second.stdout
-
-
-def test_corrupt_or_unwritable_cache_warns_and_recompiles(tmp_path):
-    first = _run(PROGRAM, tmp_path)
-    assert first.returncode == 0, first.stderr
-    for name in os.listdir(tmp_path):
-        if name.endswith(".py"):
-            with open(tmp_path / name, "w") as f:
-                f.write("this is not python")
-    again = _run(PROGRAM, tmp_path)
-    assert again.returncode == 0, again.stderr
-    assert "could not be used" in again.stderr
+def test_unusable_cache_directory_warns_and_compiles(tmp_path):
     blocked = tmp_path / "file-not-dir"
     blocked.write_text("x")
-    third = _run(PROGRAM, blocked)
-    assert third.returncode == 0 and "could not be used" in third.stderr
-
-
-def test_the_cache_key_covers_the_backend_subpackages(tmp_path):
-    # the cache key hashes the backend's code: the translator's package (direct/) too,
-    # so that a change to it makes new entries instead of loading stale machine code
-    (tmp_path / "compile.py").write_text("")
-    (tmp_path / "notes.txt").write_text("")
-    (tmp_path / "direct" / "__pycache__").mkdir(parents=True)
-    (tmp_path / "direct" / "translate.py").write_text("")
-    (tmp_path / "direct" / "__pycache__" / "stale.py").write_text("")
-    assert numba_compile._backend_sources(str(tmp_path)) == ["compile.py",
-                                                             "direct/translate.py"]
-    here = os.path.dirname(numba_compile.__file__)
-    names = numba_compile._backend_sources(here)
-    assert {"compile.py", "vecmath.py", "direct/translate.py", "direct/runtime.py"} <= \
-        set(names)
+    code = textwrap.dedent("""
+        import numpy as np, zerax as zx, zerax.numpy as znp
+        f = zx.jit(lambda a: znp.exp(a) * 2.0 + 1.0)
+        print(float(f(np.ones(7))[0]))
+    """)
+    env = dict(os.environ, ZERAX_CACHE_DIR=str(blocked))
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                          text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr
+    assert float(done.stdout.split()[-1]) == pytest.approx(np.exp(1.0) * 2.0 + 1.0, rel=1e-14)
+    assert "could not be used" in done.stderr
 
 
 class _NumpySquare(zx.Function):
@@ -254,9 +211,9 @@ def test_jit_of_jvp_with_integer_outputs_gives_float0_tangents():
         assert int(i) == 0 and ti.dtype == want[1][1].dtype and ti.shape == ()
 
 
-def test_float16_programs_run_op_by_op():
-    # Numba cannot compile float16 arithmetic: such programs run op by op on NumPy's
-    # float16, so jit gives what eager (and NumPy) gives, rounding included.
+def test_float16_programs_round_as_numpy():
+    # float16 arithmetic rounds each operation to float16, as NumPy's float16 loops do,
+    # so jit gives what eager (and NumPy) gives, rounding included.
     x = np.array([1.5, 2.25, -0.1], np.float16)
     f = zx.jit(lambda v: v * np.float16(2) + znp.sin(v))
     got = f(x)

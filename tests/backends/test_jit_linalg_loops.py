@@ -1,11 +1,11 @@
-"""Products compiled as loop nests (backends/numba/lower_linalg.py, `_ProductLoops`) under jit.
+"""Products compiled as loop nests (backends/lowering/linalg.py) under jit.
 
 Each operand is indexed through its own axes, so every layout of the dimension numbers
 (transposed operands from the transpose rule, batch axes anywhere, several contracting
 or free axes) is checked against np.einsum, in several dtypes; products in scan and
 fori_loop bodies (buffers reused across iterations, operands copied once per call)
-are checked against eager evaluation.  Numba compiles are slow: each test compiles
-few programs, putting many products in one.
+are checked against eager evaluation.  Each test compiles few programs, putting many
+products in one.
 """
 
 import functools
@@ -166,9 +166,8 @@ def _pe_loss(params, x, y):
 
 
 def test_per_example_gradients_jit_vmap_grad():
-    """The per-example benchmark program, smaller.  Its kernel has a dozen arguments
-    a0..a11; a loop temporary named by ``fresh("a")`` once came out as ``a5`` and
-    shadowed an argument, which Numba then refused to type (TypingError)."""
+    """The per-example benchmark program, smaller: a kernel of a dozen arguments, whose
+    loop temporaries must not shadow them."""
     rng = np.random.default_rng(3)
     sizes, batch = (3, 5, 3), 4
     params = [(znp.asarray(rng.standard_normal((m, n))), znp.asarray(rng.standard_normal(n)))
@@ -290,46 +289,25 @@ def test_products_started_from_an_addend():
 
 
 def test_rnn_scan_steps_allocate_nothing():
-    """In ``jit(grad)`` of a scanned RNN no array is allocated inside either loop."""
+    """In ``jit(grad)`` of a scanned RNN no buffer grows inside either loop (every
+    scratch buffer of a kernel is allocated once, before its first statement)."""
+    from zerax._src.backends import kernel_ir as K
+    from zerax._src.backends.lowering import lower_program
+
+    def statements(stmts):
+        for st_ in stmts:
+            yield st_
+            for block in ("body", "then", "orelse", "before"):
+                yield from statements(getattr(st_, block, ()))
+
     rng = np.random.default_rng(13)
     params = (rng.standard_normal((6, 6)) / 3, rng.standard_normal((5, 6)) / 2,
               rng.standard_normal(6))
     xs = rng.standard_normal((4, 3, 5))
-    text = zx.jit(zx.grad(_rnn_loss)).lower(params, xs).as_text()
-    lines = text.splitlines()
-    loops = [k for k, line in enumerate(lines) if line.strip().startswith("for it")]
-    assert len(loops) == 2
-    def depth(line):
-        return len(line) - len(line.lstrip())
-
-    for k in loops:
-        body = itertools.takewhile(lambda line, k=k: depth(line) > depth(lines[k]),
-                                   lines[k + 1:])
-        assert not [line for line in body if "np.empty" in line or "np.full" in line]
-
-
-def test_product_tile_on_any_layout():
-    """The register-tile kernel itself (backends/numba/microkernel.py) on C and Fortran
-    ordered operands (rows loaded as vectors or element by element), from zero and from
-    an addend, against NumPy."""
-    import numba
-    from zerax._src.backends.numba.microkernel import product_tile
-    zero = product_tile(3, 2, False, (0, 1), (0, 1), (0, 1))
-    init = product_tile(3, 2, True, (0, 1), (0, 1), (0, 1))
-
-    @numba.njit
-    def tiles(out, s, t, c):   # out[1:4, 2:10] = t[1:4] @ s[:, 2:10], + c[1:4, 2:10]
-        zero(out, (1, 2), s, (0, 2), t, (1, 0), t.shape[1])
-        init(out, (5, 2), s, (0, 2), t, (5, 0), t.shape[1], c, (5, 2))
-
-    rng = np.random.default_rng(14)
-    for order in "CF":
-        t = np.asarray(rng.standard_normal((8, 9)), order=order)
-        s = np.asarray(rng.standard_normal((9, 12)), order=order)
-        c = np.asarray(rng.standard_normal((8, 12)), order=order)
-        out = np.asarray(np.zeros((8, 12)), order=order)
-        tiles(out, s, t, c)
-        want = np.zeros((8, 12))
-        want[1:4, 2:10] = t[1:4] @ s[:, 2:10]
-        want[5:8, 2:10] = c[5:8, 2:10] + t[5:8] @ s[:, 2:10]
-        np.testing.assert_allclose(out, want, rtol=1e-13, atol=1e-13)
+    kernel = lower_program(zx.make_jaxpr(zx.grad(_rnn_loss))(params, xs).jaxpr)
+    steps = [st_ for st_ in statements(kernel.body)
+             if type(st_) is K.For and st_.var.name.startswith("it")]
+    assert len(steps) == 2
+    for loop in steps:
+        assert not [c for c in statements(loop.body) if type(c) is K.Call and
+                    c.name == "reserve"]

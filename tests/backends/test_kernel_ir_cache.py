@@ -28,7 +28,6 @@ CHILD = textwrap.dedent("""
 
 def _run(d, key, timeout=120):
     env = dict(os.environ, ZERAX_CACHE_DIR=str(d), ZERAX_CACHE_KEY=str(key))
-    env.pop("ZERAX_KERNEL_IR", None)
     done = subprocess.run([sys.executable, "-c", CHILD], env=env, capture_output=True,
                           text=True, timeout=timeout, check=False)
     assert done.returncode == 0, done.stderr[-3000:]

@@ -1,22 +1,18 @@
 """Parallel elementwise loops: blocks claimed by the threads as they go, and one loop
-per independent part of a fused group (backends/numba/loops.py, parallel_blocks).
+per independent part of a fused group (backends/lowering/fused.py, cpu/threads.py).
 
 Values are checked against NumPy on shapes whose sizes are not multiples of the block,
-with one thread and with the default setting; the generated source is checked for the
+with one thread and with the default setting; the kernel IR is checked for the
 structure (no timing here: speed is measured in benchmarks/)."""
 
-import numba
 import numpy as np
 import pytest
 
 import zerax as zx
 import zerax.numpy as znp
-from zerax._src.backends.numba.loops import PARALLEL_BLOCK, independent_parts
-from zerax._src.backends.numba.threads import claim_block
-
-# The generated-source path's loops (numba_path: conftest.py); the kernel-IR path's
-# parallel loops are tested in test_kernel_ir.py.
-pytestmark = pytest.mark.usefixtures("numba_path")
+from zerax._src.backends.fusion import independent_parts
+from zerax._src.backends.lowering.context import PARALLEL_BLOCK_ELEMENTS as PARALLEL_BLOCK
+from zerax._src.backends.lowering.context import PARALLEL_THRESHOLD
 
 
 def _adam_like(gs, ms, vs, count):
@@ -60,9 +56,7 @@ def test_independent_arrays_get_one_loop_each(adam_data):
     args = ([znp.asarray(g) for g in gs], [znp.asarray(m) for m in ms],
             [znp.asarray(v) for v in vs], znp.asarray(np.float32(3.0)))
     src = f.lower(*args).as_text()
-    assert src.count("prange(") == 1             # one parallel loop for the whole group
-    assert "_claim_block(" in src
-    assert src.count(" in range(lo") == 3        # one inner loop per array's part
+    assert src.count("parallel for") == 1        # one parallel loop for the whole group
     got = f(*args)
     want = _adam_like(gs, ms, vs, np.float32(3.0))
     for g_out, w_out in zip(got, want):
@@ -81,8 +75,7 @@ def test_blocked_loops_match_numpy(shape):
         # two parts (one reads a and row, the other b), a broadcast read in place
         return znp.exp(-a * a) + row, znp.arctan(b) * 2.0 - b
     jf = zx.jit(f)
-    src = jf.lower(a, b, row).as_text()
-    assert "_claim_block(" in src and src.count(" in range(lo") == 2
+    assert "parallel for" in jf.lower(a, b, row).as_text()
     x, y = jf(a, b, row)
     np.testing.assert_allclose(np.asarray(x), np.exp(-a * a) + row, rtol=1e-14, atol=1e-15)
     np.testing.assert_allclose(np.asarray(y), np.arctan(b) * 2.0 - b, rtol=1e-14, atol=1e-15)
@@ -109,18 +102,16 @@ def test_one_thread_and_rolled_reads():
 
 
 def test_reductions_keep_their_loop():
-    """A group ending in a reduction is not split into blocks (the accumulator stays a
-    prange reduction); its value is NumPy's."""
+    """A group ending in a reduction keeps NumPy's pairwise order: its value is
+    NumPy's."""
     x = np.linspace(-3.0, 3.0, 200_001)
     jf = zx.jit(lambda x: znp.sum(znp.exp(x) * x))
-    assert "_claim_block(" not in jf.lower(x).as_text()
     np.testing.assert_allclose(float(jf(x)), np.sum(np.exp(x) * x), rtol=1e-11)
 
 
 def test_small_loops_stay_serial():
-    x = np.ones(PARALLEL_BLOCK * 4)
-    src = zx.jit(lambda x: x * 2.0 + 1.0).lower(x).as_text()
-    assert "prange(" not in src and "_claim_block(" not in src
+    x = np.ones(PARALLEL_THRESHOLD - 1)
+    assert "parallel" not in zx.jit(lambda x: x * 2.0 + 1.0).lower(x).as_text()
 
 
 def test_independent_parts():
@@ -138,20 +129,6 @@ def test_independent_parts():
     assert [len(p) for p in parts] == [2, 3]
     flat = [e for p in parts for e in p]
     assert sorted(map(id, flat)) == sorted(map(id, jaxpr.eqns))
-
-
-def test_claim_block_counts():
-    @numba.njit
-    def claims(n):
-        c = np.zeros(1, np.int64)
-        out = np.empty(n, np.int64)
-        for k in range(n):
-            out[k] = claim_block(c)
-        return out, c[0]
-    got, last = claims(5)
-    assert list(got) == [0, 1, 2, 3, 4] and last == 5
-    with pytest.raises(numba.core.errors.TypingError):
-        numba.njit(lambda c: claim_block(c))(np.zeros(1, np.int32))
 
 
 def _ulps(got, want):
@@ -179,13 +156,12 @@ def trig_args():
 
 @pytest.mark.parametrize("name", ["sin", "cos"])
 def test_sin_cos_in_blocks_match_numpy(trig_args, name):
-    """Parallel loops use vecmath's branch-free sin/cos and recompute a block holding an
+    """Parallel loops use mathlib's branch-free sin/cos and recompute a block holding an
     argument beyond its range with the exact code: NumPy's values everywhere (1 ulp),
     its special values (nan, -0.0) too, float32 as well."""
     zf, nf = getattr(znp, name), getattr(np, name)
     jf = zx.jit(lambda x: zf(x) * 2.0)
-    src = jf.lower(trig_args).as_text()
-    assert f"_vm_throughput_{name}(" in src and f"_vm_{name}(" in src
+    assert "parallel for" in jf.lower(trig_args).as_text()
     with np.errstate(invalid="ignore"):
         want = nf(trig_args) * 2.0
     got = np.asarray(jf(trig_args))

@@ -1,18 +1,18 @@
-"""The threading model of compiled programs (backends/numba/threads.py): one setting for
-Numba's pool, BLAS on one thread inside programs (restored outside), clear errors."""
+"""The threading model of compiled programs (backends/cpu/threads.py, cpu/blas.py): one
+setting for the pool of parallel loops, BLAS on one thread inside programs (restored
+outside) unless a product is large, clear errors."""
 
 import os
 import subprocess
 import sys
 
-import numba
 import numpy as np
 import pytest
 
 import zerax as zx
 import zerax.numpy as znp
 from zerax import errors
-from zerax._src.backends.numba import threads
+from zerax._src.backends.cpu import blas, threads
 from zerax._src.api.jit import executable_for
 
 
@@ -23,21 +23,8 @@ def restore_threads():
     zx.config.update("num_threads", before)
 
 
-def test_setting_drives_numba_pool(restore_threads, numba_path):
-    f = zx.jit(lambda x: znp.sin(x) * 2.0)
-    x = np.linspace(0.0, 1.0, 200_000)            # large enough for a parallel loop
-    zx.config.update("num_threads", 1)
-    assert zx.config.num_threads == 1
-    np.testing.assert_allclose(np.asarray(f(x)), np.sin(x) * 2.0, rtol=1e-15)
-    assert numba.get_num_threads() == 1             # applied in the calling thread
-    pool = numba.config.NUMBA_NUM_THREADS
-    zx.config.update("num_threads", pool)
-    np.testing.assert_allclose(np.asarray(f(x)), np.sin(x) * 2.0, rtol=1e-15)
-    assert numba.get_num_threads() == pool
-
-
-def test_setting_drives_the_kernel_ir_pool(restore_threads):
-    from zerax._src.backends.cpu import threads as pool
+def test_setting_drives_the_pool(restore_threads):
+    pool = threads
     f = zx.jit(lambda x: znp.sin(x) * 2.0)
     x = np.linspace(0.0, 1.0, 200_000)            # large enough for a parallel loop
     assert "parallel for" in f.lower(x).as_text()
@@ -54,11 +41,23 @@ def test_bad_thread_counts(bad, restore_threads):
         zx.config.update("num_threads", bad)
 
 
-def test_more_than_pool_warns_and_caps(restore_threads):
-    pool = numba.config.NUMBA_NUM_THREADS
-    with pytest.warns(RuntimeWarning, match="NUMBA_NUM_THREADS"):
-        zx.config.update("num_threads", pool + 7)
-    assert zx.config.num_threads == pool
+def test_more_than_the_pool_can_run_warns_and_caps():
+    code = "import zerax; print(zerax.config.num_threads)"
+    env = dict(os.environ, ZERAX_NUM_THREADS=str(threads.MAX_THREADS + 7))
+    out = subprocess.run([sys.executable, "-W", "always", "-c", code], env=env,
+                         capture_output=True, text=True, timeout=120, check=False)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == str(threads.MAX_THREADS)
+    assert "RuntimeWarning" in out.stderr and "ZERAX_NUM_THREADS" in out.stderr
+
+
+def test_bad_environment_variable_is_a_clear_error():
+    code = "import zerax; print(zerax.config.num_threads)"
+    env = dict(os.environ, ZERAX_NUM_THREADS="two")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                         text=True, timeout=120, check=False)
+    assert out.returncode != 0
+    assert "ZeraxValueError" in out.stderr and "ZERAX_NUM_THREADS" in out.stderr
 
 
 def test_environment_variable():
@@ -71,22 +70,20 @@ def test_environment_variable():
 
 
 def test_blas_single_threaded_inside_programs_only():
-    libs = threads._find_blas()
-    if not libs:
-        pytest.skip("no OpenBLAS found (another BLAS: its threads are left alone)")
+    ctl = blas._controller()
+    if ctl is None:
+        pytest.skip("no BLAS threadpoolctl knows (its threads are left alone)")
     seen = []
-    probe = threads.wrap_program(lambda: seen.append([g() for _, g in libs]) or 0,
-                                 parallel=False, blas=True, blas_work=1000)
-    before = [g() for _, g in libs]
-    for s, _ in libs:
-        s(2)
+    probe = blas.limited(lambda: seen.append(ctl.get_num_threads()) or 0, 1000,
+                         threads.setting)
+    before = ctl.get_num_threads()
+    ctl.set_num_threads(2)
     try:
         probe()
-        assert seen[-1] == [1] * len(libs)
-        assert [g() for _, g in libs] == [2] * len(libs)    # restored after the call
+        assert seen[-1] == 1
+        assert ctl.get_num_threads() == 2          # restored after the call
     finally:
-        for (s, _), n in zip(libs, before):
-            s(n)
+        ctl.set_num_threads(before)
 
 
 def test_programs_with_products_are_wrapped():
@@ -103,28 +100,26 @@ def test_programs_with_products_are_wrapped():
     exe = executable_for(low.jaxpr, low.name)
     assert "call gemm(" in low.as_text()              # a BLAS call from the kernel
     assert getattr(exe.kernel, "zerax_threaded", False)
-    small = zx.jit(lambda a: a + 1.0)                   # no BLAS, no prange: not wrapped
+    small = zx.jit(lambda a: a + 1.0)                   # no BLAS: not wrapped
     small(np.ones(3))
     low = small.lower(np.ones(3))
     assert not hasattr(executable_for(low.jaxpr, low.name).kernel, "zerax_threaded")
 
 
 def test_blas_threads_follow_the_product_size_and_the_idle_cores(monkeypatch):
-    from zerax._src.backends.cpu import blas
-    n = threads.num_threads()
-    assert threads.blas_threads_for(10**6) == 1
-    assert threads.blas_threads_for(blas.PARALLEL_BLAS_MIN_WORK) == n
+    n = threads.setting()
+    assert blas.threads_for(10**6, n) == 1
+    assert blas.threads_for(blas.PARALLEL_BLAS_MIN_WORK, n) == n
     for busy, idle in ((0.2, n), (float(n), 1), (n + 3.0, 1)):
         monkeypatch.setattr(blas, "_busy_elsewhere", lambda: busy)
         blas._idle[0], blas._idle[2] = -10.0, None    # force a fresh, unsmoothed reading
-        assert threads.blas_threads_for(blas.SHARED_BLAS_MIN_WORK) == idle
+        assert blas.threads_for(blas.SHARED_BLAS_MIN_WORK, n) == idle
 
 
 def test_the_busy_count_is_instantaneous_not_a_minute_old():
     """The count of other running threads is read now (/proc/loadavg's runnable
     field on Linux), not the 1-minute average whose lag made the BLAS thread count
     differ from one process to the next (issue 28)."""
-    from zerax._src.backends.cpu import blas
     busy = blas._busy_elsewhere()
     assert busy >= 0.0
     if os.path.exists("/proc/loadavg"):

@@ -8,7 +8,6 @@ from hypothesis import given, settings, strategies as st
 from hypothesis.extra import numpy as hnp
 
 import zerax  # noqa: F401  (registers every primitive)
-from zerax._src.backends import get_backend
 from zerax._src.core.core import all_primitives, bind, rule_tables
 from zerax._src.interpreters.ad import jvp_rules
 from zerax.test_util import check_grads
@@ -16,11 +15,12 @@ from zerax.test_util import check_grads
 from np_helpers import BINARY_DOMAINS, UNARY_DOMAINS  # noqa: E402 - shared test helpers
 
 def test_every_primitive_has_every_rule_or_a_reason():
-    """Each primitive against every registered rule table (one per transform and per
-    backend, ``core.rule_tables``): defined, or declared unsupported with a reason."""
-    get_backend("numba")  # backends load on first use; their tables register then
+    """Each primitive against every registered rule table (one per transform,
+    ``core.rule_tables``) and the kernel IR's lowering (``backends/lowering/``, shared
+    by every target): defined, or declared unsupported with a reason."""
+    from zerax._src.backends import lowering
     kinds = set(rule_tables)
-    assert {"jvp", "transpose", "batch", "vjp", "lower_numba"} <= kinds, kinds
+    assert {"jvp", "transpose", "batch", "vjp"} <= kinds, kinds
     missing = []
     for name, prim in sorted(all_primitives().items()):
         for rule in ("impl", "abstract_eval"):
@@ -32,6 +32,10 @@ def test_every_primitive_has_every_rule_or_a_reason():
             defined = any(prim in t for t in tables)
             if not defined and kind not in prim.unsupported:
                 missing.append(f"{name}.{kind}")
+        lowered = (prim in lowering.rules or prim in lowering.scalar_rules
+                   or prim in lowering.HOST)
+        if not lowered and "lower" not in prim.unsupported:
+            missing.append(f"{name}.lower")
     assert not missing, f"rules neither defined nor declared unsupported: {missing}"
 
 

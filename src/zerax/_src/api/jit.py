@@ -99,7 +99,7 @@ jit_p.impl = _jit_impl  # the compiled implementation of the call primitive (ops
 
 
 class Lowered:
-    """``jit(f).lower(*args)``: the traced program and its generated source; for a
+    """``jit(f).lower(*args)``: the traced program and its compiled forms; for a
     program partitioned over a mesh (``partitioned``), the program of this process,
     collectives included."""
 
@@ -111,9 +111,9 @@ class Lowered:
         self.partitioned, self.plan, self.shardings = partitioned, plan, shardings
 
     def as_text(self, dialect=None) -> str:
-        """The compiled form of the program, readable: the kernel IR (or, for a program
-        the kernel IR does not carry yet, the generated source); ``dialect="llvm"``:
-        the LLVM IR the CPU emitter writes for it.  For a program partitioned over a
+        """The compiled form of the program, readable: the kernel IR (its kernels, and
+        the host steps between them); ``dialect="llvm"``: the LLVM IR the CPU emitter
+        writes for it.  For a program partitioned over a
         mesh: this process's program (its inputs' and outputs' specs, then its
         equations, with the collectives the partitioning inserted); ``"kernel"`` or
         ``"llvm"`` then show the compiled forms of that program.
@@ -131,9 +131,8 @@ class Lowered:
         if self.partitioned is not None and dialect is None:
             return self.partitioned.text()
         jaxpr = self.jaxpr if self.partitioned is None else self.partitioned.jaxpr
-        if dialect == "llvm":
-            return get_backend().source(jaxpr, dialect="llvm")
-        return get_backend().source(jaxpr)
+        return get_backend().source(jaxpr, dialect="llvm" if dialect == "llvm" else None,
+                                    name=self.name)
 
     def cost(self, cost_model=None):
         """The modelled cost (api/planner.py's model: time per step, communication,

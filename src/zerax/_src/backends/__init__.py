@@ -1,9 +1,10 @@
-"""Backends that compile IR programs: `numba` (CPU) now, `cupy` (GPU) next.
+"""Backends that compile IR programs: the CPU's (named ``"numba"``, in ``cpu/``) now,
+`cupy` (GPU) next.
 
-``get_backend(name)`` returns the backend object of ``backends/<name>/`` (see
+``get_backend(name)`` returns the backend object of the module `_MODULES` names (see
 ``base.Backend``).  A backend is loaded on first use, by name, from this registry: its
-compiler (Numba, CuPy) is an import of a second or more that a program which never
-compiles should not pay, and an optional backend may be missing entirely.
+compiler (LLVM, CuPy) is an import that a program which never compiles should not
+pay, and an optional backend may be missing entirely.
 """
 
 from __future__ import annotations
@@ -22,8 +23,10 @@ from ..core.array import (
 )
 from .base import Backend
 
-# name -> the module defining ``backend`` (a `base.Backend`), and JAX's platform name
-_MODULES = {"numba": "zerax._src.backends.numba"}
+# name -> the module defining ``backend`` (a `base.Backend`), and JAX's platform name.
+# The CPU backend keeps the name "numba" (config.backend, Device("numba", "cpu")) from
+# the compiler it once used: saved settings and device names stay valid.
+_MODULES = {"numba": "zerax._src.backends.cpu.backend"}
 _PLATFORMS = {"numba": "cpu"}
 _loaded: dict[str, Backend] = {}
 
@@ -124,6 +127,6 @@ def devices(name: str | None = None) -> list[Device]:
 
 
 config.available_backends = _names()
-# The threads compiled programs use is the CPU backend's setting (numba/threads.py).
+# The threads compiled programs use is the CPU backend's setting (cpu/threads.py).
 config.register_option("num_threads", lambda n: get_backend("numba").set_num_threads(n),
                        lambda: get_backend("numba").num_threads())

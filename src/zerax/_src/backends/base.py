@@ -31,7 +31,7 @@ class Backend(Protocol):
     buffers run their NumPy implementation directly, as the CPU backend's ``apply``
     would)."""
 
-    name: str                     # "numba", "cupy"
+    name: str                     # "numba" (the CPU's), "cupy"
     platform: str                 # JAX's platform name: "cpu", "gpu"
     buffer_types: tuple           # buffer classes of its own (empty: NumPy's)
 
@@ -51,9 +51,10 @@ class Backend(Protocol):
         ``fast_math``: float arithmetic may be contracted and reassociated (a backend
         without such freedom ignores it)."""
 
-    def source(self, jaxpr, dialect=None) -> str:
+    def source(self, jaxpr, dialect=None, name: str = "this program") -> str:
         """The program's readable compiled form, for ``jit(f).lower(...).as_text()``
-        (``dialect``: a target's lower-level text, e.g. "llvm")."""
+        (``dialect``: a target's lower-level text, e.g. "llvm"; ``name`` is for
+        errors)."""
 
     def apply(self, prim, buffers, params):
         """Run ``prim`` eagerly on this backend's buffers (host NumPy values may be

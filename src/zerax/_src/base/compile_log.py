@@ -1,6 +1,6 @@
 """What users see of a compile: a notice when one runs long, and ``log_compiles``.
 
-A cold compile can take seconds to minutes (Numba's type inference and LLVM); without
+A cold compile can take seconds (LLVM's optimiser on a large kernel); without
 a word the program looks hung.  `compiling` wraps one compile (a backend's, including
 the lazy one inside a first call): past ``config.compile_notice_s`` seconds (2 by
 default; None turns it off) it writes one line to stderr saying what is being compiled,

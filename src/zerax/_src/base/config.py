@@ -17,10 +17,10 @@ __version__ = "0.1.0"
 
 
 class Config:
-    """``zerax.config``: the backend (``"numba"``; ``"cupy"`` once it exists), whether
+    """``zerax.config``: the backend (``"numba"``, the CPU's; ``"cupy"`` once it exists), whether
     compiled programs are cached on disk (directory ``ZERAX_CACHE_DIR``), and
     ``num_threads``, the threads compiled programs use (default ``ZERAX_NUM_THREADS``,
-    else the cores this process may use; see ``backends/numba/threads.py``).
+    else the cores this process may use; see ``backends/cpu/threads.py``).
 
     JAX's own option names are understood too, so ported code runs unchanged:
     ``jax_enable_x64`` (zerax's default is True, NumPy's 64-bit defaults; False is JAX's

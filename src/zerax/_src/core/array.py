@@ -30,7 +30,8 @@ class Device:
         return f"{self.platform.capitalize()}Device(id={self.id})"
 
 
-# The device of every NumPy buffer: the host CPU (where the Numba backend computes).
+# The device of every NumPy buffer: the host CPU (where the CPU backend, named "numba",
+# computes).
 CPU = Device("numba", "cpu")
 
 

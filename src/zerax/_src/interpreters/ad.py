@@ -863,10 +863,9 @@ custom_lin_p.impl = _custom_lin_impl
 custom_lin_p.abstract_eval = lambda *avals, out_avals, **params: list(out_avals)
 transpose_rules[custom_lin_p] = _custom_lin_transpose
 jvp_rules[custom_lin_p] = _custom_lin_jvp
-custom_lin_p.unsupported["lower_numba"] = (
+custom_lin_p.unsupported["lower"] = (
     "it is the forward-mode derivative of a custom_vjp function, which is only known "
     "through its bwd rule (use reverse mode, or a custom_jvp)")
-custom_lin_p.unsupported["host_call"] = custom_lin_p.unsupported["lower_numba"]
 
 
 def _transposed_later(tangents) -> bool:

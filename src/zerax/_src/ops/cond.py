@@ -4,8 +4,8 @@ All branches take the same operands (the constants of every branch, then the use
 operands) and return values of the same types.  The JVP evaluates the chosen branch
 for the primal outputs, and a tangent-only version of the branches, linear in the
 tangents, for the tangent outputs; its transpose runs transposed branches.  Under
-vmap a batched index evaluates every branch and selects, as JAX does.  The Numba
-lowering is in ``backends/numba/lower_control_flow.py``.
+vmap a batched index evaluates every branch and selects, as JAX does.  The
+lowering is in ``backends/lowering/control_flow.py``.
 """
 
 from __future__ import annotations

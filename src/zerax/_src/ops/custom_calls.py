@@ -148,11 +148,10 @@ def remat_jvp_program(jaxpr, in_avals):
 function_call_p = Primitive("function_call", multiple_results=True)
 function_call_p.unsupported["jvp"] = "a zerax.Function is differentiated through its backward"
 function_call_p.unsupported["transpose"] = "a zerax.Function is differentiated through its backward"
-function_call_p.unsupported["lower_numba"] = (
+function_call_p.unsupported["lower"] = (
     "a zerax.Function's forward is NumPy code, which runs in Python, not in a compiled "
     "program; call it outside jit, or write the forward with zerax operations")
 # (the kernel IR's host calls could run it, but a compiled program stays zerax code)
-function_call_p.unsupported["host_call"] = function_call_p.unsupported["lower_numba"]
 
 
 def _function_impl(*xs, fn):

@@ -8,7 +8,7 @@ loop or branch whose program holds one is kept too.  Its rules are JAX's:
 
 - eagerly, the function is called at once with the values as zerax Arrays;
 - under ``jit`` it is recorded and called each time the compiled program runs (the
-  Numba lowering, ``backends/numba/lower_debug.py``, calls back from the kernel);
+  lowering runs it as a host step between the kernels: ``backends/lowering/``);
 - the JVP calls it with the primal values and adds no tangent, so ``grad`` shows the
   values of the forward pass, once; the linear program never holds it, nor do the
   tangent and transposed programs derived from a call (``ir.effects_suppressed``):

@@ -33,10 +33,7 @@ other decompositions take real ones.
 Derivatives are undefined where eigenvalues or singular values repeat (as in JAX).
 Batching moves the batch dimension to the front.  Under ``jit``, a decomposition at
 the top level of a program runs this NumPy implementation on the host between the
-compiled kernels; inside compiled loop or branch bodies, cholesky, lu and
-triangular_solve are small Numba loop nests, and qr, eigh and svd raise a
-NotSupportedError naming the function (those rules are in
-``backends/numba/lower_decompositions.py``).
+compiled kernels (``backends/lowering/``'s host steps).
 """
 
 from __future__ import annotations

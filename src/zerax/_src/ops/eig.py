@@ -22,7 +22,7 @@ checked where the program is traced; the eigenvalues are always differentiable. 
 rules use ``dot_general`` and elementwise operations only, so derivatives of any order,
 ``vmap`` and ``jit`` compose.  Batching moves the batch axis to the front.  Under
 ``jit`` the decomposition runs on the host between the compiled kernels (as ``eigh``
-does; ``backends/numba/lower_decompositions.py``).
+does; ``backends/lowering/``).
 """
 
 from __future__ import annotations

@@ -11,9 +11,8 @@ The transform is linear, so its JVP is itself.  Its transposes are JAX's: FFT an
 are symmetric matrices (their own transposes); RFFT transposes to the real part of an FFT
 of the cotangent zero-padded to full length; IRFFT to the conjugate of a weighted RFFT.
 Batching moves the batch axis to the front.  Under ``jit`` the transform is a call of
-its NumPy implementation (pocketfft) from the Python glue between compiled kernels, as
-the LAPACK-backed decompositions are; inside compiled loop and branch bodies it is the
-backend's own native FFT (the Numba backend's ``lower_misc.py`` and ``fft_kernels.py``).
+its NumPy implementation (pocketfft) between compiled kernels, as the LAPACK-backed
+decompositions are (``backends/lowering/``'s host steps).
 
 ``fft`` here is ``zerax.lax.fft``: it converts its operand as JAX's does (RFFT to a
 floating dtype, the others to complex) and accepts ``FftType`` or its name.

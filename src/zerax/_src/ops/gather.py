@@ -18,7 +18,7 @@ first advanced entry so NumPy's placement of the advanced dims does not change.
 ``dynamic_slice`` (declared in `slicing`) is batched here: start indices that vary over
 the batch index each member's block with one gather, without a loop.
 
-The Numba lowering is in ``backends/numba/lower_indexing.py``.
+The lowering is in ``backends/lowering/indexing.py``.
 """
 
 from __future__ import annotations

@@ -8,8 +8,8 @@ accumulating (for ``set`` the last one wins).  ``mode="drop"`` skips out-of-boun
 indices, ``"clip"`` clamps them.  The index machinery and the gather primitive are in
 `gather`; the transpose of gather (a scatter-add) and the batching of
 ``dynamic_update_slice`` (one scatter when its start indices vary over the batch) are
-declared here, beside the scatters they bind.  ``x.at[idx]`` is in `indexing`; the Numba
-lowering in ``backends/numba/lower_indexing.py``.
+declared here, beside the scatters they bind.  ``x.at[idx]`` is in `indexing`; the
+lowering in ``backends/lowering/indexing.py``.
 """
 
 from __future__ import annotations

@@ -6,8 +6,8 @@ dimensions; the result's dimensions are the batch dimensions, then the free
 dimensions of ``lhs``, then those of ``rhs``, each in their original order.  It is
 bilinear: its JVP is ``dot(t_lhs, rhs) + dot(lhs, t_rhs)`` and it has a transpose
 rule for each operand.  Every matrix product in ``zerax.numpy`` (dot, matmul,
-tensordot, einsum, ...) lowers to it.  Its Numba lowering (BLAS calls or loop nests) is
-in ``backends/numba/lower_linalg.py``.
+tensordot, einsum, ...) lowers to it.  Its lowering (BLAS calls or loop nests) is
+in ``backends/lowering/linalg.py``.
 """
 
 from __future__ import annotations
@@ -354,7 +354,7 @@ batch_rules[dot_general_p] = _dot_general_batch
 
 # --------------------------------------------------------------------------- cost
 # (the backends' choice between loops and BLAS, and jit's thread count, read it; the
-# Numba lowering is in backends/numba/lower_linalg.py)
+# lowering is in backends/lowering/linalg.py)
 
 
 def product_work(eqn):

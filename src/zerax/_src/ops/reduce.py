@@ -5,7 +5,7 @@ Reductions keep the operand's dtype (``zerax.numpy`` converts first where NumPy
 widens, e.g. ``sum`` of int32 gives int64).  ``reduce_sum`` and ``broadcast_in_dim``
 are each other's transpose, and the padding value's cotangent of ``pad`` is a sum: those
 two primitives (from `shape` and `slicing`, below) get their JVP and transpose here.
-The Numba lowerings are in ``backends/numba/lower_reduce.py``.
+The lowerings are in ``backends/lowering/reduce.py``.
 """
 
 from __future__ import annotations

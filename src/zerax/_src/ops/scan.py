@@ -8,8 +8,8 @@ Reverse mode stores what the backward pass needs: the JVP runs a primal scan tha
 also records the carry before each step, and a tangent scan, linear in the tangents,
 that reads those carries; transposing a scan gives a scan in the other direction over
 the transposed body.  Every piece is itself a scan, so derivatives of any order, vmap
-and jit apply to them.  The Numba lowering is in
-``backends/numba/lower_control_flow.py``.
+and jit apply to them.  The lowering is in
+``backends/lowering/control_flow.py``.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ the primitive to the tangents (`deflinear`).  The transpose of ``broadcast_in_di
 sum, so it is declared with ``reduce_sum`` in `reduce` (a module above this one).  The
 slicing family (slice, pad, dynamic_slice, dynamic_update_slice) lives in `slicing`, a
 module below, and is re-exported here; pad's batching rule, which broadcasts, is
-declared here.  The Numba lowerings are in ``backends/numba/lower_shape.py``.
+declared here.  The lowerings are in ``backends/lowering/shape.py``.
 """
 
 from __future__ import annotations

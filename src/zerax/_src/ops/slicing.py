@@ -8,7 +8,7 @@ primitives are declared beside those: pad's JVP and transpose (its padding value
 cotangent is a sum) in `reduce`; pad's batching for a batched padding value (a
 broadcast) in `shape`; the batching of ``dynamic_slice``/``dynamic_update_slice`` (one
 ``gather``/``scatter`` when the start indices vary over the batch) in `gather` and
-`index_update`.  The Numba lowerings are in ``backends/numba/lower_shape.py``.
+`index_update`.  The lowerings are in ``backends/lowering/shape.py``.
 """
 
 from __future__ import annotations
@@ -138,7 +138,7 @@ pad_p.abstract_eval = _pad_abstract
 
 # --------------------------------------------------------------------------- dynamic slices
 # Start indices are clamped into ``[0, n - k]`` (JAX's semantics) by the implementation,
-# by the Numba lowering (backends/numba/lower_shape.py) and by the vectorised batching
+# by the lowering (backends/lowering/shape.py) and by the vectorised batching
 # rules (`gather._clamped_start`).
 
 

@@ -4,8 +4,8 @@ Both sort stably along one dimension with NumPy's order (NaNs last; complex numb
 lexicographically).  The derivative of ``sort`` moves the tangent the way the values
 moved: a gather of the tangent by the sorting permutation (``argsort``), which
 transposes to a scatter-add.  Batching sorts along the same dimension of the batched
-operand (the batch dimension stays where it is).  The Numba lowering (a stable merge
-sort of each lane) is in ``backends/numba/lower_reduce.py``.
+operand (the batch dimension stays where it is).  Under jit a sort is a host
+step between the kernels (its NumPy implementation: ``backends/lowering/``).
 """
 
 from __future__ import annotations

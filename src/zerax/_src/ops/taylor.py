@@ -447,7 +447,7 @@ for _name in ("pmax", "pmin"):
 P["function_call"].unsupported["jet"] = (
     "a zerax.Function is differentiated through its backward only, which says nothing "
     "about its higher derivatives; write it with zerax operations (or as a custom_jvp)")
-custom_lin_p.unsupported["jet"] = custom_lin_p.unsupported["lower_numba"]
+custom_lin_p.unsupported["jet"] = custom_lin_p.unsupported["lower"]
 
 # A primitive declared without a Taylor rule of its own (one added after this table was
 # written) gets the rule from its JVP rule: exact, and polynomial in the order when that

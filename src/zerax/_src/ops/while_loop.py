@@ -7,7 +7,7 @@ in the tangents).  Reverse mode, which JAX refuses for while loops, transposes
 entering each iteration in a growable buffer (or every k-th carry, recomputing the
 rest: ``checkpoint_every``), then runs the transposed body backwards over them.  In
 compiled code, a primal loop whose reverse pass comes later in the same program does
-the recording itself, so the loop runs once (``backends/numba/lower_control_flow.py``).
+the recording itself, so the loop runs once (``backends/lowering/control_flow.py``).
 """
 
 from __future__ import annotations
@@ -185,7 +185,7 @@ def bwd_program(body_jaxpr, body_nconsts, nz_bc, fc, bc_avals=None, carry_avals=
     """One backward step of the loop: ``(body consts, carry, carry cotangent) ->
     (cotangents of the differentiated consts, cotangent of the carry before the step)``,
     the body's `vjp_jaxpr` as a closed program (traced once per body and masks; the
-    avals are the body's own, accepted for the Numba lowering's call)."""
+    avals are the body's own, accepted for the lowering's call)."""
     del body_nconsts, bc_avals, carry_avals
 
     def make():

@@ -7,13 +7,13 @@ gradient of any order is made of these two and ``dot_general``.
 Before these were primitives, the windows were one strided ``slice`` per window offset,
 stacked with ``concatenate``: correct under every transform, but a 3x3 convolution's
 gradient became nine pads and adds per layer, and a small CNN's compiled step hundreds
-of parallel loops (minutes of Numba compile time, issue 20).  Now each is one loop nest.
+of parallel loops (minutes of compile time, issue 20).  Now each is one loop nest.
 
 Layout: ``x`` is ``(*lead, *spatial)`` with ``len(window)`` trailing spatial axes; the
 patches are ``(*lead, P, *out_spatial)``, ``P = prod(window)`` in C order of the window
 offsets, and hold, at output position ``o`` and offset ``k``, ``x[o * stride + k *
 dilation]``.  Leading axes are independent, which is also the batching rule.
-The Numba lowerings are in ``backends/numba/lower_shape.py``.
+The lowerings are in ``backends/lowering/shape.py``.
 """
 
 from __future__ import annotations

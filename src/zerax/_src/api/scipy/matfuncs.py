@@ -211,7 +211,7 @@ def _expm_2d(a, upper_triangular, max_squarings):
     """``exp(a)`` of one real square matrix (JAX's algorithm).  The degree and the
     number of squarings are Python choices where ``a`` is concrete; traced, one Padé
     evaluation takes the coefficient row of the chosen degree (a ``switch`` of five Padé
-    branches takes Numba ~20 s to compile) and the squarings are a ``scan`` of
+    branches took ~20 s to compile) and the squarings are a ``scan`` of
     ``cond``."""
     single = np.dtype(a.dtype) == np.float32
     maxnorm, thetas, degrees = ((_MAXNORM32, _THETA32, (3, 5, 7)) if single else

@@ -5,8 +5,8 @@ on (`_versions`: zerax's version, the emitter's own source, llvmlite's version, 
 host CPU and its features).  A kernel compiled in this process is kept in memory; on
 disk, ``<cache dir>/c_<key>.o`` holds its object code and JSON metadata, sealed by
 `diskcache` (a keyed MAC over the whole entry; a tampered, truncated, stale or foreign
-entry gives one warning and a fresh compile).  Nothing is pickled; entries of the
-former Numba path (``k_*.py``, ``*.native``) are other files and never read here.
+entry gives one warning and a fresh compile; an entry whose machine code calls a
+function this process lacks is compiled again here).  Nothing is pickled.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from .emit import Emitter
 _MAGIC = b"ZXCPUO1 "
 _lock = threading.Lock()
 _memory: dict = {}
+_unlinkable: set = set()   # keys whose disk entry this process cannot link
 _digest: list = []
 # Counters for tests and the compile log: kernels compiled by LLVM here, loaded from disk.
 stats = {"compiled": 0, "loaded": 0}
@@ -86,12 +87,19 @@ def find(kernel: K.Kernel, *, fast_math: bool = False) -> Loaded | None:
         hit = _memory.get(key)
         if hit is not None:
             return hit
-        d = cache_dir()
+        d = cache_dir() if key not in _unlinkable else None
         record = _read(os.path.join(d, f"c_{key}.o")) if d else None
         if record is None:
             return None
+        try:
+            loaded = _load(record)
+        except engine.MissingSymbols:
+            # object code calling a function this process lacks (another process
+            # wrote it, with other libraries loaded): compiled again here instead
+            _unlinkable.add(key)
+            return None
         stats["loaded"] += 1
-        loaded = _memory[key] = _load(record)
+        _memory[key] = loaded
         return loaded
 
 
@@ -108,10 +116,11 @@ def load_kernel(kernel: K.Kernel, *, fast_math: bool = False) -> Loaded:
             return hit
         record = _compile(kernel, f"zerax_k_{key}", fast_math)
         stats["compiled"] += 1
+        loaded = _load(record)     # engine.MissingSymbols: nothing is cached
         d = cache_dir()
         if d:
             _write(os.path.join(d, f"c_{key}.o"), record)
-        loaded = _memory[key] = _load(record)
+        _memory[key] = loaded
         return loaded
 
 

@@ -12,7 +12,7 @@ cannot make an entry that verifies; a corrupt, truncated, renamed or stale entry
 the same check.  Nothing from the cache is unpickled: metadata is JSON.
 
 Every cache problem is reported once per process (`warn`), as one ``RuntimeWarning``
-that says what was wrong and what to do; later ones go to Numba's debug output
+that says what was wrong and what to do; later ones go to the debug output
 (``ZERAX_DEBUG_CACHE=1``).  Files are written to a temporary name and renamed into
 place (`write_atomic`), so a reader sees a whole entry or none.
 """
@@ -49,9 +49,8 @@ class CacheRejected(ValueError):
 # --------------------------------------------------------------------------- reporting
 
 def debug(message: str):
-    """Cache diagnostics, printed when ``ZERAX_DEBUG_CACHE`` (or Numba's
-    ``NUMBA_DEBUG_CACHE``) is set to a true value."""
-    flag = os.environ.get("ZERAX_DEBUG_CACHE") or os.environ.get("NUMBA_DEBUG_CACHE") or ""
+    """Cache diagnostics, printed when ``ZERAX_DEBUG_CACHE`` is set to a true value."""
+    flag = os.environ.get("ZERAX_DEBUG_CACHE") or ""
     if flag.strip().lower() not in ("", "0", "false", "off", "no"):
         print(f"[cache] {message}")
 

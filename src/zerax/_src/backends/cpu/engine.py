@@ -82,6 +82,34 @@ class MissingSymbols(RuntimeError):
     abort the process when linking it)."""
 
 
+def _runtime_library_symbol(name: str) -> bool:
+    """Make a compiler runtime function (``__truncdfhf2``: LLVM calls one for an
+    operation the CPU has no instruction for) known to LLVM's linker, from the C
+    compiler's runtime library the process has loaded but not made global (libgcc_s);
+    whether it was found."""
+    import ctypes.util
+
+    import llvmlite.binding as ll
+    if not name.startswith("__"):
+        return False
+    libs = _state.get("runtime_libs")
+    if libs is None:
+        libs = []
+        path = ctypes.util.find_library("gcc_s")
+        if path:
+            try:
+                libs.append(ctypes.CDLL(path))
+            except OSError:
+                pass
+        _state["runtime_libs"] = libs
+    for lib in libs:
+        fn = getattr(lib, name, None)
+        if fn is not None:
+            ll.add_symbol(name, ctypes.cast(fn, ctypes.c_void_p).value)
+            return True
+    return False
+
+
 def check_symbols(obj: bytes) -> None:
     """Raise `MissingSymbols` unless every function ``obj`` calls is in this process
     or this engine (ELF objects; other formats are trusted as LLVM made them)."""
@@ -91,7 +119,7 @@ def check_symbols(obj: bytes) -> None:
     _, undefined = elf_symbols(obj)
     eng = _engine()
     missing = sorted(s for s in undefined if not ll.address_of_symbol(s)
-                     and not eng.get_function_address(s))
+                     and not eng.get_function_address(s) and not _runtime_library_symbol(s))
     if missing:
         raise MissingSymbols(f"the machine code needs {', '.join(missing[:5])}, which this "
                              "process lacks")

@@ -15,12 +15,11 @@ a block with an argument beyond that).
 The algorithms are written once, below, as ordinary arithmetic on ``_F`` values whose
 operators emit the instructions.  Accuracy: within 1-3 ulp of NumPy on the whole
 float64 range with the same special values (nan, +-inf, +-0, subnormals);
-``tests/test_vecmath.py`` checks this against NumPy.  The range reductions are the
+``tests/backends/test_mathlib.py`` checks this against NumPy.  The range reductions are the
 textbook ones (exp: x = k ln2 + r with |r| <= ln2/2; log: x = 2^e m with m in
 [sqrt(1/2), sqrt(2)) and log(m) = 2 atanh(f / (2 + f)), f = m - 1; sin and cos:
 |x| = n pi/2 + r with |r| <= pi/4), and the polynomials are truncated Taylor series
-with enough terms for double precision on those ranges.  (The Numba backend's
-``vecmath.py`` wraps the same algorithms as Numba intrinsics.)
+with enough terms for double precision on those ranges.
 """
 
 from __future__ import annotations

@@ -25,8 +25,11 @@ from __future__ import annotations
 import ctypes
 import os
 import threading
+import warnings
 
 from llvmlite import ir
+
+from .... import errors
 
 _I8, _I32, _I64 = ir.IntType(8), ir.IntType(32), ir.IntType(64)
 _PTR = _I8.as_pointer()
@@ -266,7 +269,7 @@ class _Pool:
         self.loaded = False        # the module is in the engine
         self.threads: list = []
         self.addresses: dict = {}
-        self.wanted = None         # the setting (None: `default_threads`)
+        self.wanted = None         # the setting (None until read: `default_threads`)
 
 
 _pool = _Pool()
@@ -290,15 +293,34 @@ def ensure_loaded(engine_add_module, address_of):
             _pool.addresses[name] = address_of(name)
         ctypes.CFUNCTYPE(None)(_pool.addresses["zerax_pool_init"])()
         _pool.loaded = True
-        _apply(_pool.wanted or default_threads())
+        _apply(setting())
+
+
+def check(n, where: str) -> int:
+    """``n`` as a thread count: a positive whole number (a digit string is accepted,
+    for ``ZERAX_NUM_THREADS``), at most `MAX_THREADS` (capped with a warning)."""
+    if isinstance(n, bool) or not isinstance(n, int) and not (
+            isinstance(n, str) and n.strip().isdigit()):
+        raise errors.ZeraxValueError(
+            f"{where} must be a positive whole number of threads, got {n!r}.")
+    n = int(n)
+    if n < 1:
+        raise errors.ZeraxValueError(
+            f"{where} must be at least 1 (one thread: no parallel loops), got {n}.")
+    if n > MAX_THREADS:
+        warnings.warn(f"zerax: {where}={n} is more than the {MAX_THREADS} threads the "
+                      f"pool of parallel loops can run; using {MAX_THREADS}.",
+                      RuntimeWarning, stacklevel=4)
+        n = MAX_THREADS
+    return n
 
 
 def default_threads() -> int:
-    """``ZERAX_NUM_THREADS`` when set to a positive number, else the cores this
+    """``ZERAX_NUM_THREADS`` when set (a bad value is an error), else the cores this
     process may run on."""
     env = os.environ.get("ZERAX_NUM_THREADS", "").strip()
-    if env.isdigit() and int(env) > 0:
-        return int(env)
+    if env:
+        return check(env, "ZERAX_NUM_THREADS")
     try:
         return len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
@@ -307,16 +329,19 @@ def default_threads() -> int:
 
 def setting() -> int:
     """The number of threads compiled programs use (the ``num_threads`` setting)."""
-    return _pool.wanted or default_threads()
+    if _pool.wanted is None:
+        _pool.wanted = min(default_threads(), MAX_THREADS)
+    return _pool.wanted
 
 
-def set_threads(n: int) -> None:
+def set_threads(n) -> int:
     """Use ``n`` threads (the caller's included) for the parallel loops from now on,
-    starting workers as needed."""
-    _pool.wanted = max(1, min(int(n), MAX_THREADS))
+    starting workers as needed (``zerax.config.update("num_threads", n)``)."""
+    _pool.wanted = check(n, "num_threads")
     if _pool.loaded:
         with _pool.lock:
             _apply(_pool.wanted)
+    return _pool.wanted
 
 
 def _apply(n):
@@ -335,7 +360,7 @@ def _after_fork_in_child():
         _pool.threads = []
         _global("zerax_pool.workers").value = 0
         ctypes.CFUNCTYPE(None)(_pool.addresses["zerax_pool_init"])()
-        _apply(_pool.wanted or default_threads())
+        _apply(setting())
     _pool.lock = threading.Lock()
 
 

@@ -12,7 +12,7 @@ docs/compiler.md), so it is for what has no loop of its own; it is never fused a
 never inside a parallel loop.
 
 A primitive whose implementation must not run inside a compiled program says why in
-``unsupported["host_call"]`` (a zerax.Function's NumPy forward, the forward-mode
+``unsupported["lower"]`` (a zerax.Function's NumPy forward, the forward-mode
 derivative of a custom_vjp function); such a program is refused with that reason.
 """
 
@@ -28,7 +28,7 @@ def refusal(eqn) -> str | None:
     p = eqn.primitive
     if p.impl is None:
         return f"{p.name} has no kernel-IR rule"
-    why = p.unsupported.get("host_call")
+    why = p.unsupported.get("lower")
     if why is not None:
         return f"{p.name} cannot run in a compiled program: {why}"
     if any(isinstance(v, (Jaxpr, ClosedJaxpr)) for v in eqn.params.values()):

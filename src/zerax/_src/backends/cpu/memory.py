@@ -1,11 +1,7 @@
-"""Objects that generated kernels refer to by name (njit-compiled helper functions), and
-the process's allocator settings that kernels' arrays need.
+"""The process's allocator settings that compiled programs' arrays need.
 
-Generated modules import ``HELPERS`` from here, so that helper functions (special
-functions' scalar kernels, sorting routines, ...) are shared by every kernel.
-
-**Freed arrays are reused, not unmapped** (`tune_malloc`, applied when the backend is
-loaded).  A kernel's outputs are new arrays (Numba's ``np.empty``, i.e. ``malloc``), and
+**Freed arrays are reused, not unmapped** (`tune_malloc`, applied when the CPU backend is
+loaded).  A program's outputs are new arrays (NumPy's, i.e. ``malloc``), and
 a training step returns many of them: an Adam update of 10^6 float32 parameters in 10
 arrays returns 30 arrays of 400 KB, 12 MB a call.  glibc's defaults serve arrays above
 its mmap threshold with ``mmap`` and hand memory freed at the top of the heap back to
@@ -15,7 +11,7 @@ fault per 4 KiB (about 2,800 faults, a third to two thirds of that step's time).
 `TRIM_THRESHOLD` bytes of freed memory for reuse: the next call's arrays take the pages
 the last call's arrays gave back, already mapped.  What is kept is bounded (glibc keeps
 at most the trim threshold free at the heap's top; arrays of 32 MiB and more are still
-mapped and unmapped, and ask for huge pages, see ``memory.py``), and this is the
+mapped and unmapped, and NumPy asks for huge pages for them), and this is the
 allocator NumPy uses too, so eager code gains alike.
 
 It is process-wide, so it is skipped when the user tuned glibc's allocator already
@@ -29,8 +25,6 @@ from __future__ import annotations
 import ctypes
 import os
 import sys
-
-HELPERS: dict = {}
 
 # glibc's mallopt parameters (malloc.h)
 _M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3
@@ -82,5 +76,3 @@ def tune_malloc() -> bool:
     MALLOC_TUNED = ok
     return ok
 
-
-tune_malloc()
