@@ -142,7 +142,6 @@ def test_a_kernel_with_host_calls_round_trips_through_the_disk_cache(tmp_path):
     d, key = tmp_path / "cache", tmp_path / "zerax.key"
     d.mkdir(mode=0o700)
     env = dict(os.environ, ZERAX_CACHE_DIR=str(d), ZERAX_CACHE_KEY=str(key))
-    env.pop("ZERAX_KERNEL_IR", None)
     runs = []
     for _ in range(2):
         done = subprocess.run([sys.executable, "-c", HOST_CHILD], env=env, capture_output=True,

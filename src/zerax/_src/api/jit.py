@@ -121,7 +121,7 @@ class Lowered:
         >>> import numpy as np, zerax as zx
         >>> print(zx.jit(lambda x: x * 2.0).lower(np.ones(3)).as_text())
         kernel kernel(in0:f64[3]) -> (out0:f64[3])
-          for i0 in 0:i64..3:i64:
+          for each i0 in 0:i64..3:i64:
             x0:f64 = mul(in0[i0], 2.0:f64)
             out0[i0] = x0
         """

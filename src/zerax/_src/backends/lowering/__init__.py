@@ -39,13 +39,13 @@ from .control_flow import rules as _control_flow_rules
 from .control_flow import sub_programs
 from .elementwise import complex_ok, scalar_rules
 from .fused import fusible, lower_fused
-from .host import lower_host_call, refusal
+from .host import HOST_CALLED, lower_host_call, refusal
 from .indexing import rules as _indexing_rules
 from .linalg import rules as _linalg_rules
 from .reduce import rules as _reduce_rules
 from .shape import rules as _shape_rules
 
-__all__ = ["HOST", "Step", "Unlowerable", "format_steps", "lower_program", "lower_steps",
+__all__ = ["HOST", "HOST_CALLED", "Step", "Unlowerable", "format_steps", "lower_program", "lower_steps",
            "lower_eqns", "covers", "rules", "scalar_rules", "without_float0_outputs"]
 
 # Primitives run between the kernels by their NumPy implementation (LAPACK, pocketfft,
@@ -109,7 +109,7 @@ def covers(jaxpr: Jaxpr, top: bool = True) -> str | None:
             continue
         host_call = p in HOST or (p not in rules and p not in scalar_rules)
         if host_call:
-            why = refusal(e)
+            why = refusal(e, host_step=p in HOST)
             if why is not None:
                 return why
         for v in list(e.invars) + list(e.outvars):
