@@ -38,6 +38,7 @@ __all__ = [
     "SeedOverflowError",
     "DistributedError",
     "CollectiveMismatchError",
+    "JaxRuntimeError",
     "user_frame",
 ]
 
@@ -173,6 +174,13 @@ class DistributedError(ZeraxError, RuntimeError):
 class CollectiveMismatchError(DistributedError, ValueError):
     """The processes of a collective passed operands of different shapes or dtypes (or
     called different collectives); every process raises it, with each one's operand."""
+
+
+class JaxRuntimeError(ZeraxError, RuntimeError):
+    """A host callback (``debug.callback``, ``debug.print``) raised while a compiled
+    program ran: the program stops, and the callback's exception is this one's
+    ``__cause__``.  JAX's ``jax.errors.JaxRuntimeError``, so ported code that catches it
+    works; called eagerly, a callback's exception propagates as it is (as in JAX)."""
 
 
 _internal_files: dict = {}   # co_filename -> whether it is zerax's (or importlib's)

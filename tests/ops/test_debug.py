@@ -224,3 +224,24 @@ def test_debug_nans_off_and_infs():
     finally:
         zx.config.update("jax_debug_infs", False)
     assert float(znp.log(0.0)) == -np.inf
+
+
+def test_a_callback_raising_under_jit_is_a_jax_runtime_error_and_eagerly_itself():
+    """As JAX: inside a compiled program (top level or a loop body) the callback's
+    exception comes out as jax.errors.JaxRuntimeError with it as the cause; called
+    eagerly it propagates as a ValueError."""
+    import zerax.errors as zerrors
+
+    def boom(x):
+        raise ValueError("boom")
+
+    top = zx.jit(lambda x: (zx.debug.callback(boom, x), x + 1.0)[1])
+    loop = zx.jit(lambda x: zx.lax.fori_loop(
+        0, 3, lambda i, c: (zx.debug.callback(boom, c), c + 1.0)[1], x))
+    for f in (top, loop):
+        with pytest.raises(zerrors.JaxRuntimeError, match="boom.*ValueError: boom") as info:
+            f(np.ones(2))
+        assert isinstance(info.value, RuntimeError)
+        assert type(info.value.__cause__) is ValueError
+    with pytest.raises(ValueError, match="boom"):
+        zx.debug.callback(boom, np.ones(2))

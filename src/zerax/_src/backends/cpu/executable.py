@@ -22,7 +22,7 @@ from ...base.compile_log import compiling
 from ...base.dtypes import float0
 from ...base.gc_pause import gc_paused
 from ...core.core import run_impl
-from ...ir.ir import Jaxpr, Var, dce
+from ...ir.ir import Jaxpr, Var, dce, effectful_primitives
 from ...ops.linalg import dot_general_p, product_work
 from ..lowering import format_steps, lower_steps
 from ..sizes import check_program
@@ -153,13 +153,34 @@ def _kernel_call(loaded, kernel):
 
 def _host_call(eqn):
     """A host step: the primitive's NumPy implementation (a list of results)."""
-    impl, params = eqn.primitive.impl, dict(eqn.params)
+    impl, params = _user_code_guard(eqn.primitive, eqn.primitive.impl), dict(eqn.params)
     multiple = eqn.primitive.multiple_results
 
     def call(*args):
         out = impl(*[_c_order(a) for a in args], **params)
         return [_c_order(o) for o in out] if multiple else [_c_order(out)]
     return call
+
+
+def _user_code_guard(prim, run):
+    """``run``, or for a primitive that calls the user's code (an effectful one: a
+    debug callback) ``run`` whose exception becomes a `JaxRuntimeError` naming it, as
+    JAX reports a callback that raised inside a compiled program."""
+    if prim not in effectful_primitives:
+        return run
+
+    def guarded(*args, **params):
+        try:
+            return run(*args, **params)
+        except Exception as e:  # noqa: BLE001 - the user's code: anything it raises
+            cause = e.__cause__ if isinstance(e, errors.ZeraxError) and e.__cause__ else e
+            fn = params.get("callback")
+            name = getattr(fn, "__name__", None) or type(fn).__name__
+            raise errors.JaxRuntimeError(
+                f"the host callback {name} ({prim.name}) raised "
+                f"{type(cause).__name__}: {cause} while a compiled program ran; the "
+                "program stopped there (its exception is this one's __cause__)") from cause
+    return guarded
 
 
 def _host_function(kernel):
@@ -179,6 +200,7 @@ def _host_function(kernel):
 def _one_host_call(stmt):
     prim, params = stmt.eqn.primitive, dict(stmt.eqn.params)
     multiple = prim.multiple_results
+    run = _user_code_guard(prim, lambda *a, **p: run_impl(prim, a, p))
     specs = [(b.shape, b.dtype.str, True) for b in stmt.ins] + \
         [(b.shape, b.dtype.str, False) for b in stmt.outs]
     n_in, n = len(stmt.ins), len(specs)
@@ -193,7 +215,7 @@ def _one_host_call(stmt):
         if seen != ptrs:
             arrays = [np.asarray(_Memory(p, spec)) for p, spec in zip(ptrs, specs)]
             last[0] = ptrs, arrays
-        results = run_impl(prim, arrays[:n_in], params)
+        results = run(*arrays[:n_in], **params)
         results = results if multiple else (results,)
         outs = arrays[n_in:]
         if len(results) != len(outs):
