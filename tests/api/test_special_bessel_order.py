@@ -472,3 +472,12 @@ def test_extreme_orders_and_arguments():
     # the agreement with SciPy's value)
     _close(zsp.jv(2e7, 3e7), 0.00011084588208310861, rtol=1e-6)
     _close(zsp.jv(-2e7 - 0.5, 3e7), 0.00016138364721197674, rtol=1e-6)
+
+
+def test_a_degree_the_recurrence_cannot_reach_is_an_error_not_a_hang():
+    """sph_legendre's recurrence takes one step per degree (and never ends past 2^53):
+    a degree beyond 2^20 is a clear error, eagerly and under jit."""
+    for run in (lambda: zsp.sph_harm_y(10 ** 9, 0, 0.3, 0.2),
+                lambda: zerax.jit(lambda n: zsp.sph_harm_y(n, 0, 0.3, 0.2))(2 ** 60)):
+        with pytest.raises(errors.ZeraxValueError, match="degree .* beyond"):
+            run()

@@ -627,11 +627,20 @@ def ive(v, x):
         return _apply("iv", v, x, np.ones((), np.float64), ndata=2)
 
 
+SPH_LEGENDRE_MAX_DEGREE = 2 ** 20
+
+
 def sph_legendre(n, m, theta):
     """The normalized associated Legendre function of ``cos(theta)`` of arrays (the
     dtype of ``theta``; ``n`` and ``m`` integer-valued)."""
     th = np.asarray(theta)
     dtype = th.dtype if th.dtype.kind == "f" else np.dtype(np.float64)
+    degree = np.abs(np.asarray(n, dtype=np.float64))
+    if degree.size and np.nanmax(degree) > SPH_LEGENDRE_MAX_DEGREE:
+        # the recurrence takes one step per degree (and past 2^53 never ends)
+        raise ValueError(f"sph_legendre: degree {np.nanmax(degree):g} is beyond "
+                         f"{SPH_LEGENDRE_MAX_DEGREE}; the recurrence takes one step per "
+                         "degree")
     out = _ufunc("sph_legendre")(*[np.asarray(a).astype(np.float64, copy=False)
                                    for a in (n, m, th)])
     return np.asarray(out).astype(dtype, copy=False)
