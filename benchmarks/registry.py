@@ -23,7 +23,7 @@ fresh process, without the process start and the imports).
 
 A workload may also register a *profiler* (``@WL.profiler``): a function ``(case) ->
 str`` run in the zerax contender's process when a target is missed; it times pieces of
-the zerax side (the generated source, a kernel without its transcendental functions,
+the zerax side (the compiled kernels, a kernel without its transcendental functions,
 the BLAS calls alone, ...) and its text goes into docs/benchmarks.md beside the miss.
 """
 

@@ -455,52 +455,31 @@ def _blas_names():
 
 
 def _program_pieces(jitted, args, min_s=0.3):
-    """Time the pieces of a compiled zerax program that is split around BLAS calls (its
-    entry is a Python function calling njit kernels and `_dot_general`): each kernel and
-    the BLAS calls are wrapped with timers for a few calls. Returns text lines."""
+    """What a compiled zerax program is made of (its kernels, the BLAS products their
+    machine code calls, the host steps between them), the BLAS threads its products get
+    (cpu/blas.py's policy) and its time per call. Returns text lines."""
     import time
 
     from zerax._src.api.jit import executable_for
+    from zerax._src.backends import kernel_ir as K
+    from zerax._src.backends.cpu import blas, threads
     lowered = jitted.lower(*args)
     exe = executable_for(lowered.jaxpr, lowered.name)
-    source = lowered.as_text()
-    g = getattr(getattr(exe.kernel, "__wrapped__", exe.kernel), "__globals__", None)
-    if g is None or "_dot_general" not in g:
-        return [f"one njit kernel ({source.count(chr(10))} lines of source), no Python glue"]
-    names = [k for k in g if k.startswith("kernel_") or k == "_dot_general"]
-    orig = {k: g[k] for k in names}
-    spent = dict.fromkeys(names, 0.0)
-    count = dict.fromkeys(names, 0)
-
-    def timed(k, f):
-        def run(*a):
-            t = time.perf_counter()
-            r = f(*a)
-            spent[k] += time.perf_counter() - t
-            count[k] += 1
-            return r
-        return run
     jitted(*args)
+    texts = [K.format_kernel(s.kernel) for s in exe.steps if s.kernel is not None]
+    products = sum(t.count("call gemm(") for t in texts)
     calls, t0 = 0, time.perf_counter()
-    g.update({k: timed(k, f) for k, f in orig.items()})
-    try:
-        while calls < 3 or time.perf_counter() - t0 < min_s:
-            jitted(*args)
-            calls += 1
-    finally:
-        g.update(orig)
+    while calls < 3 or time.perf_counter() - t0 < min_s:
+        jitted(*args)
+        calls += 1
     total = (time.perf_counter() - t0) / calls
-    blas = spent["_dot_general"] / calls
-    kern = sorted(((spent[k] / calls, k) for k in names if k != "_dot_general"), reverse=True)
-    n_blas, t_kern = count["_dot_general"] // calls, sum(t for t, _ in kern)
-    lines = [(f"per call {_ms(total)}: BLAS (np.matmul from Python, {n_blas} products) "
-              f"{_ms(blas)} = {blas / total:.0%}; {len(kern)} njit kernels {_ms(t_kern)}; "
-              f"the rest (Python glue, dispatch) {_ms(total - blas - t_kern)}")]
-    for t, k in kern[:4]:
-        head = source.split(f"def {k}(", 1)[1].splitlines()
-        what = next((ln.strip() for ln in head[1:3] if ln.strip().startswith("#")), "")
-        lines.append(f"  {k}: {_ms(t)}  {what}")
-    return lines
+    n_blas = blas.threads_for(exe._blas_work, threads.setting()) if products else 0
+    return [(f"per call {_ms(total)}: {len(texts)} kernel(s) "
+            f"({sum(t.count(chr(10)) for t in texts)} lines of kernel IR), "
+            f"{len(exe.steps) - len(texts)} host step(s); {products} BLAS product(s) "
+            f"called from the machine code, on {n_blas} BLAS thread(s) (largest product "
+            f"{exe._blas_work:.2e} multiply-adds; num_threads {threads.setting()})")]
+
 
 DISPATCH_N = 16
 
@@ -633,8 +612,6 @@ def _(case):
 
 @ELEMENTWISE.profiler
 def _(case):
-    import numba
-
     import zerax as zx
     import zerax.numpy as znp
     a, b = map(znp.asarray, _ew_data(int(float(case))))
@@ -642,7 +619,7 @@ def _(case):
     full = zx.jit(_ew_chain(znp))
     plain = zx.jit(lambda a, b: a * a * b + a / (1 + b * b) - a * b)
     lines = [f"the chain, jitted: {_ms(_median_time(lambda: full(a, b)))} "
-             f"(Numba threads: {numba.get_num_threads()})",
+             f"(zerax threads: {zx.config.num_threads})",
              "the same chain without its transcendental functions: "
              f"{_ms(_median_time(lambda: plain(a, b)))}"]
     for name, zf, nf in (("exp(-a*a)", lambda a, b: znp.exp(-a * a),
@@ -741,16 +718,16 @@ MLP_STEP = workload(
                 "case).",
     targets=[Target("jax_jit", 1.1, "<= 1.1x jax.jit", ISSUE_JIT)],
     rounds=7,
-    miss_note="zerax splits this program around its 8 matrix products: a Python function "
-              "calls `np.matmul` (NumPy's OpenBLAS) between a few small njit kernels "
-              "(pieces below, each timed inside the real program). Since issue 19 BLAS runs "
-              "on one thread inside compiled programs (backends/numba/threads.py: one pool, "
-              "one `num_threads` setting), so the step no longer collapses when OpenBLAS's "
-              "threads and other processes compete for the cores (14x jax.jit quiet, 29x "
-              "loaded before); the pieces also show the step with OpenBLAS limited to one "
-              "thread by hand (now the same) and NumPy by hand with its default threads. "
-              "What is left is the products themselves on one thread, against XLA's own "
-              "thread pool.",
+    miss_note="zerax compiles this step into one kernel whose machine code calls "
+              "OpenBLAS's `cblas_dgemm` for its 8 matrix products (backends/cpu/blas.py) and "
+              "runs the elementwise work between them as loops (parallel ones on the thread "
+              "pool of cpu/threads.py). A product runs on one BLAS thread unless it is large "
+              "(cpu/blas.py `threads_for`: from 2^24 multiply-adds it gets the threads "
+              "other processes leave idle, from 2^28 all of `num_threads`), so BLAS never "
+              "competes with the parallel loops (issue 19: 14x jax.jit quiet, 29x loaded "
+              "before). The pieces below show the program and the step with OpenBLAS "
+              "limited to one thread by hand, and NumPy by hand. What is left is the "
+              "products themselves against XLA's own.",
 )
 
 
@@ -812,9 +789,9 @@ PER_EXAMPLE_JIT = workload(
                 "`jit(vmap(grad(loss), in_axes=(None, 0, 0)))`.",
     targets=[Target("jax_jit", 1.2, "<= 1.2x jax.jit", ISSUE_VMAP)],
     rounds=7,
-    miss_note="As for the MLP step, the program is split around its matrix products "
-              "(pieces below: each njit kernel and the BLAS calls, timed inside the "
-              "program). The per-example weight gradients are outer products: `vmap` "
+    miss_note="As for the MLP step, the products are BLAS calls from the compiled "
+              "kernel's machine code (pieces below: the kernels, products and threads). "
+              "The per-example weight gradients are outer products: `vmap` "
               "turns them into `dot_general`s with a batch dimension and no contraction. "
               "When this suite was written, zerax computed them with `np.matmul` on "
               "(64, m, 1) x (64, 1, n) stacks and copied the result into the wanted "
@@ -975,16 +952,14 @@ RNN = workload(
                 "loss = sum(h_T ** 2).",
     targets=[Target("jax_jit", 1.2, "<= 1.2x jax.jit", ISSUE_CF)],
     rounds=5,
-    miss_note="The whole program is one njit kernel: the forward scan also stores each "
+    miss_note="The whole program is one kernel: the forward scan also stores each "
               "step's residuals (the tanh outputs), and the transposed scan runs backwards "
-              "over them without recomputing the step. float64 products are register "
-              "tiles (microkernel.py: 4x12 outputs in AVX2 registers over the whole "
-              "contraction, FMA, a panel of the streamed operand kept in L1), ~22 GMAC/s "
-              "single-threaded; a product feeding `c + a @ b` starts from `c`, and no "
-              "step allocates (carries in two swapped buffers, ys rows written in place). "
-              "What is left is the products (about 183M multiply-adds per call, ~9 ms) "
-              "and the elementwise work between them; XLA's runtime can also spread "
-              "one step's products over both cores.",
+              "over them without recomputing the step. The products are calls of OpenBLAS's "
+              "`cblas_dgemm` from the machine code (on one BLAS thread: cpu/blas.py); no "
+              "step allocates (the kernel's scratch buffers are allocated once per call, "
+              "carries updated in place: lowering/inplace.py). What is left is the "
+              "products and the elementwise work between them; XLA's runtime can also "
+              "spread one step's products over both cores.",
 )
 
 
@@ -1018,12 +993,10 @@ def _(case):
     t = _median_time(lambda: g(*args), repeats=3)
     with _blas_threads(1):
         t1 = _median_time(lambda: g(*args), repeats=3)
-    n_dots = src.count("np.dot(")
     return "\n".join([
-        (f"one njit kernel; {src.count('# dot_general')} products lowered as loop nests "
-         f"and {n_dots} np.dot (BLAS) call sites; {src.count('np.empty(')} `np.empty` "
-         f"in the source (tests check that none runs per scan step); "
-         f"{src.count('.astype(')} operand copies by `astype`"),
+        (f"{src.count(chr(10) + 'kernel ') + src.startswith('kernel ')} kernel(s); "
+         f"{src.count('call gemm(')} BLAS calls in the kernel IR; "
+         f"{src.count(chr(10) + '  temp ')} scratch buffers (allocated once per call)"),
         (f"per call {_ms(t)}; with OpenBLAS limited to 1 thread (experiment): {_ms(t1)} "
          f"(BLAS: {_blas_names()})")])
 
@@ -1178,34 +1151,30 @@ JIT_COMPILE = workload(
                 compare=False)],
     description="Trace + lower + compile time of a program seen for the first time. "
                 "zerax: every sample is a fresh Python process (`benchmarks/"
-                "compile_probe.py`) that imports zerax, NumPy and Numba, builds the "
-                "inputs and starts zerax's jit backend (its modules and Numba's thread "
-                "pool, once per process: JAX's side is measured in a running process "
-                "whose backend is up; not timed), then times its first call of the "
-                "jitted function minus its second call (trace, code generation, Numba "
-                "compilation including Numba's typing/target initialisation in that "
-                "process; one execution taken out). *cold*: a new, empty `ZERAX_CACHE_DIR` for every "
-                "sample; *warm*: a second process with the same directory, filled "
-                "beforehand by a first one (Numba's machine code is loaded, not "
-                "compiled). JAX: `jax.clear_caches()` then `jit(f).lower(*args)"
-                ".compile()` in a running process, its persistent cache off. Numba: a "
+                "compile_probe.py`) that imports zerax and NumPy, builds the inputs and "
+                "starts zerax's jit backend (its modules, LLVM's target machine and engine, "
+                "the thread pool's runtime module, once per process: JAX's side is measured "
+                "in a running process whose backend is up; not timed), then times its first "
+                "call of the jitted function minus its second call (trace, lowering to the "
+                "kernel IR, LLVM's compile of each kernel; one execution taken out). *cold*: "
+                "a new, empty `ZERAX_CACHE_DIR` for every sample; *warm*: a second process "
+                "with the same directory, filled beforehand by a first one (each kernel's "
+                "object code is loaded and linked, not compiled). JAX: `jax.clear_caches()` "
+                "then `jit(f).lower(*args).compile()` in a running process, its persistent "
+                "cache off. Numba: a "
                 "fresh `njit(parallel=True)` dispatcher compiled by its first call on small "
                 "arrays in a running process. The programs are the MLP training step and "
                 "the elementwise chain (10^6) above.",
     targets=[Target("jax_jit", 0.2, "warm disk cache <= 0.2x JAX's cold compile",
                     ISSUE_JIT, cases=("warm_mlp", "warm_elementwise"))],
     rounds=5,
-    miss_note="Cold, the time is Numba compiling the generated kernels with LLVM (several "
-              "for the MLP step, counted in the breakdown below), plus Numba's own "
-              "first-use initialisation in the new process; zerax's trace and code "
-              "generation take milliseconds. Warm, zerax does not go through Numba at "
-              "all (backends/numba/native.py): the first compile saved each kernel's "
-              "object code, and the new process links it with llvmlite directly and "
-              "calls it through Numba's own CPython wrapper, so Numba's typing and target "
-              "contexts (`BaseContext.refresh`, ~0.5-1 s) are never built. What is left "
-              "warm is tracing (~15-25 ms for the MLP step), code generation (the cache "
-              "key is the generated source), the link (~10 ms) and importing zerax's "
-              "backend modules on first use.",
+    miss_note="Cold, the time is LLVM's O3 pipeline and code emission for each kernel "
+              "(one for the MLP step; the breakdown below); zerax's trace and lowering take "
+              "milliseconds. Warm, nothing is compiled: backends/cpu/compile.py finds each "
+              "kernel's object code in the sealed disk cache (keyed by a hash of its kernel "
+              "IR and the versions it depends on, checked by a MAC) and links it into this "
+              "process's LLVM engine. What is left warm is tracing, the lowering to kernel "
+              "IR (which the cache key needs), the cache read and the link.",
 )
 
 
@@ -1235,25 +1204,22 @@ def _(case):
 
 @JIT_COMPILE.profiler
 def _(case):
-    import numba
     kind, program = case.split("_", 1)
     if kind != "warm":
         return None
     b = _compile_probe(program, _WARM_DIRS[case], "--breakdown")
     _compile_probe("trivial", _WARM_DIRS[case])          # compiles it into the cache
-    trivial = _compile_probe("trivial", _WARM_DIRS[case])["first_s"]
+    t = _compile_probe("trivial", _WARM_DIRS[case], "--breakdown")
+    p = b["pieces"]
     return "\n".join([
-        (f"a fresh process with the filled cache (Numba {numba.__version__}), its first "
-         f"call taken apart: trace {_ms(b['trace_s'])}; code generation and loading the "
-         f"generated module {_ms(b['codegen_s'])}; first call of the {b['kernels']} njit "
-         f"kernel(s) {_ms(b['first_call_s'])} (under cProfile, which slows it: read the "
-         f"shares), of which Numba's one-time "
-         "initialisation of its typing and target contexts (`BaseContext.refresh`: "
-         f"registries, imports of numba.np.* and scipy.linalg) {_ms(b['numba_init_s'])}; "
-         f"a steady-state call {_ms(b['second_s'])}"),
-        ("for comparison, the first call in a fresh process of a trivial "
-         f"`@njit(cache=True)` function `a + 1.0` loaded from Numba's cache: "
-         f"{_ms(trivial)}")])
+        (f"a fresh process with the filled cache, its first call taken apart: trace "
+         f"{_ms(p['trace_s'])}; lowering to kernel IR {_ms(p['zerax_lowering_s'])}; "
+         f"{b['kernels']} kernel(s), {b['loaded']} loaded from the cache and {b['compiled']} "
+         f"compiled (LLVM {_ms(b['llvm_s'])}): cache key {_ms(p['cache_key_s'])}, cache "
+         f"read {_ms(p['cache_read_s'])}, link {_ms(p['link_s'])}; rest of the first call "
+         f"{_ms(p['other_s'])}; a steady-state call {_ms(b['second_s'])}"),
+        (f"for comparison, the same for `jit(lambda x: x + 1.0)` on a 3-vector, its kernel "
+         f"in the cache: first call {_ms(t['first_s'])}")])
 
 
 @JIT_COMPILE.contender("jax_jit", label="JAX compile")

@@ -146,7 +146,8 @@ EXPORT_LOAD = workload(
     rounds=5,
     miss_note="zerax's part: reading the blob (SHA-256 and CRCs of the 8.4 MB of weights), "
               "decoding and type-checking the program, tracing it under jit, the cache "
-              "lookup (the generated source is the key) and linking the cached kernels.",
+              "lookup (lowering to the kernel IR, whose hash is the key) and linking the "
+              "cached object code.",
 )
 
 

@@ -96,11 +96,12 @@ RK4 = workload(
                 "between the two, so results are not compared.)",
     targets=[Target("jax_jit", 1.5, "<= 1.5x jax.jit", ISSUE_SPEED)],
     rounds=5,
-    miss_note="The row update writes into the loop carry in place (backends/numba/loops.py; "
-              "before issue 19 every step copied the whole carry: 950x). What is left is "
-              "the per-step cost of small arrays: each `lorenz` call builds a 3-vector "
-              "from slices, reshapes and a concatenation, each a small heap allocation in "
-              "the generated Numba code, where XLA keeps them in registers.",
+    miss_note="The whole trajectory is one kernel; the row update writes into the loop "
+              "carry in place (lowering/inplace.py; before issue 19 every step copied the "
+              "whole carry: 950x). Each `lorenz` call's 3-vectors (slices, the "
+              "concatenation) are small scratch buffers on the stack, which LLVM may keep "
+              "in registers; what is left is the per-step cost of those copies and of the "
+              "index arithmetic around them.",
 )
 _register(RK4, _rk4)
 
