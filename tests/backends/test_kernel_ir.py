@@ -336,3 +336,35 @@ def test_machine_code_calling_a_missing_function_is_compiled_again_or_refused(mo
     monkeypatch.setattr(cc, "_load", lacking)
     with pytest.raises(zx.errors.NotSupportedError, match="fresh_program.*__zx_probe"):
         make()(x)
+
+
+def test_long_programs_split_per_layer_only_when_layers_repeat(monkeypatch):
+    """A long program with several large products is one kernel per layer when layers
+    repeat (identical kernels, compiled once); with no repeated layer it stays one
+    kernel.  Either way the values are eager's."""
+    from zerax._src.backends import lowering
+    monkeypatch.setattr(lowering, "SPLIT_ABOVE", 10)
+    rng = np.random.default_rng(0)
+    ws = [rng.standard_normal((64, 64)) / 8 for _ in range(4)]
+    x = rng.standard_normal((64, 64))
+
+    def same_layers(x, *ws):
+        for w in ws:
+            x = znp.tanh(x @ w) + x
+        return x.sum()
+
+    def different_layers(x, *ws):
+        x = znp.tanh(x @ ws[0])
+        x = znp.exp(-(x @ ws[1]) ** 2)
+        x = znp.sin(x @ ws[2]) * 2.0
+        return (x @ ws[3]).max()
+
+    for f, split in ((same_layers, True), (different_layers, False)):
+        g = zx.grad(f)
+        steps = lowering.lower_steps(zx.make_jaxpr(g)(x, *ws).jaxpr)
+        kernels = [K.format_kernel(s.kernel) for s in steps if s.kernel is not None]
+        assert (len(kernels) > 1 and len(set(kernels)) < len(kernels)) if split \
+            else len(kernels) == 1, (f.__name__, len(kernels))
+        with zx.disable_jit():
+            want = np.asarray(g(x, *ws))
+        np.testing.assert_allclose(np.asarray(zx.jit(g)(x, *ws)), want, rtol=1e-12, atol=1e-12)
