@@ -506,7 +506,7 @@ def write_markdown(path: str, all_res: dict, total_s: float, chart: str | None,
         "",
         ("zerax's on-disk compilation cache (`ZERAX_CACHE_DIR`) is a fresh, empty "
          "directory for each run, so a jitted zerax program's *first call* in the detail "
-         "tables is a cold compile (Numba included); the compile-time workload at the end "
+         "tables is a cold compile (LLVM included); the compile-time workload at the end "
          "measures cold and warm first calls in fresh processes."),
         "",
         *([("Rows marked *pending* need a part of zerax that does not exist yet; their "

@@ -723,7 +723,7 @@ MLP_STEP = workload(
               "runs the elementwise work between them as loops (parallel ones on the thread "
               "pool of cpu/threads.py). A product runs on one BLAS thread unless it is large "
               "(cpu/blas.py `threads_for`: from 2^24 multiply-adds it gets the threads "
-              "other processes leave idle, from 2^28 all of `num_threads`), so BLAS never "
+              "other processes leave idle, never more), so BLAS never "
               "competes with the parallel loops (issue 19: 14x jax.jit quiet, 29x loaded "
               "before). The pieces below show the program and the step with OpenBLAS "
               "limited to one thread by hand, and NumPy by hand. What is left is the "

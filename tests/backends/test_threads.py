@@ -109,11 +109,11 @@ def test_programs_with_products_are_wrapped():
 def test_blas_threads_follow_the_product_size_and_the_idle_cores(monkeypatch):
     n = threads.setting()
     assert blas.threads_for(10**6, n) == 1
-    assert blas.threads_for(blas.PARALLEL_BLAS_MIN_WORK, n) == n
     for busy, idle in ((0.2, n), (float(n), 1), (n + 3.0, 1)):
         monkeypatch.setattr(blas, "_busy_elsewhere", lambda: busy)
         blas._idle[0], blas._idle[2] = -10.0, None    # force a fresh, unsmoothed reading
-        assert blas.threads_for(blas.SHARED_BLAS_MIN_WORK, n) == idle
+        for work in (blas.SHARED_BLAS_MIN_WORK, 2 ** 34):   # however large the product
+            assert blas.threads_for(work, n) == idle
 
 
 def test_the_busy_count_is_instantaneous_not_a_minute_old():

@@ -24,13 +24,12 @@ import time
 
 import numpy as np
 
-# Multiply-adds in one product from which BLAS gets every thread of the setting: below
-# it (measured on 2 cores: 128x784x512 ran 7 ms on one thread and 50-80 ms on two with
-# one other busy process; 512^3 was no faster on two) a product runs on one thread.
-PARALLEL_BLAS_MIN_WORK = 2 ** 28
-# Multiply-adds from which BLAS gets the threads other processes leave idle (measured
-# on 2 cores, quiet: an MLP step with 128x784x512 products took 20 ms on one BLAS
-# thread and 11 ms on two; below about 2^24 a second thread does not pay).
+# Multiply-adds in one product from which BLAS gets the threads other processes leave
+# idle (measured on 2 cores, quiet: an MLP step with 128x784x512 products took 20 ms on
+# one BLAS thread and 11 ms on two; below about 2^24 a second thread does not pay).
+# Never more, however large the product: beside one busy process on 2 cores, two BLAS
+# threads ran 128x784x512 in 50-80 ms against 7 ms on one, and an exported MLP's
+# 360x1024x1024 products made its step 2.6x slower than on one thread.
 SHARED_BLAS_MIN_WORK = 2 ** 24
 
 _CBLAS_NAMES = ("cblas_{}", "scipy_cblas_{}64_", "cblas_{}64_", "scipy_cblas_{}")
@@ -128,8 +127,6 @@ def idle_threads(num_threads: int) -> int:
 
 def threads_for(work: int, num_threads: int) -> int:
     """BLAS threads inside a program whose largest product does ``work`` multiply-adds."""
-    if work >= PARALLEL_BLAS_MIN_WORK:
-        return num_threads
     if work >= SHARED_BLAS_MIN_WORK:
         return idle_threads(num_threads)
     return 1
