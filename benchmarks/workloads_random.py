@@ -143,8 +143,8 @@ EAGER = workload(
                 "kernel for the concrete key).",
     targets=[Target("jax", 0.2, "<= 0.2x JAX eager", ISSUE_RANDOM)],
     rounds=9,
-    miss_note="On a concrete key zerax's eager `normal` is one call of a compiled Numba "
-              "kernel (random/eager.py); what is left is argument checking and wrapping "
+    miss_note="On a concrete key zerax's eager `normal` is one call of the sampler's "
+              "compiled kernel, kept per key and shape (random/eager.py); what is left is argument checking and wrapping "
               "the result, a few microseconds of Python.",
 )
 

@@ -405,8 +405,12 @@ def clone(key):
 
 
 def canonical_shape(shape, name):
-    if type(shape) is tuple and all(type(d) is int and d >= 0 for d in shape):
-        return shape   # the common case, quickly
+    if type(shape) is tuple:   # the common case, quickly (a loop: no generator per call)
+        for d in shape:
+            if type(d) is not int or d < 0:
+                break
+        else:
+            return shape
     if isinstance(shape, Sequence):
         dims = tuple(shape)
     else:
