@@ -368,3 +368,32 @@ def test_long_programs_split_per_layer_only_when_layers_repeat(monkeypatch):
         with zx.disable_jit():
             want = np.asarray(g(x, *ws))
         np.testing.assert_allclose(np.asarray(zx.jit(g)(x, *ws)), want, rtol=1e-12, atol=1e-12)
+
+
+def test_a_failure_of_the_compiler_itself_is_a_zerax_error_naming_the_jit(monkeypatch):
+    """A broken invariant in the lowering or LLVM's emitter never reaches the user as a
+    raw ValueError/RuntimeError: it is a ZeraxInternalError naming the function, with
+    the original as its cause."""
+    from zerax._src.backends import lowering
+    from zerax._src.backends.cpu import executable
+
+    def broken_lowering(jaxpr):
+        raise ValueError("load of in0(3,) with 2 indices")
+    monkeypatch.setattr(executable, "lower_steps", broken_lowering)
+
+    def lowered_badly(a):
+        return a * 3.0 + 1.0
+    with pytest.raises(errors.ZeraxInternalError, match="lowered_badly.*lowering it") as info:
+        zx.jit(lowered_badly)(np.arange(3.0))
+    assert type(info.value.__cause__) is ValueError
+    monkeypatch.setattr(executable, "lower_steps", lowering.lower_steps)
+
+    def broken_llvm(kernel, symbol, fast_math):
+        raise RuntimeError("LLVM ERROR: invalid module")
+    monkeypatch.setattr(cpu_compile, "_compile", broken_llvm)
+    monkeypatch.setattr(cpu_compile, "find", lambda kernel, fast_math=False: None)
+
+    def compiled_badly(a):
+        return a * 5.0 - 7.0
+    with pytest.raises(errors.ZeraxInternalError, match="compiled_badly.*compiling it"):
+        zx.jit(compiled_badly)(np.arange(3.0))

@@ -41,6 +41,7 @@ from __future__ import annotations
 import numpy as np
 from llvmlite import ir
 
+from .... import errors
 from .. import kernel_ir as K
 from . import blas, mathlib
 from .complexmath import ComplexOps, complex_type
@@ -61,7 +62,7 @@ UNROLLED_TRIPS = 4
 PARALLEL_BLOCK_ELEMENTS = 8192
 
 
-class EmitError(Exception):
+class EmitError(errors.ZeraxInternalError):
     """A kernel this emitter cannot compile (a bug of the lowering that made it)."""
 
 

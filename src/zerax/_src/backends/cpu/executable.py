@@ -24,7 +24,7 @@ from ...base.gc_pause import gc_paused
 from ...core.core import run_impl
 from ...ir.ir import Jaxpr, Var, dce, effectful_primitives
 from ...ops.linalg import dot_general_p, product_work
-from ..lowering import format_steps, lower_steps
+from ..lowering import Unlowerable, format_steps, lower_steps
 from ..sizes import check_program
 from . import blas, engine, threads
 from . import compile as cpu_compile
@@ -58,8 +58,13 @@ class CpuExecutable:
                               jaxpr.eqns))
         check_program(jaxpr, f"jit of {name}")  # shapes int64 indexing or memory cannot hold
         start = time.perf_counter()
-        with gc_paused():
-            self.steps = lower_steps(jaxpr)
+        try:
+            with gc_paused():
+                self.steps = lower_steps(jaxpr)
+        except (Unlowerable, errors.ZeraxError):
+            raise
+        except Exception as e:  # noqa: BLE001 - a broken invariant of the lowering
+            raise _internal(name, "lowering it", e) from e
         self._jaxpr = jaxpr
         self.source = format_steps(self.steps)
         self._lowered_s = time.perf_counter() - start
@@ -89,6 +94,10 @@ class CpuExecutable:
             other = self._fallback()
             self.kernel, self.source = other.kernel, other.source
             return other.kernel(*vals)
+        except errors.ZeraxError:
+            raise
+        except Exception as e:  # noqa: BLE001 - LLVM's or the emitter's: never raw
+            raise _internal(self.name, "compiling it", e) from e
         calls = iter([_kernel_call(x, k) for x, k in zip(loaded, kernels)])
         call = self._program(calls)
         if any(x.blas for x in loaded):
@@ -149,6 +158,15 @@ def _kernel_call(loaded, kernel):
         fn(*vals, *os_)
         return os_
     return call
+
+
+def _internal(name, doing, e) -> errors.ZeraxInternalError:
+    """A failure of zerax's own compiler, for the user: which jit, and that it is a
+    bug to report (the original exception is the cause)."""
+    return errors.ZeraxInternalError(
+        f"jit of {name}: the CPU compiler failed {doing} ({type(e).__name__}: {e}); this is "
+        "a zerax bug, please report it. Meanwhile the function runs without jit (or inside "
+        "zerax.disable_jit()).")
 
 
 def _host_call(eqn):
