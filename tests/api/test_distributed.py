@@ -68,6 +68,31 @@ def test_a_world_of_one_process():
         lax.psum(1.0, "data")
 
 
+def test_allreduce_receives_into_the_buffers_it_is_given():
+    """The transport's Allreduce writes into the caller's buffers (a compiled program's
+    own, sparing a copy) where no conversion is needed, and into new arrays otherwise
+    (float16 and booleans are reduced in another dtype; a buffer that overlaps its
+    operand, or is read-only, is not used)."""
+    from mpi4py import MPI
+    from zerax._src.backends.mpi.transport import Communicator
+    comm = Communicator(MPI.COMM_SELF, ("data",))
+    rng = np.random.default_rng(0)
+    x, h = rng.standard_normal((3, 4)), rng.standard_normal(5).astype(np.float16)
+    b = np.array([True, False])
+    outs = [np.empty_like(x), np.empty_like(h), np.empty_like(b)]
+    got = comm.allreduce([x, h, b], "sum", "psum", outs=outs)
+    assert got[0] is outs[0] and got[1] is not outs[1] and got[2] is not outs[2]
+    for g, want in zip(got, [x, h, b]):
+        np.testing.assert_array_equal(g, want)
+        assert g.dtype == want.dtype
+    frozen = np.empty_like(x)
+    frozen.flags.writeable = False
+    for out in (frozen, x):
+        (r,) = comm.allreduce([x], "max", "pmax", outs=[out])
+        assert r is not out
+        np.testing.assert_array_equal(r, x)
+
+
 def test_devices_and_meshes(local_devices):
     devs = zx.devices()
     assert [d.id for d in devs] == [0, 1, 2, 3] and zx.local_device_count() == 4

@@ -150,6 +150,31 @@ def test_a_fused_chain_is_one_loop_and_large_ones_are_parallel():
     assert large.count("parallel for ") == 1
 
 
+def test_maps_over_arrays_of_several_shapes_fuse_per_array():
+    """A tree_map chain over parameters of two shapes (scale, then a step) interleaves
+    the shapes; each array's chain is still one loop, with no temporary, and a
+    reduction joins the group of its operand even when another shape came between."""
+    rng = np.random.default_rng(1)
+    g = [rng.standard_normal((30, 20)), rng.standard_normal(7)]
+    p = [rng.standard_normal((30, 20)), rng.standard_normal(7)]
+
+    def step(g, p):
+        g = [x * 1.5 for x in g]
+        g = [x / 2.0 for x in g]
+        new = [a - 0.01 * b for a, b in zip(p, g)]
+        return new, [znp.sum(b * b) for b in g]
+
+    text = str(_kernel_of(step, g, p))
+    # one loop per array, accumulating its sum of squares as it goes
+    assert text.count(" <- add over ") == 2 and "for " not in text and "temp" not in text
+    (new, norms), want = zx.jit(step)(g, p), step(g, p)
+    for got, ref in zip(new + norms, want[0] + want[1]):
+        np.testing.assert_allclose(np.asarray(got), np.asarray(ref), rtol=1e-14)
+    ref = [pi - 0.01 * (gi * 1.5 / 2.0) for gi, pi in zip(g, p)]
+    np.testing.assert_array_equal(np.asarray(new[0]), ref[0])
+    np.testing.assert_array_equal(np.asarray(new[1]), ref[1])
+
+
 def test_reductions_take_pairwise_or_memory_order():
     x = np.random.default_rng(0).standard_normal((300, 41))
     trailing = str(_kernel_of(lambda v: znp.sum(v * 2.0, axis=1), x))

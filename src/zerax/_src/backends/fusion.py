@@ -124,42 +124,77 @@ def plan_groups(jaxpr, fusible, reads: IndexReads | None = None):
     accumulates inside the same loop nest.  With ``reads`` (`index_reads`), its
     concatenations join (or start) groups too, and its deferred slices are in no group.
     ``fusible(eqn)``: whether the backend computes ``eqn`` one element at a time (it has
-    a scalar rule for the primitive)."""
+    a scalar rule for the primitive).
+
+    An elementwise equation joins the latest open group of its shape that comes after
+    everything it reads, not only the group just before it: a ``tree_map`` over
+    parameters of several shapes (an optimiser's update, ``pmean`` of gradients then a
+    step) interleaves the shapes, and each array's chain would otherwise be cut into one
+    loop per map, each a round trip through memory.  Moving a pure equation earlier,
+    after its operands, keeps the order a valid one; it only reads values sooner (so an
+    update in place that `inplace.plan` allowed stays allowed)."""
     reads = reads or IndexReads()
-    groups, current, shape = [], [], None
+    slots = []          # [kind, eqns, shape, open]: in the order they are lowered
+    made_in: dict = {}  # var -> the slot that computes it
+    open_slots: dict = {}  # loop shape -> indices of its open fused slots, in order
+
+    def after_operands(eqn) -> int:
+        return max((made_in.get(a, -1) for a in eqn.invars if type(a) is Var),
+                   default=-1)
+
+    def add(kind, eqn, shape=None):
+        slots.append([kind, [eqn], shape, kind == "fused"])
+        if kind == "fused":
+            open_slots.setdefault(shape, []).append(len(slots) - 1)
+        return len(slots) - 1
+
+    def join(k, eqn):
+        slots[k][1].append(eqn)
+        return k
+
+    def close(k):
+        slots[k][3] = False
+        open_slots[slots[k][2]].remove(k)
+
     for eqn in _scalars_first(jaxpr):
         if eqn.primitive is slice_p and eqn.outvars[0] in reads.slices:
             continue   # read in place by its concatenation
+        shape = _group_shape(eqn) if eqn.outvars else None
         if id(eqn) in reads.concats:
-            made = {v for m in current for v in m.outvars}
-            if current and _group_shape(eqn) == shape and \
+            # joins only the group just before it, when that group does not make what
+            # it reads in place
+            last = slots[-1] if slots else None
+            made = {v for m in last[1] for v in m.outvars} if last else set()
+            if last is not None and last[3] and last[2] == shape and \
                     not any(a in made for a in concat_sources(eqn, reads)):
-                current.append(eqn)
-                continue
-            if current:
-                groups.append(("fused", current))
-            current, shape = [eqn], _group_shape(eqn)
-            continue
-        if current:
-            how = _joins(eqn, shape, current, fusible)
-            if how is not None:
-                current.append(eqn)
-                if how == "reduce":  # a reduction ends its group
-                    groups.append(("fused", current))
-                    current = []
-                continue
-            groups.append(("fused", current))
-            current = []
-        if (fusible(eqn) and all(_operand_fits(a, _group_shape(eqn)) for a in eqn.invars)) \
-                or (_is_broadcast(eqn) and _group_shape(eqn) != ()):
-            current, shape = [eqn], _group_shape(eqn)
+                k = join(len(slots) - 1, eqn)
+            else:
+                k = add("fused", eqn, shape)
         else:
-            groups.append(("single", [eqn]))
-    if current:
-        groups.append(("fused", current))
+            k = None
+            floor = after_operands(eqn)
+            # (a reduction joins the group of its operand's loop shape)
+            loops = eqn.invars[0].aval.shape if eqn.primitive in _REDUCTIONS else shape
+            for j in reversed(open_slots.get(loops, ())):
+                if j < floor:
+                    break
+                how = _joins(eqn, loops, slots[j][1], fusible)
+                if how is not None:
+                    k = join(j, eqn)
+                    if how == "reduce":    # a reduction ends its group
+                        close(j)
+                    break
+            if k is None:
+                if (fusible(eqn) and all(_operand_fits(a, shape) for a in eqn.invars)) \
+                        or (_is_broadcast(eqn) and shape != ()):
+                    k = add("fused", eqn, shape)
+                else:
+                    k = add("single", eqn)
+        for v in eqn.outvars:
+            made_in[v] = k
     # A group of only broadcasts is cheaper as a plain broadcast.
-    return [("single", g) if k == "fused" and all(_is_broadcast(e) for e in g) and len(g) == 1
-            else (k, g) for k, g in groups]
+    return [("single", g) if k == "fused" and len(g) == 1 and _is_broadcast(g[0])
+            else (k, g) for k, g, _, _ in slots]
 
 
 def independent_parts(eqns, reads=lambda eqn: eqn.invars) -> list:

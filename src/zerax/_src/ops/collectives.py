@@ -137,16 +137,25 @@ def _same_avals(*xs, **params):
     return [ShapedArray(x.shape, x.dtype) for x in xs]
 
 
+def reduce_into(prim, outs, xs, *, axis_name, axis_size, groups) -> list:
+    """``prim`` (psum, pmax or pmin) of ``xs``, its implementation.  ``outs`` (or None):
+    arrays of the results' shapes and dtypes that the MPI call may write into, sparing
+    a copy (a compiled program's own buffers, `backends/cpu/executable.py`); the
+    results returned are those arrays where it did."""
+    local, procs = split_axes(axis_size, groups)
+    xs = [np.asarray(x) for x in xs]
+    if prim is psum_p and local != 1:  # every member of a vmap axis holds x
+        xs = [(x * _size_in(x.dtype, local)).astype(x.dtype) for x in xs]
+    if procs:
+        return communicator(procs).allreduce(xs, _MPI_OPS[prim],
+                                             describe(prim.name, axis_name, groups),
+                                             outs=outs)
+    return xs
+
+
 def _reduce_impl(prim):
-    def impl(*xs, axis_name, axis_size, groups):
-        local, procs = split_axes(axis_size, groups)
-        xs = [np.asarray(x) for x in xs]
-        if prim is psum_p and local != 1:  # every member of a vmap axis holds x
-            xs = [(x * _size_in(x.dtype, local)).astype(x.dtype) for x in xs]
-        if procs:
-            return communicator(procs).allreduce(xs, _MPI_OPS[prim],
-                                                 describe(prim.name, axis_name, groups))
-        return xs
+    def impl(*xs, **params):
+        return reduce_into(prim, None, xs, **params)
     return impl
 
 
@@ -236,6 +245,6 @@ vjp_rules[axis_index_p] = ()
 axis_index_p.unsupported["transpose"] = "axis_index has no operands"
 
 
-__all__ = ["psum_p", "pmax_p", "pmin_p", "axis_index_p", "axis_names", "axis_params",
+__all__ = ["reduce_into", "psum_p", "pmax_p", "pmin_p", "axis_index_p", "axis_names", "axis_params",
            "bind_collective", "collective", "communicator", "describe", "member_varying_error",
            "rest_params", "split_axes"]

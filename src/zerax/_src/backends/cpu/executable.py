@@ -25,6 +25,7 @@ from ...core.core import run_impl
 from ...ir.ir import Jaxpr, Var, dce, effectful_primitives
 from ...ops.linalg import dot_general_p, product_work
 from ..lowering import Unlowerable, format_steps, lower_steps
+from ..lowering.host import WRITES_INTO
 from ..sizes import check_program
 from . import blas, engine, threads
 from . import compile as cpu_compile
@@ -218,6 +219,7 @@ def _host_function(kernel):
 def _one_host_call(stmt):
     prim, params = stmt.eqn.primitive, dict(stmt.eqn.params)
     multiple = prim.multiple_results
+    into = WRITES_INTO.get(prim)
     run = _user_code_guard(prim, lambda *a, **p: run_impl(prim, a, p))
     specs = [(b.shape, b.dtype.str, True) for b in stmt.ins] + \
         [(b.shape, b.dtype.str, False) for b in stmt.outs]
@@ -233,14 +235,18 @@ def _one_host_call(stmt):
         if seen != ptrs:
             arrays = [np.asarray(_Memory(p, spec)) for p, spec in zip(ptrs, specs)]
             last[0] = ptrs, arrays
-        results = run(*arrays[:n_in], **params)
-        results = results if multiple else (results,)
         outs = arrays[n_in:]
+        if into is not None:
+            results = into(outs, arrays[:n_in], **params)
+        else:
+            results = run(*arrays[:n_in], **params)
+            results = results if multiple else (results,)
         if len(results) != len(outs):
             raise errors.ZeraxError(f"{prim.name}'s implementation gave {len(results)} "
                                     f"results for {len(outs)} outputs")
         for out, r in zip(outs, results):
-            np.copyto(out, r, casting="unsafe")
+            if r is not out:
+                np.copyto(out, r, casting="unsafe")
     return call
 
 

@@ -18,6 +18,8 @@ derivative of a custom_vjp function); such a program is refused with that reason
 
 from __future__ import annotations
 
+import functools
+
 from ...ir.ir import ClosedJaxpr, Jaxpr
 from ...ops import collectives as co
 from ...ops import elementwise as ew
@@ -40,6 +42,14 @@ HOST_CALLED = frozenset({
     co.psum_p, co.pmax_p, co.pmin_p, co.axis_index_p,
     ex.all_gather_p, ex.psum_scatter_p, ex.all_to_all_p, ex.ppermute_p,
 })
+
+
+# Host-called primitives whose implementation can write its results into the kernel's
+# output buffers (``fn(outs, ins, **params)`` -> the results, which are ``outs`` where it
+# did): a cross-process reduction then receives straight into the kernel's buffer,
+# sparing a copy of the gradients a data-parallel step averages.
+WRITES_INTO = {p: functools.partial(co.reduce_into, p) for p in (co.psum_p, co.pmax_p,
+                                                                  co.pmin_p)}
 
 
 def refusal(eqn, host_step: bool = False) -> str | None:

@@ -98,11 +98,13 @@ class Communicator:
         return err
 
     # -- collectives
-    def allreduce(self, xs: list, op: str, what: str) -> list:
+    def allreduce(self, xs: list, op: str, what: str, outs=None) -> list:
         """The elementwise ``op`` ("sum", "max", "min") over the processes of each array
         of ``xs``: one agreement check, then one nonblocking Iallreduce per array, all
         in flight together (packing them into one buffer first measured several times
-        slower: the copy and the fresh pages cost more than the calls they save)."""
+        slower: the copy and the fresh pages cost more than the calls they save).
+        ``outs`` (or None): writable C-contiguous arrays of the results' shapes and
+        dtypes, received into directly where no conversion is needed."""
         xs = [_contiguous(x) for x in xs]
         if any(x.dtype.kind == "c" for x in xs) and op != "sum":
             raise errors.ZeraxTypeError(
@@ -119,7 +121,11 @@ class Communicator:
                 works.append(x.view(np.uint8))
             else:
                 works.append(x)
-        outs = [np.empty_like(w) for w in works]
+        given = outs if outs is not None else [None] * len(xs)
+        outs = [o if o is not None and w is x and o.dtype == x.dtype and
+                o.shape == x.shape and o.flags.c_contiguous and o.flags.writeable and
+                not np.may_share_memory(o, x)
+                else np.empty_like(w) for x, w, o in zip(xs, works, given)]
         live = [k for k, w in enumerate(works) if w.size]
         if len(live) == 1:
             self.comm.Allreduce(works[live[0]], outs[live[0]], op=mpi_op)
