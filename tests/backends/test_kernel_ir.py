@@ -175,6 +175,22 @@ def test_maps_over_arrays_of_several_shapes_fuse_per_array():
     np.testing.assert_array_equal(np.asarray(new[1]), ref[1])
 
 
+def test_a_value_used_after_a_product_is_computed_there():
+    """An elementwise equation does not move before a product it comes after: the
+    mask ``h > 0`` is computed in the loop that uses it, not stored as booleans."""
+    def f(a, w):
+        h = znp.tanh(a)
+        y = h @ w
+        return znp.where(h > 0, y, 0.0) + h
+
+    a, w = np.linspace(-1, 1, 600).reshape(30, 20), np.eye(20) * 0.5
+    text = str(_kernel_of(f, a, w))
+    assert "bool[" not in text and text.count("temp ") == 2
+    h = np.tanh(a)
+    np.testing.assert_allclose(np.asarray(zx.jit(f)(a, w)), np.where(h > 0, h @ w, 0.0) + h,
+                               rtol=1e-14)   # (tanh: within ulps of NumPy's)
+
+
 def test_reductions_take_pairwise_or_memory_order():
     x = np.random.default_rng(0).standard_normal((300, 41))
     trailing = str(_kernel_of(lambda v: znp.sum(v * 2.0, axis=1), x))

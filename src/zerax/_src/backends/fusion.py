@@ -127,7 +127,8 @@ def plan_groups(jaxpr, fusible, reads: IndexReads | None = None):
     a scalar rule for the primitive).
 
     An elementwise equation joins the latest open group of its shape that comes after
-    everything it reads, not only the group just before it: a ``tree_map`` over
+    everything it reads and after the last equation that is not fused, not only the
+    group just before it: a ``tree_map`` over
     parameters of several shapes (an optimiser's update, ``pmean`` of gradients then a
     step) interleaves the shapes, and each array's chain would otherwise be cut into one
     loop per map, each a round trip through memory.  Moving a pure equation earlier,
@@ -137,6 +138,7 @@ def plan_groups(jaxpr, fusible, reads: IndexReads | None = None):
     slots = []          # [kind, eqns, shape, open]: in the order they are lowered
     made_in: dict = {}  # var -> the slot that computes it
     open_slots: dict = {}  # loop shape -> indices of its open fused slots, in order
+    last_single = -1
 
     def after_operands(eqn) -> int:
         return max((made_in.get(a, -1) for a in eqn.invars if type(a) is Var),
@@ -172,7 +174,9 @@ def plan_groups(jaxpr, fusible, reads: IndexReads | None = None):
                 k = add("fused", eqn, shape)
         else:
             k = None
-            floor = after_operands(eqn)
+            # not past an equation that is not fused (a product, a host call): a value
+            # used late stays computed where it is used, fused with its consumers there
+            floor = max(after_operands(eqn), last_single)
             # (a reduction joins the group of its operand's loop shape)
             loops = eqn.invars[0].aval.shape if eqn.primitive in _REDUCTIONS else shape
             for j in reversed(open_slots.get(loops, ())):
@@ -189,7 +193,7 @@ def plan_groups(jaxpr, fusible, reads: IndexReads | None = None):
                         or (_is_broadcast(eqn) and shape != ()):
                     k = add("fused", eqn, shape)
                 else:
-                    k = add("single", eqn)
+                    k = last_single = add("single", eqn)
         for v in eqn.outvars:
             made_in[v] = k
     # A group of only broadcasts is cheaper as a plain broadcast.
