@@ -26,6 +26,7 @@ from ...ir.ir import ClosedJaxpr, Eqn, Jaxpr, Literal, Var, typecheck
 from ...ops.custom_calls import custom_jvp_call_p, custom_vjp_call_p
 from ....errors import ExportError
 from .validate import check_eqn, check_names
+from ...base.dtypes import kind as dtype_kind
 
 # dtypes an exported program may hold, by name
 DTYPES = {name: np.dtype(name) for name in (
@@ -307,7 +308,7 @@ class Decoder:
             if self.env is None:
                 return _symbolic_literal(n if kind == "dim" else f"1/({n})", dtype)
             if kind == "dim":
-                return Literal(np.asarray(float(n) if dtype.kind in "fc" else n).astype(dtype))
+                return Literal(np.asarray(float(n) if dtype_kind(dtype) in "fc" else n).astype(dtype))
             if n == 0:
                 raise ExportError(f"{where}: 1/{poly} is a division by zero for these sizes")
             return Literal(np.asarray(1.0 / n).astype(dtype))

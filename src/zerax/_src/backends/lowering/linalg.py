@@ -21,6 +21,7 @@ from ...ops.linalg import dot_general_p, free_dims
 from .context import Ctx
 from .reduce import _unflatten
 from .shape import _operand
+from ...base.dtypes import kind as dtype_kind
 
 # Multiply-adds below which a float product is computed by loops in the kernel (a
 # call and BLAS's set-up would cost more than the work).
@@ -69,7 +70,7 @@ def _dot_general(ctx: Ctx, eqn):
     buf = ctx.new_buffer(out) if out.aval.shape != () else None
     if b * m * n == 0:
         return
-    if dtype.kind == "f" and b * m * n * k >= SMALL_PRODUCT and k > 0 and buf is not None:
+    if dtype_kind(dtype) == "f" and b * m * n * k >= SMALL_PRODUCT and k > 0 and buf is not None:
         a, ta = _matrix(ctx, lhs, lb, lf, lc, dtype)
         bm, tb_free = _matrix(ctx, rhs, rb, rf, rc, dtype)
         # rhs read as (batch, free=N, contract=K) is B transposed; as (batch, K, N) not

@@ -21,6 +21,7 @@ from .. import kernel_ir as K
 from ...ops.reduce import (argmax_p, argmin_p, cummax_p, cummin_p, cumprod_p, cumsum_p,
                            reduce_max_p, reduce_min_p, reduce_prod_p, reduce_sum_p)
 from .context import Ctx, Unlowerable
+from ...base.dtypes import kind as dtype_kind
 
 COMBINER = {reduce_sum_p: "add", reduce_prod_p: "mul", reduce_max_p: "max",
             reduce_min_p: "min"}
@@ -150,7 +151,7 @@ def _arg_rule(kind):
             j = ctx.names.var("j", K.I64)
             v = ctx.names.var("v", dtype)
             better = K.op(cmp, v, best)
-            if dtype.kind == "f":       # replace a non-NaN best by a bigger value or a NaN
+            if dtype_kind(dtype) == "f":       # replace a non-NaN best by a bigger value or a NaN
                 better = K.op("and", K.op("eq", best, best),
                               K.op("or", better, K.op("ne", v, v)))
             elif dtype.kind == "c":
