@@ -59,8 +59,20 @@ def _expand_back(y, x_shape, axes):
 
 # --------------------------------------------------------------------------- sum
 
+def _in_float32(fn):
+    """A sum or product whose bfloat16 operand is accumulated in float32 and rounded
+    once (JAX's rule; ml_dtypes' own loops would round every partial sum: 1000 ones
+    would sum to 256)."""
+    def impl(x, *, axes):
+        if x.dtype.kind == "V":
+            return fn(x.astype(np.float32), axes=axes).astype(x.dtype)
+        return fn(x, axes=axes)
+    return impl
+
+
 reduce_sum_p = _reduction("reduce_sum",  # np.sum without its Python-level dispatch
-                          lambda x, *, axes: np.add.reduce(x, axis=axes, dtype=x.dtype))
+                          _in_float32(lambda x, *, axes: np.add.reduce(x, axis=axes,
+                                                                       dtype=x.dtype)))
 
 
 def reduce_sum(x, axes):
@@ -178,7 +190,8 @@ def reduce_min(x, axes):
 
 # --------------------------------------------------------------------------- prod
 
-reduce_prod_p = _reduction("reduce_prod", lambda x, *, axes: np.prod(x, axis=axes, dtype=x.dtype))
+reduce_prod_p = _reduction("reduce_prod", _in_float32(
+    lambda x, *, axes: np.prod(x, axis=axes, dtype=x.dtype)))
 
 
 def reduce_prod(x, axes):

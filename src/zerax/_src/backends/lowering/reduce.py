@@ -49,7 +49,8 @@ def reduce_trailing(ctx: Ctx, outvar, shape, axes, kind, value_at) -> None:
     kept = shape[:nd - len(axes)]
     red_dims = tuple(shape[a] for a in axes)
     count = math.prod(red_dims)
-    dtype = np.dtype(outvar.aval.dtype)
+    out_dtype = np.dtype(outvar.aval.dtype)
+    dtype = _accumulator_dtype(kind, out_dtype)
     identity = K.Const(K.identity(kind, dtype), dtype)
 
     def one(kept_idx):
@@ -57,9 +58,9 @@ def reduce_trailing(ctx: Ctx, outvar, shape, axes, kind, value_at) -> None:
         ctx.emit(K.Declare(acc, identity))
         r = ctx.names.var("r", K.I64)
         with ctx.capture() as body:
-            value = value_at(tuple(kept_idx) + tuple(_unflatten(r, red_dims)))
+            value = K.cast(value_at(tuple(kept_idx) + tuple(_unflatten(r, red_dims))), dtype)
         ctx.emit(K.Reduce(acc, kind, r, count, body, value))
-        return acc
+        return K.cast(acc, out_dtype)
 
     if not kept:
         ctx.bind_scalar(outvar, one(()))
@@ -69,10 +70,18 @@ def reduce_trailing(ctx: Ctx, outvar, shape, axes, kind, value_at) -> None:
         ctx.emit(K.Store(out, idx, one(idx)))
 
 
+def _accumulator_dtype(kind, dtype):
+    """Sums and products of bfloat16 accumulate in float32, rounded once at the end (as
+    JAX's reductions and the NumPy impls, ops/reduce.py)."""
+    return np.dtype(np.float32) if dtype.kind == "V" and kind in ("add", "mul") else dtype
+
+
 def accumulate_in_order(ctx: Ctx, outvar, shape, axes, kind, value_at) -> None:
     """``outvar`` = the reduction over ``axes`` of ``value_at(idx)`` in memory order."""
-    dtype = np.dtype(outvar.aval.dtype)
-    out = ctx.new_buffer(outvar)
+    out_dtype = np.dtype(outvar.aval.dtype)
+    dtype = _accumulator_dtype(kind, out_dtype)
+    result = ctx.new_buffer(outvar)
+    out = result if dtype == out_dtype else ctx.temp(result.shape, dtype)
     identity = K.Const(K.identity(kind, dtype), dtype)
     with ctx.nest(out.shape, parallel=False) as oidx:
         ctx.emit(K.Store(out, oidx, identity))
@@ -83,7 +92,11 @@ def accumulate_in_order(ctx: Ctx, outvar, shape, axes, kind, value_at) -> None:
         idx = tuple(outer) + tuple(rest)
         value = value_at(idx)
         slot = tuple(i for d, i in enumerate(idx) if d not in axes)
-        ctx.emit(K.Store(out, slot, _combine(kind, dtype, K.Load(out, slot), value)))
+        ctx.emit(K.Store(out, slot, _combine(kind, dtype, K.Load(out, slot),
+                                             K.cast(value, dtype))))
+    if out is not result:
+        with ctx.nest(out.shape, parallel=False) as oidx:
+            ctx.emit(K.Store(result, oidx, K.cast(K.Load(out, oidx), out_dtype)))
 
 
 def _combine(kind, dtype, a, b):
