@@ -783,9 +783,7 @@ class Emitter(ComplexOps):
             if name == "bitcast":
                 x, src = self._expr(e.args[0]), e.args[0].dtype
                 if _is_bf16(src):           # (the 16 bits in memory, as an int16)
-                    return self.b.bitcast(self._bf16_narrow(x), reg_type(e.dtype)) \
-                        if e.dtype.itemsize == 2 and e.dtype.kind in "iu" else \
-                        self.b.bitcast(x, reg_type(e.dtype))
+                    return self.b.bitcast(self._bf16_narrow(x), reg_type(e.dtype))
                 if _is_bf16(e.dtype):
                     return self._bf16_widen(self.b.bitcast(x, _I16))
                 return self.b.bitcast(x, reg_type(e.dtype))
