@@ -108,7 +108,8 @@ def _bfloat16_numpy_dtype(fn, keys):
         out = run(np.dtype(np.float32))
     if dtype_kind(out) not in "fc":
         return out
-    promoted = dtypes.result_type(*keys)
+    promoted = dtypes.result_type(*[k() if isinstance(k, type) and k in PY_SCALARS else k
+                                    for k in keys])      # (weak: Python values)
     return promoted if dtype_kind(promoted) in "fc" and (out.kind == "c") <= (
         promoted.kind == "c") else out
 
