@@ -24,6 +24,7 @@ from .._src.numpy.types import (  # noqa: F401
 )
 from .._src.base.dtypes import finfo, issubdtype, isdtype  # noqa: F401  (bfloat16-aware)
 from .._src.numpy.types import dtype  # noqa: F401
+from .._src.numpy.types import bfloat16_type as _bfloat16_type
 from numpy import (  # noqa: F401
     iinfo, can_cast, pi, e, inf, nan, newaxis, euler_gamma, integer, floating,
     inexact, number, signedinteger, unsignedinteger, complexfloating, generic,
@@ -44,8 +45,7 @@ def __getattr__(name):
     # bfloat16 is made on first use: it imports ml_dtypes (an optional dependency, slow
     # to import), and raises zerax.errors.MissingDependencyError when that is missing
     if name == "bfloat16":
-        from .._src.numpy.types import bfloat16_type
-        return bfloat16_type()
+        return _bfloat16_type()
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
