@@ -3,6 +3,6 @@
 ``zerax.export`` (the constants of exported programs)."""
 
 from ._src.base.safetensors import (  # noqa: F401
-    DTYPES, HEADER_CRC, MAX_HEADER, NAMES, TENSOR_CRC, check_tensor, crc32, decode_block,
+    DTYPES, HEADER_CRC, MAX_HEADER, NAMES, TENSOR_CRC, byte_view, check_tensor, crc32, decode_block,
     dtype_name, encode_block, encode_header, parse_json, read_header, tensor_crcs,
 )

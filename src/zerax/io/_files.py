@@ -19,7 +19,7 @@ from ..errors import CheckpointError
 from . import _sharded
 from . import _safetensors as _st
 from ._tree import (_key_module, decode_scalar, decode_structure, encode_leaf, encode_structure,
-                    path_name)
+                    path_name, stored_dtype)
 
 __all__ = ["save", "load", "load_metadata"]
 
@@ -146,11 +146,8 @@ def _leaf_descriptions(metadata: dict[str, str], arrays: dict, path: str):
             arr = arrays[name]
             shape = d.get("shape")
             if kind == "array":
-                try:
-                    dt = np.dtype(d.get("dtype"))
-                except TypeError:
-                    dt = None
-                if dt is None or dt.hasobject or dt.kind not in "biufc":
+                dt = stored_dtype(d.get("dtype"))
+                if dt is None:
                     raise CheckpointError(f"leaf {name!r} of {path!r} has an unsupported dtype "
                                           f"{d.get('dtype')!r:.40}")
                 want_shape = list(shape) + [2] if dt.kind == "c" and isinstance(shape, list) \
@@ -192,7 +189,7 @@ def _materialise(desc: dict, arrays: dict, name: str, path: str, as_numpy: bool 
         return whole if as_numpy else _wrap(whole)
     if kind == "array":
         arr = arrays[desc["name"]]
-        dt = np.dtype(desc["dtype"])
+        dt = zerax.numpy.dtype(desc["dtype"])
         if dt.kind == "c":
             arr = arr.reshape(-1).view(dt).reshape(desc["shape"])
         arr = arr.astype(dt.newbyteorder("="), copy=False)

@@ -33,7 +33,7 @@ from ..errors import CheckpointError
 
 def _write_all(fd: int, buf) -> None:
     # os.write may write less than asked (Linux caps one call near 2 GiB; signals): loop.
-    view = memoryview(buf).cast("B")
+    view = _fmt.byte_view(buf)
     while view:
         written = os.write(fd, view)
         view = view[written:]
@@ -221,7 +221,7 @@ def _crcs(tensors) -> dict:
 
 def _write_at(fd: int, buf: bytes, offset: int) -> None:
     if hasattr(os, "pwrite"):
-        view = memoryview(buf)
+        view = _fmt.byte_view(buf)
         while view:
             n = os.pwrite(fd, view, offset)
             view, offset = view[n:], offset + n
@@ -274,7 +274,7 @@ def read_file(path: str, names=None):
             arr = np.empty(shape, dt)
             if end > begin:
                 f.seek(begin)
-                got = f.readinto(memoryview(arr).cast("B"))
+                got = f.readinto(_fmt.byte_view(arr))
                 if got != end - begin:
                     raise CheckpointError(f"checkpoint {path!r} ended inside tensor {name!r} "
                                           "(it changed while being read?)")

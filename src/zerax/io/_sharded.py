@@ -29,6 +29,7 @@ import zerax
 from .. import distributed
 from ..errors import CheckpointError
 from . import _safetensors as _st
+from ._tree import stored_dtype
 
 __all__ = ["Parts", "is_split", "part_path", "save_parts", "sync"]
 
@@ -94,11 +95,8 @@ def check_description(d: dict, path: str) -> None:
     """Validate the main file's description of a split leaf."""
     name = d["name"]
     shape, parts = d.get("shape"), d.get("parts")
-    try:
-        dt = np.dtype(d.get("dtype"))
-    except TypeError:
-        dt = None
-    if dt is None or dt.hasobject or dt.kind not in "biufc" or not isinstance(shape, list) \
+    dt = stored_dtype(d.get("dtype"))
+    if dt is None or not isinstance(shape, list) \
             or not all(type(k) is int and 0 <= k < 1 << 62 for k in shape) \
             or type(parts) is not int or not 1 <= parts <= _MAX_PARTS:
         raise CheckpointError(f"the description of split array {name!r} in {path!r} is "
@@ -144,7 +142,7 @@ class Parts:
         """That the blocks of the split leaf ``d`` tile its shape exactly, each stored
         with its extent and dtype."""
         name, shape = d["name"], d["shape"]
-        dt = np.dtype(d["dtype"])
+        dt = zerax.numpy.dtype(d["dtype"])
         stored = dt if dt.kind != "c" else np.dtype(dt.char.lower())
         total, seen = 0, []
         for p, tname, bounds in self.blocks.get(name, []):
@@ -171,7 +169,7 @@ class Parts:
     def reader(self, d: dict):
         """``read(index) -> ndarray``: the part of the split leaf ``d`` at ``index`` (a
         tuple of slices), from the saved blocks overlapping it."""
-        name, shape, dt = d["name"], d["shape"], np.dtype(d["dtype"])
+        name, shape, dt = d["name"], d["shape"], zerax.numpy.dtype(d["dtype"])
         blocks = self.blocks.get(name, [])
         cache: dict = {}
 

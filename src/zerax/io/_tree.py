@@ -63,6 +63,23 @@ def _key_impl_name(x) -> str:
     return name
 
 
+def is_bfloat16(dt: np.dtype) -> bool:
+    """Whether ``dt`` is ml_dtypes' bfloat16 (stored as safetensors' BF16)."""
+    return dt.kind == "V" and dt.name == "bfloat16"
+
+
+def stored_dtype(name) -> np.dtype | None:
+    """The dtype a checkpoint's description names, if it is one a checkpoint holds
+    (numbers, bools, bfloat16); None otherwise."""
+    try:
+        dt = zerax.numpy.dtype(name)      # (knows "bfloat16": imports ml_dtypes then)
+    except TypeError:
+        return None
+    if dt.hasobject or (dt.kind not in "biufc" and not is_bfloat16(dt)):
+        return None
+    return dt
+
+
 def _c_order(arr: np.ndarray) -> np.ndarray:
     """C-contiguous and little-endian, as the file stores it (0-d arrays stay 0-d)."""
     return np.asarray(arr, dtype=arr.dtype.newbyteorder("<"), order="C")
@@ -72,7 +89,7 @@ def encode_leaf(x, name: str):
     """(description, tensor or None) for one leaf."""
     if isinstance(x, zerax.Array) or isinstance(x, (np.ndarray, np.generic)):
         arr = np.asarray(x)
-        if arr.dtype.hasobject or arr.dtype.kind in "USVMm":
+        if arr.dtype.hasobject or (arr.dtype.kind in "USVMm" and not is_bfloat16(arr.dtype)):
             raise CheckpointError(f"leaf {name!r} is an array of dtype {arr.dtype}, which a "
                                   "checkpoint cannot hold (numbers and bools only)")
         desc = {"kind": "array", "dtype": arr.dtype.name, "shape": list(arr.shape),

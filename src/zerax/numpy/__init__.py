@@ -22,9 +22,12 @@ from .._src.numpy.types import (  # noqa: F401
     bool_, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float16, float32,
     float64, complex64, complex128, promote_types, result_type,
 )
+from .._src.base.dtypes import finfo, issubdtype, isdtype  # noqa: F401  (bfloat16-aware)
+from .._src.numpy.types import dtype  # noqa: F401
+from .._src.numpy.types import bfloat16_type as _bfloat16_type
 from numpy import (  # noqa: F401
-    dtype, finfo, iinfo, issubdtype, can_cast, pi, e, inf, nan, newaxis, euler_gamma, integer, floating,
-    inexact, number, signedinteger, unsignedinteger, complexfloating, generic, isdtype,
+    iinfo, can_cast, pi, e, inf, nan, newaxis, euler_gamma, integer, floating,
+    inexact, number, signedinteger, unsignedinteger, complexfloating, generic,
     iterable,
 )
 
@@ -35,6 +38,16 @@ float_ = float64
 single, double = float32, float64
 csingle, cdouble = complex64, complex128
 int_, uint = int64, uint64
+
+
+
+def __getattr__(name):
+    # bfloat16 is made on first use: it imports ml_dtypes (an optional dependency, slow
+    # to import), and raises zerax.errors.MissingDependencyError when that is missing
+    if name == "bfloat16":
+        return _bfloat16_type()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 # x.__array_namespace__() is this module (the Python array API standard's namespace)
 from .._src.numpy.array_api import set_namespace as _set_namespace

@@ -17,6 +17,7 @@ import inspect
 import numpy as np
 
 from ... import errors
+from ..base.dtypes import kind as dtype_kind
 from ..core import tree
 from ..core.api_util import OutTree, as_input, flatten_fun
 from ..core.core import bind, find_top_trace, get_aval
@@ -127,10 +128,10 @@ def _checked_tangent(fun, i, primal, tangent):
     outputs) dtype must be the primal output's, as JAX requires; a Python scalar takes
     the primal's dtype."""
     p = get_aval(as_input(primal, "custom JVP primal output"))
-    if type(tangent) in (int, float, complex) and p.dtype.kind in "fc":
+    if type(tangent) in (int, float, complex) and dtype_kind(p.dtype) in "fc":
         tangent = np.asarray(tangent, p.dtype)
     t = get_aval(as_input(tangent, "custom JVP tangent"))
-    if tuple(t.shape) != tuple(p.shape) or (p.dtype.kind in "fc" and t.dtype != p.dtype):
+    if tuple(t.shape) != tuple(p.shape) or (dtype_kind(p.dtype) in "fc" and t.dtype != p.dtype):
         raise errors.ZeraxTypeError(
             f"the custom JVP rule of {fun_name(fun)} returned, for output {i}, a primal "
             f"of shape {tuple(p.shape)} and dtype {p.dtype.name} but a tangent of shape "

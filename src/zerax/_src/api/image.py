@@ -17,6 +17,7 @@ import numpy as np
 
 from ... import errors
 from .. import numpy as jnp
+from ..base.dtypes import kind as dtype_kind
 
 __all__ = ["ResizeMethod", "resize", "scale_and_translate"]
 
@@ -132,7 +133,7 @@ def _scale_and_translate(x, shape, spatial_dims, scale, translation, kernel, ant
 
 def _inexact(image, fname):
     image = jnp.asarray(image)
-    if image.dtype.kind not in "fc":
+    if dtype_kind(image.dtype) not in "fc":
         image = image.astype(float)
     return image
 

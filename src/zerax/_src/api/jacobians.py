@@ -19,6 +19,7 @@ from ..core.array import Array
 from ..interpreters.batching import vmap
 from ..ir.tracing import fun_name
 from ..numpy import reshape
+from ..base.dtypes import kind as dtype_kind
 
 
 def _dyn_args(fun, args, kwargs, argnums, name, what, holomorphic=False, allow_int=False):
@@ -126,7 +127,7 @@ def jacfwd(fun, argnums=0, has_aux: bool = False, holomorphic: bool = False):
         _check_outputs(y_leaves, name, "jacfwd", holomorphic)
         blocks = []
         for yl, jl in zip(y_leaves, jac_leaves):
-            if np.dtype(yl.dtype).kind not in "fc":  # an integer output: zero derivative
+            if dtype_kind(np.dtype(yl.dtype)) not in "fc":  # an integer output: zero derivative
                 per_input = [Array(np.zeros(tuple(yl.shape) + tuple(x.shape), yl.dtype))
                              for x in leaves]
                 inner = tree.tree_unflatten(in_tree, per_input)

@@ -13,6 +13,7 @@ import numpy as np
 
 from ... import errors
 from .. import numpy as jnp
+from ..base.dtypes import kind as dtype_kind
 from ..core.core import concrete_value
 
 __all__ = ["segment_max", "segment_min", "segment_prod", "segment_sum"]
@@ -72,7 +73,7 @@ def segment_prod(data, segment_ids, num_segments=None, indices_are_sorted=False,
 
 def _lowest(dtype, high):
     dtype = np.dtype(dtype)
-    if dtype.kind == "f":
+    if dtype_kind(dtype) == "f":
         return np.inf if high else -np.inf
     if dtype.kind in "iu":
         info = np.iinfo(dtype)

@@ -24,6 +24,7 @@ import math
 import numpy as np
 
 from ... import errors
+from ..base.dtypes import kind as dtype_kind
 from ..core import tree
 from ..core.api_util import as_input
 from ..core.array import (
@@ -498,8 +499,8 @@ def splat_constants(jaxpr, values, n_consts) -> tuple:
         if isinstance(v, Tracer) or is_sharded(v):
             continue
         a = np.asarray(v)
-        if a.size > 1 and a.dtype.kind in "biufc" and (a == a.flat[0]).all() and \
-                not (a.dtype.kind in "fc" and np.isnan(a.flat[0])):
+        if a.size > 1 and dtype_kind(a.dtype) in "biufc" and (a == a.flat[0]).all() and \
+                not (dtype_kind(a.dtype) in "fc" and np.isnan(a.flat[0])):
             found.append(k)
     if len(_splats) > 4096:
         _splats.clear()

@@ -14,6 +14,7 @@ import math
 import numpy as np
 
 from ... import errors
+from ..base.dtypes import kind as dtype_kind
 from ..core import tree
 from ..core.api_util import as_input, as_output, normalize_argnums
 from ..core.core import Tracer, concrete_value, get_aval
@@ -36,7 +37,7 @@ def _term(t, p, where):
             f"jet: {where} has shape {tuple(ta.shape)} but its primal has shape "
             f"{tuple(pa.shape)}; each term of a series has its primal's shape.")
     if ta.dtype != pa.dtype:
-        if ta.dtype.kind not in "biufc" or pa.dtype.kind not in "fc":
+        if dtype_kind(ta.dtype) not in "biufc" or dtype_kind(pa.dtype) not in "fc":
             raise errors.ZeraxTypeError(
                 f"jet: {where} has dtype {ta.dtype.name} for a primal of dtype "
                 f"{pa.dtype.name}")
@@ -127,7 +128,7 @@ def _jet_leaves(fun, primals, series, factorial_scaled):
         for j, p_leaf in enumerate(p_leaves):
             terms = [col[j] for col in columns]
             where = f"series {i}"
-            if get_aval(p_leaf).dtype.kind not in "fc":
+            if dtype_kind(get_aval(p_leaf).dtype) not in "fc":
                 _integer_series(p_leaf, terms, where)
                 leaf_series.append(None)
             else:

@@ -163,6 +163,8 @@ class Op(Expr):
 
 def _short(dtype) -> str:
     d = np.dtype(dtype)
+    if d.kind == "V" and d.name == "bfloat16":
+        return "bf16"
     return {"b": "bool"}.get(d.kind) or f"{d.kind if d.kind != 'c' else 'c'}{d.itemsize * 8}"
 
 

@@ -17,6 +17,12 @@ their dtype whatever the mode (as JAX's: an array made with x64 on stays 64-bit)
 The mode is process-wide (``zerax.config.update("jax_enable_x64", False)``, or
 ``JAX_ENABLE_X64`` / ``ZERAX_ENABLE_X64`` read at import), and `enable_x64` switches it
 for one block of one thread, as JAX's ``jax.enable_x64`` context manager does.
+
+bfloat16 comes from the ``ml_dtypes`` package, as JAX's does (an optional dependency:
+``pip install zerax[bfloat16]``), imported only when a program first asks for it (its
+import costs about as much as zerax's own).  NumPy sees it as a dtype of kind ``"V"``
+that no ``np.issubdtype`` calls floating, so zerax asks `kind` and the predicates here,
+which know it as a float; its promotions are JAX's lattice (`result_type`).
 """
 
 from __future__ import annotations
@@ -34,6 +40,57 @@ from ... import errors
 float0 = np.dtype([("float0", np.void, 0)])  # the tangent dtype of integer values (as in JAX)
 
 _PY_SCALARS = (bool, int, float, complex)
+
+# --------------------------------------------------------------------------- bfloat16
+
+_BF16_INSTALL = ("bfloat16 needs the ml_dtypes package (JAX's own bfloat16 comes from "
+                 "it), which is not installed: pip install zerax[bfloat16]")
+_bf16: list = []     # [np.dtype('bfloat16')] once ml_dtypes is imported
+
+
+def bfloat16_dtype() -> np.dtype:
+    """The bfloat16 dtype (``ml_dtypes.bfloat16``), importing ml_dtypes on first use; a
+    `~zerax.errors.MissingDependencyError` naming the extra when it is not installed."""
+    if not _bf16:
+        try:
+            import ml_dtypes
+        except ImportError as e:
+            raise errors.MissingDependencyError(_BF16_INSTALL) from e
+        _bf16.append(np.dtype(ml_dtypes.bfloat16))
+    return _bf16[0]
+
+
+def is_bfloat16(dtype) -> bool:
+    """Whether ``dtype`` is bfloat16 (without importing ml_dtypes: a program that has no
+    bfloat16 value never pays for it)."""
+    try:
+        d = dtype if isinstance(dtype, np.dtype) else np.dtype(dtype)
+    except TypeError:
+        return isinstance(dtype, str) and dtype == "bfloat16"
+    return d.kind == "V" and d.name == "bfloat16"
+
+
+def as_dtype(dtype) -> np.dtype:
+    """``np.dtype(dtype)``, also for the name ``"bfloat16"`` before ml_dtypes is imported."""
+    if isinstance(dtype, str) and dtype == "bfloat16":
+        return bfloat16_dtype()
+    return np.dtype(dtype)
+
+
+def kind(dtype) -> str:
+    """NumPy's kind letter of ``dtype``, with bfloat16 a float (``"f"``; NumPy says
+    ``"V"``)."""
+    d = dtype if isinstance(dtype, np.dtype) else np.dtype(dtype)
+    k = d.kind
+    return "f" if k == "V" and d.name == "bfloat16" else k
+
+
+def __getattr__(name):
+    # zerax.dtypes.bfloat16: ml_dtypes' scalar type, as jax.dtypes.bfloat16 (imported
+    # on first use; see the module's docstring)
+    if name == "bfloat16":
+        return bfloat16_dtype().type
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 # --------------------------------------------------------------------------- the mode
 
@@ -156,7 +213,7 @@ def requested(dtype, where: str = "") -> np.dtype:
     an explicit 64-bit dtype with x64 off is truncated to 32 bits with JAX's warning."""
     if isinstance(dtype, type) and dtype in _PY_TYPE_DEFAULT:
         return _PY_TYPE_DEFAULT[dtype]()
-    dt = np.dtype(dtype)
+    dt = as_dtype(dtype)
     if x64_enabled():
         return dt
     out = _TO_32.get(dt)
@@ -229,27 +286,52 @@ def dtype_of(x) -> np.dtype:
 
 def result_type(*args) -> np.dtype:
     """NumPy 2's result dtype, canonicalised; Python scalars among ``args`` are weak.
+    With a bfloat16 among them, JAX's lattice (see `_bfloat16_result`).
 
     >>> import numpy as np, zerax as zx
     >>> zx.dtypes.result_type(np.float32, 2.0), zx.dtypes.result_type(1, 2.0)
     (dtype('float32'), dtype('float64'))
     """
-    return canonicalize(np.result_type(
-        *[a if type(a) in _PY_SCALARS else _as_dtype_arg(a) for a in args]))
+    args = [a if type(a) in _PY_SCALARS else _as_dtype_arg(a) for a in args]
+    if any(isinstance(a, np.dtype) and a.kind == "V"
+           and is_bfloat16(a) for a in args):
+        return _bfloat16_result(args)
+    return canonicalize(np.result_type(*args))
+
+
+def _bfloat16_result(args) -> np.dtype:
+    """JAX's promotion lattice where a bfloat16 meets other dtypes: integers, bools and
+    weak Python ints/floats take the bfloat16; float16 (the other half precision) and
+    bfloat16 meet at float32; wider floats and complex dtypes win, and a Python complex
+    gives complex64.  (ml_dtypes registers NumPy promotions of its own, int32 with
+    bfloat16 -> float64: JAX's are the ones ported programs expect.)"""
+    bf16 = bfloat16_dtype()
+    strong = [a for a in args if isinstance(a, np.dtype) and not is_bfloat16(a)]
+    weak = [a for a in args if type(a) in _PY_SCALARS]
+    other = canonicalize(np.result_type(*strong)) if strong else None
+    if other is None or other.kind in "biu":
+        out = bf16
+    elif other == np.float16:
+        out = np.dtype(np.float32)
+    else:
+        out = other          # float32, float64, complex
+    if out == bf16:
+        return np.dtype(np.complex64) if any(type(a) is complex for a in weak) else bf16
+    return canonicalize(np.result_type(out, *weak))
 
 
 def _as_dtype_arg(a):
     if isinstance(a, (np.dtype, type, str)):
-        return np.dtype(a)
+        return as_dtype(a)
     return dtype_of(a)
 
 
 def is_inexact(dtype) -> bool:
-    return np.issubdtype(dtype, np.inexact)
+    return np.issubdtype(dtype, np.inexact) or is_bfloat16(dtype)
 
 
 def is_float(dtype) -> bool:
-    return np.issubdtype(dtype, np.floating)
+    return np.issubdtype(dtype, np.floating) or is_bfloat16(dtype)
 
 
 def is_complex(dtype) -> bool:
@@ -272,3 +354,47 @@ def to_inexact(dtype) -> np.dtype:
     return canonicalize(np.result_type(dtype, np.float16) if dtype.itemsize < 4 and not
                         is_bool(dtype) else (np.dtype(np.float16) if is_bool(dtype) else
                                              np.result_type(dtype, 1.0)))
+
+
+# --------------------------------------------------------------------------- NumPy's dtype
+# functions, knowing bfloat16 (NumPy's own reject it or call it no float)
+
+
+def finfo(dtype):
+    """``np.finfo``, also of bfloat16 (``ml_dtypes.finfo``, as JAX's ``jnp.finfo``).
+
+    >>> import zerax.numpy as znp
+    >>> float(znp.finfo(znp.float32).eps)
+    1.1920928955078125e-07
+    """
+    if is_bfloat16(dtype):
+        import ml_dtypes
+        return ml_dtypes.finfo(bfloat16_dtype())
+    d = getattr(dtype, "dtype", None)      # an array (np.finfo takes those too)
+    return np.finfo(d if isinstance(d, np.dtype) else dtype)
+
+
+def issubdtype(arg1, arg2) -> bool:
+    """``np.issubdtype``, with bfloat16 under ``floating``/``inexact``/``number`` (JAX's
+    ``jnp.issubdtype``).
+
+    >>> import numpy as np, zerax.numpy as znp
+    >>> znp.issubdtype(np.float32, np.floating), znp.issubdtype(np.int8, np.inexact)
+    (True, False)
+    """
+    if is_bfloat16(arg1):
+        if is_bfloat16(arg2):
+            return True
+        return any(arg2 is t for t in (np.floating, np.inexact, np.number, np.generic))
+    if is_bfloat16(arg2):
+        return False
+    return np.issubdtype(arg1, arg2)
+
+
+def isdtype(dtype, kind) -> bool:
+    """``np.isdtype`` (the array API standard's), with bfloat16 a real floating dtype."""
+    if is_bfloat16(dtype):
+        kinds = kind if isinstance(kind, tuple) else (kind,)
+        return any(k in ("real floating", "numeric") or
+                   (not isinstance(k, str) and is_bfloat16(k)) for k in kinds)
+    return np.isdtype(np.dtype(dtype) if not isinstance(dtype, np.dtype) else dtype, kind)

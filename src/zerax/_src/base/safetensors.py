@@ -31,6 +31,7 @@ import zlib
 import numpy as np
 
 from ...errors import CheckpointError
+from . import dtypes
 
 # safetensors' dtype names <-> NumPy dtypes (little-endian, as the format stores them).
 DTYPES: dict[str, np.dtype] = {
@@ -42,6 +43,14 @@ DTYPES: dict[str, np.dtype] = {
     "F16": np.dtype("<f2"), "F32": np.dtype("<f4"), "F64": np.dtype("<f8"),
 }
 NAMES: dict[str, str] = {dt.str.lstrip("<>|="): name for name, dt in DTYPES.items()}
+# "BF16" is ml_dtypes' bfloat16, imported only when a file holds one (`tensor_dtype`)
+BFLOAT16 = "BF16"
+
+
+def tensor_dtype(name: str) -> np.dtype:
+    """The NumPy dtype of a safetensors dtype name (one of `DTYPES`, or ``"BF16"``:
+    a `~zerax.errors.MissingDependencyError` when ml_dtypes is not installed)."""
+    return dtypes.bfloat16_dtype() if name == BFLOAT16 else DTYPES[name]
 
 # The reference implementation refuses headers above 100 MB; so do we (a header is JSON
 # describing tensors, never the tensors themselves).
@@ -54,12 +63,14 @@ _ZERO_CRC = "00000000"
 
 def dtype_name(dtype: np.dtype, error=CheckpointError) -> str:
     """The safetensors name of a NumPy dtype, or ``error``."""
+    if dtypes.is_bfloat16(dtype):
+        return BFLOAT16
     key = np.dtype(dtype).str.lstrip("<>|=")
     if key not in NAMES:
         raise error(
             f"cannot store arrays of dtype {np.dtype(dtype)} in safetensors, which holds "
-            f"{sorted(str(d) for d in DTYPES.values())} (complex values are stored as "
-            "pairs of floats). Cast the array first.")
+            f"{sorted(str(d) for d in DTYPES.values()) + ['bfloat16']} (complex values are "
+            "stored as pairs of floats). Cast the array first.")
     return NAMES[key]
 
 
@@ -86,9 +97,17 @@ def parse_json(raw: bytes | str, what: str, error=CheckpointError):
         raise error(f"{what} is not valid UTF-8 JSON ({e})") from None
 
 
+def byte_view(buf) -> memoryview:
+    """The bytes of a buffer (a C-contiguous array: bfloat16's too, which Python's buffer
+    protocol cannot describe, through a uint8 view)."""
+    if isinstance(buf, np.ndarray):
+        return memoryview(buf.reshape(-1).view(np.uint8))
+    return memoryview(buf).cast("B")
+
+
 def crc32(buf) -> str:
     """The CRC-32 of a buffer, as the 8 hex digits stored in the metadata."""
-    view = memoryview(buf)
+    view = byte_view(buf)
     if view.nbytes == 0:
         return "00000000"
     return f"{zlib.crc32(view.cast('B')) & 0xFFFFFFFF:08x}"
@@ -183,8 +202,10 @@ def read_header(f, size: int, where: str, error=CheckpointError):
             raise error(f"{what} must be described by exactly 'dtype', 'shape' and "
                         f"'data_offsets', got {info!r:.200}")
         dt, shape, offs = info["dtype"], info["shape"], info["data_offsets"]
-        if not isinstance(dt, str) or dt not in DTYPES:
-            raise error(f"{what} has dtype {dt!r:.50}, not one of {sorted(DTYPES)}")
+        if not isinstance(dt, str) or (dt not in DTYPES and dt != BFLOAT16):
+            raise error(f"{what} has dtype {dt!r:.50}, not one of "
+                        f"{sorted(DTYPES) + [BFLOAT16]}")
+        dtype = tensor_dtype(dt)
         if (not isinstance(shape, list) or len(shape) > 32
                 or not all(_is_int(d) and 0 <= d < 2**62 for d in shape)):
             raise error(f"{what} has shape {shape!r:.200}, not a list of at most 32 "
@@ -193,8 +214,8 @@ def read_header(f, size: int, where: str, error=CheckpointError):
                 or not 0 <= offs[0] <= offs[1]):
             raise error(f"{what} has data_offsets {offs!r:.200}, not [begin, end] "
                         "with 0 <= begin <= end")
-        nbytes = math.prod(shape) * DTYPES[dt].itemsize  # Python ints: no overflow
-        if math.prod(max(d, 1) for d in shape) * DTYPES[dt].itemsize >= 2**62:
+        nbytes = math.prod(shape) * dtype.itemsize  # Python ints: no overflow
+        if math.prod(max(d, 1) for d in shape) * dtype.itemsize >= 2**62:
             raise error(f"{what} has shape {shape}, too large for an array")
         if offs[1] - offs[0] != nbytes:
             raise error(
@@ -204,7 +225,7 @@ def read_header(f, size: int, where: str, error=CheckpointError):
             raise error(
                 f"{what} ends at byte {offs[1]} of the data section, which holds only "
                 f"{data_size} bytes (the file is truncated or its header lies)")
-        tensors[name] = (DTYPES[dt], tuple(shape), data_start + offs[0], data_start + offs[1])
+        tensors[name] = (dtype, tuple(shape), data_start + offs[0], data_start + offs[1])
     # The tensors must tile the data section exactly: no overlap, no hole, nothing beyond.
     pos = data_start
     for name, (_, _, begin, end) in sorted(tensors.items(), key=lambda kv: kv[1][2:]):

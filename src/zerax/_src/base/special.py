@@ -25,6 +25,8 @@ import threading
 
 import numpy as np
 
+from .dtypes import kind as dtype_kind
+
 __all__ = [
     "digamma",
     "digamma_scalar",
@@ -388,7 +390,7 @@ def _as_float_array(x):
     dtype = arr.dtype
     if dtype.kind == "c":
         raise TypeError(f"special functions take real floating arrays, got dtype {dtype}")
-    if dtype.kind != "f":
+    if dtype_kind(dtype) != "f":
         dtype = np.dtype(np.float64)
     return arr.astype(np.float64, copy=False), dtype
 

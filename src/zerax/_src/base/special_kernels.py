@@ -28,6 +28,7 @@ import threading
 
 import numpy as np
 
+from .dtypes import kind as dtype_kind
 from .special_bessel_order import iv_scalar, jv_scalar, sph_legendre_scalar
 
 __all__ = ["bessel_jy", "bessel_jy_scalar", "betainc", "betainc_scalar", "expi", "expint_scalar",
@@ -531,7 +532,7 @@ def _apply(name, *args, ndata=None):
     ``ndata`` arguments (the others are flags or helper values)."""
     arrs = [np.asarray(a) for a in args]
     dtype = np.result_type(*[a.dtype for a in arrs[:ndata]])
-    if dtype.kind != "f":
+    if dtype_kind(dtype) != "f":
         dtype = np.dtype(np.float64)
     out = _ufunc(name)(*[a.astype(np.float64, copy=False) for a in arrs])
     return np.asarray(out).astype(dtype, copy=False)
@@ -584,7 +585,7 @@ def expn(n, x):
 def expi(x):
     """The exponential integral ``Ei(x)`` of an array."""
     arr = np.asarray(x)
-    dtype = arr.dtype if arr.dtype.kind == "f" else np.dtype(np.float64)
+    dtype = arr.dtype if dtype_kind(arr.dtype) == "f" else np.dtype(np.float64)
     out = _ufunc("expint")(np.float64(-1.0), arr.astype(np.float64, copy=False))
     return np.asarray(out).astype(dtype, copy=False)
 
@@ -592,7 +593,7 @@ def expi(x):
 def bessel_jy(x, kind: float):
     """``J0`` (kind 0), ``J1`` (1), ``Y0`` (2) or ``Y1`` (3) of an array."""
     arr = np.asarray(x)
-    dtype = arr.dtype if arr.dtype.kind == "f" else np.dtype(np.float64)
+    dtype = arr.dtype if dtype_kind(arr.dtype) == "f" else np.dtype(np.float64)
     out = _ufunc("bessel_jy")(arr.astype(np.float64, copy=False), np.float64(kind))
     return np.asarray(out).astype(dtype, copy=False)
 
@@ -634,7 +635,7 @@ def sph_legendre(n, m, theta):
     """The normalized associated Legendre function of ``cos(theta)`` of arrays (the
     dtype of ``theta``; ``n`` and ``m`` integer-valued)."""
     th = np.asarray(theta)
-    dtype = th.dtype if th.dtype.kind == "f" else np.dtype(np.float64)
+    dtype = th.dtype if dtype_kind(th.dtype) == "f" else np.dtype(np.float64)
     degree = np.abs(np.asarray(n, dtype=np.float64))
     if degree.size and np.nanmax(degree) > SPH_LEGENDRE_MAX_DEGREE:
         # the recurrence takes one step per degree (and past 2^53 never ends)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..base.dtypes import float0
+from ..base.dtypes import kind as dtype_kind
 from .avals import ShapedArray
 
 
@@ -28,7 +29,7 @@ class Zero:
 
 def zeros_for(aval: ShapedArray):
     """A concrete zero tangent for a value of type ``aval`` (float0 for integers)."""
-    if aval.dtype.kind in "fc":
+    if dtype_kind(aval.dtype) in "fc":
         return np.zeros(aval.shape, aval.dtype)
     return np.zeros(aval.shape, float0)
 

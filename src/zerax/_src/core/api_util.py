@@ -7,6 +7,7 @@ import numpy as np
 
 from ... import errors
 from ..base import dtypes
+from ..base.dtypes import kind as dtype_kind
 from . import tree
 from .array import Array
 from .core import Tracer
@@ -25,7 +26,7 @@ def as_input(x, where: str):
             raise errors.ZeraxValueError(f"{where}: {e}") from None
     if isinstance(x, (np.ndarray, np.generic, bool, int, float, complex)):
         arr = np.array(x)
-        if arr.dtype.kind in "biufc":
+        if dtype_kind(arr.dtype) in "biufc":
             if not arr.dtype.isnative:  # big-endian data: converted once, on entry
                 arr = arr.astype(arr.dtype.newbyteorder("="))
             return Array._wrap(dtypes.canonical_ndarray(arr))
@@ -34,7 +35,7 @@ def as_input(x, where: str):
             arr = np.array(x)
         except (ValueError, TypeError):
             arr = None
-        if arr is not None and arr.dtype.kind in "biufc":
+        if arr is not None and dtype_kind(arr.dtype) in "biufc":
             return Array._wrap(dtypes.canonical_ndarray(arr))
     raise errors.ZeraxTypeError(
         f"{where} has type {type(x).__name__} ({x!r:.60}), which is not a valid zerax array "

@@ -38,7 +38,7 @@ class ShapedArray:
 _SHORT = {"float64": "f64", "float32": "f32", "float16": "f16", "int64": "i64",
           "int32": "i32", "int16": "i16", "int8": "i8", "uint8": "u8", "uint16": "u16",
           "uint32": "u32", "uint64": "u64", "bool": "bool", "complex128": "c128",
-          "complex64": "c64"}
+          "complex64": "c64", "bfloat16": "bf16"}
 
 
 def short_dtype(dtype) -> str:

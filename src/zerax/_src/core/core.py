@@ -18,6 +18,7 @@ from typing import Callable
 import numpy as np
 
 from ... import errors
+from ..base.dtypes import is_bfloat16
 from .array import Array, ArrayMethods, device_buffers
 from .avals import ShapedArray, short_dtype
 
@@ -421,6 +422,10 @@ def run_impl(prim: Primitive, vals, params):
     try:
         return prim.impl(*vals, **params)
     except (ValueError, TypeError, IndexError) as e:
+        if any(v.dtype.kind == "V" for v in vals) and not isinstance(e, errors.ZeraxError):
+            out = _bfloat16_in_float32(prim, vals, params)
+            if out is not None:
+                return out
         # Eager calls skip the shape rule for speed; on failure, run it so that bad
         # input is reported by zerax (naming shapes), not by NumPy.
         if prim.abstract_eval is not None:
@@ -433,6 +438,25 @@ def run_impl(prim: Primitive, vals, params):
         raise cls(
             f"{prim.name} failed on operands {', '.join(str(np.shape(v)) for v in vals)} "
             f"at {errors.user_frame()}: {e}") from e
+
+
+def _bfloat16_in_float32(prim, vals, params):
+    """``prim`` on bfloat16 operands that its NumPy implementation refuses (ml_dtypes
+    has no loop for it: ``ldexp``, SciPy's special functions, ``einsum``): computed in
+    float32 and each result rounded to the dtype the shape rule gives it, as JAX's CPU
+    backend computes bfloat16.  None when that fails too (the caller reports it)."""
+    if prim.abstract_eval is None:
+        return None
+    try:
+        avals = prim.abstract_eval(*[ShapedArray(np.shape(v), np.result_type(v))
+                                     for v in vals], **params)
+        out = prim.impl(*[v.astype(np.float32) if is_bfloat16(v.dtype) else v
+                          for v in vals], **params)
+    except (ValueError, TypeError, IndexError):
+        return None
+    if prim.multiple_results:
+        return [np.asarray(o).astype(a.dtype, copy=False) for o, a in zip(out, avals)]
+    return np.asarray(out).astype(avals.dtype, copy=False)
 
 
 def full_lower(x):

@@ -34,6 +34,7 @@ from ..core.core import (Primitive, Trace, Tracer, bind, current_level, find_top
 from ..base.dtypes import float0
 from ..ir.ir import ClosedJaxpr, Jaxpr, Literal, Var, dce, effects_suppressed, eval_jaxpr
 from ..ir.tracing import RecordingTrace, fun_name, trace_closed
+from ..base.dtypes import kind as dtype_kind
 
 # --------------------------------------------------------------------------- rules
 
@@ -44,7 +45,7 @@ transpose_rules = rule_table("transpose", "reverse-mode differentiation (transpo
 
 
 def _differentiable(dtype) -> bool:
-    return dtype.kind in "fc"
+    return dtype_kind(dtype) in "fc"
 
 
 # --------------------------------------------------------------------------- JVP
@@ -152,7 +153,7 @@ def tangent_dtype(dtype):
     """The dtype of the tangents of values of ``dtype``: itself for floats and complex,
     float0 for integers and booleans (as in JAX)."""
     dtype = np.dtype(dtype)
-    return dtype if dtype.kind in "fc" else float0
+    return dtype if dtype_kind(dtype) in "fc" else float0
 
 
 def _check_tangents(p_leaves, t_leaves, where):
@@ -263,7 +264,7 @@ def _scalar_map(lin) -> bool:
     outs = [a for a, m in zip(lin.out_avals, lin.out_mask) if m]
     if len(ins) != 1 or len(outs) != 1:
         return False
-    if any(a.shape != () or a.dtype.kind != "f" for a in (ins[0], outs[0])) \
+    if any(a.shape != () or dtype_kind(a.dtype) != "f" for a in (ins[0], outs[0])) \
             or ins[0].dtype != outs[0].dtype:   # (the transpose converts back)
         return False
     return not uses_primitive(lin.closed.jaxpr, _not_self_adjoint)
@@ -298,7 +299,7 @@ def linearize_flat(flat_fun, primals, name="linearize", cse=None, prune=None):
     with new_trace(RecordingTrace, name, cse=cse, records_program=False) as rec:
         with new_trace(JVPTrace) as jt:
             in_avals = [get_aval(p) for p in primals]
-            in_mask = [a.dtype.kind in "fc" for a in in_avals]
+            in_mask = [dtype_kind(a.dtype) in "fc" for a in in_avals]
             ins = [JVPTracer(jt, p, rec.new_arg(a)) if m else p
                    for p, a, m in zip(primals, in_avals, in_mask)]
             outs, aux = flat_fun(*ins)
@@ -647,7 +648,7 @@ def value_and_grad(fun, argnums=0, has_aux: bool = False, holomorphic: bool = Fa
         for i in nums:
             a = args[i]
             if type(a) is Array:
-                if a._value.dtype.kind == "f" and not holomorphic:
+                if dtype_kind(a._value.dtype) == "f" and not holomorphic:
                     dyn.append(([a], _tape._LEAF))
                     continue
                 leaves, t = [a], _tape._LEAF
@@ -750,7 +751,7 @@ def jvp_jaxpr(jaxpr, nonzero, with_primals: bool = False):
                     full[i] = x
                 return eval_jaxpr(jaxpr, [], *full)
             p_out, t_out = jvp(along, tuple(primals[i] for i in moving), tuple(ts))
-            t_out = [t if a.dtype.kind in "fc" else np.zeros(a.shape, a.dtype)
+            t_out = [t if dtype_kind(a.dtype) in "fc" else np.zeros(a.shape, a.dtype)
                      for t, a in zip(t_out, jaxpr.out_avals)]
             return list(p_out) + t_out if with_primals else t_out
         avals = list(jaxpr.in_avals) + [a for a, m in zip(jaxpr.in_avals, nonzero) if m]
@@ -894,5 +895,5 @@ def custom_vjp_jvp(fwd, bwd, primals, tangents, fwd_jvp=None):
                       num_primals=len(primals), bwd=bwd, fwd_jvp=fwd_jvp, out_avals=out_avals)
     else:
         t_outs = bind(custom_lin_p, *res, *ts, num_res=len(res), bwd=bwd, out_avals=out_avals)
-    t_outs = [Zero(a) if a.dtype.kind not in "fc" else t for a, t in zip(out_avals, t_outs)]
+    t_outs = [Zero(a) if dtype_kind(a.dtype) not in "fc" else t for a, t in zip(out_avals, t_outs)]
     return outs, t_outs

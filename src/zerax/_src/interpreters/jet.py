@@ -22,6 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from ... import errors
+from ..base.dtypes import kind as dtype_kind
 from ..core.core import Trace, bind, get_aval, new_trace, rule_table
 from ..ir.ir import eval_jaxpr
 from ..ir.tracing import trace_closed
@@ -43,7 +44,7 @@ def install_custom_jvp(rule) -> None:
 
 
 def is_float(x) -> bool:
-    return get_aval(x).dtype.kind in "fc"
+    return dtype_kind(get_aval(x).dtype) in "fc"
 
 
 class JetTracer(PrimalTracer):

@@ -38,6 +38,7 @@ from ..core.array import Array, DeviceArray, device_buffers
 from ..core.core import (ShapedArray, Trace, Tracer, _trace_stack, bind, find_top_trace,
                          new_trace, rule_table, run_impl)
 from ..ir.ir import eval_jaxpr
+from ..base.dtypes import kind as dtype_kind
 
 # The fast path can be switched off (tests compare it with the general path).
 enabled = True
@@ -178,7 +179,7 @@ class TapeTrace(Trace):
             return [Array._wrap(o) for o in ans]
         if not isinstance(ans, (np.ndarray, np.generic)):
             ans = np.asarray(ans)
-        if not rules or ans.dtype.kind not in "fc":
+        if not rules or dtype_kind(ans.dtype) not in "fc":
             return Array._wrap(ans)
         pairs = []
         for i in tracked:
@@ -364,7 +365,7 @@ def vjp_flat(flat_fun, leaves, name):
     with new_trace(TapeTrace, name) as trace:
         ins, in_nodes = [], []
         for x in leaves:
-            if x.dtype.kind in "fc":
+            if dtype_kind(x.dtype) in "fc":
                 t = trace.new_input(x._value)
                 ins.append(t)
                 in_nodes.append(t.node)

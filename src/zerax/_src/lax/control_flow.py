@@ -30,6 +30,7 @@ from ..ops.scan import scan_from_fn
 from ..ops.while_loop import while_from_fns
 from ..ir.tracing import fun_name
 from .abstract_eval import ShapeDtypeStruct, eval_shape, make_jaxpr
+from ..base.dtypes import kind as dtype_kind
 
 
 def _eager() -> bool:
@@ -249,7 +250,7 @@ def cond(pred, true_fun, false_fun, *operands, operand=_NO_OPERAND):
                 "cond: pass the operands either positionally or as operand=, not both")
         operands = (operand,)
     pred = _scalar_index(pred, "cond predicate")
-    if np.dtype(pred.dtype).kind not in "biuf":
+    if dtype_kind(np.dtype(pred.dtype)) not in "biuf":
         raise errors.ZeraxTypeError(f"cond predicate must be a scalar bool, got {pred.dtype}")
     if not isinstance(pred, Tracer) and _eager():
         return _eager_branch([false_fun, true_fun], int(bool(pred)), operands, "cond")

@@ -13,6 +13,7 @@ import numpy as np
 
 from ... import errors
 from ..base import dtypes
+from ..base.dtypes import kind as dtype_kind
 from ..core import tree
 from ..core.api_util import as_input
 from ..core.array import Array
@@ -724,7 +725,7 @@ def nextafter(x1, x2):
     Array(1.0000001, dtype=float32)
     """
     a, b = _coerce(x1, x2)
-    if np.dtype(a.dtype) != np.dtype(b.dtype) or np.dtype(a.dtype).kind != "f":
+    if np.dtype(a.dtype) != np.dtype(b.dtype) or dtype_kind(np.dtype(a.dtype)) != "f":
         raise errors.ZeraxTypeError(
             "lax.nextafter takes float operands of one dtype, got "
             f"{np.dtype(a.dtype)} and {np.dtype(b.dtype)}.")

@@ -21,6 +21,7 @@ import functools
 import numpy as np
 
 from ..base import dtypes
+from ..base.dtypes import kind as dtype_kind
 from ..core.api_util import as_input
 from ..ops import bitcast as _bitcast
 from ..ops import decompositions as _dec
@@ -39,7 +40,7 @@ def _enter(x):
     """A user's argument: NumPy arrays (also in a list or tuple) and NumPy float or
     complex scalars become zerax values of the mode's dtypes; anything else (static
     integers, shapes, tracers, Arrays) is left as it is."""
-    if isinstance(x, np.ndarray) or isinstance(x, np.generic) and x.dtype.kind in "fc":
+    if isinstance(x, np.ndarray) or isinstance(x, np.generic) and dtype_kind(x.dtype) in "fc":
         return as_input(x, "zerax.lax operand")
     if type(x) in (list, tuple) and any(isinstance(y, np.ndarray) for y in x):
         return type(x)(as_input(y, "zerax.lax operand") if isinstance(y, np.ndarray) else y

@@ -32,6 +32,7 @@ from ..ops.exchange import all_gather_p, all_to_all_p, ppermute_p, psum_scatter_
 from ..ops.shape import reshape
 from ..ops.slicing import dynamic_slice
 from ..interpreters.batching import moveaxis
+from ..base.dtypes import kind as dtype_kind
 
 __all__ = ["psum", "pmean", "pmax", "pmin", "all_gather", "psum_scatter", "all_to_all",
            "ppermute", "pshuffle", "axis_index", "axis_size"]
@@ -123,7 +124,7 @@ def pmean(x, axis_name, *, axis_index_groups=None):
     """
     n = axis_size(axis_name)
     total = psum(x, axis_name, axis_index_groups=axis_index_groups)
-    return tree.tree_map(lambda s: s / np.asarray(n, s.dtype) if s.dtype.kind in "fc"
+    return tree.tree_map(lambda s: s / np.asarray(n, s.dtype) if dtype_kind(s.dtype) in "fc"
                          else s / n, total)
 
 

@@ -31,6 +31,7 @@ from ..ops.slicing import pad as _pad
 from ..ops.windows import window_out_shape, window_patches
 from .control_flow import scan
 from .lax import _MONOIDS, _coerce, reduce_and, reduce_or
+from ..base.dtypes import kind as dtype_kind
 
 __all__ = ["ConvDimensionNumbers", "conv", "conv_dimension_numbers",
            "conv_general_dilated", "conv_general_dilated_patches", "conv_general_permutations", "conv_transpose",
@@ -623,7 +624,7 @@ def reduce_window(operand, init_value, computation, window_dimensions, window_st
         # reduce the stacked windows with one primitive, combine init once.
         win, _ = _windows(_pad(leaves[0], identity, config), window, strides, wdil)
         extreme = monoid in (red.reduce_max, red.reduce_min)
-        if extreme and np.dtype(win.dtype).kind == "f":
+        if extreme and dtype_kind(np.dtype(win.dtype)) == "f":
             out = _first_extreme(win, monoid is red.reduce_max)
         else:
             out = monoid(win, (0,))
@@ -679,7 +680,7 @@ def _identity(monoid, dt):
         return np.ones((), dt)
     if monoid in (red.reduce_max, red.reduce_min):
         big = monoid is red.reduce_min
-        if dt.kind == "f":
+        if dtype_kind(dt) == "f":
             return np.array(np.inf if big else -np.inf, dt)
         if dt.kind in "iu":
             info = np.iinfo(dt)

@@ -16,6 +16,7 @@ from ..core.core import Tracer
 from ..ops.values import (  # noqa: F401  (the numpy layer's argument handling, shared with ops)
     IntegerOverflowError, _build, _has_tracer, _lead1, _numpy_dtype, _promotion_key, _proxy,
     as_dtype, check_arg, numpy_result_dtype, weak_type_of)
+from ..base.dtypes import kind as dtype_kind
 from ..lax._util import (  # noqa: F401  (re-exported to the numpy modules)
     _PY_SCALARS, _qualified, broadcast_shapes, broadcast_to_shape, normalize_axes,
     normalize_axis, shape_of)
@@ -43,8 +44,7 @@ def keep_weak(out, *inputs):
 def result_type(*args) -> np.dtype:
     """NumPy 2's promotion of ``args`` (Python scalars and weak traced values weak), in
     the mode's dtypes."""
-    return dtypes.canonicalize(
-        np.result_type(*[a if type(a) in _PY_SCALARS else _weak_sample(a) for a in args]))
+    return dtypes.result_type(*[a if type(a) in _PY_SCALARS else _weak_sample(a) for a in args])
 
 
 def _weak_sample(a):
@@ -86,7 +86,7 @@ def _wrap_np(fname, fn, *args, **kwargs):
     except TypeError as e:
         raise errors.ZeraxTypeError(f"zerax.numpy.{fname}: {e}") from None
     out = dtypes.canonical_ndarray(np.asarray(out))
-    if out.dtype.kind not in "biufc":
+    if dtype_kind(out.dtype) not in "biufc":
         raise errors.ZeraxTypeError(
             f"zerax.numpy.{fname}: the result would have dtype {out.dtype}, which zerax does "
             "not support (only bool, integer, float and complex)")

@@ -23,6 +23,7 @@ from ..ops import shape as sh
 from .ufuncs import divide, log10, multiply, power, sign
 from ._util import (_has_tracer, _wrap_np, array_of_list, as_dtype, check_arg, ensure_array, normalize_axis, result_type)
 from .shape_ops import (_canon_shape, _check_dtype, _concrete, _concrete_int, _slice_axis, broadcast_arrays, broadcast_to, diagonal, moveaxis, ravel)
+from ..base.dtypes import kind as dtype_kind
 
 __all__ = [
     "arange", "array", "asarray", "astype", "copy", "diag", "diagflat", "empty", "empty_like",
@@ -59,7 +60,7 @@ def array(object, dtype=None, *, copy=True, order="K", subok=False, ndmin=0, lik
     elif isinstance(object, (list, tuple)) and _has_tracer(object):
         out = array_of_list(object, dtype)
     else:
-        if isinstance(object, (np.ndarray, np.generic)) and object.dtype.kind not in "biufc":
+        if isinstance(object, (np.ndarray, np.generic)) and dtype_kind(object.dtype) not in "biufc":
             raise errors.ZeraxTypeError(
                 f"zerax.numpy.array: dtype {object.dtype} is not supported (only bool, integer, "
                 "float and complex)")
@@ -238,7 +239,7 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
     start = check_arg(start, "linspace", 0)
     stop = check_arg(stop, "linspace", 1)
     dt = result_type(start, stop)
-    if dt.kind not in "fc":
+    if dtype_kind(dt) not in "fc":
         dt = dtypes.result_type(dt, 0.0)
     if dt.kind == "c":
         raise errors.NotSupportedError("zerax.numpy.linspace: complex end points are not "

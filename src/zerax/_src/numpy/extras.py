@@ -30,6 +30,7 @@ from . import ufuncs as _uf
 from ._util import (as_dtype, broadcast_shapes, check_arg, ensure_array, normalize_axis, promote_and_broadcast, shape_of)
 from ..lax.control_flow import while_loop
 from ..interpreters.batching import vmap
+from ..base.dtypes import kind as dtype_kind
 
 __all__ = [
     "allclose",
@@ -290,7 +291,7 @@ def lcm(x1, x2, /):
 def _float_arg(fname, np_fn, *xs):
     xs = [check_arg(x, fname, i) for i, x in enumerate(xs)]
     dtype = _uf._result_dtype(np_fn, fname, *xs)
-    if dtype.kind != "f":
+    if dtype_kind(dtype) != "f":
         raise errors.NotSupportedError(f"zerax.numpy.{fname}: complex inputs are not supported")
     return [ensure_array(x) for x in promote_and_broadcast(fname, xs, dtype)], dtype
 

@@ -19,6 +19,7 @@ import numpy as np
 
 from ... import errors
 from ..base import dtypes
+from ..base.dtypes import kind as dtype_kind
 from ..ops import elementwise as ew
 from ..ops.fft import fft as _lax_fft
 from ..ops.slicing import pad as _lax_pad
@@ -314,7 +315,7 @@ def irfftn(a, s: Sequence[int] | None = None, axes: Sequence[int] | None = None,
 def _freq_dtype(dtype, fname):
     dtype = dtypes.default_float() if dtype is None else \
         dtypes.requested(dtype, f"zerax.numpy.fft.{fname}")
-    if dtype.kind not in "fc":
+    if dtype_kind(dtype) not in "fc":
         raise errors.ZeraxTypeError(f"zerax.numpy.fft.{fname}: dtype must be inexact, got "
                                     f"{dtype.name}")
     return dtype

@@ -27,6 +27,7 @@ from ._util import as_dtype, ensure_array
 from .indexing_ops import _idt, _linspace_edges, _wrap, histogram, searchsorted
 from .joining import stack
 from .ufuncs import true_divide
+from ..base.dtypes import kind as dtype_kind
 
 __all__ = ["histogram2d", "histogram_bin_edges", "histogramdd"]
 
@@ -63,7 +64,7 @@ def _equal_edges(col, nbins, rng, fname):
             raise errors.ShapeError(f"zerax.numpy.{fname}: the autodetected range of the data "
                                     "is not finite; pass range=")
         dt = dtypes.result_type(adt, 1.0)
-    if dt.kind not in "f":
+    if dtype_kind(dt) not in "f":
         dt = dtypes.default_float()
     lo, hi = as_dtype(lo, dt), as_dtype(hi, dt)
     same = eq(lo, hi)

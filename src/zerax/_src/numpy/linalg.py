@@ -45,6 +45,7 @@ from ..ops.shape import transpose as _transpose
 from .. import numpy as _jnp
 from . import linalg_ops as _lo
 from ._util import as_dtype as _as_dtype
+from ..base.dtypes import kind as dtype_kind
 
 __all__ = [
     "EighResult",
@@ -92,7 +93,7 @@ def _float_input(x, fname, complex_ok=False):
             return x
         raise errors.NotSupportedError(
             f"zerax.numpy.linalg.{fname}: complex inputs are not supported yet")
-    if np.dtype(x.dtype).kind != "f":
+    if dtype_kind(np.dtype(x.dtype)) != "f":
         x = _as_dtype(x, dtypes.default_float())
     return x
 

@@ -13,6 +13,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..base import dtypes
+from ..base.dtypes import kind as dtype_kind
 from ..ops import eig as _eig
 from . import linalg_ops as _lo
 from ._util import as_dtype as _as_dtype
@@ -27,7 +28,7 @@ class EigResult(NamedTuple):
 
 def _input(a, fname):
     x = _lo._arr(a, f"linalg.{fname}")
-    if np.dtype(x.dtype).kind not in "fc":
+    if dtype_kind(np.dtype(x.dtype)) not in "fc":
         x = _as_dtype(x, dtypes.default_float())
     elif np.dtype(x.dtype) == np.float16:
         x = _as_dtype(x, np.float32)  # LAPACK has no half precision (nor has JAX's eig)

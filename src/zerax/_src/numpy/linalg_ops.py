@@ -25,6 +25,7 @@ from ..ops.reduce import reduce_sum
 from ..ops.shape import concatenate, reshape, slice_p_bind, transpose
 from ._util import _PY_SCALARS, as_dtype, broadcast_shapes, broadcast_to_shape, check_arg
 from ._util import numpy_result_dtype
+from ..base.dtypes import kind as dtype_kind
 
 __all__ = ["dot", "matmul", "vdot", "inner", "outer", "tensordot", "einsum", "kron", "cross",
            "matvec", "vecmat", "vecdot"]
@@ -47,7 +48,7 @@ def _promote(fname, *xs, dtype=None):
     if dtype is None:
         dtype = dtypes.result_type(*[np.dtype(x.dtype) for x in xs])
     dtype = np.dtype(dtype)
-    if dtype.kind not in "biufc":
+    if dtype_kind(dtype) not in "biufc":
         raise errors.ZeraxTypeError(f"zerax.numpy.{fname}: unsupported dtype {dtype}")
     return [as_dtype(x, dtype) for x in xs]
 

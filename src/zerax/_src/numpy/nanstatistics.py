@@ -14,6 +14,7 @@ import numpy as np
 
 from ... import errors
 from ..base import dtypes
+from ..base.dtypes import kind as dtype_kind
 from ..core.core import concrete_value
 from ..ops import elementwise as ew
 from ..ops.shape import concatenate, reshape
@@ -70,7 +71,7 @@ def nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=False):
     a, axes = _prep("nanmedian", a, axis, out)
     if a.size == 0:
         return _rd.nanmean(a, axis, keepdims=keepdims)
-    if np.dtype(a.dtype).kind != "f":
+    if dtype_kind(np.dtype(a.dtype)) != "f":
         return _st.median(a, axis, keepdims=keepdims)
     s, cnt = _sorted_counts(a, axes, "nanmedian")
     h = ew.floor_divide(cnt, _k(2, _I64))
@@ -129,7 +130,7 @@ def _nan_quantile(fname, np_fn, scale, a, q, axis, out, method, keepdims, weight
     weak_q = type(q) in (int, float)
     qv = np.asarray(q) if weak_q or isinstance(q, (list, tuple)) else \
         np.asarray(concrete_value(q, f"zerax.numpy.{fname}'s q (quantiles must be static)"))
-    if qv.dtype.kind not in "biuf":
+    if dtype_kind(qv.dtype) not in "biuf":
         raise errors.ZeraxTypeError(f"zerax.numpy.{fname}: q must be real numbers, got {q!r:.60}")
     qkey = type(q) if weak_q else qv.dtype
     if scale != 1:
@@ -143,7 +144,7 @@ def _nan_quantile(fname, np_fn, scale, a, q, axis, out, method, keepdims, weight
     if a.size == 0:
         return _rd.nanmean(a, axis, keepdims=keepdims)
     adt = np.dtype(a.dtype)
-    if adt.kind != "f":  # no NaNs to ignore
+    if dtype_kind(adt) != "f":  # no NaNs to ignore
         std_fn = _st.quantile if scale == 1 else _st.percentile
         return std_fn(a, q, axis, method=method, keepdims=keepdims)
     rdt = dtypes.canonicalize(_st._quantile_dtype(np_fn, adt, qkey, method))

@@ -20,6 +20,7 @@ from ..ops.reduce import reduce_max, reduce_min, reduce_sum
 from ._util import as_dtype, check_arg, ensure_array, normalize_axis
 from .shape_ops import (_bcast_axis, _concrete, _gather_runs, _int_tuple, _slice_axis, broadcast_to)
 from .creation import linspace
+from ..base.dtypes import kind as dtype_kind
 
 __all__ = ["pad"]
 
@@ -99,10 +100,10 @@ def _stat_pad(x, axis, before, after, mode, stat_length):
         if reducer is not None:
             v = reducer(part, (axis,))
         else:
-            dt = x.dtype if np.dtype(x.dtype).kind in "fc" else dtypes.default_float()
+            dt = x.dtype if dtype_kind(np.dtype(x.dtype)) in "fc" else dtypes.default_float()
             s = reduce_sum(as_dtype(part, dt), (axis,))
             v = ew.div(s, np.asarray(hi - lo, dt))
-            if np.dtype(x.dtype).kind not in "fc":
+            if dtype_kind(np.dtype(x.dtype)) not in "fc":
                 v = as_dtype(ew.round(v), x.dtype)
         return _bcast_axis(sh.reshape(v, _with_axis(x.shape, axis, 1)), axis, width)
 

@@ -15,6 +15,7 @@ import numpy as np
 
 from ... import errors
 from ..base import dtypes
+from ..base.dtypes import kind as dtype_kind
 from ..core.core import concrete_value
 from . import creation as _cr
 from . import joining as _jn
@@ -63,7 +64,7 @@ def polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False):
     y = ensure_array(y, "polyfit")
     dtype = dtypes.result_type(x.dtype, y.dtype, np.float64 if x.dtype.kind in "biu" and
                            y.dtype.kind in "biu" else x.dtype)
-    if dtype.kind not in "fc":
+    if dtype_kind(dtype) not in "fc":
         dtype = dtypes.default_float()
     x, y = x.astype(dtype), y.astype(dtype)
     order = deg + 1
@@ -123,7 +124,7 @@ def roots(p, *, strip_zeros=True):
         p = _so.reshape(p, (1,))
     if p.ndim != 1:
         raise errors.ShapeError(f"zerax.numpy.roots: p must be 1-D, got shape {p.shape}")
-    if p.dtype.kind not in "fc":
+    if dtype_kind(p.dtype) not in "fc":
         p = p.astype(dtypes.default_float())
     cdt = dtypes.result_type(p.dtype, np.complex64)
     if strip_zeros:
@@ -186,5 +187,5 @@ def sort_complex(a):
     Array([1.+0.j, 2.+0.j, 3.+0.j], dtype=complex128)
     """
     a = ensure_array(a, "sort_complex")
-    cdt = dtypes.result_type(a.dtype if a.dtype.kind in "fc" else np.float64, np.complex64)
+    cdt = dtypes.result_type(a.dtype if dtype_kind(a.dtype) in "fc" else np.float64, np.complex64)
     return _so_sort(a.astype(cdt))

@@ -32,6 +32,7 @@ from .extras import i0
 from ._util import result_type
 from .reductions import cumprod, cumsum
 from .statistics import diff
+from ..base.dtypes import kind as dtype_kind
 
 __all__ = [
     "bartlett", "blackman", "convolve", "correlate", "gradient", "hamming", "hanning",
@@ -601,7 +602,7 @@ def polydiv(u, v, *, trim_leading_zeros=False):
     if u.ndim != 1 or v.ndim != 1:
         raise errors.ShapeError("zerax.numpy.polydiv: u and v must be 1-d coefficient arrays")
     dt = dtypes.result_type(np.dtype(u.dtype), np.dtype(v.dtype), 1.0)
-    if dt.kind != "f":
+    if dtype_kind(dt) != "f":
         dt = dtypes.default_float()
     u, v = as_dtype(u, dt), as_dtype(v, dt)
     m, n = u.shape[0] - 1, v.shape[0] - 1

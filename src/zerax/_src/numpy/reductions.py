@@ -24,6 +24,7 @@ from ..ops import reduce as rd
 from ..ops.shape import broadcast_in_dim, concatenate, iota, reshape, transpose
 from . import ufuncs as _uf
 from ._util import (as_dtype, broadcast_to_shape, ensure_array, normalize_axes, normalize_axis, numpy_result_dtype)
+from ..base.dtypes import kind as dtype_kind
 
 __all__ = [
     "all", "amax", "amin", "any", "argmax", "argmin", "count_nonzero", "cumprod", "cumsum",
@@ -87,7 +88,7 @@ def _c(v, dtype):
 
 
 def _is_inexact(x):
-    return np.dtype(x.dtype).kind in "fc"
+    return dtype_kind(np.dtype(x.dtype)) in "fc"
 
 
 def _ravel(x):
@@ -144,7 +145,7 @@ def _scalar(v, dtype, fname, what="initial"):
             raise errors.ShapeError(f"zerax.numpy.{fname}: {what} must be a scalar")
         return ew.convert_element_type(v, dtype)
     arr = np.asarray(v)
-    if arr.shape != () or arr.dtype.kind not in "biufc":
+    if arr.shape != () or dtype_kind(arr.dtype) not in "biufc":
         raise errors.ZeraxTypeError(f"zerax.numpy.{fname}: {what} must be a number, got {v!r:.60}")
     with np.errstate(all="ignore"):
         return arr.astype(dtype)
@@ -158,14 +159,14 @@ def _fill(x, mask, value):
 
 
 def _fill_nan(x, value):
-    if np.dtype(x.dtype).kind not in "fc":
+    if dtype_kind(np.dtype(x.dtype)) not in "fc":
         return x
     return ew.select_n(ew.isnan(x), x, _c(value, x.dtype))
 
 
 def _lowest(dtype, is_max):
     dtype = np.dtype(dtype)
-    if dtype.kind == "f":
+    if dtype_kind(dtype) == "f":
         return -np.inf if is_max else np.inf
     if dtype.kind in "iu":
         return np.iinfo(dtype).min if is_max else np.iinfo(dtype).max
@@ -242,7 +243,7 @@ def _compute_dtype(rdt):
     """The dtype moments are computed in (NumPy: float16 in float32, ints in float64)."""
     if rdt == np.float16:
         return np.dtype(np.float32)
-    return rdt if rdt.kind in "fc" else dtypes.default_float()
+    return rdt if dtype_kind(rdt) in "fc" else dtypes.default_float()
 
 
 def _mean(fname, np_fn, a, axis, dtype, out, keepdims, where, nan):
@@ -292,11 +293,11 @@ def _var(fname, np_fn, a, axis, dtype, out, ddof, keepdims, where, mean, correct
     _no_out(out, fname)
     ddof = _ddof(fname, ddof, correction)
     rdt = _np_dtype(np_fn, fname, a, dtype)
-    if nan and _is_inexact(a) and rdt.kind not in "fc":
+    if nan and _is_inexact(a) and dtype_kind(rdt) not in "fc":
         raise errors.ZeraxTypeError(f"zerax.numpy.{fname}: if a is inexact, dtype must be too")
     mask = _mask(where, a.shape, fname)
     axes = _axes(axis, a.ndim, fname, scalar_ok=(nan and _is_inexact(a)) or mask is not None)
-    cdt = rdt if rdt.kind == "f" else dtypes.default_float()
+    cdt = rdt if dtype_kind(rdt) == "f" else dtypes.default_float()
     # complex values: the mean is complex, the squared deviations |a - mean|^2 real
     sdt = np.promote_types(cdt, np.complex64) if np.dtype(a.dtype).kind == "c" else cdt
     inexact = _is_inexact(a)

@@ -32,6 +32,7 @@ from .reductions import sum as _sum
 from ..ops.index_update import scatter
 from ..ops.reduce import cumsum
 from .ufuncs import logical_not
+from ..base.dtypes import kind as dtype_kind
 
 __all__ = ["unique", "isin", "intersect1d", "union1d", "setdiff1d", "setxor1d",
            "unique_all", "unique_counts", "unique_inverse", "unique_values"]
@@ -246,7 +247,7 @@ def _unique_sized(x, flat, size, fill_value, fname, equal_nan=False):
     s = _ix.gather(flat, [perm], [("a", 0)])
     later, earlier = _ix.getitem(s, slice(1, None)), _ix.getitem(s, slice(None, -1))
     differs = ne(later, earlier)
-    if equal_nan and dt.kind in "fc":   # sorted NaNs are adjacent: one run
+    if equal_nan and dtype_kind(dt) in "fc":   # sorted NaNs are adjacent: one run
         differs = bitwise_and(differs, bitwise_not(bitwise_and(isnan(later), isnan(earlier))))
     new = concatenate([_wrap(np.ones(1, bool)), differs], 0)
     rank = sub(cumsum(convert_element_type(new, _idt()), 0), np.ones((), _idt()))

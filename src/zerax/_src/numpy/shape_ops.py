@@ -17,6 +17,7 @@ import numpy as np
 
 from ... import errors
 from ..base import dtypes
+from ..base.dtypes import kind as dtype_kind
 from ..core.array import Array
 from ..core.core import Tracer, concrete_value
 from ..ops import elementwise as ew
@@ -91,7 +92,7 @@ def _check_dtype(dtype, fname):
     except TypeError:
         raise errors.ZeraxTypeError(
             f"zerax.numpy.{fname}: {dtype!r:.60} is not a valid dtype") from None
-    if dt.kind not in "biufc":
+    if dtype_kind(dt) not in "biufc":
         raise errors.ZeraxTypeError(
             f"zerax.numpy.{fname}: dtype {dt} is not supported (only bool, integer, float and "
             "complex dtypes)")

@@ -26,6 +26,7 @@ from ..ops.shape import broadcast_in_dim, concatenate, reshape, slice_p_bind, tr
 from . import ufuncs as _uf
 from ._util import as_dtype, ensure_array, normalize_axis, result_type
 from .reductions import (_arr, _axes, _bcast_full, _c, _keepdims, _no_out, _ravel, _real_only, _size, mean, sum)
+from ..base.dtypes import kind as dtype_kind
 
 __all__ = [
     "average", "corrcoef", "cov", "diff", "ediff1d", "median", "percentile", "quantile",
@@ -109,7 +110,7 @@ def _sort_last(x, fname):
 
 def _nan_last_check(res, s, n):
     """NumPy: a slice containing NaN (sorted last) gives NaN."""
-    if np.dtype(s.dtype).kind != "f" or n == 0:
+    if dtype_kind(np.dtype(s.dtype)) != "f" or n == 0:
         return res
     last = _slice_axis(s, s.ndim - 1, n - 1, n)
     last = as_dtype(reshape(last, last.shape[:-1]), res.dtype)
@@ -206,7 +207,7 @@ def _quantile(fname, np_fn, scale, a, q, axis, out, method, keepdims, weights):
     weak_q = type(q) in (int, float)
     qv = np.asarray(q) if weak_q or isinstance(q, (list, tuple)) else \
         concrete_value(q, f"zerax.numpy.{fname}'s q (quantiles must be static)")
-    if qv.dtype.kind not in "biuf":
+    if dtype_kind(qv.dtype) not in "biuf":
         raise errors.ZeraxTypeError(f"zerax.numpy.{fname}: q must be real numbers, got {q!r:.60}")
     qkey = type(q) if weak_q else qv.dtype
     rdt = dtypes.canonicalize(_quantile_dtype(np_fn, np.dtype(a.dtype), qkey, method))

@@ -26,6 +26,7 @@ __all__ = [
     "bool_",
     "complex64",
     "complex128",
+    "dtype",
     "float16",
     "float32",
     "float64",
@@ -60,8 +61,40 @@ def result_type(*args) -> np.dtype:
 
 
 def promote_types(type1, type2) -> np.dtype:
-    """NumPy's ``promote_types``, in the mode's dtypes (see `result_type`)."""
+    """NumPy's ``promote_types``, in the mode's dtypes (see `result_type`); bfloat16
+    promotes on JAX's lattice.
+
+    >>> import zerax.numpy as znp
+    >>> znp.promote_types(znp.bfloat16, znp.float16), znp.promote_types(znp.bfloat16, 'int32')
+    (dtype('float32'), dtype(bfloat16))
+    """
+    if dtypes.is_bfloat16(type1) or dtypes.is_bfloat16(type2):
+        return dtypes.result_type(dtypes.as_dtype(type1), dtypes.as_dtype(type2))
     return dtypes.canonicalize(np.promote_types(type1, type2))
+
+
+class _DtypeMeta(type):
+    def __call__(cls, obj, *args, **kwargs):
+        if isinstance(obj, str) and obj == "bfloat16":
+            return dtypes.bfloat16_dtype()
+        return np.dtype(obj, *args, **kwargs)
+
+    def __instancecheck__(cls, instance):
+        return isinstance(instance, np.dtype)
+
+    def __subclasscheck__(cls, subclass):
+        return isinstance(subclass, type) and issubclass(subclass, np.dtype)
+
+
+class dtype(metaclass=_DtypeMeta):
+    """NumPy's ``np.dtype``, which also knows the name ``"bfloat16"`` before ml_dtypes is
+    imported (zerax imports it on first use: JAX, which always imports it, has
+    ``jnp.dtype("bfloat16")``); its values are ``np.dtype`` objects.
+
+    >>> import zerax.numpy as znp
+    >>> znp.dtype("bfloat16"), isinstance(znp.dtype("f4"), znp.dtype)
+    (dtype(bfloat16), True)
+    """
 
 
 
@@ -138,6 +171,21 @@ uint8, uint16, uint32, uint64 = (_make_scalar_type(t) for t in (np.uint8, np.uin
 float16, float32, float64 = (_make_scalar_type(t) for t in (np.float16, np.float32,
                                                             np.float64))
 complex64, complex128 = (_make_scalar_type(t) for t in (np.complex64, np.complex128))
+_bfloat16: list = []
+
+
+def bfloat16_type() -> _ScalarMeta:
+    """``zerax.numpy.bfloat16`` (made on first use: ml_dtypes is imported then)."""
+    if not _bfloat16:
+        t = _make_scalar_type(dtypes.bfloat16_dtype().type)
+        t.__doc__ += """
+
+    >>> import zerax.numpy as znp
+    >>> znp.asarray([1.0, 1.3], znp.bfloat16) + 1
+    Array([2, 2.29688], dtype=bfloat16)
+    """
+        _bfloat16.append(t)
+    return _bfloat16[0]
 float32.__doc__ += """
 
     >>> import zerax as zx, zerax.numpy as znp

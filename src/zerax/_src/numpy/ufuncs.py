@@ -20,6 +20,7 @@ from ..ops import elementwise as ew
 from ..ops.bitcast import bitcast_convert_type
 from ..ops import reduce as _red
 from ._util import as_dtype, check_arg, numpy_result_dtype, promote_and_broadcast, result_type
+from ..base.dtypes import kind as dtype_kind
 
 __all__: list[str] = []
 
@@ -60,12 +61,12 @@ def _unary(fname, np_fn, prim_fn):
     """A float-math ufunc: integer inputs compute in NumPy's float dtype."""
 
     def f(x, /):
-        if type(x) is Array and (x._value.dtype.kind == "f" or x._value.dtype.kind == "c"
+        if type(x) is Array and (dtype_kind(x._value.dtype) == "f" or x._value.dtype.kind == "c"
                                  and fname in _COMPLEX_OK):
             # Eager fast path: with only concrete values the primitive's implementation
             # is NumPy's own function, so call it directly.
             return Array._wrap(np_fn(x._value))
-        if isinstance(x, Tracer) and x.dtype.kind == "f":
+        if isinstance(x, Tracer) and dtype_kind(x.dtype) == "f":
             return prim_fn(x)
         x = check_arg(x, fname)
         dtype = _result_dtype(np_fn, fname, x)
@@ -101,7 +102,7 @@ def _binary(fname, np_fn, prim_fn, operands="result", float_ops=True):
             # the dtype and shape of ``x1`` unchanged.
             dt = x1.dtype
             # (a weak x1 promotes by its Python type, not its dtype: the general path)
-            if dt.kind == "f" and x1._weak_type is None:
+            if dtype_kind(dt) == "f" and x1._weak_type is None:
                 if type(x2) in _FAST_SCALARS:
                     return prim_fn(x1, np.array(x2, dt))
                 if isinstance(x2, Tracer) and x2.dtype == dt and x2.shape == x1.shape:
@@ -127,6 +128,9 @@ def _eager(np_fn, a, b):
     (which raises zerax's errors for bad input)."""
     if a.dtype.kind == "c" if type(a) is np.ndarray else False:
         return None
+    if (type(a) is np.ndarray and type(b) is np.ndarray and a.dtype != b.dtype
+            and "V" in (a.dtype.kind, b.dtype.kind)):
+        return None     # bfloat16 promotes by JAX's lattice (ml_dtypes' NumPy one differs)
     try:
         out = np_fn(a, b)
     except (ValueError, TypeError, OverflowError):
@@ -169,7 +173,7 @@ def power(x1, x2, /):
     if type(x2) is int:
         if type(x1) is Array and x2 >= 0:
             return Array._wrap(np.power(x1._value, x2))
-        if isinstance(x1, Tracer) and x1.dtype.kind == "f":
+        if isinstance(x1, Tracer) and dtype_kind(x1.dtype) == "f":
             return ew.integer_pow(x1, x2)
     x1 = check_arg(x1, "power", 0)
     x2 = check_arg(x2, "power", 1)
@@ -470,7 +474,7 @@ def heaviside(x1, x2, /):
 def fmax(x1, x2, /):
     """Elementwise maximum that ignores nan."""
     a, b = _promote2("fmax", np.fmax, x1, x2)
-    if a.dtype.kind not in "fc":
+    if dtype_kind(a.dtype) not in "fc":
         return ew.maximum(a, b)
     return ew.select_n(ew.isnan(a), ew.select_n(ew.isnan(b), ew.maximum(a, b), a), b)
 
@@ -478,7 +482,7 @@ def fmax(x1, x2, /):
 def fmin(x1, x2, /):
     """Elementwise minimum that ignores nan."""
     a, b = _promote2("fmin", np.fmin, x1, x2)
-    if a.dtype.kind not in "fc":
+    if dtype_kind(a.dtype) not in "fc":
         return ew.minimum(a, b)
     return ew.select_n(ew.isnan(a), ew.select_n(ew.isnan(b), ew.minimum(a, b), a), b)
 
@@ -529,7 +533,7 @@ for _f in (hypot, logaddexp, logaddexp2, copysign, signbit, heaviside, fmax, fmi
 def isnan(x, /):
     """Elementwise nan test."""
     x = check_arg(x, "isnan")
-    if result_type(x).kind not in "fc":
+    if dtype_kind(result_type(x)) not in "fc":
         return ew.ne(x, x)
     return ew.isnan(x)
 
@@ -537,7 +541,7 @@ def isnan(x, /):
 def isfinite(x, /):
     """Elementwise finiteness test."""
     x = check_arg(x, "isfinite")
-    if result_type(x).kind not in "fc":
+    if dtype_kind(result_type(x)) not in "fc":
         return ew.eq(x, x)
     return ew.is_finite(x)
 
@@ -703,7 +707,7 @@ def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
     x = check_arg(x, "nan_to_num")
     dtype = result_type(x)
     x = as_dtype(x, dtype)
-    if dtype.kind not in "fc":
+    if dtype_kind(dtype) not in "fc":
         return x
     if dtype.kind == "c":     # each part on its own, as NumPy
         parts = [nan_to_num(part(x), nan=nan, posinf=posinf, neginf=neginf)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from ... import errors
+from ..base.dtypes import kind as dtype_kind
 from ..core.ad_util import UndefinedPrimal, Zero, add_any, is_undefined
 from ..core.core import Primitive, ShapedArray, bind
 from ..interpreters.ad import jvp_rules, transpose_rules
@@ -68,7 +69,7 @@ def elementwise(name, impl, nargs=1, *, dtype_rule=None, kinds=None):
             dtype = dtype_rule(*avals, **params)
         if kinds is not None:
             for a in avals:
-                if a.dtype.kind not in kinds:
+                if dtype_kind(a.dtype) not in kinds:
                     raise errors.ZeraxTypeError(
                         f"{name} does not accept dtype {a.dtype.name}")
         return ShapedArray(shape, dtype)
@@ -126,7 +127,7 @@ def defjvp(prim, *rules, vjp=None):
 
     def jvp(primals, tangents, **params):
         ans = bind(prim, *primals, **params)
-        if ans.dtype.kind not in "fc":
+        if dtype_kind(ans.dtype) not in "fc":
             return ans, Zero(ShapedArray(ans.shape, ans.dtype))
         out = None
         for rule, t in zip(rules, tangents):

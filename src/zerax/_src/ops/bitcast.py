@@ -18,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from ... import errors
+from ..base.dtypes import kind as dtype_kind
 from ..core.api_util import as_input
 from ..core.core import Tracer, bind
 from ._factory import elementwise, not_differentiable
@@ -31,7 +32,7 @@ _KINDS = "biuf"
 def _check(x_dtype, new_dtype):
     a, b = np.dtype(x_dtype), np.dtype(new_dtype)
     for d, what in ((a, "operand"), (b, "new_dtype")):
-        if d.kind not in _KINDS or d == np.bool_:
+        if dtype_kind(d) not in _KINDS or d == np.bool_:
             raise errors.ZeraxTypeError(
                 f"bitcast_convert_type: the {what} dtype {d.name} is not supported "
                 "(use an integer or floating dtype; complex values: bitcast their "

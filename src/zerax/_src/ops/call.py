@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..base.dtypes import kind as dtype_kind
 from ..core.ad_util import Zero, is_undefined
 from ..core.core import Primitive, bind
 from ..interpreters.ad import jvp_jaxpr, jvp_rules, transpose_jaxpr, transpose_rules
@@ -24,7 +25,7 @@ jit_p.abstract_eval = lambda *avals, jaxpr, name: list(jaxpr.out_avals)
 
 def _jit_jvp(primals, tangents, *, jaxpr, name):
     outs = bind(jit_p, *primals, jaxpr=jaxpr, name=name)
-    nonzero = [type(t) is not Zero and a.dtype.kind in "fc"
+    nonzero = [type(t) is not Zero and dtype_kind(a.dtype) in "fc"
                for t, a in zip(tangents, jaxpr.in_avals)]
     out_avals = jaxpr.out_avals
     if not any(nonzero):
@@ -32,7 +33,7 @@ def _jit_jvp(primals, tangents, *, jaxpr, name):
     tj, consts = jvp_jaxpr(jaxpr, nonzero)
     t_outs = bind(jit_p, *consts, *primals, *[t for t, m in zip(tangents, nonzero) if m],
                   jaxpr=tj, name=f"jvp({name})")
-    return outs, [t if a.dtype.kind in "fc" else Zero(a) for t, a in zip(t_outs, out_avals)]
+    return outs, [t if dtype_kind(a.dtype) in "fc" else Zero(a) for t, a in zip(t_outs, out_avals)]
 
 
 def _jit_transpose(cts, *args, jaxpr, name):

@@ -20,6 +20,7 @@ from ..interpreters.ad import jvp_jaxpr, jvp_rules, transpose_jaxpr, transpose_r
 from ..interpreters.batching import batch_jaxpr, batch_rules, batch_size_of, bdim_at_front
 from .elementwise import clamp, convert_element_type, ne, select_n
 from .shape import broadcast_in_dim
+from ..base.dtypes import kind as dtype_kind
 
 cond_p = Primitive("cond", multiple_results=True)
 
@@ -74,7 +75,7 @@ def _cond_jvp(primals, tangents, *, branches):
     index, *ops = primals
     outs = bind(cond_p, index, *ops, branches=branches)
     t_ops = tangents[1:]
-    nonzero = [type(t) is not Zero and get_aval(o).dtype.kind in "fc"
+    nonzero = [type(t) is not Zero and dtype_kind(get_aval(o).dtype) in "fc"
                for t, o in zip(t_ops, ops)]
     out_avals = branches[0].out_avals
     if not any(nonzero):
@@ -82,7 +83,7 @@ def _cond_jvp(primals, tangents, *, branches):
     nz_t = [t for t, m in zip(t_ops, nonzero) if m]
     t_outs = cond_from_programs(index, [jvp_jaxpr(b, nonzero) for b in branches],
                                 list(ops) + nz_t, "jvp_cond")
-    return outs, [t if a.dtype.kind in "fc" else Zero(a) for t, a in zip(t_outs, out_avals)]
+    return outs, [t if dtype_kind(a.dtype) in "fc" else Zero(a) for t, a in zip(t_outs, out_avals)]
 
 
 def _cond_transpose(cts, index, *args, branches):

@@ -23,6 +23,7 @@ from ..interpreters.batching import (batch_by_loop, batch_jaxpr, batch_rules, ba
                                      batched_custom_call, bdim_at_front)
 from ..ir.ir import convert_constvars, eval_jaxpr
 from ..ir.tracing import record_rules, trace_closed, trace_to_jaxpr
+from ..base.dtypes import kind as dtype_kind
 
 
 def _eval_call_impl(*args, call_jaxpr, **params):
@@ -99,7 +100,7 @@ def _remat_jvp_fn(jaxpr, args):
     n = len(jaxpr.invars)
     primals, tangents = args[:n], args[n:]
     _, t_out = ad_jvp(lambda *p: eval_jaxpr(jaxpr, [], *p), tuple(primals), tuple(tangents))
-    return [t if a.dtype.kind in "fc" else np.zeros(a.shape, a.dtype)
+    return [t if dtype_kind(a.dtype) in "fc" else np.zeros(a.shape, a.dtype)
             for t, a in zip(t_out, jaxpr.out_avals)]
 
 
@@ -109,7 +110,7 @@ def _remat_jvp(primals, tangents, *, jaxpr):
     if all(type(t) is Zero for t in tangents):
         return outs, [Zero(a) for a in avals]
     t_outs = bind(remat_jvp_p, *primals, *[instantiate(t) for t in tangents], jaxpr=jaxpr)
-    return outs, [t if a.dtype.kind in "fc" else Zero(a) for t, a in zip(t_outs, avals)]
+    return outs, [t if dtype_kind(a.dtype) in "fc" else Zero(a) for t, a in zip(t_outs, avals)]
 
 
 def _remat_jvp_transpose(cts, *args, jaxpr):
@@ -119,7 +120,7 @@ def _remat_jvp_transpose(cts, *args, jaxpr):
     _, f_vjp = ad_vjp(lambda *p: eval_jaxpr(jaxpr, [], *p), *primals)
     cts = [np.zeros(c.aval.shape, c.aval.dtype) if type(c) is Zero else c for c in cts]
     in_cts = f_vjp(list(cts))
-    return [None] * n + [c if a.dtype.kind in "fc" else None
+    return [None] * n + [c if dtype_kind(a.dtype) in "fc" else None
                          for c, a in zip(in_cts, jaxpr.in_avals)]
 
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..base.config import config
+from ..base.dtypes import kind as dtype_kind
 from ..core.core import all_primitives
 
 __all__ = ["check_jit_outputs", "check_values", "nan_checks"]
@@ -39,7 +40,7 @@ def _invalid(outs):
     """``"nan"`` or ``"inf"`` when a checked kind of invalid value is in ``outs``."""
     for o in outs:
         a = o if isinstance(o, np.ndarray) else np.asarray(o)
-        if a.dtype.kind not in "fc" or not a.size:
+        if dtype_kind(a.dtype) not in "fc" or not a.size:
             continue
         if _state["nan"] and np.isnan(a).any():
             return "nan"

@@ -51,6 +51,7 @@ from .reduce import reduce_sum
 from .shape import broadcast_in_dim, concatenate, slice_p_bind, transpose
 from ..interpreters.ad import jvp_rules, transpose_rules
 from ..interpreters.batching import batch_rules, bdim_at_front
+from ..base.dtypes import kind as dtype_kind
 
 cholesky_p = Primitive("cholesky")
 triangular_solve_p = Primitive("triangular_solve")
@@ -75,7 +76,7 @@ def _check_matrix(name, aval, square=True, complex_ok=False):
     dt = np.dtype(aval.dtype)
     if dt.kind == "c" and not complex_ok:
         raise errors.NotSupportedError(f"{name}: complex inputs are not supported yet")
-    if dt.kind not in "fc":
+    if dtype_kind(dt) not in "fc":
         raise errors.ZeraxTypeError(
             f"{name}: needs a floating-point array, got {dt.name} (zerax.numpy.linalg "
             "converts integers to float64; with zerax.lax, convert first).")

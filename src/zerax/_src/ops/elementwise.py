@@ -23,6 +23,7 @@ from ._factory import defjvp, elementwise, not_differentiable, same_dtype, unbro
 from ..interpreters.ad import jvp_rules, transpose_rules
 from ..interpreters.tape import vjp_rules
 from ..ir.tracing import simplify_rules
+from ..base.dtypes import kind as dtype_kind
 
 # --------------------------------------------------------------------------- helpers
 
@@ -41,7 +42,7 @@ def _is_const(x, value) -> bool:
     if v.ndim != 0 or v != value:
         return False
     # Signed zeros: x + (-0.0) is x for every float x, x + 0.0 is not (-0.0 + 0.0 is +0.0).
-    return v.dtype.kind not in "fc" or bool(np.signbit(v.real) == np.signbit(value))
+    return dtype_kind(v.dtype) not in "fc" or bool(np.signbit(v.real) == np.signbit(value))
 
 
 def _binary_identity(identity_right=None, identity_left=None):
@@ -230,7 +231,7 @@ def rem(x, y):
 def truncated_rem(x, y):
     """The remainder with the sign of the dividend (C's ``fmod``, JAX's ``lax.rem``): a
     composition of `rem` (which has the divisor's sign, as NumPy's ``remainder``)."""
-    if x.dtype.kind == "f":
+    if dtype_kind(x.dtype) == "f":
         # |x| mod |y| is exact and already the magnitude; the sign is x's, read with
         # atan2 (-pi for x < 0 and for -0.0) so that -0.0 keeps its sign.  (Fixing up
         # rem(x, y) by subtracting y instead cancels digits when |x| < |y|.)
@@ -512,7 +513,7 @@ def _select_jvp(primals, tangents):
     pred, *cases = primals
     ans = select_n(pred, *cases)
     case_ts = tangents[1:]
-    if ans.dtype.kind not in "fc" or all(type(t) is Zero for t in case_ts):
+    if dtype_kind(ans.dtype) not in "fc" or all(type(t) is Zero for t in case_ts):
         return ans, Zero(ShapedArray(ans.shape, ans.dtype))
     ts = [_zeros_like_aval(t.aval) if type(t) is Zero else t for t in case_ts]
     return ans, select_n(pred, *ts)
@@ -842,7 +843,7 @@ def convert_element_type(x, new_dtype):
 def _convert_jvp(primals, tangents, *, new_dtype):
     (x,), (t,) = primals, tangents
     ans = bind(convert_element_type_p, x, new_dtype=new_dtype)
-    if type(t) is Zero or new_dtype.kind not in "fc" or np.dtype(x.dtype).kind not in "fc":
+    if type(t) is Zero or dtype_kind(new_dtype) not in "fc" or dtype_kind(np.dtype(x.dtype)) not in "fc":
         return ans, Zero(ShapedArray(ans.shape, ans.dtype))
     return ans, bind(convert_element_type_p, t, new_dtype=new_dtype)
 

@@ -32,6 +32,7 @@ from .elementwise import add, clamp, convert_element_type, minimum
 from .shape import broadcast_in_dim, dynamic_slice, dynamic_slice_p, iota, reshape
 from ..interpreters.ad import jvp_rules
 from ..interpreters.batching import batch_rules, batch_size_of, moveaxis
+from ..base.dtypes import kind as dtype_kind
 
 _INTP = np.dtype(np.int64)
 
@@ -125,7 +126,7 @@ def default_fill_value(dtype):
     """JAX's fill value for out-of-bounds gathers: NaN, the minimum signed integer,
     the maximum unsigned integer, or True."""
     dtype = np.dtype(dtype)
-    if dtype.kind in "fc":
+    if dtype_kind(dtype) in "fc":
         return float("nan")
     if dtype.kind == "i":
         return int(np.iinfo(dtype).min)
@@ -174,7 +175,7 @@ def _gather_jvp(primals, tangents, *, indexer, mode, fill_value):
     x, *idx = primals
     out = bind(gather_p, x, *idx, indexer=indexer, mode=mode, fill_value=fill_value)
     t = tangents[0]
-    if type(t) is Zero or out.dtype.kind not in "fc":
+    if type(t) is Zero or dtype_kind(out.dtype) not in "fc":
         return out, Zero(ShapedArray(out.shape, out.dtype))
     return out, bind(gather_p, t, *idx, indexer=indexer, mode=mode,
                      fill_value=0 if mode == "fill" else None)

@@ -32,6 +32,7 @@ from .values import check_arg
 from ..interpreters.ad import jvp_rules, transpose_rules
 from ..interpreters.batching import batch_rules, batch_size_of, bdim_at_front
 from ..interpreters.tape import vjp_rules
+from ..base.dtypes import kind as dtype_kind
 
 
 # --------------------------------------------------------------------------- scatter
@@ -119,7 +120,7 @@ def _linear_scatter_jvp(prim):
         x, u, *idx = primals
         tx, tu = tangents[0], tangents[1]
         out = bind(prim, x, u, *idx, indexer=indexer, mode=mode)
-        if out.dtype.kind not in "fc" or (type(tx) is Zero and type(tu) is Zero):
+        if dtype_kind(out.dtype) not in "fc" or (type(tx) is Zero and type(tu) is Zero):
             return out, Zero(ShapedArray(out.shape, out.dtype))
         return out, bind(prim, _inst(tx), _inst(tu), *idx, indexer=indexer, mode=mode)
     jvp_rules[prim] = jvp
@@ -196,7 +197,7 @@ def _scatter_mul_jvp(primals, tangents, *, indexer, mode):
     kw = dict(indexer=indexer, mode=mode)
     out = bind(scatter_mul_p, x, u, *idx, **kw)
     dt = out.dtype
-    if dt.kind not in "fc" or (type(tx) is Zero and type(tu) is Zero):
+    if dtype_kind(dt) not in "fc" or (type(tx) is Zero and type(tu) is Zero):
         return out, Zero(ShapedArray(out.shape, out.dtype))
     t = None
     if type(tx) is not Zero:
@@ -274,7 +275,7 @@ def _extremal_jvp(prim):
         kw = dict(indexer=indexer, mode=mode)
         out = bind(prim, x, u, *idx, **kw)
         dt = out.dtype
-        if dt.kind not in "fc" or (type(tx) is Zero and type(tu) is Zero):
+        if dtype_kind(dt) not in "fc" or (type(tx) is Zero and type(tu) is Zero):
             return out, Zero(ShapedArray(out.shape, out.dtype))
         tx, tu = _inst(tx), _inst(tu)
         one, zero = np.ones((), dt), _zero(dt)

@@ -42,6 +42,7 @@ from .shape import (broadcast_in_dim, concatenate, dynamic_slice, reshape, rev,
 from .values import as_dtype, check_arg, numpy_result_dtype
 from ..interpreters.ad import JVPTracer
 from ..interpreters.batching import BatchTracer
+from ..base.dtypes import kind as dtype_kind
 
 __all__ = ["getitem", "IndexUpdateHelper", "gather", "scatter", "take_along_axis",
            "along_axis_indexer", "gather_p", "scatter_p", "scatter_add_p", "scatter_mul_p",
@@ -142,7 +143,7 @@ def _classify(item):
             arr = np.asarray(item)
         except (ValueError, TypeError):
             raise errors.ZeraxIndexError(f"{_INVALID}; got the list {item!r:.60}") from None
-        if arr.size == 0 and arr.dtype.kind == "f":
+        if arr.size == 0 and dtype_kind(arr.dtype) == "f":
             arr = arr.astype(_INTP)
         return _classify(arr)
     if isinstance(item, np.ndarray):
@@ -451,7 +452,7 @@ def _true_divide(x, y):
             return Array._wrap(np.true_divide(x._value, y._value))
         except (ValueError, TypeError, OverflowError):
             pass
-    elif isinstance(x, Tracer) and x.dtype.kind == "f" and x._weak_type is None and \
+    elif isinstance(x, Tracer) and dtype_kind(x.dtype) == "f" and x._weak_type is None and \
             isinstance(y, Tracer) and y.dtype == x.dtype and y.shape == x.shape:
         return ew.div(x, y)
     return ew.div(*_promoted("true_divide", np.true_divide, x, y))

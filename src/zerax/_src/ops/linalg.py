@@ -17,6 +17,7 @@ import math
 import numpy as np
 
 from ... import errors
+from ..base import dtypes
 from ..core.ad_util import Zero, add_any, is_undefined
 from ..core.api_util import as_input
 from ..core.core import Primitive, ShapedArray, Tracer, bind, get_aval
@@ -26,6 +27,7 @@ from .shape import transpose
 from ..interpreters.ad import jvp_rules, transpose_rules
 from ..interpreters.batching import batch_rules, moveaxis
 from ..interpreters.tape import vjp_rules
+from ..base.dtypes import kind as dtype_kind
 
 dot_general_p = Primitive("dot_general")
 
@@ -146,6 +148,13 @@ def dot(lhs, rhs, precision=None, preferred_element_type=None):
 
 def _dot_general_impl(lhs, rhs, *, dimension_numbers, preferred_element_type):
     (lc, rc), (lb, rb) = dimension_numbers
+    if dtypes.is_bfloat16(lhs.dtype) and preferred_element_type in (None, lhs.dtype):
+        # bfloat16 products are summed in float32 and rounded once (JAX's CPU backend;
+        # NumPy has no bfloat16 BLAS)
+        out = _dot_general_impl(lhs.astype(np.float32), rhs.astype(np.float32),
+                                dimension_numbers=dimension_numbers,
+                                preferred_element_type=None)
+        return out.astype(lhs.dtype)
     if preferred_element_type is not None:
         lhs = lhs.astype(preferred_element_type, copy=False)
         rhs = rhs.astype(preferred_element_type, copy=False)
@@ -236,7 +245,7 @@ def _dot_general_jvp(primals, tangents, *, dimension_numbers, preferred_element_
     params = dict(dimension_numbers=dimension_numbers,
                   preferred_element_type=preferred_element_type)
     ans = bind(dot_general_p, lhs, rhs, **params)
-    if ans.dtype.kind not in "fc":
+    if dtype_kind(ans.dtype) not in "fc":
         return ans, Zero(ShapedArray(ans.shape, ans.dtype))
     out = None
     if type(t_lhs) is not Zero:

@@ -24,6 +24,7 @@ from ..interpreters import ad
 from ..interpreters.ad import jvp_rules
 from ..interpreters.batching import batch_rules
 from ..interpreters.tape import vjp_rules
+from ..base.dtypes import kind as dtype_kind
 
 
 def _norm_axes(axes, ndim):
@@ -58,8 +59,20 @@ def _expand_back(y, x_shape, axes):
 
 # --------------------------------------------------------------------------- sum
 
+def _in_float32(fn):
+    """A sum or product whose bfloat16 operand is accumulated in float32 and rounded
+    once (JAX's rule; ml_dtypes' own loops would round every partial sum: 1000 ones
+    would sum to 256)."""
+    def impl(x, *, axes):
+        if x.dtype.kind == "V":
+            return fn(x.astype(np.float32), axes=axes).astype(x.dtype)
+        return fn(x, axes=axes)
+    return impl
+
+
 reduce_sum_p = _reduction("reduce_sum",  # np.sum without its Python-level dispatch
-                          lambda x, *, axes: np.add.reduce(x, axis=axes, dtype=x.dtype))
+                          _in_float32(lambda x, *, axes: np.add.reduce(x, axis=axes,
+                                                                       dtype=x.dtype)))
 
 
 def reduce_sum(x, axes):
@@ -133,7 +146,7 @@ def _chooser_jvp(prim):
     def jvp(primals, tangents, *, axes):
         (x,), (t,) = primals, tangents
         ans = bind(prim, x, axes=axes)
-        if type(t) is Zero or ans.dtype.kind not in "fc":
+        if type(t) is Zero or dtype_kind(ans.dtype) not in "fc":
             return ans, Zero(ShapedArray(ans.shape, ans.dtype))
         location = convert_element_type(eq(x, _expand_back(ans, x.shape, axes)), x.dtype)
         counts = reduce_sum(location, axes)
@@ -151,14 +164,14 @@ def _chooser_jvp(prim):
 
 def _max_impl(x, *, axes):
     if x.size == 0 and any(x.shape[a] == 0 for a in axes):
-        init = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min if x.dtype.kind in "iu" else False
+        init = -np.inf if dtype_kind(x.dtype) == "f" else np.iinfo(x.dtype).min if x.dtype.kind in "iu" else False
         return np.full([n for i, n in enumerate(x.shape) if i not in axes], init, x.dtype)
     return np.max(x, axis=axes)
 
 
 def _min_impl(x, *, axes):
     if x.size == 0 and any(x.shape[a] == 0 for a in axes):
-        init = np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).max if x.dtype.kind in "iu" else True
+        init = np.inf if dtype_kind(x.dtype) == "f" else np.iinfo(x.dtype).max if x.dtype.kind in "iu" else True
         return np.full([n for i, n in enumerate(x.shape) if i not in axes], init, x.dtype)
     return np.min(x, axis=axes)
 
@@ -177,7 +190,8 @@ def reduce_min(x, axes):
 
 # --------------------------------------------------------------------------- prod
 
-reduce_prod_p = _reduction("reduce_prod", lambda x, *, axes: np.prod(x, axis=axes, dtype=x.dtype))
+reduce_prod_p = _reduction("reduce_prod", _in_float32(
+    lambda x, *, axes: np.prod(x, axis=axes, dtype=x.dtype)))
 
 
 def reduce_prod(x, axes):
@@ -192,7 +206,7 @@ def _prod_jvp(primals, tangents, *, axes):
     # exclusive cumulative products, so zeros in x are handled exactly.
     (x,), (t,) = primals, tangents
     ans = reduce_prod(x, axes)
-    if type(t) is Zero or ans.dtype.kind not in "fc":
+    if type(t) is Zero or dtype_kind(ans.dtype) not in "fc":
         return ans, Zero(ShapedArray(ans.shape, ans.dtype))
     keep = _keep_dims(x.shape, axes)
     perm = keep + axes
@@ -334,7 +348,7 @@ def _scan_jvp(prim, op):
     def jvp(primals, tangents, *, axis, reverse):
         (x,), (t,) = primals, tangents
         ans = bind(prim, x, axis=axis, reverse=reverse)
-        if type(t) is Zero or ans.dtype.kind not in "fc":
+        if type(t) is Zero or dtype_kind(ans.dtype) not in "fc":
             return ans, Zero(ShapedArray(ans.shape, ans.dtype))
         _, t_out = ad.jvp(lambda v: _prefix_scan(op, v, axis, reverse), (x,), (t,))
         return ans, t_out

@@ -25,6 +25,7 @@ from ..interpreters.ad import jvp_rules, transpose_rules
 from ..interpreters.batching import (batch_jaxpr, batch_rules, batch_size_of,
                                      batched_carries, bdim_at_front, example_aval, moveaxis)
 from .elementwise import add
+from ..base.dtypes import kind as dtype_kind
 
 scan_p = Primitive("scan", multiple_results=True)
 
@@ -79,7 +80,7 @@ def scan_from_fn(body, consts, init, xs, length, reverse=False, name="scan", unr
 
 
 def _is_float(a):
-    return get_aval(a).dtype.kind in "fc"
+    return dtype_kind(get_aval(a).dtype) in "fc"
 
 
 def _zeros(a):
@@ -151,7 +152,7 @@ def _scan_jvp(primals, tangents, *, jaxpr, length, reverse, num_consts, num_carr
                                 *[t for t, m in zip(t_in, lin.in_mask) if m]))
         t_out = [next(t_out) if m else _zeros(a) for a, m in zip(lin.out_avals, lin.out_mask)]
         new_tc = [t for t, f in zip(t_out[:num_carry], fc) if f]
-        t_ys = [t if a.dtype.kind in "fc" else _zeros(a)
+        t_ys = [t if dtype_kind(a.dtype) in "fc" else _zeros(a)
                 for t, a in zip(t_out[num_carry:], jaxpr.out_avals[num_carry:])]
         return new_tc, t_ys
 
@@ -159,7 +160,7 @@ def _scan_jvp(primals, tangents, *, jaxpr, length, reverse, num_consts, num_carr
                                  res_xs + tx_nz, length, reverse, "scan_tangent")
     it = iter(t_final)
     t_carry_out = [next(it) if f else Zero(get_aval(c)) for f, c in zip(fc, init)]
-    t_ys_out = [t if get_aval(y).dtype.kind in "fc" else Zero(get_aval(y))
+    t_ys_out = [t if dtype_kind(get_aval(y).dtype) in "fc" else Zero(get_aval(y))
                 for t, y in zip(t_ys, ys)]
     return list(final) + list(ys), t_carry_out + t_ys_out
 

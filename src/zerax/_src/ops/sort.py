@@ -19,6 +19,7 @@ from ._factory import not_differentiable
 from .gather import take_along_axis
 from ..interpreters.ad import jvp_rules
 from ..interpreters.batching import batch_rules
+from ..base.dtypes import kind as dtype_kind
 
 
 def _norm_dim(dimension, ndim, name):
@@ -51,7 +52,7 @@ def _sort_abstract(x, *, dimension):
 def _sort_jvp(primals, tangents, *, dimension):
     (x,), (t,) = primals, tangents
     out = bind(sort_p, x, dimension=dimension)
-    if type(t) is Zero or out.dtype.kind not in "fc":
+    if type(t) is Zero or dtype_kind(out.dtype) not in "fc":
         return out, Zero(ShapedArray(out.shape, out.dtype))
     perm = bind(argsort_p, x, dimension=dimension)
     return out, take_along_axis(t, perm, dimension)

@@ -51,6 +51,7 @@ from .slicing import slice_p_bind
 from .taylor_elementwise import (ELEMENTWISE, conv, dense, full, nonzero, order_of, scale,
                                  shaped, sub, total, zeros_of)
 from .while_loop import while_from_fns, while_p
+from ..base.dtypes import kind as dtype_kind
 
 P = all_primitives()
 
@@ -326,7 +327,7 @@ def _scan_rule(primals, series, *, jaxpr, length, reverse, num_consts, num_carry
     c_terms, k_terms = _terms(consts, s_c, m_c, K), _terms(init, s_k, fc, K)
     x_terms = _terms(xs, s_x, m_x, K)
     n_out, ny = len(jaxpr.outvars), len(jaxpr.outvars) - nk
-    fy = [a.dtype.kind in "fc" for a in jaxpr.out_avals[nk:]]
+    fy = [dtype_kind(a.dtype) in "fc" for a in jaxpr.out_avals[nk:]]
     n_j = len(jconsts)
 
     def body(cs, carry, x):

@@ -16,6 +16,7 @@ import numpy as np
 
 from ... import errors
 from ..base import dtypes
+from ..base.dtypes import kind as dtype_kind
 from ..core.array import Array
 from ..core.core import Tracer
 from .elementwise import convert_element_type
@@ -36,7 +37,7 @@ def check_arg(x, fname: str, pos: int = 0):
     if isinstance(x, (Array, Tracer)) or type(x) in PY_SCALARS:
         return x
     if isinstance(x, (np.ndarray, np.generic)):
-        if x.dtype.kind not in "biufc":
+        if dtype_kind(x.dtype) not in "biufc":
             raise errors.ZeraxTypeError(
                 f"{qualified(fname)}: argument {pos} has dtype {x.dtype}, which zerax does not "
                 "support (only bool, integer, float and complex arrays)")
@@ -46,7 +47,7 @@ def check_arg(x, fname: str, pos: int = 0):
             arr = np.array(x)
         except (ValueError, TypeError):
             arr = None
-        if arr is not None and arr.dtype.kind in "biufc":
+        if arr is not None and dtype_kind(arr.dtype) in "biufc":
             return Array._wrap(dtypes.canonical_ndarray(arr))
         if _has_tracer(x):
             return array_from_nested(x)
@@ -80,10 +81,37 @@ def _promotion_key(a):
 
 @functools.lru_cache(maxsize=4096)
 def _numpy_dtype(fn, keys):
+    if any(isinstance(k, np.dtype) and dtypes.is_bfloat16(k) for k in keys):
+        return _bfloat16_numpy_dtype(fn, keys)
     samples = [k() if isinstance(k, type) and k in PY_SCALARS else np.ones((), k) for k in keys]
     with np.errstate(all="ignore"):
         out = fn(*samples)
     return np.asarray(out).dtype
+
+
+def _bfloat16_numpy_dtype(fn, keys):
+    """`_numpy_dtype` with a bfloat16 among ``keys``: NumPy (through ml_dtypes' loops,
+    or float32 where ml_dtypes has none) says whether the result is a bool, an integer
+    or inexact; an inexact result takes JAX's promotion of ``keys`` (ml_dtypes' NumPy
+    promotions differ: int32 with bfloat16 is float64 there)."""
+    bf16 = dtypes.bfloat16_dtype()
+
+    def run(sub):
+        samples = [k() if isinstance(k, type) and k in PY_SCALARS else np.ones((), k)
+                   for k in [sub if k == bf16 else k for k in keys]]
+        with np.errstate(all="ignore"):
+            return np.asarray(fn(*samples)).dtype
+
+    try:
+        out = run(bf16)
+    except TypeError:           # no bfloat16 loop (e.g. np.cbrt): its float32 one
+        out = run(np.dtype(np.float32))
+    if dtype_kind(out) not in "fc":
+        return out
+    promoted = dtypes.result_type(*[k() if isinstance(k, type) and k in PY_SCALARS else k
+                                    for k in keys])      # (weak: Python values)
+    return promoted if dtype_kind(promoted) in "fc" and (out.kind == "c") <= (
+        promoted.kind == "c") else out
 
 
 def numpy_result_dtype(fn, *args) -> np.dtype:
@@ -152,7 +180,7 @@ def array_from_nested(x):
         raise errors.ShapeError(f"zerax.numpy.array: {e}") from None
     except TypeError as e:
         raise errors.ZeraxTypeError(f"zerax.numpy.array: {e}") from None
-    if ref.dtype.kind not in "biufc":
+    if dtype_kind(ref.dtype) not in "biufc":
         raise errors.ZeraxTypeError(
             f"zerax.numpy.array: the result would have dtype {ref.dtype}, which zerax does "
             "not support (only bool, integer, float and complex)")

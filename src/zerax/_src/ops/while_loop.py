@@ -28,6 +28,7 @@ from ..interpreters.batching import (batch_by_loop, batch_jaxpr, batch_rules,
 from .elementwise import add, mul, select_n
 from .reduce import reduce_max, reduce_sum
 from .shape import broadcast_in_dim
+from ..base.dtypes import kind as dtype_kind
 
 while_p = Primitive("while", multiple_results=True)
 
@@ -71,7 +72,7 @@ def while_from_fns(cond_fn, body_fn, init, name="while_loop", checkpoint_every=1
 
 
 def _is_float(a):
-    return get_aval(a).dtype.kind in "fc"
+    return dtype_kind(get_aval(a).dtype) in "fc"
 
 
 def _zeros(a):

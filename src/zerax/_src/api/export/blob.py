@@ -31,6 +31,7 @@ import numpy as np
 
 from ...base.safetensors import decode_block, encode_block, parse_json
 from ....errors import ExportError
+from ...base.dtypes import kind as dtype_kind
 
 MAGIC = b"\x89ZXEXP\r\n"
 FORMAT_VERSION = 1
@@ -139,7 +140,7 @@ def read_blob(blob) -> tuple[dict, list[np.ndarray], dict]:
             raise ExportError(f"the exported program's constants table lacks entry {i}")
         a = arrays[name]
         if name in complex_names:
-            if a.ndim == 0 or a.shape[-1] != 2 or a.dtype.kind != "f" or a.itemsize < 4:
+            if a.ndim == 0 or a.shape[-1] != 2 or dtype_kind(a.dtype) != "f" or a.itemsize < 4:
                 raise ExportError(f"complex constant {i} is not stored as float pairs")
             a = a.copy().view(np.dtype(f"c{2 * a.itemsize}"))[..., 0]
         consts.append(a.astype(a.dtype.newbyteorder("="), copy=False))

@@ -30,6 +30,7 @@ from .blob import FORMAT_VERSION, read_blob, write_blob
 from .program import Decoder
 from .symbolic import probe_values, symbolic_program, variables_of
 from .trees import leaf_names, tree_from_json, tree_json
+from ...base.dtypes import kind as dtype_kind
 
 
 def default_export_platform() -> str:
@@ -174,10 +175,10 @@ class Exported:
 
         def bwd(leaves, cts):
             vjp_exp = self.vjp()
-            cts = [c if a.dtype.kind in "fc" else np.zeros(np.shape(c), a.dtype)
+            cts = [c if dtype_kind(a.dtype) in "fc" else np.zeros(np.shape(c), a.dtype)
                    for c, a in zip(cts, _shaped(self.out_avals, leaves, self))]
             in_cts = vjp_exp.call(*leaves, *cts)
-            return tuple(c if get_aval(x).dtype.kind in "fc" else None
+            return tuple(c if dtype_kind(get_aval(x).dtype) in "fc" else None
                          for c, x in zip(in_cts, leaves))
 
         flat.defvjp(fwd, bwd)
@@ -406,8 +407,8 @@ def _vjp_exporter(flat_fun):
     def get_vjp(exp: Exported) -> Exported:
         in_avals, out_avals = list(exp.in_avals), list(exp.out_avals)
         n = len(in_avals)
-        fi = [i for i, a in enumerate(in_avals) if a.dtype.kind in "fc"]
-        fo = [j for j, a in enumerate(out_avals) if a.dtype.kind in "fc"]
+        fi = [i for i, a in enumerate(in_avals) if dtype_kind(a.dtype) in "fc"]
+        fo = [j for j, a in enumerate(out_avals) if dtype_kind(a.dtype) in "fc"]
 
         def vjp_fun(*args):
             primals, cts = args[:n], args[n:]

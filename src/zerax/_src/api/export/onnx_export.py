@@ -24,6 +24,7 @@ from ....errors import ExportError, MissingDependencyError, NotSupportedError
 from . import onnx_contract, onnx_control, onnx_indexing  # noqa: F401  (rules join the table)
 from .onnx_rules import onnx_rules
 from .trees import leaf_names
+from ...base.dtypes import kind as dtype_kind
 
 DEFAULT_OPSET = 17
 MIN_OPSET = 13
@@ -85,7 +86,7 @@ class Context:
             if hit is not None:
                 return hit
         name = self.fresh("c")
-        if arr.dtype.kind == "b" or arr.dtype.kind in "iuf":
+        if arr.dtype.kind == "b" or dtype_kind(arr.dtype) in "iuf":
             self.initializers.append(self.numpy_helper.from_array(arr.copy(),
                                                                   name))
         else:

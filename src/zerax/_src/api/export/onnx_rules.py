@@ -20,6 +20,7 @@ from ...core.core import all_primitives, rule_table
 from ...ops import elementwise as ew, misc, reduce, shape, sort
 from ...ops.sharding import sharding_constraint_p
 from ....errors import ExportError
+from ...base.dtypes import kind as dtype_kind
 
 # primitive -> rule(ctx, eqn, ins: list of value names) -> output name(s)
 onnx_rules = rule_table("onnx", "ONNX export (zerax.export.to_onnx)")
@@ -70,7 +71,7 @@ def _ne(ctx, eqn, ins):
 def _rem(ctx, eqn, ins):
     """NumPy's remainder (the sign of the divisor; ``lax.rem``, C's fmod, is a
     composition of it): ONNX's integer Mod is that; for floats, fmod fixed up."""
-    if _in_aval(eqn).dtype.kind != "f":
+    if dtype_kind(_in_aval(eqn).dtype) != "f":
         return ctx.node("Mod", ins, fmod=0)
     x, y = ins
     r = ctx.node("Mod", ins, fmod=1)
@@ -180,7 +181,7 @@ def _atan2(ctx, eqn, ins):
 def _floor_divide(ctx, eqn, ins):
     a, b = ins
     dt = _in_aval(eqn).dtype
-    if dt.kind == "f":
+    if dtype_kind(dt) == "f":
         return ctx.node("Floor", [ctx.node("Div", [a, b])])
     q = ctx.node("Div", [a, b])   # truncates toward zero
     if dt.kind == "u":

@@ -26,6 +26,8 @@ from ...ir.ir import ClosedJaxpr, Eqn, Jaxpr, Literal, Var, typecheck
 from ...ops.custom_calls import custom_jvp_call_p, custom_vjp_call_p
 from ....errors import ExportError
 from .validate import check_eqn, check_names
+from ...base import dtypes
+from ...base.dtypes import kind as dtype_kind
 
 # dtypes an exported program may hold, by name
 DTYPES = {name: np.dtype(name) for name in (
@@ -45,9 +47,9 @@ MAX_INT = 2 ** 62       # sizes and integer parameters
 
 def dtype_name(dtype) -> str:
     name = np.dtype(dtype).name
-    if name not in DTYPES:
+    if name not in DTYPES and not dtypes.is_bfloat16(dtype):
         raise ExportError(f"arrays of dtype {name} cannot be exported (supported: "
-                          f"{', '.join(DTYPES)})")
+                          f"{', '.join(DTYPES)}, bfloat16)")
     return name
 
 
@@ -100,7 +102,7 @@ def _float_from(node, where):
 def scalar_json(value, dtype: np.dtype):
     """A scalar of ``dtype``: JSON bool / int, float.hex text, or a pair for complex."""
     v = np.asarray(value, dtype)[()]
-    kind = dtype.kind
+    kind = dtype_kind(dtype)
     if kind == "b":
         return bool(v)
     if kind in "iu":
@@ -111,7 +113,7 @@ def scalar_json(value, dtype: np.dtype):
 
 
 def scalar_from_json(node, dtype: np.dtype, where: str) -> np.ndarray:
-    kind = dtype.kind
+    kind = dtype_kind(dtype)
     if kind == "b":
         if type(node) is not bool:
             raise ExportError(f"{where}: a bool value must be true or false")
@@ -278,6 +280,8 @@ class Decoder:
         raise ExportError(f"{where}: expected an integer, got {_brief(node)}")
 
     def dtype(self, node, where):
+        if node == "bfloat16":      # (ml_dtypes', imported when a program holds one)
+            return dtypes.bfloat16_dtype()
         if not isinstance(node, str) or node not in DTYPES:
             raise ExportError(f"{where}: unknown dtype {node!r:.40}")
         return DTYPES[node]
@@ -307,7 +311,7 @@ class Decoder:
             if self.env is None:
                 return _symbolic_literal(n if kind == "dim" else f"1/({n})", dtype)
             if kind == "dim":
-                return Literal(np.asarray(float(n) if dtype.kind in "fc" else n).astype(dtype))
+                return Literal(np.asarray(float(n) if dtype_kind(dtype) in "fc" else n).astype(dtype))
             if n == 0:
                 raise ExportError(f"{where}: 1/{poly} is a division by zero for these sizes")
             return Literal(np.asarray(1.0 / n).astype(dtype))

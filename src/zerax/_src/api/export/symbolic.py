@@ -28,6 +28,7 @@ from ...ops.elementwise import add_p, mul_p
 from ...ops.shape import broadcast_in_dim_p, iota_p
 from ....errors import ExportError
 from .program import Encoder, float_json, poly_json
+from ...base.dtypes import kind as dtype_kind
 
 MAX_VARIABLES = 4
 # (not sizes models are often made of: 16, 32, 28, 10, 13 features... that would let two
@@ -204,7 +205,7 @@ def _fit_literal(nodes, ctx, path):
         d = ctx.poly(vals)
         if d is not None:
             return {"literal": {"dim": poly_json(d)}, "dtype": dtype}
-    elif dt.kind == "f" and all(isinstance(v, str) for v in vals):
+    elif dtype_kind(dt) == "f" and all(isinstance(v, str) for v in vals):
         fl = [float.fromhex(v) for v in vals]
         if all(np.isfinite(x) and x == int(x) for x in fl):
             d = ctx.poly([int(x) for x in fl])
@@ -241,7 +242,7 @@ def _fill(arr: np.ndarray):
 def _iota(arr: np.ndarray):
     """``(axis, scale, offset)`` when ``arr`` counts along one axis, ``offset + scale *
     i`` (an ``arange`` maybe scaled and shifted), else None."""
-    if arr.dtype.kind not in "iuf" or arr.ndim == 0 or arr.size < 2:
+    if dtype_kind(arr.dtype) not in "iuf" or arr.ndim == 0 or arr.size < 2:
         return None
     for d in range(arr.ndim):
         if arr.shape[d] < 2:

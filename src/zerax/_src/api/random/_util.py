@@ -13,6 +13,7 @@ from ...core.core import Tracer
 from ... import numpy as jnp
 from ...ops import elementwise as ew
 from .keys import PRNGKeyArray
+from ...base.dtypes import kind as dtype_kind
 
 
 def float_dtype(dtype, name, allow_complex=False):
@@ -37,7 +38,7 @@ def int_dtype(dtype, name):
 
 def inexact_param(x):
     """A parameter as floats: its own float dtype, integers the mode's default float."""
-    return x if np.dtype(x.dtype).kind in "fc" else cast(x, dtypes.default_float())
+    return x if dtype_kind(np.dtype(x.dtype)) in "fc" else cast(x, dtypes.default_float())
 
 
 def param(x, name, what):

@@ -17,6 +17,7 @@ from . import samplers as S
 from ._util import (bshape, cast, check_shape, float_dtype, inexact_param, int_dtype, param,
                     quiet, scalar_of)
 from .gamma import _bshapes
+from ...base.dtypes import kind as dtype_kind
 
 
 def _counter():
@@ -275,7 +276,7 @@ def multinomial(key, n, p, *, shape=None, dtype=None, unroll=1):
     data, _ = K.check_key("multinomial", key)
     n, p = param(n, "multinomial", "n"), param(p, "multinomial", "p")
     p = inexact_param(p)
-    dt = np.result_type(np.dtype(n.dtype) if np.dtype(n.dtype).kind == "f" else p.dtype,
+    dt = np.result_type(np.dtype(n.dtype) if dtype_kind(np.dtype(n.dtype)) == "f" else p.dtype,
                         p.dtype)
     n, p = cast(n, dt), cast(p, dt)
     dtype = dt if dtype is None else dtypes.requested(dtype, "multinomial")

@@ -26,6 +26,7 @@ from . import eager
 from . import keys as K
 from ._util import (bshape, cast, check_shape, const, float_dtype, inexact_param, int_dtype,
                     param)
+from ...base.dtypes import kind as dtype_kind
 
 _FAST = (np.dtype(np.float32), np.dtype(np.float64))   # dtypes of the compiled eager paths
 _UINT = {8: np.dtype(np.uint8), 16: np.dtype(np.uint16), 32: np.dtype(np.uint32),
@@ -205,7 +206,7 @@ def bernoulli(key, p=0.5, shape=None, mode="low"):
     data, _ = K.check_key("bernoulli", key)
     p = param(p, "bernoulli", "p")
     dtype = np.dtype(p.dtype)
-    if dtype.kind != "f":
+    if dtype_kind(dtype) != "f":
         raise errors.ZeraxTypeError(
             f"bernoulli probability `p` must have a floating dtype, got {dtype.name}.")
     if shape is None:
@@ -509,7 +510,7 @@ def categorical(key, logits, axis=-1, shape=None, replace=True, mode=None):
                 f"{batch_shape} (logits.shape without axis {axis}).")
     prefix = shape[:len(shape) - len(batch_shape)]
     dtype = np.dtype(logits.dtype)
-    if dtype.kind != "f":
+    if dtype_kind(dtype) != "f":
         logits = inexact_param(logits)
         dtype = np.dtype(logits.dtype)
     if replace:

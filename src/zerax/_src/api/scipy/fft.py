@@ -16,6 +16,7 @@ import numpy as np
 
 from .... import errors
 from ... import numpy as jnp
+from ...base.dtypes import kind as dtype_kind
 
 __all__ = ["dct", "dctn", "idct", "idctn"]
 
@@ -65,7 +66,7 @@ def _w4(n, k, dtype):
 
 def _real(x, fname):
     x = jnp.asarray(x)
-    if x.dtype.kind not in "fc":
+    if dtype_kind(x.dtype) not in "fc":
         x = x.astype(float)
     return x
 

@@ -15,6 +15,7 @@ import numpy as np
 
 from .... import errors
 from ... import numpy as znp
+from ...base.dtypes import kind as dtype_kind
 from ...lax import control_flow as _cf
 from ..taylor import derivatives
 
@@ -104,7 +105,7 @@ def root_scalar(f: Callable, args: tuple = (), method: Optional[str] = None, bra
         calls = 1
 
     p0 = znp.asarray(x0)
-    if p0.dtype.kind != "f":
+    if dtype_kind(p0.dtype) != "f":
         p0 = p0.astype(float)
     zero = znp.zeros((), np.int32)
 

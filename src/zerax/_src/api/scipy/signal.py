@@ -18,6 +18,7 @@ import numpy as np
 from ... import numpy as jnp
 from .... import errors
 from ...lax import windowed as _win
+from ...base.dtypes import kind as dtype_kind
 
 __all__ = ["convolve", "convolve2d", "correlate", "correlate2d", "detrend", "fftconvolve"]
 
@@ -162,7 +163,7 @@ def fftconvolve(in1, in2, mode: str = "full", axes=None):
     """
     _check_mode("fftconvolve", mode)
     in1, in2 = _pair("fftconvolve", in1, in2)
-    if in1.dtype.kind not in "fc":
+    if dtype_kind(in1.dtype) not in "fc":
         in1, in2 = in1.astype(float), in2.astype(float)
     ndim = in1.ndim
     if ndim == 0:
@@ -220,7 +221,7 @@ def detrend(data, axis: int = -1, type: str = "linear", bp=0,  # noqa: A002 - Sc
         raise errors.ZeraxValueError("zerax.scipy.signal.detrend: type must be 'linear' or "
                                      f"'constant', got {type!r}")
     x = jnp.asarray(data)
-    if x.dtype.kind not in "fc":
+    if dtype_kind(x.dtype) not in "fc":
         x = x.astype(float)
     if type in ("constant", "c"):
         return x - jnp.mean(x, axis=axis, keepdims=True)

@@ -15,6 +15,7 @@ import numpy as np
 
 from .... import errors
 from ... import numpy as _jnp
+from ...base.dtypes import kind as dtype_kind
 from ...numpy import linalg as _la
 
 __all__ = ["block_diag", "circulant", "hankel", "hilbert", "polar", "toeplitz"]
@@ -158,7 +159,7 @@ def polar(a, side="right", *, method="qdwh", eps=None, max_iterations=None):
     if a.ndim != 2:
         raise errors.ShapeError(
             f"zerax.scipy.linalg.polar: a must be a 2-D matrix, got shape {tuple(a.shape)}")
-    if a.dtype.kind not in "fc":
+    if dtype_kind(a.dtype) not in "fc":
         a = a.astype(float)
     w, s, vh = _la.svd(a, full_matrices=False)
     u = w @ vh

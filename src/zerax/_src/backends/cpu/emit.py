@@ -30,7 +30,11 @@ own them; ``docs/compiler.md`` has the table):
   NumPy (which warns); this emitter gives x86's "integer indefinite" as NumPy's scalar
   loops do;
 - transcendental functions come from the math library (`mathlib`: inline float64 code,
-  vectorisable) or libm, float32 computed in float64 and rounded once.
+  vectorisable) or libm, float32 computed in float64 and rounded once;
+- bfloat16 (ml_dtypes') is 16 bits in memory and a float32 in registers: each operation
+  computes in float32 and rounds its result to bfloat16, to nearest even (`_round_bf16`,
+  what ml_dtypes' NumPy loops and JAX's CPU backend do), so eager and compiled results
+  agree to the bit where the float32 operation does.
 
 Parallel loops are outlined into ``body(env, lo, hi)`` functions that the thread pool
 (`threads.py`) runs in blocks; the values they read are passed in a struct.
@@ -46,7 +50,8 @@ from .. import kernel_ir as K
 from . import blas, mathlib
 from .complexmath import ComplexOps, complex_type
 
-_I1, _I8, _I32, _I64 = ir.IntType(1), ir.IntType(8), ir.IntType(32), ir.IntType(64)
+_I1, _I8, _I16, _I32, _I64 = (ir.IntType(1), ir.IntType(8), ir.IntType(16), ir.IntType(32),
+                              ir.IntType(64))
 _F16, _F32, _F64 = ir.HalfType(), ir.FloatType(), ir.DoubleType()
 _PTR = _I8.as_pointer()
 _VOID = ir.VoidType()
@@ -66,9 +71,23 @@ class EmitError(errors.ZeraxInternalError):
     """A kernel this emitter cannot compile (a bug of the lowering that made it)."""
 
 
+def _is_bf16(d) -> bool:
+    return d.kind == "V" and d.name == "bfloat16"
+
+
+_FLOAT32 = np.dtype(np.float32)
+
+
+def _compute_dtype(d):
+    """The dtype an operation on ``d`` computes in: float32 for bfloat16."""
+    return _FLOAT32 if d.kind == "V" and d.name == "bfloat16" else d
+
+
 def reg_type(dtype):
     """The LLVM type of a scalar value of ``dtype`` in registers."""
     d = np.dtype(dtype)
+    if _is_bf16(d):             # a float32 holding a bfloat16 value (see the docstring)
+        return _F32
     if d.kind == "b":
         return _I1
     if d.kind in "iu":
@@ -87,12 +106,12 @@ def reg_type(dtype):
 def mem_type(dtype):
     """The LLVM type of an element of ``dtype`` in memory (bool: one byte)."""
     d = np.dtype(dtype)
-    return _I8 if d.kind == "b" else reg_type(d)
+    return _I8 if d.kind == "b" else _I16 if _is_bf16(d) else reg_type(d)
 
 
 def supported_dtype(dtype) -> bool:
     d = np.dtype(dtype)
-    return d.kind in "biu" or d in (np.dtype(np.float16), np.dtype(np.float32),
+    return d.kind in "biu" or _is_bf16(d) or d in (np.dtype(np.float16), np.dtype(np.float32),
                                     np.dtype(np.float64),
                                     np.dtype(np.complex64), np.dtype(np.complex128))
 
@@ -268,6 +287,8 @@ class Emitter(ComplexOps):
         flat = np.ascontiguousarray(buf.fill, buf.dtype).ravel()
         if buf.dtype.kind == "b":
             elems = [ir.Constant(_I8, int(v)) for v in flat.tolist()]
+        elif _is_bf16(buf.dtype):
+            elems = [ir.Constant(_I16, int(v)) for v in flat.view(np.uint16).tolist()]
         else:
             elems = [self._const(K.Const(v, buf.dtype)) for v in flat.tolist()]
         ty = ir.ArrayType(mt, len(elems))
@@ -498,17 +519,20 @@ class Emitter(ComplexOps):
         if slot is None:
             raise EmitError(f"reduction into {s.acc.name}, which is not declared")
         n = self._expr(s.n)
-        if s.combiner == "add" and s.acc.dtype.kind in "fc":
+        bf16 = _is_bf16(s.acc.dtype)    # accumulated in float32, rounded at the end
+        if s.combiner == "add" and (s.acc.dtype.kind in "fc" or bf16):
             total = self._pairwise(s, n)
             acc = self.b.load(slot)
             self.b.store(self._sum2(acc, total), slot)
-            return
-
-        def step():
-            self._block(s.body)
-            v = self._expr(s.value)
-            self.b.store(self._combine(s.combiner, s.acc.dtype, self.b.load(slot), v), slot)
-        self._loop(s.var, ir.Constant(_I64, 0), n, step)
+        else:
+            def step():
+                self._block(s.body)
+                v = self._expr(s.value)
+                self.b.store(self._combine(s.combiner, _compute_dtype(s.acc.dtype),
+                                           self.b.load(slot), v), slot)
+            self._loop(s.var, ir.Constant(_I64, 0), n, step)
+        if bf16:
+            self.b.store(self._round_bf16(self.b.load(slot)), slot)
 
     def _sum2(self, x, y, b=None):
         """x + y of floats or complex numbers (the pairwise sums' addition)."""
@@ -671,6 +695,8 @@ class Emitter(ComplexOps):
             return self._const(e)
         if t is K.Load:
             v = self.b.load(self._address(e.buf, e.index))
+            if e.dtype.kind == "V":       # bfloat16: its bits are a float32's upper half
+                return self._bf16_widen(v)
             return self.b.trunc(v, _I1) if e.dtype.kind == "b" else v
         if t is K.Op:
             return self._op(e)
@@ -687,7 +713,48 @@ class Emitter(ComplexOps):
         return ir.Constant(ty, float(e.value))
 
     def _to_mem(self, value, dtype):
-        return self.b.zext(value, _I8) if np.dtype(dtype).kind == "b" else value
+        d = np.dtype(dtype)
+        if d.kind == "V":                 # bfloat16 (a value already rounded to it)
+            return self._bf16_narrow(value)
+        return self.b.zext(value, _I8) if d.kind == "b" else value
+
+    # -- bfloat16 (a float32 in registers, its upper 16 bits in memory)
+
+    def _bf16_widen(self, bits16):
+        b = self.b
+        return b.bitcast(b.shl(b.zext(bits16, _I32), ir.Constant(_I32, 16)), _F32)
+
+    def _bf16_narrow(self, x):
+        b = self.b
+        return b.trunc(b.lshr(b.bitcast(x, _I32), ir.Constant(_I32, 16)), _I16)
+
+    def _round_bf16(self, x):
+        """A float32 rounded to bfloat16's precision, to nearest even, as ml_dtypes
+        rounds (a NaN becomes the quiet NaN of its sign; overflow gives infinity)."""
+        b = self.b
+        bits = b.bitcast(x, _I32)
+        lsb = b.and_(b.lshr(bits, ir.Constant(_I32, 16)), ir.Constant(_I32, 1))
+        up = b.add(b.add(bits, ir.Constant(_I32, 0x7FFF)), lsb)
+        rounded = b.and_(up, ir.Constant(_I32, -0x10000))
+        nan = b.or_(b.and_(bits, ir.Constant(_I32, -0x80000000)), ir.Constant(_I32, 0x7FC00000))
+        out = b.select(b.fcmp_unordered("uno", x, x), nan, rounded)
+        return b.bitcast(out, _F32)
+
+    def _f64_to_bf16(self, x):
+        """A float64 rounded to bfloat16 once (as ml_dtypes does): first to float32
+        rounding to odd (truncate, then set the last bit when inexact: 24 bits are
+        enough for a second rounding to 8 to be exact), then to nearest even."""
+        b = self.b
+        t = b.fptrunc(x, _F32)
+        back = b.fpext(t, _F64)
+        fabs = lambda v: self._intrinsic("llvm.fabs", v.type, [v])      # noqa: E731
+        bits = b.bitcast(t, _I32)
+        away = b.fcmp_ordered(">", fabs(back), fabs(x))    # rounded up in magnitude
+        bits = b.select(away, b.sub(bits, ir.Constant(_I32, 1)), bits)
+        inexact = b.fcmp_ordered("!=", back, x)
+        bits = b.select(inexact, b.or_(bits, ir.Constant(_I32, 1)), bits)
+        odd = b.select(b.fcmp_unordered("uno", x, x), t, b.bitcast(bits, _F32))
+        return self._round_bf16(odd)
 
     def _address(self, buf, index):
         ptr = self._pointer(buf.root)
@@ -714,7 +781,12 @@ class Emitter(ComplexOps):
             if name == "cast":
                 return self._cast(self._expr(e.args[0]), e.args[0].dtype, e.dtype)
             if name == "bitcast":
-                return self.b.bitcast(self._expr(e.args[0]), reg_type(e.dtype))
+                x, src = self._expr(e.args[0]), e.args[0].dtype
+                if _is_bf16(src):           # (the 16 bits in memory, as an int16)
+                    return self.b.bitcast(self._bf16_narrow(x), reg_type(e.dtype))
+                if _is_bf16(e.dtype):
+                    return self._bf16_widen(self.b.bitcast(x, _I16))
+                return self.b.bitcast(x, reg_type(e.dtype))
             if name == "complex":
                 re, im = (self._cast(self._expr(x), x.dtype, reg_dtype_of_part(e.dtype))
                           for x in e.args)
@@ -726,12 +798,19 @@ class Emitter(ComplexOps):
                 return self._c_real_part(name, x)
             if name == "imag":
                 return ir.Constant(x.type, 0.0)
-            return self._unary("abs", e.args[0].dtype, x) if name == "cabs" else x
+            return self._unary("abs", _compute_dtype(e.args[0].dtype), x) \
+                if name == "cabs" else x
         if kind == "select":
             c, a, b = (self._expr(x) for x in e.args)
             return self.b.select(c, a, b)
-        args = [self._expr(x) for x in e.args]
-        dtype = e.args[0].dtype
+        if e.args[0].dtype.kind == "V":      # bfloat16: computed in float32, rounded
+            out = self._op_values(name, arity, kind, [self._expr(x) for x in e.args],
+                                  _FLOAT32)
+            return out if kind == "cmp" else self._round_bf16(out)
+        return self._op_values(name, arity, kind, [self._expr(x) for x in e.args],
+                               e.args[0].dtype)
+
+    def _op_values(self, name, arity, kind, args, dtype):
         try:
             if dtype.kind == "c":
                 if kind == "cmp":
@@ -973,6 +1052,14 @@ class Emitter(ComplexOps):
         s, t = np.dtype(src), np.dtype(dst)
         if s == t:
             return x
+        if _is_bf16(s):                 # its float32 value, exactly
+            return self._cast(x, _FLOAT32, t)
+        if _is_bf16(t):                 # rounded once, from float32 or float64
+            if s == _FLOAT32:
+                return self._round_bf16(x)
+            if s == np.float16:         # (exact in float32)
+                return self._round_bf16(b.fpext(x, _F32))
+            return self._f64_to_bf16(self._cast(x, s, np.dtype(np.float64)))
         if s.kind == "c" or t.kind == "c":
             return self._c_cast(x, s, t)
         tt = reg_type(t)

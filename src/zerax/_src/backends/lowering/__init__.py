@@ -34,7 +34,7 @@ from ...ops.fft import fft_p
 from ...ops.linalg import dot_general_p, product_work
 from ...ops.sort import argsort_p, sort_p
 from . import inplace
-from .context import KERNEL_DTYPES, Ctx, Unlowerable
+from .context import Ctx, Unlowerable, kernel_dtype
 from .control_flow import rules as _control_flow_rules
 from .control_flow import sub_programs
 from .elementwise import complex_ok, scalar_rules
@@ -58,11 +58,10 @@ HOST = frozenset({cholesky_p, triangular_solve_p, lu_p, qr_p, eigh_p, svd_p, eig
 rules: dict = {**_shape_rules, **_reduce_rules, **_linalg_rules, **_indexing_rules,
                **_control_flow_rules}
 
-_DTYPES = KERNEL_DTYPES
 
 
 def _kernel_dtype(v) -> bool:
-    return np.dtype(v.aval.dtype) in _DTYPES
+    return kernel_dtype(np.dtype(v.aval.dtype))
 
 
 def _on_host(eqn) -> bool:
@@ -94,7 +93,7 @@ def without_float0_outputs(jaxpr: Jaxpr) -> Jaxpr:
 def covers(jaxpr: Jaxpr, top: bool = True) -> str | None:
     """None when this lowering carries ``jaxpr``, else why not (one reason).  Host
     steps take values of any dtype; the kernels (their host calls too), those of
-    `_DTYPES`; float0 outputs are made by the executable.  A sub-program (``top=False``:
+    `context.kernel_dtype`; float0 outputs are made by the executable.  A sub-program (``top=False``:
     a loop body, a branch, a call) is lowered into its kernel whole: its equations of
     `HOST` are host calls there."""
     if top:
@@ -114,7 +113,7 @@ def covers(jaxpr: Jaxpr, top: bool = True) -> str | None:
                 return why
         for v in list(e.invars) + list(e.outvars):
             d = np.dtype(v.aval.dtype)
-            if d not in _DTYPES:
+            if not kernel_dtype(d):
                 return f"a {d.name} value in {p.name}"
             if d.kind == "c" and p in scalar_rules and not complex_ok(e):
                 return f"complex {p.name}"

@@ -23,7 +23,7 @@ from ...ops.call import jit_p
 from ...ops.custom_calls import (custom_jvp_call_p, custom_vjp_call_p, remat_jvp_p, remat_p,
                                  remat_jvp_program)
 from ...ops.while_loop import joint_tangent, while_lin_p
-from .context import KERNEL_DTYPES, Ctx, Unlowerable
+from .context import Ctx, Unlowerable, kernel_dtype
 
 
 def value_of(ctx: Ctx, atom):
@@ -184,7 +184,7 @@ def _one_value(v) -> bool:
 def constant_problem(value) -> str | None:
     """Why a traced program's constant cannot be a kernel value, or None."""
     v = np.asarray(getattr(value, "_value", value))
-    if v.dtype.newbyteorder("=") not in KERNEL_DTYPES:
+    if not kernel_dtype(v.dtype.newbyteorder("=")):
         return f"a traced sub-program closes over a {v.dtype.name} constant"
     return None
 

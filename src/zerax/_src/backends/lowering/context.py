@@ -25,6 +25,12 @@ KERNEL_DTYPES = frozenset(np.dtype(d) for d in (
     np.uint64, np.float16, np.float32, np.float64, np.complex64, np.complex128))
 
 
+def kernel_dtype(dtype) -> bool:
+    """Whether the targets have scalars of ``dtype`` (bfloat16 too: ml_dtypes' dtype,
+    which exists only once a program has made one, so it is not in the set)."""
+    return dtype in KERNEL_DTYPES or (dtype.kind == "V" and dtype.name == "bfloat16")
+
+
 class Unlowerable(Exception):
     """A program this lowering does not carry (a primitive without a kernel-IR rule, or
     a dtype the targets have no scalars of); the caller compiles it another way."""

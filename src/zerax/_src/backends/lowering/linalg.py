@@ -21,6 +21,7 @@ from ...ops.linalg import dot_general_p, free_dims
 from .context import Ctx
 from .reduce import _unflatten
 from .shape import _operand
+from ...base.dtypes import kind as dtype_kind
 
 # Multiply-adds below which a float product is computed by loops in the kernel (a
 # call and BLAS's set-up would cost more than the work).
@@ -69,13 +70,20 @@ def _dot_general(ctx: Ctx, eqn):
     buf = ctx.new_buffer(out) if out.aval.shape != () else None
     if b * m * n == 0:
         return
-    if dtype.kind == "f" and b * m * n * k >= SMALL_PRODUCT and k > 0 and buf is not None:
+    # bfloat16 products are summed in float32 and rounded once (the NumPy impl's rule)
+    out_dtype, dtype = dtype, (np.dtype(np.float32) if dtype.kind == "V" else dtype)
+    if dtype_kind(dtype) == "f" and b * m * n * k >= SMALL_PRODUCT and k > 0 and buf is not None:
         a, ta = _matrix(ctx, lhs, lb, lf, lc, dtype)
         bm, tb_free = _matrix(ctx, rhs, rb, rf, rc, dtype)
+        c = buf.reshaped((b, m, n)) if out_dtype == dtype else ctx.temp((b, m, n), dtype)
         # rhs read as (batch, free=N, contract=K) is B transposed; as (batch, K, N) not
-        ctx.emit(K.Call("gemm", (a, bm, buf.reshaped((b, m, n))),
+        ctx.emit(K.Call("gemm", (a, bm, c),
                         {"batch": b, "m": m, "n": n, "k": k, "trans_a": ta,
                          "trans_b": not tb_free}))
+        if c is not buf.reshaped((b, m, n)):
+            whole = buf.reshaped((b, m, n))
+            with ctx.nest((b, m, n)) as idx:
+                ctx.emit(K.Store(whole, idx, K.cast(K.Load(c, idx), out_dtype)))
         return
     # loops: out[b, m, n] = sum_k lhs[b, m, k] * rhs[b, k, n]
     read_l, read_r = _operand(ctx, lhs), _operand(ctx, rhs)
@@ -107,10 +115,11 @@ def _dot_general(ctx: Ctx, eqn):
         with ctx.capture() as body:
             v = value(bi, mi, ni, tuple(_unflatten(r, kdims)) if kdims else ())
         ctx.emit(K.Reduce(acc, "add" if dtype != np.bool_ else "or", r, k, body, v))
+        result = K.cast(acc, out_dtype)
         if buf is None:
-            ctx.bind_scalar(out, acc)
+            ctx.bind_scalar(out, result)
         else:
-            ctx.emit(K.Store(buf, idx, acc))
+            ctx.emit(K.Store(buf, idx, result))
 
 
 rules[dot_general_p] = _dot_general

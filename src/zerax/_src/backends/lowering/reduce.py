@@ -21,6 +21,7 @@ from .. import kernel_ir as K
 from ...ops.reduce import (argmax_p, argmin_p, cummax_p, cummin_p, cumprod_p, cumsum_p,
                            reduce_max_p, reduce_min_p, reduce_prod_p, reduce_sum_p)
 from .context import Ctx, Unlowerable
+from ...base.dtypes import kind as dtype_kind
 
 COMBINER = {reduce_sum_p: "add", reduce_prod_p: "mul", reduce_max_p: "max",
             reduce_min_p: "min"}
@@ -48,7 +49,8 @@ def reduce_trailing(ctx: Ctx, outvar, shape, axes, kind, value_at) -> None:
     kept = shape[:nd - len(axes)]
     red_dims = tuple(shape[a] for a in axes)
     count = math.prod(red_dims)
-    dtype = np.dtype(outvar.aval.dtype)
+    out_dtype = np.dtype(outvar.aval.dtype)
+    dtype = _accumulator_dtype(kind, out_dtype)
     identity = K.Const(K.identity(kind, dtype), dtype)
 
     def one(kept_idx):
@@ -56,9 +58,9 @@ def reduce_trailing(ctx: Ctx, outvar, shape, axes, kind, value_at) -> None:
         ctx.emit(K.Declare(acc, identity))
         r = ctx.names.var("r", K.I64)
         with ctx.capture() as body:
-            value = value_at(tuple(kept_idx) + tuple(_unflatten(r, red_dims)))
+            value = K.cast(value_at(tuple(kept_idx) + tuple(_unflatten(r, red_dims))), dtype)
         ctx.emit(K.Reduce(acc, kind, r, count, body, value))
-        return acc
+        return K.cast(acc, out_dtype)
 
     if not kept:
         ctx.bind_scalar(outvar, one(()))
@@ -68,10 +70,18 @@ def reduce_trailing(ctx: Ctx, outvar, shape, axes, kind, value_at) -> None:
         ctx.emit(K.Store(out, idx, one(idx)))
 
 
+def _accumulator_dtype(kind, dtype):
+    """Sums and products of bfloat16 accumulate in float32, rounded once at the end (as
+    JAX's reductions and the NumPy impls, ops/reduce.py)."""
+    return np.dtype(np.float32) if dtype.kind == "V" and kind in ("add", "mul") else dtype
+
+
 def accumulate_in_order(ctx: Ctx, outvar, shape, axes, kind, value_at) -> None:
     """``outvar`` = the reduction over ``axes`` of ``value_at(idx)`` in memory order."""
-    dtype = np.dtype(outvar.aval.dtype)
-    out = ctx.new_buffer(outvar)
+    out_dtype = np.dtype(outvar.aval.dtype)
+    dtype = _accumulator_dtype(kind, out_dtype)
+    result = ctx.new_buffer(outvar)
+    out = result if dtype == out_dtype else ctx.temp(result.shape, dtype)
     identity = K.Const(K.identity(kind, dtype), dtype)
     with ctx.nest(out.shape, parallel=False) as oidx:
         ctx.emit(K.Store(out, oidx, identity))
@@ -82,7 +92,11 @@ def accumulate_in_order(ctx: Ctx, outvar, shape, axes, kind, value_at) -> None:
         idx = tuple(outer) + tuple(rest)
         value = value_at(idx)
         slot = tuple(i for d, i in enumerate(idx) if d not in axes)
-        ctx.emit(K.Store(out, slot, _combine(kind, dtype, K.Load(out, slot), value)))
+        ctx.emit(K.Store(out, slot, _combine(kind, dtype, K.Load(out, slot),
+                                             K.cast(value, dtype))))
+    if out is not result:
+        with ctx.nest(out.shape, parallel=False) as oidx:
+            ctx.emit(K.Store(result, oidx, K.cast(K.Load(out, oidx), out_dtype)))
 
 
 def _combine(kind, dtype, a, b):
@@ -150,7 +164,7 @@ def _arg_rule(kind):
             j = ctx.names.var("j", K.I64)
             v = ctx.names.var("v", dtype)
             better = K.op(cmp, v, best)
-            if dtype.kind == "f":       # replace a non-NaN best by a bigger value or a NaN
+            if dtype_kind(dtype) == "f":       # replace a non-NaN best by a bigger value or a NaN
                 better = K.op("and", K.op("eq", best, best),
                               K.op("or", better, K.op("ne", v, v)))
             elif dtype.kind == "c":

@@ -9,6 +9,7 @@ from ..... import errors
 from ....base import dtypes
 from ....numpy._util import (as_dtype, check_arg, numpy_result_dtype, promote_and_broadcast,
                             result_type)
+from ....base.dtypes import kind as dtype_kind
 
 
 def _float(x, fname):
@@ -20,7 +21,7 @@ def _floats(fname, *args):
     """Promote to one inexact dtype (the default float for integers) and broadcast."""
     args = [check_arg(a, fname, i) for i, a in enumerate(args)]
     dtype = np.dtype(result_type(*args))
-    if dtype.kind not in "fc":
+    if dtype_kind(dtype) not in "fc":
         dtype = dtypes.default_float()
     if np.dtype(dtype).kind == "c":
         raise errors.NotSupportedError(f"zerax.scipy.special.{fname}: complex inputs are not "

@@ -13,6 +13,7 @@ import numpy as np
 
 from ..... import errors
 from .... import numpy as jnp
+from ....base.dtypes import kind as dtype_kind
 from ....lax import control_flow as lax
 from ....ops import special_ops as so
 from ._util import _const, _floats
@@ -229,10 +230,10 @@ def yn(n, x):
     -1.1277837768
     """
     n = jnp.asarray(n)
-    if np.dtype(n.dtype).kind not in "biuf":
+    if dtype_kind(np.dtype(n.dtype)) not in "biuf":
         raise errors.ZeraxTypeError("zerax.scipy.special.yn: the order n must be a real "
                                     f"number, got dtype {n.dtype}")
-    nan_n = jnp.isnan(n) if np.dtype(n.dtype).kind == "f" else None
+    nan_n = jnp.isnan(n) if dtype_kind(np.dtype(n.dtype)) == "f" else None
     n_int = jnp.trunc(jnp.where(nan_n, 0, n) if nan_n is not None else n).astype(int)
     (x,) = _floats("yn", x)
     with np.errstate(all="ignore"):     # eagerly: -inf and nan are values here (SciPy's)

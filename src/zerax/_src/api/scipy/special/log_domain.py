@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from .... import numpy as jnp
+from ....base.dtypes import kind as dtype_kind
 from ....core.core import bind
 from ....numpy._util import as_dtype, check_arg, numpy_result_dtype
 from ....ops import elementwise as ew
@@ -99,7 +100,7 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False, where=Non
     2.313262
     """
     a = jnp.asarray(a)
-    if a.dtype.kind not in "fc":
+    if dtype_kind(a.dtype) not in "fc":
         a = a.astype(float)
     if where is not None:
         mask = jnp.asarray(where)
@@ -143,7 +144,7 @@ def softmax(x, axis=None, where=None):
            [0.25, 0.25]], dtype=float64)
     """
     x = jnp.asarray(x)
-    if x.dtype.kind not in "fc":
+    if dtype_kind(x.dtype) not in "fc":
         x = x.astype(float)
     shift = _masked_max(x, axis, where)
     if where is None:
@@ -164,7 +165,7 @@ def log_softmax(x, axis=None, where=None):
     -0.69314718056
     """
     x = jnp.asarray(x)
-    if x.dtype.kind not in "fc":
+    if dtype_kind(x.dtype) not in "fc":
         x = x.astype(float)
     shift = _masked_max(x, axis, where)
     shifted = x - shift

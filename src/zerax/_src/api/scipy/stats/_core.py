@@ -12,6 +12,7 @@ from .... import numpy as jnp
 from ..... import errors
 
 from ._util import promote_args_inexact
+from ....base.dtypes import kind as dtype_kind
 
 __all__ = ["ModeResult", "mode", "rankdata", "sem"]
 
@@ -46,7 +47,7 @@ def _rank_1d(a, method):
             last = jnp.searchsorted(group, dense, side="right")       # one past
             lo, hi = (first + 1).astype(float), last.astype(float)
             ranks = {"min": lo, "max": hi}.get(method, 0.5 * (lo + hi)) if n else lo
-    nan_in = jnp.any(jnp.isnan(a)) if a.dtype.kind in "fc" else False
+    nan_in = jnp.any(jnp.isnan(a)) if dtype_kind(a.dtype) in "fc" else False
     return jnp.where(nan_in, np.nan, ranks)
 
 

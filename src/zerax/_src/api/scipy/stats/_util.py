@@ -8,6 +8,7 @@ import numpy as np
 from .... import numpy as jnp
 from ..... import errors
 from ....base import dtypes
+from ....base.dtypes import kind as dtype_kind
 
 
 def promote_args_inexact(fname: str, *args):
@@ -26,7 +27,7 @@ def promote_args_inexact(fname: str, *args):
     if dtype.kind == "c":
         raise errors.NotSupportedError(f"zerax.scipy.stats.{fname}: complex arguments are "
                                        "not supported")
-    if dtype.kind != "f":
+    if dtype_kind(dtype) != "f":
         dtype = dtypes.default_float()
     return [a.astype(dtype) for a in arrs]
 
