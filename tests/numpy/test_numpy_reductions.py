@@ -619,3 +619,17 @@ def test_grad_under_tracing(f):
     x = RNG.normal(size=(3, 4))
     closed = zx.make_jaxpr(zx.grad(f))(x)
     np.testing.assert_allclose(np.asarray(closed(x)[0]), np.asarray(zx.grad(f)(x)), rtol=1e-12)
+
+
+def test_reduction_methods_work_on_traced_values():
+    """``x.var()`` and the other reduction methods under jit, grad and vmap (a traced
+    value's own attributes must not hide the array methods)."""
+    x = np.random.default_rng(3).standard_normal((4, 6))
+    for name in ("var", "std", "mean", "sum", "max", "min", "ptp", "prod"):
+        def f(v, name=name):
+            return getattr(v, name)(axis=-1)
+        want = getattr(np, name)(x, axis=-1)
+        np.testing.assert_allclose(np.asarray(zx.jit(f)(x)), want, rtol=1e-12)
+        np.testing.assert_allclose(np.asarray(zx.vmap(f)(x)), want, rtol=1e-12)
+    g = zx.grad(lambda v: v.var())(x)
+    np.testing.assert_allclose(np.asarray(g), 2 * (x - x.mean()) / x.size, rtol=1e-12)

@@ -30,24 +30,24 @@ record_rules: dict = {}
 
 
 class RecordingTracer(Tracer):
-    __slots__ = ("var", "_weak_type")
+    __slots__ = ("ir_var", "_weak_type")
 
     def __init__(self, trace, var):
         self._trace = trace
-        self.var = var
+        self.ir_var = var   # (not .var: that is the array method)
         self._weak_type = None
 
     @property
     def aval(self):
-        return self.var.aval
+        return self.ir_var.aval
 
     @property
     def shape(self):
-        return self.var.aval.shape
+        return self.ir_var.aval.shape
 
     @property
     def dtype(self):
-        return self.var.aval.dtype
+        return self.ir_var.aval.dtype
 
     def to_concrete(self, what):
         raise concretization_error(self, what)
@@ -91,7 +91,7 @@ class RecordingTrace(Trace):
 
     def to_atom(self, x):
         if type(x) is RecordingTracer and x._trace is self:
-            return x.var
+            return x.ir_var
         if not isinstance(x, Tracer) and _is_scalar_const(x):
             return Literal(getattr(x, "_value", x))
         known = self._const_vars.get(id(x))
@@ -124,7 +124,7 @@ class RecordingTrace(Trace):
         atoms = []
         for a in args:
             if type(a) is RecordingTracer and a._trace is self:
-                atoms.append(a.var)
+                atoms.append(a.ir_var)
             else:
                 atoms.append(self.to_atom(a))
         cse = self._cse
