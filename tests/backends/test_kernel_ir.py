@@ -10,6 +10,8 @@ import threading
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from llvmlite import ir
 
 import zerax as zx
@@ -204,6 +206,25 @@ def test_reductions_take_pairwise_or_memory_order():
                    (lambda v: znp.min(v), np.min(x)),
                    (lambda v: znp.sum(v), np.sum(x))):
         np.testing.assert_array_equal(np.asarray(zx.jit(f)(x)), ref)
+
+
+@settings(max_examples=40, deadline=None)
+@given(n=st.integers(0, 300), rows=st.integers(1, 3),
+       dtype=st.sampled_from([np.float64, np.float32, np.complex128]),
+       seed=st.integers(0, 2 ** 31))
+def test_row_sums_are_numpys_pairwise_sums_bit_for_bit(n, rows, dtype, seed):
+    """Every run length (short runs, one block, blocks and a rest, split halves): the
+    compiled pairwise sum of each row is NumPy's, bit for bit."""
+    rng = np.random.default_rng(seed)
+    x = (rng.standard_normal((rows, n)) * 10.0 ** rng.integers(-3, 4, (rows, n)))
+    if dtype == np.complex128:
+        x = x + 1j * rng.standard_normal((rows, n))
+    x = x.astype(dtype)
+    got = np.asarray(_row_sum(x))
+    np.testing.assert_array_equal(got, np.sum(x, axis=1))
+
+
+_row_sum = zx.jit(lambda v: znp.sum(v, axis=1))
 
 
 def test_shape_and_slicing_ops_match_numpy():

@@ -555,8 +555,9 @@ class Emitter(ComplexOps):
 
     def _pairwise(self, s, n):
         """NumPy's pairwise summation of the reduction's values (blocks of at most 128
-        summed with 8 accumulators; longer runs split in halves rounded down to a
-        multiple of 8), the values computed by the body inlined into the blocks.  The
+        summed with 8 accumulators, 64 with 4 for complex values; longer runs split in
+        halves rounded down to a multiple of 8), the values computed by the body
+        inlined into the blocks.  The
         body is outlined with what it reads, as a parallel loop's is."""
         vars_, bufs = _free_names(s.body + [K.Let(K.Var("_", s.value.dtype), s.value)],
                                   {s.var})
@@ -576,7 +577,8 @@ class Emitter(ComplexOps):
 
         self._function(value_fn, _Scope(), emit_value)
         fn = _pairwise_function(self.module, tag, value_fn, ty,
-                                lambda bb, x, y: self._sum2(x, y, bb))
+                                lambda bb, x, y: self._sum2(x, y, bb),
+                                n.constant if isinstance(n, ir.Constant) else None)
         return self.b.call(fn, [self.b.bitcast(env, _PTR), ir.Constant(_I64, 0), n])
 
     def _call(self, s):
@@ -1331,34 +1333,77 @@ def _inner_work(stmts) -> int:
     return work
 
 
-def _pairwise_function(module, tag, value_fn, ty, add):
+def _pairwise_function(module, tag, value_fn, ty, add, count=None):
     """``T sum(env, lo, n)``: NumPy's pairwise summation of ``value(env, lo + i)`` for i
-    in [0, n) (see `Emitter._pairwise`)."""
+    in [0, n) (see `Emitter._pairwise`).  NumPy sums a complex array as its interleaved
+    real and imaginary parts: blocks of 64 values with 4 accumulators each, split at
+    half the parts rounded down to a multiple of 8 (`_pairwise_shape`).  ``count``: n,
+    when it is known here (a loop of a static length, the usual case): a run of one
+    block is then that block alone, made for its length, with no split and no branch
+    LLVM would have to remove."""
+    lanes, most = _pairwise_shape(ty)
     fnty = ir.FunctionType(ty, [_PTR, _I64, _I64])
     block = ir.Function(module, fnty, f"{tag}.block")
     block.linkage = "internal"
-    _emit_pairwise_block(block, value_fn, ty, add)
+    one_block = count is not None and count <= most
+    _emit_pairwise_block(block, value_fn, ty, add, lanes, count if one_block else None)
+    if one_block:
+        return block
     fn = ir.Function(module, fnty, f"{tag}.pairwise")
     fn.linkage = "internal"
     env, lo, n = fn.args
     b = ir.IRBuilder(fn.append_basic_block("entry"))
     leaf, split = fn.append_basic_block("leaf"), fn.append_basic_block("split")
-    b.cbranch(b.icmp_signed("<=", n, ir.Constant(_I64, 128)), leaf, split)
+    b.cbranch(b.icmp_signed("<=", n, ir.Constant(_I64, most)), leaf, split)
     b.position_at_end(leaf)
     b.ret(b.call(block, [env, lo, n]))
     b.position_at_end(split)
-    half = b.sdiv(n, ir.Constant(_I64, 2))
-    half = b.sub(half, b.srem(half, ir.Constant(_I64, 8)))
+    if lanes == 8:   # n // 2 rounded down to a multiple of 8
+        half = b.sdiv(n, ir.Constant(_I64, 2))
+        half = b.sub(half, b.srem(half, ir.Constant(_I64, 8)))
+    else:            # (2n parts // 2, rounded down to a multiple of 8) / 2 values
+        half = b.sdiv(b.sub(n, b.srem(n, ir.Constant(_I64, 8))), ir.Constant(_I64, 2))
     left = b.call(fn, [env, lo, half])
     right = b.call(fn, [env, b.add(lo, half), b.sub(n, half)])
     b.ret(add(b, left, right))
     return fn
 
 
-def _emit_pairwise_block(fn, value_fn, ty, add):
+def _pairwise_shape(ty):
+    """(accumulators, values per block) of NumPy's pairwise sum of values of ``ty``:
+    8 and 128 for real numbers; 4 and 64 for complex ones (8 and 128 of their parts)."""
+    return (4, 64) if isinstance(ty, ir.LiteralStructType) else (8, 128)
+
+
+def _keep_rolled(latch):
+    """Mark the loop whose back edge is the branch ``latch`` not to be unrolled: its
+    body is unrolled by hand already (a pairwise block's 8 accumulators), and LLVM's
+    unrolling of a static 64-value run wrote the value's code 64 times, most of a
+    LayerNorm gradient kernel's compile, for no measured speed."""
+    module = latch.parent.parent.module
+    option = module.add_metadata([ir.MetaDataString(module, "llvm.loop.unroll.disable")])
+    # a loop's ID is a node whose first operand is itself, one per loop (the unique
+    # string keeps llvmlite from sharing one node between loops)
+    loop_id = module.add_metadata([option, ir.MetaDataString(
+        module, f"zerax.loop.{len(module.metadata)}")])
+    loop_id.operands = (loop_id, option)
+    latch.set_metadata("llvm.loop", loop_id)
+
+
+def _emit_pairwise_block(fn, value_fn, ty, add, lanes, count=None):
+    """The body of a block (`_pairwise_shape`): fewer than ``lanes`` values summed in
+    order, else ``lanes`` accumulators over the multiple of ``lanes``, their tree, then
+    the rest in order (NumPy's ``pairwise_sum``).  The accumulators start at -0.0 and
+    take the first values in the loop: -0.0 + v is v exactly, so this is NumPy's result
+    with the value's code inlined ``lanes`` times fewer.  ``count``: the block's length
+    when static (else the n argument)."""
     env, lo, n = fn.args
     b = ir.IRBuilder(fn.append_basic_block("entry"))
-    zero, one, eight = (ir.Constant(_I64, v) for v in (0, 1, 8))
+    zero, one, step = (ir.Constant(_I64, v) for v in (0, 1, lanes))
+    neg_zero = (ir.Constant(ty, [ir.Constant(t, -0.0) for t in ty.elements])
+                if isinstance(ty, ir.LiteralStructType) else ir.Constant(ty, -0.0))
+    if count is not None:
+        n = ir.Constant(_I64, count)
 
     def value(i):
         return b.call(value_fn, [env, b.add(lo, i)])
@@ -1382,40 +1427,53 @@ def _emit_pairwise_block(fn, value_fn, ty, add):
         b.position_at_end(done)
         return acc
 
-    short, long_ = fn.append_basic_block("short"), fn.append_basic_block("long")
-    empty, some = fn.append_basic_block("empty"), fn.append_basic_block("some")
-    b.cbranch(b.icmp_signed("<", n, eight), short, long_)
-    b.position_at_end(short)
-    b.cbranch(b.icmp_signed("<=", n, zero), empty, some)
-    b.position_at_end(empty)
-    b.ret(ir.Constant(ty, [ir.Constant(t, -0.0) for t in ty.elements])
-          if isinstance(ty, ir.LiteralStructType) else ir.Constant(ty, -0.0))
-    b.position_at_end(some)
-    b.ret(sequential(value(zero), one))
-    b.position_at_end(long_)
-    first = [value(ir.Constant(_I64, k)) for k in range(8)]
-    stop = b.sub(n, b.srem(n, eight))
-    pre = b.block
-    head = fn.append_basic_block("acc.head")
-    body = fn.append_basic_block("acc.body")
-    done = fn.append_basic_block("acc.done")
-    b.branch(head)
-    b.position_at_end(head)
-    i = b.phi(_I64)
-    i.add_incoming(eight, pre)
-    accs = []
-    for r in first:
-        phi = b.phi(ty)
-        phi.add_incoming(r, pre)
-        accs.append(phi)
-    b.cbranch(b.icmp_signed("<", i, stop), body, done)
-    b.position_at_end(body)
-    for k, phi in enumerate(accs):
-        phi.add_incoming(add(b, phi, value(b.add(i, ir.Constant(_I64, k)))), body)
-    i.add_incoming(b.add(i, eight), body)
-    b.branch(head)
-    b.position_at_end(done)
-    r = accs
-    res = add(b, add(b, add(b, r[0], r[1]), add(b, r[2], r[3])),
-              add(b, add(b, r[4], r[5]), add(b, r[6], r[7])))
-    b.ret(sequential(res, stop))
+    def short():   # n < 8: in order (an empty sum is -0.0, as NumPy's)
+        if count == 0:
+            b.ret(neg_zero)
+            return
+        if count is None:
+            empty, some = fn.append_basic_block("empty"), fn.append_basic_block("some")
+            b.cbranch(b.icmp_signed("<=", n, zero), empty, some)
+            b.position_at_end(empty)
+            b.ret(neg_zero)
+            b.position_at_end(some)
+        b.ret(sequential(value(zero), one))
+
+    def long():
+        stop = b.sub(n, b.srem(n, step)) if count is None else \
+            ir.Constant(_I64, count - count % lanes)
+        pre = b.block
+        head = fn.append_basic_block("acc.head")
+        body = fn.append_basic_block("acc.body")
+        done = fn.append_basic_block("acc.done")
+        b.branch(head)
+        b.position_at_end(head)
+        i = b.phi(_I64)
+        i.add_incoming(zero, pre)
+        accs = []
+        for _ in range(lanes):
+            phi = b.phi(ty)
+            phi.add_incoming(neg_zero, pre)
+            accs.append(phi)
+        b.cbranch(b.icmp_signed("<", i, stop), body, done)
+        b.position_at_end(body)
+        for k, phi in enumerate(accs):
+            phi.add_incoming(add(b, phi, value(b.add(i, ir.Constant(_I64, k)))), body)
+        i.add_incoming(b.add(i, step), body)
+        _keep_rolled(b.branch(head))
+        b.position_at_end(done)
+        r = accs
+        res = add(b, add(b, r[0], r[1]), add(b, r[2], r[3]))
+        if lanes == 8:
+            res = add(b, res, add(b, add(b, r[4], r[5]), add(b, r[6], r[7])))
+        b.ret(res if count is not None and count % lanes == 0 else sequential(res, stop))
+
+    if count is not None:
+        (short if count < lanes else long)()
+        return
+    short_bb, long_bb = fn.append_basic_block("short"), fn.append_basic_block("long")
+    b.cbranch(b.icmp_signed("<", n, step), short_bb, long_bb)
+    b.position_at_end(short_bb)
+    short()
+    b.position_at_end(long_bb)
+    long()
