@@ -149,7 +149,7 @@ FIRST_RUN = workload(
     description=__doc__.split("\n\n")[1] + " " + __doc__.split("\n\n")[2],
     targets=[Target("jax_jit", 1.5, "whole run <= 1.5x JAX's", ISSUE)],
     rounds=ROUNDS,
-    labels={"zerax": "zerax, fresh process", "jax_jit": "JAX, fresh process"},
+    labels={"zerax": "zerax", "jax_jit": "JAX"},
     op_timeout_s=2 * ROUNDS * RUN_TIMEOUT_S + 60,
     miss_note="A whole run is the imports, the eager set-up (initialising the model and "
               "the optimiser), each jitted function's trace, lowering and LLVM compile "
