@@ -29,6 +29,9 @@ the BLAS calls alone, ...) and its text goes into docs/benchmarks.md beside the 
 
 from __future__ import annotations
 
+import json
+import os
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -125,3 +128,21 @@ def workload(key, title, cases=None, **kw) -> Workload:
     w = Workload(key, title, cases or [Case("main", "")], **kw)
     REGISTRY[key] = w
     return w
+
+
+def shared_job(key: str, run: Callable[[], object]):
+    """``run()``'s JSON result, computed once per benchmark run for all the contenders
+    of a workload (their workers are children of the same run.py): the first contender
+    set up runs it, the next reads it. Contenders then report the interleaved samples of
+    one job, not two jobs at different moments."""
+    path = os.path.join(tempfile.gettempdir(), f"zerax-bench-{key}-{os.getppid()}.json")
+    try:
+        with open(path) as f:
+            got = json.load(f)
+        os.remove(path)       # (the second of the two contenders reads it)
+        return got
+    except (OSError, ValueError):
+        got = run()
+        with open(path, "w") as f:
+            json.dump(got, f)
+        return got

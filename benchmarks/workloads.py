@@ -1261,3 +1261,4 @@ import workloads_export  # noqa: E402,F401
 import workloads_distributed  # noqa: E402,F401
 import workloads_taylor  # noqa: E402,F401
 import workloads_parallelism  # noqa: E402,F401
+import workloads_first_run  # noqa: E402,F401

@@ -15,9 +15,8 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 
-from registry import Case, Seconds, Target, workload
+from registry import Case, Seconds, Target, shared_job, workload
 
 ISSUE_DIST = "issue 30"
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -79,26 +78,9 @@ PSUM_MPI = workload(
 )
 
 
-def _shared_probe(key, *args):
-    """``_probe(*args)``, run once per benchmark run for all the contenders of ``key``
-    (their workers are children of the same run.py): zerax and its anchor then report
-    the interleaved samples of one job, not two jobs at different moments."""
-    path = os.path.join(tempfile.gettempdir(), f"zerax-bench-{key}-{os.getppid()}.json")
-    try:
-        with open(path) as f:
-            times = json.load(f)
-        os.remove(path)       # (the second of the two contenders reads it)
-        return times
-    except (OSError, ValueError):
-        times = _probe(*args)
-        with open(path, "w") as f:
-            json.dump(times, f)
-        return times
-
-
 def _psum_setup(name):
     def setup(case):
-        times = _shared_probe("psum", 2, "psum", PSUM_N, ROUNDS)
+        times = shared_job("psum", lambda: _probe(2, "psum", PSUM_N, ROUNDS))
         extras = {}
         if name == "mpi4py":
             pre = sorted(times["mpi4py_preallocated"])

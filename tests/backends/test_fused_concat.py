@@ -1,6 +1,8 @@
 """Concatenations of slices read in place by fused code (backends/fusion.py
 ``index_reads``): ``roll``, shifted stencils and strided pieces give NumPy's values, also
-when the sliced value is updated in place later in the same program."""
+when the sliced value is updated in place later in the same program; a grid of many
+transposed pieces (hundreds of small loops in one kernel) is compiled without LLVM's
+loop unrolling (backends/cpu/compile.py)."""
 
 import numpy as np
 import pytest
@@ -91,3 +93,26 @@ def test_grad_and_vmap_through_roll():
     xb = np.arange(12.0).reshape(3, 4)
     got = np.asarray(zx.jit(zx.vmap(lambda r: znp.roll(r, 1) + r))(xb))
     np.testing.assert_array_equal(got, np.roll(xb, 1, axis=1) + xb)
+
+
+def _image_grid(xx, images, nrow, ncol, shape):
+    # JAX's VAE example's image_grid: rows of transposed images, the rows stacked
+    it = iter(images.reshape((-1,) + shape))
+    return xx.vstack([xx.hstack([next(it).T for _ in range(ncol)][::-1])
+                      for _ in range(nrow)]).T
+
+
+def test_an_image_grid_matches_numpy_and_is_not_unrolled(monkeypatch):
+    from zerax._src.backends.cpu import compile as cc
+    from zerax._src.backends.cpu import engine
+    x = np.arange(100 * 15, dtype=np.float32).reshape(100, 15)
+    f = zx.jit(lambda v: _image_grid(znp, v > 700.0, 10, 10, (5, 3)))
+    np.testing.assert_array_equal(np.asarray(f(x)), _image_grid(np, x > 700.0, 10, 10, (5, 3)))
+    kernels = [s.kernel for s in f.lower(x).compile()._exe.steps if s.kernel is not None]
+    big = [k for k in kernels if cc.loop_count(k.body) > cc.UNROLL_MAX_LOOPS]
+    assert big                       # (100 pieces, each copied and transposed: 600+ loops)
+    asked = []
+    monkeypatch.setattr(engine, "compile_module",
+                        lambda module, *, unroll=True: asked.append(unroll) or b"")
+    cc._compile(big[0], "zerax_k_grid_probe", False)
+    assert asked == [False]

@@ -134,9 +134,31 @@ def _compile(kernel, symbol, fast_math) -> dict:
         raise RuntimeError("NumPy's array layout could not be verified")
     em = Emitter(renamed, module, data_offset=offset, fast_math=fast_math)
     em.build()
-    obj = engine.compile_module(module, unroll=not em.parallel)
+    obj = engine.compile_module(module, unroll=not em.parallel and
+                                loop_count(kernel.body) <= UNROLL_MAX_LOOPS)
     return {"symbol": symbol, "parallel": em.parallel, "offset": offset,
             "blas": sorted(em.blas_letters), "object": obj}
+
+
+# LLVM's loop unrolling serves a serial kernel's few small fixed-size loops.  A kernel
+# of hundreds of loops is data movement (JAX's VAE example's 10x10 grid of transposed
+# 28x28 images: 624 loops): LLVM fully unrolled each and SLP-vectorised the result, 13 s
+# of O3 and code emission for that one kernel, 3.5 s without unrolling.  The serial
+# kernels of the benchmark programs have at most ~50 loops.
+UNROLL_MAX_LOOPS = 256
+
+
+def loop_count(body) -> int:
+    """The loops (``For``, ``Reduce``, ``While``) of a kernel body, nested ones too."""
+    n = 0
+    for s in body:
+        if isinstance(s, (K.For, K.Reduce)):
+            n += 1 + loop_count(s.body)
+        elif isinstance(s, K.While):
+            n += 1 + loop_count(s.before) + loop_count(s.body)
+        elif isinstance(s, K.If):
+            n += loop_count(s.then) + loop_count(s.orelse)
+    return n
 
 
 def _load(record) -> Loaded:
