@@ -409,20 +409,18 @@ def logaddexp2(x1, x2, /):
 
 
 def _logaddexp(a, b, _):
-    # Two branches, each smooth everywhere, chosen by the sign of b - a: b + log1p(e^(a-b))
-    # where b > a, else a + log1p(e^(b-a)).  On a tie the second is taken whole, so the
-    # partial derivatives are (0.5, 0.5) and higher ones are right too (a max/abs form
-    # gives the kink's one-sided values).  The exponents are clamped to <= 0 in both.
+    # The larger plus log1p(e^-|b - a|): b + log1p(e^(a-b)) where b > a, else
+    # a + log1p(e^(b-a)), the branch chosen before the exp (one exp and one log1p per
+    # element, and the exponent is never positive).  On a tie the second is taken, so
+    # the partial derivatives are (0.5, 0.5) and higher ones are right too (a max/abs
+    # form gives the kink's one-sided values).
     dtype = a.dtype
     zero = np.zeros((), dtype)
     delta = ew.sub(b, a)
     b_wins = ew.gt(delta, zero)
-    d_pos = ew.select_n(b_wins, zero, delta)
-    d_neg = ew.select_n(b_wins, delta, zero)
-    soft = ew.select_n(
-        b_wins,
-        ew.add(a, ew.bind(ew.log1p_p, ew.exp(d_neg))),
-        ew.add(b, ew.bind(ew.log1p_p, ew.exp(ew.neg(d_pos)))))
+    top = ew.select_n(b_wins, a, b)
+    down = ew.select_n(b_wins, delta, ew.neg(delta))
+    soft = ew.add(top, ew.bind(ew.log1p_p, ew.exp(down)))
     # Equal infinities (delta nan) give a; nan inputs propagate through a + b.
     nan_delta = ew.isnan(delta)
     return ew.select_n(nan_delta, soft, ew.select_n(ew.isnan(ew.add(a, b)), a, ew.add(a, b)))
