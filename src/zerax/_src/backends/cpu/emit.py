@@ -1408,24 +1408,35 @@ def _emit_pairwise_block(fn, value_fn, ty, add, lanes, count=None):
     def value(i):
         return b.call(value_fn, [env, b.add(lo, i)])
 
-    def sequential(res, start):
+    def loop(start, stop, width, inits, rolled):
+        """``for i in range(start, stop, width)``: accumulator k (from ``inits[k]``)
+        adds value(i + k); the accumulators after the loop."""
         pre = b.block
-        head = fn.append_basic_block("seq.head")
-        body = fn.append_basic_block("seq.body")
-        done = fn.append_basic_block("seq.done")
+        head = fn.append_basic_block("sum.head")
+        body = fn.append_basic_block("sum.body")
+        done = fn.append_basic_block("sum.done")
         b.branch(head)
         b.position_at_end(head)
         i = b.phi(_I64)
-        acc = b.phi(ty)
         i.add_incoming(start, pre)
-        acc.add_incoming(res, pre)
-        b.cbranch(b.icmp_signed("<", i, n), body, done)
+        accs = []
+        for init in inits:
+            phi = b.phi(ty)
+            phi.add_incoming(init, pre)
+            accs.append(phi)
+        b.cbranch(b.icmp_signed("<", i, stop), body, done)
         b.position_at_end(body)
-        acc.add_incoming(add(b, acc, value(i)), body)
-        i.add_incoming(b.add(i, one), body)
-        b.branch(head)
+        for k, phi in enumerate(accs):
+            phi.add_incoming(add(b, phi, value(b.add(i, ir.Constant(_I64, k)))), body)
+        i.add_incoming(b.add(i, ir.Constant(_I64, width)), body)
+        latch = b.branch(head)
+        if rolled:
+            _keep_rolled(latch)
         b.position_at_end(done)
-        return acc
+        return accs
+
+    def sequential(res, start):
+        return loop(start, n, 1, [res], rolled=False)[0]
 
     def short():   # n < 8: in order (an empty sum is -0.0, as NumPy's)
         if count == 0:
@@ -1442,27 +1453,7 @@ def _emit_pairwise_block(fn, value_fn, ty, add, lanes, count=None):
     def long():
         stop = b.sub(n, b.srem(n, step)) if count is None else \
             ir.Constant(_I64, count - count % lanes)
-        pre = b.block
-        head = fn.append_basic_block("acc.head")
-        body = fn.append_basic_block("acc.body")
-        done = fn.append_basic_block("acc.done")
-        b.branch(head)
-        b.position_at_end(head)
-        i = b.phi(_I64)
-        i.add_incoming(zero, pre)
-        accs = []
-        for _ in range(lanes):
-            phi = b.phi(ty)
-            phi.add_incoming(neg_zero, pre)
-            accs.append(phi)
-        b.cbranch(b.icmp_signed("<", i, stop), body, done)
-        b.position_at_end(body)
-        for k, phi in enumerate(accs):
-            phi.add_incoming(add(b, phi, value(b.add(i, ir.Constant(_I64, k)))), body)
-        i.add_incoming(b.add(i, step), body)
-        _keep_rolled(b.branch(head))
-        b.position_at_end(done)
-        r = accs
+        r = loop(zero, stop, lanes, [neg_zero] * lanes, rolled=True)
         res = add(b, add(b, r[0], r[1]), add(b, r[2], r[3]))
         if lanes == 8:
             res = add(b, res, add(b, add(b, r[4], r[5]), add(b, r[6], r[7])))
