@@ -5,6 +5,7 @@ outside) unless a product is large, clear errors."""
 import os
 import subprocess
 import sys
+import threading
 
 import numpy as np
 import pytest
@@ -126,3 +127,24 @@ def test_the_busy_count_is_instantaneous_not_a_minute_old():
         with open("/proc/loadavg") as f:
             total = int(f.read().split()[3].split("/")[1])
         assert busy < total
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/task"), reason="Linux's /proc")
+def test_this_processs_own_running_threads_are_not_busy_elsewhere():
+    """A thread of this process at work (the parallel loops' workers yielding after a
+    loop) is not another process's load: it is taken out of the running count."""
+    stop = threading.Event()
+    a = np.random.default_rng(0).standard_normal(2_000_000)
+
+    def work():
+        while not stop.is_set():
+            np.sort(a)                  # (releases the GIL: this thread runs)
+    t = threading.Thread(target=work)
+    t.start()
+    try:
+        seen = max(blas._running_here() for _ in range(2000))
+    finally:
+        stop.set()
+        t.join()
+    assert seen >= 2
+    assert blas._running_here() >= 1

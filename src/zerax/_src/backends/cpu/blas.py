@@ -96,17 +96,38 @@ _idle = [0.0, 1, None]   # [when last read, idle threads then, smoothed busy cou
 
 
 def _busy_elsewhere() -> float:
-    """Threads running or runnable now besides this one: Linux's instantaneous count
-    (/proc/loadavg's fourth field), else the 1-minute load average less one."""
+    """Threads of other processes running or runnable now: Linux's instantaneous count
+    (/proc/loadavg's fourth field) less this process's own running threads (this one,
+    and the parallel loops' workers still yielding after a loop: counted, they made a
+    step that had just run a parallel loop take its products on one BLAS thread on a
+    quiet machine); else the 1-minute load average less one."""
     try:
         with open("/proc/loadavg") as f:
             running = int(f.read().split()[3].split("/")[0])
-        return max(0.0, running - 1.0)
+        return max(0.0, running - _running_here())
     except (OSError, ValueError, IndexError):
         try:
             return max(0.0, os.getloadavg()[0] - 1.0)
         except OSError:
             return 0.0
+
+
+def _running_here() -> int:
+    """This process's threads in the running state (at least this one)."""
+    count = 0
+    try:
+        tasks = os.listdir("/proc/self/task")
+    except OSError:
+        return 1
+    for t in tasks:
+        try:
+            with open(f"/proc/self/task/{t}/stat", "rb") as f:
+                # the state follows the parenthesised name, which may hold spaces
+                if f.read().rpartition(b")")[2][:3] == b" R ":
+                    count += 1
+        except OSError:
+            continue        # (a thread that ended meanwhile)
+    return max(count, 1)
 
 
 def idle_threads(num_threads: int) -> int:
