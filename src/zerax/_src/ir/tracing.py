@@ -97,7 +97,10 @@ class RecordingTrace(Trace):
         known = self._const_vars.get(id(x))
         if known is not None:
             return known[0]
-        if self._cse is not None and _broadcast_p is not None:
+        # (not in a linearization's tangent program, which transposition reads as
+        # linear in every equation: its constants reach the program being recorded
+        # when it is evaluated or transposed there)
+        if self.records_program and self._cse is not None and _broadcast_p is not None:
             spread = _broadcast_view(x)
             if spread is not None:   # recorded as the broadcast NumPy kept it as
                 base, shape, dims = spread
