@@ -29,6 +29,25 @@ def test_constants_become_constvars():
     assert str(closed).startswith("{ lambda a:f64[3]; b:f64[3]. let")
 
 
+@given(st.lists(st.integers(1, 4), min_size=1, max_size=4), st.data())
+def test_a_broadcast_constant_is_recorded_as_a_broadcast_of_its_base(shape, data):
+    """A value NumPy holds as a broadcast view (an eager broadcast, vmap's broadcast of
+    an unmapped operand) stays a broadcast of its small base in the program: never a
+    constant the size of the view; the values are the view's."""
+    rng = np.random.default_rng(data.draw(st.integers(0, 2 ** 16)))
+    keep = tuple(i for i in range(len(shape)) if data.draw(st.booleans()))
+    base = znp.asarray(rng.standard_normal([shape[i] for i in keep]))
+    big = (64,) + tuple(shape)
+    c = zx.lax.broadcast_in_dim(base, big, tuple(i + 1 for i in keep))   # eager: a view
+    x = rng.standard_normal(big)
+    for f in (lambda v: v * c,                                          # closed over
+              zx.vmap(lambda v: v * zx.lax.broadcast_in_dim(          # unmapped in vmap
+                  base, tuple(shape), keep))):
+        closed = zx.make_jaxpr(f)(x)
+        assert all(np.asarray(k).size <= max(base.size, 1) for k in closed.consts)
+        np.testing.assert_array_equal(zx.jit(f)(x), x * np.asarray(c))
+
+
 @given(st.floats(-3, 3), st.floats(-3, 3))
 def test_eval_jaxpr_matches_eager(x, y):
     f = lambda a, b: znp.tanh(a) * b - znp.exp(a / 3.0) + b ** 2

@@ -368,6 +368,50 @@ def test_reduce_window_max_min_derivative_goes_to_the_first_extreme():
         np.testing.assert_array_equal(np.asarray(zx.jit(zx.grad(f))(x)), want)
 
 
+def _max_pool_grad_reference(x, ct, k):
+    """d(sum(ct * max_pool(x)))/dx for a (k, k) stride-1 max-pool over the last two axes
+    of ``x`` (C, H, W): each window's cotangent goes to its first maximum (row-major),
+    a NaN counting as the maximum, as XLA's select-and-scatter does."""
+    out = np.zeros_like(x)
+    c_, h, w = x.shape
+    for c in range(c_):
+        for i in range(h - k + 1):
+            for j in range(w - k + 1):
+                win = x[c, i:i + k, j:j + k].ravel()
+                nan = np.flatnonzero(np.isnan(win))
+                p = nan[0] if nan.size else int(np.argmax(win))
+                out[c, i + p // k, j + p % k] += ct[c, i, j]
+    return out
+
+
+def test_vmapped_max_pool_gradient_has_no_batch_sized_constant():
+    """The CNN tutorials' max-pool: vmapped over a batch inside jit(grad).  The window
+    index that picks the first maximum stays a broadcast of P integers (read in place
+    by the fused loop), never a program constant of the batched windows' shape; the
+    values equal the per-example gradients and a NumPy reference."""
+    rng = np.random.default_rng(11)
+    # few distinct values: windows with ties; one NaN
+    x = rng.integers(-3, 4, (16, 3, 9, 9)).astype(np.float32)
+    x[5, 1, 4, 4] = np.nan
+    ct = rng.standard_normal((16, 3, 8, 8)).astype(np.float32)
+
+    def pool(v):
+        return lax.reduce_window(v, -np.inf, lax.max, (1, 2, 2), (1, 1, 1), "VALID")
+
+    def loss(v, c):
+        return znp.sum(pool(v) * c)
+
+    batched = zx.jit(zx.grad(lambda v, c: znp.sum(zx.vmap(pool)(v) * c)))
+    closed = zx.make_jaxpr(zx.grad(lambda v, c: znp.sum(zx.vmap(pool)(v) * c)))(x, ct)
+    assert all(np.asarray(k).nbytes <= 4096 for k in closed.consts), \
+        [np.asarray(k).shape for k in closed.consts]
+    got = np.asarray(batched(x, ct))
+    each = np.stack([np.asarray(zx.grad(loss)(a, c)) for a, c in zip(x, ct)])
+    np.testing.assert_array_equal(got, each)
+    want = np.stack([_max_pool_grad_reference(a, c, 2) for a, c in zip(x, ct)])
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
+
+
 def test_conv_general_dilated_patches_layout_and_contraction():
     """The patches' feature axis is (channel, filter offsets), and contracting it with a
     kernel is the convolution; layouts and dilations recorded from JAX 0.10.2."""

@@ -97,6 +97,17 @@ class RecordingTrace(Trace):
         known = self._const_vars.get(id(x))
         if known is not None:
             return known[0]
+        # (not in a linearization's tangent program, which transposition reads as
+        # linear in every equation: its constants reach the program being recorded
+        # when it is evaluated or transposed there)
+        if self.records_program and self._cse is not None and _broadcast_p is not None:
+            spread = _broadcast_view(x)
+            if spread is not None:   # recorded as the broadcast NumPy kept it as
+                base, shape, dims = spread
+                v = self.process_primitive(_broadcast_p, [base], {
+                    "shape": shape, "broadcast_dimensions": dims}).ir_var
+                self._const_vars[id(x)] = (v, x)
+                return v
         key = _small_const_key(x) if self._cse is not None else None
         v = None if key is None else self._cse.get(key)
         if v is None:
@@ -197,6 +208,34 @@ def _small_const_key(x):
     if type(v) is not np.ndarray or v.size > _MERGE_CONST_ELEMENTS:
         return None
     return ("const", v.dtype.str, v.shape, v.tobytes())
+
+
+# The broadcast primitive (declared in ops/, a layer above, which installs it here).
+_broadcast_p = None
+
+
+def install_broadcast(prim) -> None:
+    global _broadcast_p
+    _broadcast_p = prim
+
+
+def _broadcast_view(x):
+    """``(base, shape, broadcast_dimensions)`` when the concrete ``x`` is a NumPy
+    broadcast view (a zero stride along an axis longer than one: ``np.broadcast_to``,
+    which eager ``broadcast_in_dim`` and vmap's broadcast of an unmapped operand give),
+    else None.  A program keeps such a value as the broadcast of its small base, which
+    the fused loops read in place: as a constant it would be copied out whole, a
+    batch-sized array read from memory by every kernel that uses it."""
+    v = getattr(x, "_value", x)
+    if type(v) is not np.ndarray or v.ndim == 0:
+        return None
+    spread = [i for i, (n, st) in enumerate(zip(v.shape, v.strides)) if st == 0 and n > 1]
+    if not spread:
+        return None
+    dims = tuple(i for i in range(v.ndim) if i not in spread)
+    base = v[tuple(0 if i in spread else slice(None) for i in range(v.ndim))]
+    base = np.ascontiguousarray(base) if base.ndim else base[()]
+    return base, tuple(v.shape), dims
 
 
 def _atom_order(k):

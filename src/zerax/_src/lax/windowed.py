@@ -665,7 +665,8 @@ def _first_extreme(win, is_max):
     pick = (red.argmax if is_max else red.argmin)(misc.stop_gradient(win), 0, np.int64)
     shape = tuple(win.shape)
     # (the window index is a small constant read in place by the fused loop, not an
-    # iota of the windows' shape)
+    # iota of the windows' shape; under vmap too: the recording trace keeps the batched
+    # broadcast of this view a broadcast, never a constant of the batch's size)
     offsets = sh.broadcast_in_dim(np.arange(shape[0], dtype=np.int64), shape, (0,))
     onehot = ew.eq(offsets, sh.broadcast_in_dim(pick, shape, tuple(range(1, len(shape)))))
     return red.reduce_sum(ew.select_n(onehot, np.array(-0.0, win.dtype), win), (0,))

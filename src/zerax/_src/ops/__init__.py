@@ -1,10 +1,11 @@
 """The primitives, grouped by kind; each module declares its primitives with all rules.
 
 Importing this package registers every primitive, and installs into the batching
-interpreter (a layer below) the shape primitives its helpers bind.
+interpreter and the recording trace (layers below) the shape primitives they bind.
 """
 
 from ..interpreters import batching as _batching
+from ..ir import tracing as _tracing
 from . import elementwise, shape, slicing, reduce, indexing, linalg, sort, misc  # noqa: F401
 from . import cond, scan, while_loop, decompositions  # noqa: F401
 from . import fft  # noqa: F401
@@ -20,3 +21,4 @@ from . import taylor  # noqa: F401  (the Taylor-mode rules of all of the above)
 from . import sharding_rules  # noqa: F401  (the sharding rules of all of the above)
 
 _batching.install_shape_ops(shape)
+_tracing.install_broadcast(shape.broadcast_in_dim_p)
