@@ -722,7 +722,7 @@ MLP_STEP = workload(
               "OpenBLAS's `cblas_dgemm` for its 8 matrix products (backends/cpu/blas.py) and "
               "runs the elementwise work between them as loops (parallel ones on the thread "
               "pool of cpu/threads.py). A product runs on one BLAS thread unless it is large "
-              "(cpu/blas.py `threads_for`: from 2^24 multiply-adds it gets the threads "
+              "(cpu/blas.py `threads_for`: from 2^21 multiply-adds it gets the threads "
               "other processes leave idle, never more), so BLAS never "
               "competes with the parallel loops (issue 19: 14x jax.jit quiet, 29x loaded "
               "before). The pieces below show the program and the step with OpenBLAS "

@@ -25,12 +25,14 @@ import time
 import numpy as np
 
 # Multiply-adds in one product from which BLAS gets the threads other processes leave
-# idle (measured on 2 cores, quiet: an MLP step with 128x784x512 products took 20 ms on
-# one BLAS thread and 11 ms on two; below about 2^24 a second thread does not pay).
+# idle (measured on 2 cores, quiet: sgemm/dgemm of 32x512x512 ran in 0.55 of their
+# one-thread time on two, down to 2^19 multiply-adds; but a digits MLP whose products are
+# 2^19-2^20 lost 15% per epoch on two, the threads' wake-ups outweighing the work, and
+# the VAE, stax, CNN and MLP steps with products from 2^21 gained 20-35%).
 # Never more, however large the product: beside one busy process on 2 cores, two BLAS
 # threads ran 128x784x512 in 50-80 ms against 7 ms on one, and an exported MLP's
 # 360x1024x1024 products made its step 2.6x slower than on one thread.
-SHARED_BLAS_MIN_WORK = 2 ** 24
+SHARED_BLAS_MIN_WORK = 2 ** 21
 
 _CBLAS_NAMES = ("cblas_{}", "scipy_cblas_{}64_", "cblas_{}64_", "scipy_cblas_{}")
 _lock = threading.Lock()
