@@ -66,11 +66,19 @@ def collectives():
                                        rtol=1e-12, err_msg=f"{name} {k}")
         assert got["int"].dtype == np.int32 and got["bool"].dtype == np.int32
         assert got["index"].dtype == np.int32
-    # float16 (summed in float32) runs op by op even under jit (Numba has no float16)
-    half = zx.jit(distributed.spmd(lambda v: lax.psum(v.astype(np.float16), "data")))(x)
-    assert half.dtype == np.float16
-    np.testing.assert_array_equal(
-        half, xs.astype(np.float16).astype(np.float32).sum(0).astype(np.float16))
+    # float16 and bfloat16 (which MPI has no arithmetic for) are reduced in float32 and
+    # rounded once, eagerly and compiled
+    for low in (np.float16, znp.bfloat16):
+        want_low = xs.astype(low).astype(np.float32).sum(0).astype(low)
+        for fn in (distributed.spmd(lambda v: lax.psum(v.astype(low), "data")),
+                   zx.jit(distributed.spmd(lambda v: lax.psum(v.astype(low), "data")))):
+            got_low = fn(x)
+            assert got_low.dtype == np.dtype(low)
+            np.testing.assert_array_equal(np.asarray(got_low).astype(np.float32),
+                                          want_low.astype(np.float32))
+    v = (np.array([1.0, 2.0]) if r else np.array([np.nan, 0.0])).astype(znp.bfloat16)
+    out = zx.jit(distributed.spmd(lambda a: lax.pmax(a, "data")))(v)
+    assert np.isnan(np.asarray(out, np.float32)[0]) and float(out[1]) == 2.0, out
 
     # NaN wins in pmax/pmin, as in the vmap reduction
     v = np.array([1.0, 2.0]) if r else np.array([np.nan, 0.0])

@@ -177,6 +177,24 @@ def test_maps_over_arrays_of_several_shapes_fuse_per_array():
     np.testing.assert_array_equal(np.asarray(new[1]), ref[1])
 
 
+def test_a_map_that_continues_no_group_stays_with_its_consumer():
+    """``z = b * 4`` reads only an input: it is not moved into the earlier loop over
+    ``b``, which would cut it off from ``z * t``, whose ``t`` comes from a later
+    reduction (the shape of clipping by a global norm before a step)."""
+    def f(b, c):
+        y = b * 3.0
+        t = znp.sqrt(znp.sum(c * 2.0)) + 1.0
+        return y, (b * 4.0) * t
+
+    b, c = np.linspace(0, 1, 1000), np.linspace(1, 2, 700)
+    text = str(_kernel_of(f, b, c))
+    assert "temp" not in text and text.count("for each") == 2
+    y, w = zx.jit(f)(b, c)
+    np.testing.assert_array_equal(np.asarray(y), b * 3.0)
+    np.testing.assert_allclose(np.asarray(w), (b * 4.0) * (np.sqrt(np.sum(c * 2.0)) + 1.0),
+                               rtol=1e-15)
+
+
 def test_a_value_used_after_a_product_is_computed_there():
     """An elementwise equation does not move before a product it comes after: the
     mask ``h > 0`` is computed in the loop that uses it, not stored as booleans."""

@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 import zerax as zx
 import zerax.numpy as znp
-from zerax import lax
+from zerax import errors, lax
 from zerax.test_util import check_grads
 
 
@@ -142,3 +142,20 @@ def test_bad_arguments_give_zerax_errors_not_silent_wraparound():
     with pytest.raises(zx.errors.ZeraxTypeError, match="batch_size"):
         lax.map(lambda v: v, np.ones(4), batch_size=2.5)
     assert lax.split(x, (1, 2), axis=-1)[1].shape == (2, 2)
+
+
+def test_python_numbers_are_operands_of_the_shape_and_reduction_ops():
+    """``lax.broadcast_in_dim(2.0, (3,), ())`` and its kin take a Python number as JAX's
+    do (a value of the mode's dtype); a concatenation of 0-d operands is a clear error."""
+    np.testing.assert_array_equal(np.asarray(lax.broadcast_in_dim(2.0, (3,), ())), [2.0] * 3)
+    np.testing.assert_array_equal(np.asarray(lax.reshape(2, (1, 1))), [[2]])
+    np.testing.assert_array_equal(np.asarray(lax.expand_dims(True, (0,))), [True])
+    assert float(lax.reduce_sum(2.5, ())) == 2.5
+    got = zx.jit(lambda: lax.broadcast_in_dim(2.0, (2, 2), ()))()
+    np.testing.assert_array_equal(np.asarray(got), np.full((2, 2), 2.0))
+    with zx.enable_x64(False):
+        assert lax.broadcast_in_dim(2.0, (3,), ()).dtype == np.float32
+    with pytest.raises(errors.ShapeError, match="out of bounds"):
+        lax.concatenate([1.0, 2.0], 0)
+    with pytest.raises(TypeError):       # as JAX's (a ShapeError is a TypeError too)
+        lax.concatenate([np.ones(2), np.ones(2)], 1)

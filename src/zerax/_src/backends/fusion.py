@@ -126,9 +126,9 @@ def plan_groups(jaxpr, fusible, reads: IndexReads | None = None):
     ``fusible(eqn)``: whether the backend computes ``eqn`` one element at a time (it has
     a scalar rule for the primitive).
 
-    An elementwise equation joins the latest open group of its shape that comes after
-    everything it reads and after the last equation that is not fused, not only the
-    group just before it: a ``tree_map`` over
+    An elementwise equation joins the group just before it, or an earlier open group of
+    its shape that computes one of its operands, after everything else it reads and
+    after the last equation that is not fused: a ``tree_map`` over
     parameters of several shapes (an optimiser's update, ``pmean`` of gradients then a
     step) interleaves the shapes, and each array's chain would otherwise be cut into one
     loop per map, each a round trip through memory.  Moving a pure equation earlier,
@@ -179,9 +179,15 @@ def plan_groups(jaxpr, fusible, reads: IndexReads | None = None):
             floor = max(after_operands(eqn), last_single)
             # (a reduction joins the group of its operand's loop shape)
             loops = eqn.invars[0].aval.shape if eqn.primitive in _REDUCTIONS else shape
+            last = len(slots) - 1
             for j in reversed(open_slots.get(loops, ())):
                 if j < floor:
                     break
+                if j != last and j != after_operands(eqn):
+                    # an earlier group only for the equation that continues it: one
+                    # that makes none of its operands there would be cut off from a
+                    # consumer that must wait for a later value (a norm, a reduction)
+                    continue
                 how = _joins(eqn, loops, slots[j][1], fusible)
                 if how is not None:
                     k = join(j, eqn)

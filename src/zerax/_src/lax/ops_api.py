@@ -48,10 +48,24 @@ def _enter(x):
     return x
 
 
-def user_facing(fn):
-    """``fn`` (an ``ops`` function) with NumPy arguments canonicalised when x64 is off."""
+def _operand(x):
+    """A Python number (or a list of them) given as an operand: a zerax value, typed
+    as the mode says (as JAX's lax takes ``broadcast_in_dim(2.0, (3,), ())``)."""
+    if type(x) in (bool, int, float, complex):
+        return as_input(x, "zerax.lax operand")
+    if type(x) in (list, tuple) and any(type(y) in (bool, int, float, complex) for y in x):
+        return type(x)(_operand(y) for y in x)
+    return x
+
+
+def user_facing(fn, operands=0):
+    """``fn`` (an ``ops`` function) with NumPy arguments canonicalised when x64 is off,
+    and its first ``operands`` positional arguments taken as values when they are
+    Python numbers (the others, shapes and axes, stay as they are)."""
     @functools.wraps(fn)
     def f(*args, **kwargs):
+        if operands:
+            args = tuple(_operand(a) if k < operands else a for k, a in enumerate(args))
         if not dtypes.x64_enabled():
             args = tuple(_enter(a) for a in args)
         return fn(*args, **kwargs)
@@ -63,11 +77,13 @@ conj, imag, integer_pow, real, select_n, polygamma, complex = (  # noqa: A001
                              ew.polygamma, ew.complex_))
 (broadcast_in_dim, concatenate, dynamic_slice, dynamic_update_slice, expand_dims, pad,
  reshape, rev, squeeze, transpose, slice) = (  # noqa: A001
-    user_facing(f) for f in (sh.broadcast_in_dim, sh.concatenate, sh.dynamic_slice,
-                             sh.dynamic_update_slice, sh.expand_dims, sh.pad, sh.reshape,
-                             sh.rev, sh.squeeze, sh.transpose, sh.slice_p_bind))
+    user_facing(f, operands=1) for f in (
+        sh.broadcast_in_dim, sh.concatenate, sh.dynamic_slice, sh.dynamic_update_slice,
+        sh.expand_dims, sh.pad, sh.reshape, sh.rev, sh.squeeze, sh.transpose,
+        sh.slice_p_bind))
 reduce_max, reduce_min, reduce_prod, reduce_sum = (
-    user_facing(f) for f in (red.reduce_max, red.reduce_min, red.reduce_prod, red.reduce_sum))
+    user_facing(f, operands=1) for f in (red.reduce_max, red.reduce_min, red.reduce_prod,
+                                         red.reduce_sum))
 stop_gradient = user_facing(_misc.stop_gradient)
 dot, dot_general = user_facing(_linalg.dot), user_facing(_linalg.dot_general)
 cholesky, eigh, lu, qr, svd, triangular_solve = (

@@ -192,6 +192,10 @@ def concatenate(xs, dimension):
 
 def _concat_abstract(*xs, dimension):
     first = xs[0]
+    if not -first.ndim <= dimension < first.ndim:
+        raise errors.ShapeError(
+            f"concatenate: dimension {dimension} is out of bounds for operands of shapes "
+            f"{', '.join(str(a.shape) for a in xs)}")
     for x in xs[1:]:
         if x.ndim != first.ndim or any(a != b for i, (a, b) in enumerate(zip(x.shape, first.shape))
                                        if i != dimension):

@@ -223,6 +223,7 @@ def _one_host_call(stmt):
     run = _user_code_guard(prim, lambda *a, **p: run_impl(prim, a, p))
     specs = [(b.shape, b.dtype.str, True) for b in stmt.ins] + \
         [(b.shape, b.dtype.str, False) for b in stmt.outs]
+    dtypes = [b.dtype for b in stmt.ins] + [b.dtype for b in stmt.outs]
     n_in, n = len(stmt.ins), len(specs)
     pointers = ctypes.c_int64 * max(n, 1)
     # the pointers and arrays of the previous call: a loop's steps mostly call with the
@@ -233,7 +234,8 @@ def _one_host_call(stmt):
         ptrs = pointers.from_address(address)[:n]
         seen, arrays = last[0]
         if seen != ptrs:
-            arrays = [np.asarray(_Memory(p, spec)) for p, spec in zip(ptrs, specs)]
+            arrays = [_typed(np.asarray(_Memory(p, spec)), d)
+                      for p, spec, d in zip(ptrs, specs, dtypes)]
             last[0] = ptrs, arrays
         outs = arrays[n_in:]
         if into is not None:
@@ -248,6 +250,12 @@ def _one_host_call(stmt):
             if r is not out:
                 np.copyto(out, r, casting="unsafe")
     return call
+
+
+def _typed(a, dtype):
+    """``a`` as ``dtype``: the array interface gives bfloat16 (ml_dtypes') as raw
+    2-byte voids."""
+    return a if a.dtype == dtype else a.view(dtype)
 
 
 class _Memory:

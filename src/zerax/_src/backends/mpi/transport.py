@@ -31,6 +31,7 @@ import itertools
 import numpy as np
 
 from .... import errors
+from ...base.dtypes import is_bfloat16, kind as dtype_kind
 from ...core.core import process_groups
 from .world import World, mpi
 
@@ -48,6 +49,16 @@ def _contiguous(x) -> np.ndarray:
     a 0-d array 1-d)."""
     x = np.asarray(x)
     return x if x.flags.c_contiguous else np.ascontiguousarray(x).reshape(x.shape)
+
+
+def _arithmetic(x: np.ndarray) -> np.ndarray:
+    """``x`` in a dtype MPI reduces: float16 and bfloat16 (which MPI has no arithmetic
+    for) widened to float32, exactly, and rounded back by the caller; booleans as bytes."""
+    if x.dtype == np.float16 or is_bfloat16(x.dtype):
+        return x.astype(np.float32)
+    if x.dtype == np.bool_:
+        return x.view(np.uint8)
+    return x
 
 
 def _as_bytes(x: np.ndarray) -> np.ndarray:
@@ -69,8 +80,8 @@ class Communicator:
         xs = x if isinstance(x, list) else [x]
         text = f"{what}{detail} of " + ", ".join(f"{v.dtype.name}{list(v.shape)}" for v in xs)
         h = _digest(text)
-        has_nan = int(bool(nan) and any(v.dtype.kind == "f" and bool(np.isnan(v).any())
-                                        for v in xs))
+        has_nan = int(bool(nan) and any(dtype_kind(v.dtype) == "f" and
+                                        bool(np.isnan(_arithmetic(v)).any()) for v in xs))
         buf = np.array([h, -h, has_nan], np.int64)
         out = np.empty(3, np.int64)
         self.comm.Allreduce(buf, out, op=mpi().MAX)
@@ -113,14 +124,7 @@ class Communicator:
         has_nan = self._agree(what, xs, nan=op != "sum")
         MPI = mpi()
         mpi_op = {"sum": MPI.SUM, "max": MPI.MAX, "min": MPI.MIN}[op]
-        works = []
-        for x in xs:
-            if x.dtype == np.float16:       # MPI has no float16 arithmetic
-                works.append(x.astype(np.float32))
-            elif x.dtype == np.bool_:
-                works.append(x.view(np.uint8))
-            else:
-                works.append(x)
+        works = [_arithmetic(x) for x in xs]
         given = outs if outs is not None else [None] * len(xs)
         outs = [o if o is not None and w is x and o.dtype == x.dtype and
                 o.shape == x.shape and o.flags.c_contiguous and o.flags.writeable and
@@ -155,7 +159,7 @@ class Communicator:
         x = _contiguous(x)
         self._agree(what, x)
         dtype = x.dtype
-        work = x.astype(np.float32) if dtype == np.float16 else x
+        work = _arithmetic(x)
         out = np.empty(x.shape[1:], work.dtype)
         self.comm.Reduce_scatter_block(work, out, op=mpi().SUM)
         return out.astype(dtype) if out.dtype != dtype else out
