@@ -642,3 +642,12 @@ def test_complex_erf_is_holomorphic():
     # grad of the real part of a holomorphic f is f'(z) in JAX's convention
     np.testing.assert_allclose(zerax.grad(lambda z: zsp.erf(z).real)(0.5 + 0.5j),
                                2 / np.sqrt(np.pi) * np.exp(-(0.5 + 0.5j) ** 2), rtol=1e-14)
+
+
+def test_expi_of_subnormal_and_tiny_arguments_ends():
+    """Ei(x) = log|x| + gamma + x + O(x^2) for tiny x: its series stops when the terms
+    underflow to 0 (it ran for ever at x = 5e-324), eagerly and compiled."""
+    x = np.array([5e-324, -5e-324, 1e-310, 2.2e-308, 1e-300, 1e-20])
+    want = np.log(np.abs(x)) + np.euler_gamma + x
+    for f in (zerax.scipy.special.expi, zerax.jit(zerax.scipy.special.expi)):
+        np.testing.assert_allclose(np.asarray(f(x)), want, rtol=1e-15)

@@ -342,7 +342,9 @@ def expint_scalar(n, x):
                     fact *= x / k
                     term = fact / k
                     total += term
-                    if term < _MACHEP * total:
+                    # (<=: for a subnormal x the terms underflow to 0 while their total
+                    # does too, and "<" never held: Ei(5e-324) ran for ever)
+                    if term <= _MACHEP * total:
                         break
                 return total + math.log(x) + _EULER
             total, term, k = 0.0, 1.0, 0.0
