@@ -22,7 +22,8 @@ import zerax.numpy as znp
 import zerax.optim as optim
 import zerax.random as zr
 from zerax import data, distributed, errors, io, train
-from zerax.sharding import Mesh, NamedSharding, PartitionSpec as P
+from zerax.sharding import Mesh, NamedSharding
+from zerax.sharding import PartitionSpec as P
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -74,6 +75,7 @@ def test_allreduce_receives_into_the_buffers_it_is_given():
     (float16 and booleans are reduced in another dtype; a buffer that overlaps its
     operand, or is read-only, is not used)."""
     from mpi4py import MPI
+
     from zerax._src.backends.mpi.transport import Communicator
     comm = Communicator(MPI.COMM_SELF, ("data",))
     rng = np.random.default_rng(0)

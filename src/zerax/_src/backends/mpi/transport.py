@@ -31,7 +31,8 @@ import itertools
 import numpy as np
 
 from .... import errors
-from ...base.dtypes import is_bfloat16, kind as dtype_kind
+from ...base.dtypes import is_bfloat16
+from ...base.dtypes import kind as dtype_kind
 from ...core.core import process_groups
 from .world import World, mpi
 
