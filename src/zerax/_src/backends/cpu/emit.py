@@ -523,7 +523,12 @@ class Emitter(ComplexOps):
         if s.combiner == "add" and (s.acc.dtype.kind in "fc" or bf16):
             total = self._pairwise(s, n)
             acc = self.b.load(slot)
-            self.b.store(self._sum2(acc, total), slot)
+            if s.acc.dtype == np.float16:   # NumPy's half sums: in float, rounded once
+                acc = self.b.fpext(acc, _F32)
+                self.b.store(self.b.fptrunc(self._sum2(acc, total), reg_type(s.acc.dtype)),
+                             slot)
+            else:
+                self.b.store(self._sum2(acc, total), slot)
         else:
             def step():
                 self._block(s.body)
@@ -562,7 +567,8 @@ class Emitter(ComplexOps):
         vars_, bufs = _free_names(s.body + [K.Let(K.Var("_", s.value.dtype), s.value)],
                                   {s.var})
         env, struct = self._capture(vars_, bufs)
-        ty = reg_type(s.acc.dtype)
+        half = s.acc.dtype == np.float16    # (summed in float32, as NumPy's HALF loops)
+        ty = _F32 if half else reg_type(s.acc.dtype)
         self.outlined += 1
         tag = f"{self.k.name}.sum{self.outlined}"
         value_fn = ir.Function(self.module, ir.FunctionType(ty, [_PTR, _I64]), f"{tag}.value")
@@ -573,7 +579,8 @@ class Emitter(ComplexOps):
             self._unpack(value_fn.args[0], struct, vars_, bufs)
             self.scope.values[s.var] = value_fn.args[1]
             self._block(s.body)
-            self.b.ret(self._expr(s.value))
+            value = self._expr(s.value)
+            self.b.ret(self.b.fpext(value, _F32) if half else value)
 
         self._function(value_fn, _Scope(), emit_value)
         fn = _pairwise_function(self.module, tag, value_fn, ty,
