@@ -249,3 +249,26 @@ if __name__ == "__main__":
     if "--write-known" in sys.argv:
         write_known()
     report()
+
+
+def test_only_the_backends_import_numba():
+    """The seam of the compiler (issue 28): Numba is imported under ``_src/backends/``
+    only (the special functions' kernels reach it through the compiler the backends
+    install, ``base.special.install_vectorizer``)."""
+    found = []
+    root = os.path.join(SRC, "zerax")
+    for dirpath, _, files in os.walk(root):
+        for f in files:
+            if not f.endswith(".py"):
+                continue
+            path = os.path.join(dirpath, f)
+            rel = os.path.relpath(path, root).replace(os.sep, "/")
+            with open(path, encoding="utf-8") as fh:
+                tree = ast.parse(fh.read())
+            for node in ast.walk(tree):
+                names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                    [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+                if any(n == "numba" or n.startswith("numba.") for n in names) and \
+                        not rel.startswith("_src/backends/"):
+                    found.append(f"{rel}:{node.lineno}")
+    assert not found, f"Numba imported outside _src/backends/: {found}"

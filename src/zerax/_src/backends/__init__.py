@@ -21,6 +21,7 @@ from ..core.array import (
     register_buffer_type,
     unregister_buffer_type,
 )
+from . import vectorize as _vectorize  # noqa: F401  (installs the special functions' compiler)
 from .base import Backend
 
 # name -> the module defining ``backend`` (a `base.Backend`), and JAX's platform name.

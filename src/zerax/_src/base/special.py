@@ -10,8 +10,10 @@ This module owns two layers:
 * **Array functions** (``erf``, ``erfc``, ``lgamma``, ``digamma``, ``polygamma``,
   ``erf_inv``): take an ndarray of any shape (0-d included) and return an ndarray of the same
   shape and floating dtype.  float32 (and other non-float64 floating) inputs are computed in
-  float64 and cast back.  The kernels are compiled with ``numba.vectorize`` lazily, the first
-  time each function is called, so importing this module neither imports nor runs Numba.
+  float64 and cast back.  The kernels are compiled into NumPy ufuncs lazily, the first
+  time each function is called, by the compiler the CPU backend installs
+  (`install_vectorizer`: Numba's ``numba.vectorize``), so importing this module neither
+  imports nor runs Numba.
 
 Conventions (matching JAX): ``lgamma`` is ``log|Gamma(x)|`` and is ``+inf`` at non-positive
 integers; ``digamma`` and ``polygamma`` are ``nan`` at non-positive integers; ``erf_inv`` is
@@ -25,6 +27,7 @@ import threading
 
 import numpy as np
 
+from ... import errors
 from .dtypes import kind as dtype_kind
 
 __all__ = [
@@ -354,8 +357,13 @@ def erf_inv_scalar(x):
 # Lazily compiled ufuncs and the array API.
 # ---------------------------------------------------------------------------------------------
 
+# Compiled on first use by the compiler the CPU backend installs (`install_vectorizer`:
+# Numba's public ``numba.vectorize``, backends/vectorize.py): this layer owns the
+# kernels and imports no compiler.  No on-disk cache: Numba's is pickled files (none
+# anywhere in zerax), so each process compiles a kernel once, on first use.
 _UFUNCS: dict = {}
 _UFUNC_LOCK = threading.Lock()
+_VECTORIZER: list = []
 
 _KERNEL_SIGNATURES = {
     "erf": (erf_scalar, ["float64(float64)"]),
@@ -367,21 +375,30 @@ _KERNEL_SIGNATURES = {
 }
 
 
-def _ufunc(name):
-    """The numba-vectorized ufunc for kernel ``name``, compiled on first use."""
+def install_vectorizer(vectorize) -> None:
+    """Set the compiler of scalar kernels: ``vectorize(kernel, signatures)`` returns a
+    NumPy ufunc applying ``kernel`` elementwise for the given signatures."""
+    _VECTORIZER[:] = [vectorize]
+
+
+def compiled_ufunc(name, kernel, signatures):
+    """The ufunc of scalar ``kernel`` (under ``name``), compiled on first use."""
     uf = _UFUNCS.get(name)
     if uf is None:
         with _UFUNC_LOCK:
             uf = _UFUNCS.get(name)
             if uf is None:
-                import numba
-
-                fn, sigs = _KERNEL_SIGNATURES[name]
-                # no cache=True: Numba's cache is pickled files (none anywhere in zerax);
-                # compiled once per process, on first use
-                uf = numba.vectorize(sigs)(fn)
-                _UFUNCS[name] = uf
+                if not _VECTORIZER:
+                    raise errors.ZeraxInternalError(
+                        f"the special function {name} needs the CPU backend's compiler, "
+                        "which `import zerax` installs; it was not installed")
+                uf = _UFUNCS[name] = _VECTORIZER[0](kernel, signatures)
     return uf
+
+
+def _ufunc(name):
+    fn, sigs = _KERNEL_SIGNATURES[name]
+    return compiled_ufunc(name, fn, sigs)
 
 
 def _as_float_array(x):

@@ -5,8 +5,8 @@ Hurwitz zeta, and the exponential integrals E_n and Ei.
 The same two layers as ``special.py``: self-contained **scalar kernels** of float64
 scalars (only ``math`` and arithmetic, no calls to other functions of this module, no
 division by zero, so ``numba.njit`` compiles them as they are and a jitted program calls
-them), and **array functions** that apply them through ``numba.vectorize`` compiled lazily
-on first use (float32 computed in float64 and cast back).  SciPy is never imported.
+them), and **array functions** that apply them as ufuncs compiled on first use
+(`special.compiled_ufunc`; float32 computed in float64 and cast back).  SciPy is never imported.
 
 Algorithms: the incomplete gamma functions are Cephes' (the power series below
 ``x <= max(1, a)``, the continued fraction above it), with their derivative in ``a``
@@ -24,11 +24,11 @@ of ``J_v``/``I_v`` of real order and of the normalized Legendre function are in
 from __future__ import annotations
 
 import math
-import threading
 
 import numpy as np
 
 from .dtypes import kind as dtype_kind
+from .special import compiled_ufunc
 from .special_bessel_order import iv_scalar, jv_scalar, sph_legendre_scalar
 
 __all__ = ["bessel_jy", "bessel_jy_scalar", "betainc", "betainc_scalar", "expi", "expint_scalar",
@@ -494,7 +494,7 @@ def bessel_jy_scalar(x, kind):
 
 
 # ---------------------------------------------------------------------------------------------
-# Array functions: numba.vectorize'd kernels, compiled on first use.
+# Array functions: the kernels as ufuncs, compiled on first use (`special.compiled_ufunc`).
 # ---------------------------------------------------------------------------------------------
 
 _SIGNATURES = {
@@ -510,23 +510,11 @@ _SIGNATURES = {
     "iv": (iv_scalar, ["float64(float64, float64, float64)"]),
     "sph_legendre": (sph_legendre_scalar, ["float64(float64, float64, float64)"]),
 }
-_UFUNCS: dict = {}
-_LOCK = threading.Lock()
 
 
 def _ufunc(name):
-    uf = _UFUNCS.get(name)
-    if uf is None:
-        with _LOCK:
-            uf = _UFUNCS.get(name)
-            if uf is None:
-                import numba
-                fn, sigs = _SIGNATURES[name]
-                # no cache=True: Numba's cache is pickled files (none anywhere in zerax);
-                # compiled once per process, on first use
-                uf = numba.vectorize(sigs)(fn)
-                _UFUNCS[name] = uf
-    return uf
+    fn, sigs = _SIGNATURES[name]
+    return compiled_ufunc(name, fn, sigs)
 
 
 def _apply(name, *args, ndata=None):
