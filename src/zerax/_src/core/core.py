@@ -422,7 +422,8 @@ def run_impl(prim: Primitive, vals, params):
     try:
         return prim.impl(*vals, **params)
     except (ValueError, TypeError, IndexError) as e:
-        if any(v.dtype.kind == "V" for v in vals) and not isinstance(e, errors.ZeraxError):
+        if any(is_bfloat16(getattr(v, "dtype", None)) for v in vals) and \
+                not isinstance(e, errors.ZeraxError):
             out = _bfloat16_in_float32(prim, vals, params)
             if out is not None:
                 return out

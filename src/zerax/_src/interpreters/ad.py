@@ -31,10 +31,9 @@ from ..core.ad_util import (  # noqa: F401  (is_undefined: re-exported with the 
     UndefinedPrimal, Zero, add_any, instantiate, is_undefined, zeros_for)
 from ..core.core import (Primitive, Trace, Tracer, bind, current_level, find_top_trace,
                          get_aval, new_trace, rule_table)
-from ..base.dtypes import float0
+from ..base.dtypes import float0, kind as dtype_kind
 from ..ir.ir import ClosedJaxpr, Jaxpr, Literal, Var, dce, effects_suppressed, eval_jaxpr
 from ..ir.tracing import RecordingTrace, fun_name, trace_closed
-from ..base.dtypes import kind as dtype_kind
 
 # --------------------------------------------------------------------------- rules
 

@@ -20,7 +20,7 @@ import numpy as np
 from ...base.config import __version__, config
 from .. import kernel_ir as K
 from . import blas, diskcache, engine, threads
-from .emit import Emitter
+from .emit import Emitter, walk
 
 _MAGIC = b"ZXCPUO1 "
 _lock = threading.Lock()
@@ -150,15 +150,7 @@ UNROLL_MAX_LOOPS = 256
 
 def loop_count(body) -> int:
     """The loops (``For``, ``Reduce``, ``While``) of a kernel body, nested ones too."""
-    n = 0
-    for s in body:
-        if isinstance(s, (K.For, K.Reduce)):
-            n += 1 + loop_count(s.body)
-        elif isinstance(s, K.While):
-            n += 1 + loop_count(s.before) + loop_count(s.body)
-        elif isinstance(s, K.If):
-            n += loop_count(s.then) + loop_count(s.orelse)
-    return n
+    return sum(type(s) in (K.For, K.Reduce, K.While) for s in walk(body))
 
 
 def _load(record) -> Loaded:

@@ -80,7 +80,7 @@ _FLOAT32 = np.dtype(np.float32)
 
 def _compute_dtype(d):
     """The dtype an operation on ``d`` computes in: float32 for bfloat16."""
-    return _FLOAT32 if d.kind == "V" and d.name == "bfloat16" else d
+    return _FLOAT32 if _is_bf16(d) else d
 
 
 def reg_type(dtype):
@@ -392,7 +392,7 @@ class Emitter(ComplexOps):
             return
         if type(s.start) is K.Const and type(s.stop) is K.Const and \
                 0 <= s.stop.value - s.start.value <= UNROLLED_TRIPS and \
-                not any(type(t) in (K.For, K.While, K.Reduce) for t in _walk(s.body)):
+                not any(type(t) in (K.For, K.While, K.Reduce) for t in walk(s.body)):
             # A few iterations, written out: their indices are constants, so small
             # (stack) buffers indexed by them stay in registers (a 3-vector in a loop
             # body), whatever the kernel's unrolling
@@ -562,8 +562,8 @@ class Emitter(ComplexOps):
         """NumPy's pairwise summation of the reduction's values (blocks of at most 128
         summed with 8 accumulators, 64 with 4 for complex values; longer runs split in
         halves rounded down to a multiple of 8), the values computed by the body
-        inlined into the blocks.  The
-        body is outlined with what it reads, as a parallel loop's is."""
+        inlined into the blocks.  The body is outlined with what it reads, as a
+        parallel loop's is."""
         vars_, bufs = _free_names(s.body + [K.Let(K.Var("_", s.value.dtype), s.value)],
                                   {s.var})
         env, struct = self._capture(vars_, bufs)
@@ -1185,16 +1185,16 @@ Emitter._STMT = {K.Let: Emitter._let, K.Declare: Emitter._declare, K.Assign: Emi
 
 
 def _uses_trig(stmts) -> bool:
-    def walk(e):
+    def trig(e):
         t = type(e)
         if t is K.Op:
-            return (e.op in ("sin", "cos") and e.dtype.kind == "f") or any(map(walk, e.args))
+            return (e.op in ("sin", "cos") and e.dtype.kind == "f") or any(map(trig, e.args))
         if t is K.Load:
-            return any(map(walk, e.index))
+            return any(map(trig, e.index))
         return False
-    for s in _walk(stmts):
+    for s in walk(stmts):
         t = type(s)
-        if (t is K.Let and walk(s.expr)) or (t is K.Store and walk(s.value)):
+        if (t is K.Let and trig(s.expr)) or (t is K.Store and trig(s.value)):
             return True
     return False
 
@@ -1203,7 +1203,7 @@ def _rerunnable(stmts) -> bool:
     """Whether running ``stmts`` twice stores what running them once does: plain
     `Let`s and `Store`s (and loops of them) that read no buffer they write."""
     written, loaded = set(), set()
-    for s in _walk(stmts):
+    for s in walk(stmts):
         t = type(s)
         if t is K.Let:
             _loads(s.expr, loaded)
@@ -1235,21 +1235,22 @@ def reg_dtype_of_part(dtype):
 def _writes_inputs(kernel) -> bool:
     """Whether any statement stores into an input buffer (an update in place)."""
     inputs = {id(b) for b in kernel.inputs}
-    return any(type(s) is K.Store and id(s.buf.root) in inputs for s in _walk(kernel.body))
+    return any(type(s) is K.Store and id(s.buf.root) in inputs for s in walk(kernel.body))
 
 
-def _walk(stmts):
+def walk(stmts):
+    """Every statement of ``stmts``, nested ones too (in order)."""
     for s in stmts:
         yield s
         t = type(s)
         if t is K.For or t is K.Reduce:
-            yield from _walk(s.body)
+            yield from walk(s.body)
         elif t is K.If:
-            yield from _walk(s.then)
-            yield from _walk(s.orelse)
+            yield from walk(s.then)
+            yield from walk(s.orelse)
         elif t is K.While:
-            yield from _walk(s.before)
-            yield from _walk(s.body)
+            yield from walk(s.before)
+            yield from walk(s.body)
 
 
 def _expr_names(e, vars_, bufs):
@@ -1275,7 +1276,7 @@ def _free_names(stmts, bound):
     """The vars ``stmts`` read that they do not define (beyond ``bound``), and the
     buffers they touch, each once, in order of first use."""
     used, bufs, defined = [], [], set(bound)
-    for s in _walk(stmts):
+    for s in walk(stmts):
         t = type(s)
         if t is K.Let or t is K.Declare:
             _expr_names(s.expr if t is K.Let else s.init, used, bufs)
@@ -1322,7 +1323,7 @@ def _block_rows(loop) -> int:
     work, counting the innermost loops' trip counts of its body (a body whose loops'
     bounds are not constants is already a block: one iteration per claim)."""
     if any(type(s) is K.For and not (type(s.start) is K.Const and type(s.stop) is K.Const)
-           for s in _walk(loop.body)):
+           for s in walk(loop.body)):
         return 1
     work = 1
     for s in loop.body:
