@@ -175,8 +175,82 @@ def collectives():
     else:
         raise AssertionError("no CollectiveMismatchError")
     np.testing.assert_allclose(run(x)["psum"], xs.sum(0))
+    shared_sums(r, n)
     distributed.barrier()
     print(f"OK {r}", flush=True)
+
+
+def _rank_order_sum(values):
+    """The sum of ``values`` added in rank order (the order of a sum in shared memory)."""
+    total = values[0].copy()
+    for v in values[1:]:
+        total = total + v
+    return total
+
+
+def shared_sums(r, n):
+    """psum of messages from 64 KiB over the processes of this machine goes through a
+    shared-memory window: in a compiled program the operands are computed into this
+    process's slot and the result is summed where it is read (process_sums.py)."""
+    import zerax as zx
+    import zerax.lax as lax
+    import zerax.numpy as znp
+    from zerax import distributed, errors
+    from zerax._src.api.distributed import world_mesh
+    from zerax._src.backends.mpi import transport
+
+    shape = (96, 128)                   # 96 KiB of float64 per process
+    xs = np.stack([_input(k, shape) for k in range(n)])
+    x = xs[r]
+    m = np.linspace(-1.0, 1.0, 128 * 4).reshape(128, 4)
+
+    def prog(v):
+        a = lax.psum(v * 2.0, "data")                   # computed into the slot, read fused
+        b = lax.psum(v, "data")                          # an input: copied into the slot
+        c, d = lax.psum(((v * 0.5).astype(np.float32), v.astype(np.int64)), "data")
+        return a - 1.0, b @ m, c, d, a                   # b read by a product, a an output
+
+    want = (_rank_order_sum(2.0 * xs) - 1.0, _rank_order_sum(xs) @ m,
+            _rank_order_sum((0.5 * xs).astype(np.float32)),
+            _rank_order_sum(xs.astype(np.int64)), _rank_order_sum(2.0 * xs))
+    step = distributed.spmd(prog)
+    jitted = zx.jit(step)
+    text = jitted.lower(x).as_text()
+    assert "exchange psum" in text and "bind psum" in text and "= sum(" in text, text
+    eager = step(x)
+    for k, (w, e, got) in enumerate(zip(want, eager, jitted(x))):
+        assert got.dtype == w.dtype, (k, got.dtype)
+        np.testing.assert_array_equal(e, w, err_msg=f"eager {k}")
+        np.testing.assert_array_equal(got, e, err_msg=f"jit {k}")   # jit equals eager
+    # a larger program grows the window; the first one runs in the new one after
+    big = np.tile(x, (4, 1))
+    wide = zx.jit(distributed.spmd(lambda v: lax.psum(v * 3.0, "data") + 1.0))
+    np.testing.assert_array_equal(wide(big), _rank_order_sum(3.0 * np.tile(xs, (1, 4, 1))) + 1)
+    np.testing.assert_array_equal(jitted(x)[0], want[0])
+    # without room in the machine's shared memory, the slots are gathered (Allgather)
+    comm = world_mesh().communicator((0,))
+    assert isinstance(comm._slots, transport.SharedSlots)
+    free, transport._shared_memory_free = transport._shared_memory_free, lambda: 0
+    try:
+        comm._slots.free()
+        comm._slots = None
+        for got, w in zip(jitted(x), want):
+            np.testing.assert_array_equal(got, w)
+        assert isinstance(comm._slots, transport.GatheredSlots)
+        np.testing.assert_array_equal(step(x)[1], want[1])
+    finally:
+        transport._shared_memory_free = free
+        comm._slots.free()
+        comm._slots = None
+    # a compiled sum whose shapes differ between processes: every process raises
+    try:
+        zx.jit(distributed.spmd(lambda v: lax.psum(v * 2.0, "data")))(np.ones(9000 + r))
+    except errors.CollectiveMismatchError as e:
+        assert "process 0: the sums in shared memory of a compiled program: psum over " \
+               "'data' of f64[9000]" in str(e), str(e)
+    else:
+        raise AssertionError("no CollectiveMismatchError")
+    np.testing.assert_array_equal(jitted(x)[3], want[3])
 
 
 def fault(kind):

@@ -242,16 +242,21 @@ class Buffer:
     input), "out" (an output made by the caller), "temp" (the kernel's scratch, filled
     with ``fill`` when that is not None: one value, or a NumPy array of the buffer's
     shape and dtype, a constant of the program), "grow" (scratch whose leading extent grows
-    at run time: ``shape[0]`` rows at first, more after a ``reserve`` `Call`), "view"
-    (``base``'s elements with another shape, from element ``offset`` on: see
-    `reshaped` and `at`)."""
+    at run time: ``shape[0]`` rows at first, more after a ``reserve`` `Call`), "hosted"
+    (memory the host gives the kernel when it starts: a `HostCall` of role "bind",
+    the kernel's first statement, says where), "sum" (read only, no memory of its own:
+    an element is the sum, in order, of that element of each of ``parts``, hosted
+    buffers of its shape), "view" (``base``'s elements with another shape, from element
+    ``offset`` on: see `reshaped` and `at`)."""
 
-    __slots__ = ("name", "shape", "dtype", "kind", "fill", "base", "offset")
+    __slots__ = ("name", "shape", "dtype", "kind", "fill", "base", "offset", "parts")
 
-    def __init__(self, name, shape, dtype, kind, fill=None, base=None, offset=None):
+    def __init__(self, name, shape, dtype, kind, fill=None, base=None, offset=None,
+                 parts=()):
         self.name, self.shape, self.dtype = name, tuple(int(n) for n in shape), np.dtype(dtype)
         self.kind, self.fill, self.base = kind, fill, base
         self.offset = offset      # a view's first element in its root (int64 Expr), or None
+        self.parts = tuple(parts)
 
     @property
     def size(self) -> int:
@@ -289,6 +294,13 @@ class Buffer:
         if _is_zero(offset) and math.prod(shape) == self.root.size:
             return self.root.reshaped(shape)
         return _view(self.root, None if _is_zero(offset) else offset, shape)
+
+    def rebased(self, root) -> "Buffer":
+        """This view (or buffer) of its root, taken of ``root`` instead (a buffer of the
+        same shape and dtype as this one's root)."""
+        if self.base is None:
+            return root
+        return _view(root, self.offset, self.shape)
 
     def __repr__(self):
         dims = ",".join(map(str, self.shape))
@@ -431,11 +443,17 @@ class HostCall(Stmt):
     never in a parallel loop (the call holds the GIL).  The equation (its parameters:
     a user's callback) is not part of the kernel's identity: the machine code is the
     same for every equation of the same buffers, and the kernel's caller gives it the
-    equations' functions (``backends/cpu/executable.py``)."""
-    __slots__ = ("index", "eqn", "ins", "outs")
+    equations' functions (``backends/cpu/executable.py``).
 
-    def __init__(self, index: int, eqn, ins, outs):
+    ``role`` "bind" and "exchange" are the two halves of sums over processes in
+    shared memory (``lowering/process_sums.py``): "bind" is the kernel's first
+    statement and writes the addresses of its ``outs`` (hosted buffers) into the
+    table it is given instead of reading it; "exchange" takes no buffers."""
+    __slots__ = ("index", "eqn", "ins", "outs", "role", "layout")
+
+    def __init__(self, index: int, eqn, ins, outs, role: str = "eqn", layout=None):
         self.index, self.eqn, self.ins, self.outs = int(index), eqn, tuple(ins), tuple(outs)
+        self.role, self.layout = role, layout
 
 
 # --------------------------------------------------------------------------- kernels
@@ -480,7 +498,10 @@ def format_kernel(k: Kernel) -> str:
     for t in k.temps:
         lines.append(f"  temp {t!r}" + (f" = {_format_fill(t.fill)}" if t.fill is not None
                                         else "") +
-                     (" (grows)" if t.kind == "grow" else ""))
+                     (" (grows)" if t.kind == "grow" else "") +
+                     (" (hosted)" if t.kind == "hosted" else "") +
+                     (f" = sum({', '.join(p.name for p in t.parts)})" if t.kind == "sum"
+                      else ""))
     _format_block(k.body, 1, lines)
     return "\n".join(lines)
 
@@ -535,7 +556,8 @@ def _format_block(stmts, level, lines):
         elif t is HostCall:
             # (the primitive's name only: its parameters may print addresses, and the
             # printed kernel is its cache key)
-            lines.append(f"{pad}host#{s.index} {s.eqn.primitive.name}("
+            role = "" if s.role == "eqn" else f"{s.role} "
+            lines.append(f"{pad}host#{s.index} {role}{s.eqn.primitive.name}("
                          f"{', '.join(map(repr, s.ins))}) -> ({', '.join(map(repr, s.outs))})")
         else:  # pragma: no cover - every statement type is above
             raise TypeError(f"not a kernel-IR statement: {s!r}")

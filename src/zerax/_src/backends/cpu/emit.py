@@ -42,6 +42,8 @@ Parallel loops are outlined into ``body(env, lo, hi)`` functions that the thread
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 from llvmlite import ir
 
@@ -198,6 +200,8 @@ class Emitter(ComplexOps):
         for t in temps:
             if t.kind == "grow":     # malloc'd, its pointer and capacity in stack slots
                 self._grow_buffer(t, scope)
+                continue
+            if t.kind in ("hosted", "sum"):   # (the bind host call's; no memory)
                 continue
             nbytes = max(t.size, 1) * np.dtype(t.dtype).itemsize
             if nbytes <= STACK_TEMP_BYTES and stack + nbytes <= STACK_BYTES:
@@ -661,7 +665,7 @@ class Emitter(ComplexOps):
         bufs = list(s.ins) + list(s.outs)
         table = self.alloca_b.alloca(ir.ArrayType(_I64, max(len(bufs), 1)),
                                      name=f"host{s.index}.ptrs")
-        for j, buf in enumerate(bufs):
+        for j, buf in enumerate(bufs if s.role != "bind" else ()):
             p = self._address(buf, (K.Const(0, K.I64),) * len(buf.shape))
             b.store(b.ptrtoint(p, _I64), b.gep(table, [ir.Constant(_I32, 0),
                                                       ir.Constant(_I32, j)]))
@@ -680,6 +684,10 @@ class Emitter(ComplexOps):
         go_on = self.fn.append_basic_block(f"host{s.index}.done")
         b.cbranch(raised, self.host_fail, go_on)
         b.position_at_end(go_on)
+        if s.role == "bind":     # the host wrote the hosted buffers' addresses
+            for j, buf in enumerate(s.outs):
+                at = b.load(b.gep(table, [ir.Constant(_I32, 0), ir.Constant(_I32, j)]))
+                self.scope.pointers[id(buf)] = b.inttoptr(at, mem_type(buf.dtype).as_pointer())
 
     def _cstring(self, name, data: bytes):
         """A pointer to the module's constant C string ``data`` (made once)."""
@@ -703,6 +711,11 @@ class Emitter(ComplexOps):
         if t is K.Const:
             return self._const(e)
         if t is K.Load:
+            root = e.buf.root
+            if root.kind == "sum":     # each part's element, added in order
+                return self._expr(functools.reduce(
+                    lambda x, y: K.op("add", x, y),
+                    [K.Load(e.buf.rebased(p), e.index) for p in root.parts]))
             v = self.b.load(self._address(e.buf, e.index))
             if e.dtype.kind == "V":       # bfloat16: its bits are a float32's upper half
                 return self._bf16_widen(v)
@@ -1267,7 +1280,8 @@ def _expr_names(e, vars_, bufs):
 
 
 def _buffer_names(buf, vars_, bufs):
-    bufs.append(buf)
+    root = buf.root
+    bufs.extend(root.parts if root.kind == "sum" else (buf,))
     if buf.offset is not None:           # a view's offset reads vars too
         _expr_names(buf.offset, vars_, bufs)
 

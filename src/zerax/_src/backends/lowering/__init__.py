@@ -33,7 +33,7 @@ from ...ops.eig import eig_p
 from ...ops.fft import fft_p
 from ...ops.linalg import dot_general_p, product_work
 from ...ops.sort import argsort_p, sort_p
-from . import inplace
+from . import inplace, process_sums
 from .context import Ctx, Unlowerable, kernel_dtype
 from .control_flow import rules as _control_flow_rules
 from .control_flow import sub_programs
@@ -253,6 +253,7 @@ def lower_program(jaxpr: Jaxpr, name: str = "kernel") -> K.Kernel:
     lower_eqns(ctx, jaxpr)
     for buf, v in zip(ctx.outputs, jaxpr.outvars):
         _finish_output(ctx, buf, v)
+    process_sums.finish(ctx)
     return K.Kernel(name, ctx.inputs, ctx.outputs, ctx.block, ctx.temps, ctx.host_calls)
 
 
@@ -262,6 +263,8 @@ def lower_eqns(ctx: Ctx, jaxpr: Jaxpr, owned=frozenset()) -> None:
     ``owned``: its invars whose buffers it may overwrite (loop carries: `inplace.plan`
     says which updates write into their operand's buffer)."""
     jaxpr = inplace.scheduled(jaxpr)   # reads of an updated operand first
+    if ctx.program is None:            # the kernel's own program (not a loop body's)
+        process_sums.plan(ctx, jaxpr)
     outer = ctx.takes, ctx.program, ctx.index_reads
     plan = inplace.plan(jaxpr, owned)
     ctx.takes, ctx.program = plan.takes, jaxpr
@@ -277,7 +280,9 @@ def lower_eqns(ctx: Ctx, jaxpr: Jaxpr, owned=frozenset()) -> None:
                 continue
             (eqn,) = eqns
             rule = rules.get(eqn.primitive)
-            if rule is not None:
+            if process_sums.lowers(ctx, eqn):
+                process_sums.lower(ctx, eqn)
+            elif rule is not None:
                 rule(ctx, eqn)
             elif fusible(eqn):
                 lower_fused(ctx, [eqn], total_uses)

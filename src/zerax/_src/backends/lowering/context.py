@@ -62,6 +62,10 @@ class Ctx:
         self.index_reads = IndexReads()   # its concatenations read in place (fusion.py)
         self.recorded: dict = {}          # while loops recorded for their reverse pass
         self.host_calls: list = []        # the kernel's HostCalls, by index (host.py)
+        # the psums summed in shared memory (process_sums.py), and the hosted buffers
+        # their operands are computed into
+        self.process_sums = None
+        self.hosted_for: dict = {}
 
     # -- values
 
@@ -110,7 +114,7 @@ class Ctx:
     def new_buffer(self, var) -> K.Buffer:
         """The buffer ``var``'s value is computed into: its output buffer if it is one
         of the program's outputs, else a new temporary."""
-        out = self.out_slots.get(var)
+        out = self.out_slots.get(var) or self.hosted_for.get(var)
         if out is not None:
             self.values[var] = out
             return out
@@ -128,8 +132,8 @@ class Ctx:
             return None
         held = self.values.get(x)
         if not isinstance(held, K.Buffer) or held.size != math.prod(out.aval.shape) or \
-                held.dtype != out.aval.dtype:
-            return None
+                held.dtype != out.aval.dtype or held.root.kind in ("hosted", "sum"):
+            return None     # (other processes read a hosted buffer: never overwritten)
         held = held.reshaped(out.aval.shape)
         self.values[out] = held
         return held

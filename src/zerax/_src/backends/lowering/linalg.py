@@ -75,13 +75,13 @@ def _dot_general(ctx: Ctx, eqn):
     if dtype_kind(dtype) == "f" and b * m * n * k >= SMALL_PRODUCT and k > 0 and buf is not None:
         a, ta = _matrix(ctx, lhs, lb, lf, lc, dtype)
         bm, tb_free = _matrix(ctx, rhs, rb, rf, rc, dtype)
-        c = buf.reshaped((b, m, n)) if out_dtype == dtype else ctx.temp((b, m, n), dtype)
+        whole = buf.reshaped((b, m, n))
+        c = whole if out_dtype == dtype else ctx.temp((b, m, n), dtype)
         # rhs read as (batch, free=N, contract=K) is B transposed; as (batch, K, N) not
         ctx.emit(K.Call("gemm", (a, bm, c),
                         {"batch": b, "m": m, "n": n, "k": k, "trans_a": ta,
                          "trans_b": not tb_free}))
-        if c is not buf.reshaped((b, m, n)):
-            whole = buf.reshaped((b, m, n))
+        if c is not whole:   # (bfloat16: rounded from the float32 product)
             with ctx.nest((b, m, n)) as idx:
                 ctx.emit(K.Store(whole, idx, K.cast(K.Load(c, idx), out_dtype)))
         return
