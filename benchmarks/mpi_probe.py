@@ -11,7 +11,7 @@ of N float64 (eager: the Array it returns is a new array) with mpi4py's Allreduc
 the same buffer into a new array (``np.empty_like``, as zerax must) and into a buffer
 allocated once.  ``mlp`` times a data-parallel training step of the MLP of the
 ``mlp_step`` workload: each process takes GLOBAL_BATCH / processes examples, computes
-its gradient, and ``lax.pmean`` (MPI Allreduce between the compiled kernels) averages
+its gradient, and ``lax.pmean`` (in shared memory, inside the compiled kernel) averages
 them before the SGD update.  Process 0 prints one line ``PROBE {json}``.
 """
 

@@ -99,8 +99,9 @@ DATA_PARALLEL = workload(
     "mlp_data_parallel", "Data-parallel MLP step, 2 processes vs 1",
     cases=[Case("main", f"784-512-512-10, global batch {DP_BATCH}", compare=False)],
     description="A training step of the `mlp_step` MLP (784-512-512-10, float64): "
-                "`jit` of grad, `lax.pmean` of the gradients over the processes (one "
-                "MPI Allreduce of the packed gradients between the compiled kernels), "
+                "`jit` of grad, `lax.pmean` of the gradients over the processes (in "
+                "shared memory: the kernel computes the gradients into its slot of an "
+                "MPI-3 window and the update adds both processes' slots as it reads), "
                 f"an SGD update. zerax on 2 processes (`mpiexec -n 2`), each with "
                 f"{DP_BATCH // 2} examples, against zerax on 1 process with the whole "
                 f"global batch of {DP_BATCH}; one thread per process.",
@@ -110,7 +111,7 @@ DATA_PARALLEL = workload(
     labels={"zerax": "zerax, 2 processes", "zerax_1proc": "zerax, 1 process"},
     miss_note="Two processes of one thread each need two idle cores: on a machine "
               "whose other processes already take them, the two halves of the batch "
-              "take turns with them and wait for each other at the Allreduce, so the "
+              "take turns with them and wait for each other at the sum, so the "
               "speed-up measures the machine's load more than the step.",
 )
 

@@ -227,21 +227,46 @@ def shared_sums(r, n):
     wide = zx.jit(distributed.spmd(lambda v: lax.psum(v * 3.0, "data") + 1.0))
     np.testing.assert_array_equal(wide(big), _rank_order_sum(3.0 * np.tile(xs, (1, 4, 1))) + 1)
     np.testing.assert_array_equal(jitted(x)[0], want[0])
+    # beside a shared sum: an eager one in a loop body (a host call, through the eager
+    # slots), a large pmax, a sum read twice and by a fused reduction, and an update in
+    # place of an operand after its sum (never into the slot the others read)
+    def mixed(v):
+        t = lax.psum(v * 2.0, "data")
+        c, _ = lax.scan(lambda c, k: (c + lax.psum(c * k, "data"), None), v, np.arange(2.0))
+        g = v * 5.0
+        s = lax.psum(g, "data")
+        return (t * t + t, znp.sum(t * 3.0, axis=1), c, lax.pmax(v, "data"),
+                g.at[0, 0].set(7.0), s)
+
+    tot = _rank_order_sum(2.0 * xs)
+    c = xs.copy()
+    for k in range(2):
+        c = c + (k * c).sum(0)
+    want_mixed = (tot * tot + tot, (tot * 3.0).sum(1), c[r], xs.max(0),
+                  np.where(np.arange(x.size).reshape(shape) == 0, 7.0, 5.0 * x),
+                  _rank_order_sum(5.0 * xs))
+    mixed_jit = zx.jit(distributed.spmd(mixed))
+    assert mixed_jit.lower(x).as_text().count("exchange psum") == 2
+    for k, (got, w) in enumerate(zip(mixed_jit(x), want_mixed)):
+        np.testing.assert_allclose(got, w, rtol=1e-13, err_msg=f"mixed {k}")
     # without room in the machine's shared memory, the slots are gathered (Allgather)
     comm = world_mesh().communicator((0,))
-    assert isinstance(comm._slots, transport.SharedSlots)
+    kinds = ("_slots", "_program_slots")
+    assert all(type(getattr(comm, a)) is transport.SharedSlots for a in kinds)
     free, transport._shared_memory_free = transport._shared_memory_free, lambda: 0
     try:
-        comm._slots.free()
-        comm._slots = None
+        for a in kinds:
+            getattr(comm, a).free()
+            setattr(comm, a, None)
         for got, w in zip(jitted(x), want):
             np.testing.assert_array_equal(got, w)
-        assert isinstance(comm._slots, transport.GatheredSlots)
         np.testing.assert_array_equal(step(x)[1], want[1])
+        assert all(type(getattr(comm, a)) is transport.GatheredSlots for a in kinds)
     finally:
         transport._shared_memory_free = free
-        comm._slots.free()
-        comm._slots = None
+        for a in kinds:
+            getattr(comm, a).free()
+            setattr(comm, a, None)
     # a compiled sum whose shapes differ between processes: every process raises
     try:
         zx.jit(distributed.spmd(lambda v: lax.psum(v * 2.0, "data")))(np.ones(9000 + r))

@@ -448,7 +448,9 @@ class HostCall(Stmt):
     ``role`` "bind" and "exchange" are the two halves of sums over processes in
     shared memory (``lowering/process_sums.py``): "bind" is the kernel's first
     statement and writes the addresses of its ``outs`` (hosted buffers) into the
-    table it is given instead of reading it; "exchange" takes no buffers."""
+    table it is given instead of reading it; "exchange" takes no buffers.  Their
+    ``layout`` is the sums' run-time half (``backends/mpi/transport.ProgramSums``),
+    whose method named by the role is the call."""
     __slots__ = ("index", "eqn", "ins", "outs", "role", "layout")
 
     def __init__(self, index: int, eqn, ins, outs, role: str = "eqn", layout=None):

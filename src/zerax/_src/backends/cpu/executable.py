@@ -25,7 +25,6 @@ from ...core.core import run_impl
 from ...ir.ir import Jaxpr, Var, dce, effectful_primitives
 from ...ops.linalg import dot_general_p, product_work
 from ..lowering import Unlowerable, format_steps, lower_steps
-from ..lowering import process_sums
 from ..lowering.host import WRITES_INTO
 from ..sizes import check_program
 from . import blas, engine, threads
@@ -218,8 +217,8 @@ def _host_function(kernel):
 
 
 def _one_host_call(stmt):
-    if stmt.role != "eqn":      # the halves of a sum in shared memory
-        return process_sums.host_function(stmt)
+    if stmt.role != "eqn":      # a half of the sums in shared memory: "bind", "exchange"
+        return getattr(stmt.layout, stmt.role)
     prim, params = stmt.eqn.primitive, dict(stmt.eqn.params)
     multiple = prim.multiple_results
     into = WRITES_INTO.get(prim)

@@ -114,7 +114,9 @@ class Ctx:
     def new_buffer(self, var) -> K.Buffer:
         """The buffer ``var``'s value is computed into: its output buffer if it is one
         of the program's outputs, else a new temporary."""
-        out = self.out_slots.get(var) or self.hosted_for.get(var)
+        out = self.out_slots.get(var)
+        if out is None:       # a psum's operand: this process's slot (process_sums.py)
+            out = self.hosted_for.get(var)
         if out is not None:
             self.values[var] = out
             return out

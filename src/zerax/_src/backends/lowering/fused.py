@@ -63,6 +63,11 @@ def lower_fused(ctx: Ctx, eqns, total_uses) -> None:
                     args.append(local[a])
                 elif a in pre:
                     args.append(pre[a])
+                elif ctx.buffer(a).root.kind == "sum":
+                    # (a sum over processes adds every process's slot: once per element)
+                    local[a] = ctx.names.var("x", a.aval.dtype)
+                    ctx.emit(K.Let(local[a], K.Load(ctx.buffer(a), idx)))
+                    args.append(local[a])
                 else:
                     args.append(K.Load(ctx.buffer(a), idx))
             local[e.outvars[0]] = _let(ctx, _element(ctx, e, args))

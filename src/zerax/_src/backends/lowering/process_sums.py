@@ -18,68 +18,74 @@ instead (`transport.SharedSlots`, an MPI-3 shared window):
 
 The bind call first checks that every process runs the same sums (the agreement check
 of every collective, an Allreduce): so no process writes its slot before every other
-has finished reading the slots' last values.  A result read other than element by
-element (by a product, a host call) is copied out of the slots first.
+has finished reading the slots' last values (`transport.Slots`).  A result read other
+than element by element (by a product, a host call, a loop) or returned is copied out
+of the slots, and a hosted buffer is never updated in place (`Ctx.take_buffer`).
 """
 
 from __future__ import annotations
 
-import ctypes
 import math
 
 import numpy as np
 
 from .. import kernel_ir as K
-from ..mpi.transport import digest, slot_offsets
+from ..mpi.transport import SHARED_MAX_BYTES, AxisGroup, ProgramSums, slot_offsets
 from ...core.core import process_groups
-from ...ir.ir import Literal, Var
-from ...ops.collectives import communicator, describe, psum_p, split_axes
+from ...ir.ir import Literal
+from ...ops.collectives import describe, psum_p, split_axes
 from .context import Ctx
 from .fused import fusible
+from .inplace import use_positions
 
 # The dtypes whose sums the kernel adds as NumPy does (integers wrap around, as MPI's)
 _DTYPES = frozenset(np.dtype(d) for d in (np.float32, np.float64, np.int32, np.int64))
 
 
-class _Sums:
-    """The shared sums of one kernel: their process axes, and for each operand its
-    slot offset, this process's hosted buffer and every process's (rank order)."""
+class _Plan:
+    """The shared sums of one kernel, over the process axes ``procs`` (``size``
+    processes): for each psum, for each operand, this process's hosted buffer, every
+    process's (rank order) and its offset in a slot."""
 
-    def __init__(self, procs, size):
-        self.procs, self.size = procs, size
-        self.eqns: dict = {}       # id(eqn) -> [(mine, parts, offset)] per operand
+    def __init__(self, procs, size, first):
+        self.procs, self.size, self.first = procs, size, first
+        self.operands: dict = {}   # id(eqn) -> [(mine, parts, offset)]
         self.texts: list = []
         self.end = 0               # bytes of a slot used so far
-        self.first = None          # the first of the sums (the bind call names it)
+        self.read_as_sums: set = set()   # results every use of which reads elementwise
+        self.sums = None           # the `transport.ProgramSums` (`finish`)
 
 
 def plan(ctx: Ctx, jaxpr) -> None:
     """Choose the psums of the top-level program ``jaxpr`` that sum in shared memory,
     and give their operands hosted buffers to be computed into (`Ctx.new_buffer`)."""
-    sums = None
+    p = None
+    uses = use_positions(jaxpr.eqns)
     for eqn in jaxpr.eqns:
         procs = _shared_axes(eqn)
-        if procs is None or (sums is not None and procs != sums.procs):
+        if procs is None or (p is not None and procs != p.procs):
             continue
-        if sums is None:
-            sums = _Sums(procs, math.prod(process_groups[g].size for g in procs))
-            sums.first = eqn
         offsets, nbytes = slot_offsets([_nbytes(v) for v in eqn.invars])
+        if p is not None and p.end + nbytes > SHARED_MAX_BYTES:
+            continue
+        if p is None:
+            p = _Plan(procs, math.prod(process_groups[g].size for g in procs), eqn)
         operands = []
         for v, off in zip(eqn.invars, offsets):
             shape, dtype = v.aval.shape, v.aval.dtype
             mine = K.Buffer(ctx.names("h"), shape, dtype, "hosted")
-            parts = [K.Buffer(ctx.names("h"), shape, dtype, "hosted")
-                     for _ in range(sums.size)]
+            parts = [K.Buffer(ctx.names("h"), shape, dtype, "hosted") for _ in range(p.size)]
             ctx.temps.extend([mine, *parts])
             ctx.hosted_for.setdefault(v, mine)
-            operands.append((mine, parts, sums.end + off))
-        sums.eqns[id(eqn)] = operands
-        sums.end += nbytes
-        sums.texts.append(describe(eqn.primitive.name, eqn.params["axis_name"],
-                                   eqn.params["groups"]) + " of " +
-                          ", ".join(v.aval.str_short() for v in eqn.invars))
-    ctx.process_sums = sums
+            operands.append((mine, parts, p.end + off))
+        p.operands[id(eqn)] = operands
+        p.end += nbytes
+        p.texts.append(describe(eqn.primitive.name, eqn.params["axis_name"],
+                                eqn.params["groups"]) + " of " +
+                       ", ".join(v.aval.str_short() for v in eqn.invars))
+        p.read_as_sums.update(y for y in eqn.outvars if uses.get(y) and
+                              all(fusible(jaxpr.eqns[k]) for k in uses[y]))
+    ctx.process_sums = p
 
 
 def _nbytes(v) -> int:
@@ -93,37 +99,35 @@ def _shared_axes(eqn):
         return None
     local, procs = split_axes(eqn.params["axis_size"], eqn.params["groups"])
     group = process_groups.get(procs[0]) if procs and local == 1 else None
-    ask = getattr(group, "sums_in_shared_memory", None)
     nbytes = slot_offsets([_nbytes(v) for v in eqn.invars])[1]
-    return procs if ask is not None and ask(procs, nbytes) else None
+    return procs if isinstance(group, AxisGroup) and \
+        group.sums_in_shared_memory(procs, nbytes) else None
 
 
 def lowers(ctx: Ctx, eqn) -> bool:
     """Whether ``eqn`` is one of the kernel's shared sums (`lower` is its rule)."""
-    sums = ctx.process_sums
-    return sums is not None and id(eqn) in sums.eqns
+    p = ctx.process_sums
+    return p is not None and id(eqn) in p.operands
 
 
 def lower(ctx: Ctx, eqn) -> None:
     """The operands into this process's slots, the exchange, the results as sums of
     every process's slot."""
-    sums = ctx.process_sums
-    operands = sums.eqns[id(eqn)]
+    p = ctx.process_sums
+    operands = p.operands[id(eqn)]
     for v, (mine, _, _) in zip(eqn.invars, operands):
-        if ctx.values.get(v) is not mine:        # computed elsewhere: copied in
-            held = ctx.values[v]
+        held = ctx.values[v]
+        if held is not mine:        # computed elsewhere (an input, a view): copied in
             with ctx.nest(mine.shape) as idx:
                 ctx.emit(K.Store(mine, idx, K.Load(held, idx) if isinstance(held, K.Buffer)
                                  else held))
-    stmt = K.HostCall(len(ctx.host_calls), eqn, (), (), role="exchange",
-                      layout=sums.procs)
+    stmt = K.HostCall(len(ctx.host_calls), eqn, (), (), role="exchange", layout=p)
     ctx.host_calls.append(stmt)
     ctx.emit(stmt)
-    uses = _uses(ctx.program)
     for y, (_, parts, _) in zip(eqn.outvars, operands):
         total = K.Buffer(ctx.names("s"), y.aval.shape, y.aval.dtype, "sum", parts=parts)
         ctx.temps.append(total)
-        if y not in ctx.out_slots and uses.get(y) and all(map(fusible, uses[y])):
+        if y in p.read_as_sums and y not in ctx.out_slots:
             ctx.bind_buffer(y, total)       # read element by element: summed as read
             continue
         buf = ctx.new_buffer(y)
@@ -131,54 +135,24 @@ def lower(ctx: Ctx, eqn) -> None:
             ctx.emit(K.Store(buf, idx, K.Load(total, idx)))
 
 
-def _uses(jaxpr) -> dict:
-    uses: dict = {}
-    for e in jaxpr.eqns:
-        for a in e.invars:
-            if type(a) is Var:
-                uses.setdefault(a, []).append(e)
-    return uses
-
-
 def finish(ctx: Ctx) -> None:
-    """The bind call, first in the kernel: the hosted buffers' addresses."""
-    sums = ctx.process_sums
-    if sums is None:
+    """The bind call, first in the kernel (the hosted buffers' addresses), and the
+    sums' run-time half (`transport.ProgramSums`) for both host calls."""
+    p = ctx.process_sums
+    if p is None:
         return
-    bufs, layout = [], []
-    for operands in sums.eqns.values():
+    bufs, entries = [], []
+    for operands in p.operands.values():
         for mine, parts, offset in operands:
             bufs.append(mine)
-            layout.append((None, offset))
+            entries.append((None, offset))
             for rank, part in enumerate(parts):
                 bufs.append(part)
-                layout.append((rank, offset))
-    stmt = K.HostCall(len(ctx.host_calls), sums.first, (), bufs, role="bind",
-                      layout=(sums.procs, layout, "; ".join(sums.texts), sums.end))
+                entries.append((rank, offset))
+    p.sums = ProgramSums(p.procs, entries, "; ".join(p.texts), p.end)
+    for s in ctx.host_calls:
+        if s.role == "exchange":
+            s.layout = p.sums
+    stmt = K.HostCall(len(ctx.host_calls), p.first, (), bufs, role="bind", layout=p.sums)
     ctx.host_calls.append(stmt)
     ctx.block.insert(0, stmt)
-
-
-# --------------------------------------------------------------------------- at run time
-
-def host_function(stmt):
-    """``call(address)`` for a host call of role "bind" (writes the hosted buffers'
-    addresses at ``address``) or "exchange"."""
-    if stmt.role == "exchange":
-        procs = stmt.layout
-
-        def exchange(address):
-            communicator(procs).exchange()
-        return exchange
-    procs, layout, text, nbytes = stmt.layout
-    text = f"the sums in shared memory of a compiled program: {text}"
-    h = digest(text)
-    table_type = ctypes.c_int64 * max(len(layout), 1)
-
-    def bind(address):
-        comm = communicator(procs)
-        slots = comm.slots_for_program(text, h, nbytes)
-        table = table_type.from_address(address)
-        for j, (rank, offset) in enumerate(layout):
-            table[j] = slots.address(comm.rank if rank is None else rank, offset)
-    return bind

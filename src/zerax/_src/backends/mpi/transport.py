@@ -19,20 +19,24 @@ The data calls take the operand's buffer as it is (the collective has made it
 contiguous, moving the named dimension to the front where needed) and write into a
 new array: Allreduce, Allgather, Reduce_scatter_block, Alltoall, Sendrecv, Bcast.
 
-A reduction among a few processes of one machine (`SharedSlots`: at most
-`SHARED_MAX_PROCESSES`, messages of `SHARED_MIN_BYTES` to `SHARED_MAX_BYTES` per
-process) goes through an MPI-3 shared-memory window instead of Allreduce: each process
-copies its operands into its slot of the window, a barrier, and each sums every slot,
-in rank order, into its result (so every process holds the same bits).  That is two
-passes over the data where MPICH's Allreduce pipelines it through small cells: the
-data-parallel step's 5.4 MB of gradients took 1.4 ms with Allreduce and 0.5 ms so.  Data
-that is only moved travels as bytes, so every dtype goes through; sums of float16
+A reduction among a few processes of one machine (at most `SHARED_MAX_PROCESSES`,
+messages of `SHARED_MIN_BYTES` to `SHARED_MAX_BYTES` per process) goes through an MPI-3
+shared-memory window (`SharedSlots`) instead of Allreduce: each process copies its
+operands into its slot of the window, a barrier, and each sums every slot, in rank
+order, into its result (so every process holds the same bits).  That is two passes over
+the data where MPICH's Allreduce pipelines it through small cells: 5.4 MB of float64
+on 2 processes took 0.9 to 1.2 ms with Allreduce, 0.5 ms so.  A compiled program skips
+the copy and the second pass (``lowering/process_sums.py``: its kernel computes the
+operands into the slot and sums where it reads).  Data that is only moved travels as
+bytes, so every dtype goes through; sums of float16
 are taken in float32 (MPI has no float16 arithmetic), and ``pmax``/``pmin`` give NaN
 wherever any process holds one (as the vmap reduction does; MPI's MAX does not).
 """
 
 from __future__ import annotations
 
+import abc
+import ctypes
 import hashlib
 import itertools
 import math
@@ -96,59 +100,124 @@ def slot_offsets(sizes) -> tuple[list, int]:
     return offsets, end
 
 
-class SharedSlots:
-    """One slot of ``nbytes`` per process of a communicator whose processes share a
-    machine: an MPI-3 shared-memory window (``MPI.Win.Allocate_shared``), each
-    process's slot readable by all.  A process writes its operands into its own slot,
-    `exchange` makes every slot visible to all, and each process reads them all.
+def shared_sum_fits(processes: int, nbytes: int) -> bool:
+    """Whether a sum of ``nbytes`` per process among ``processes`` processes of one
+    machine goes through their shared slots (the one rule, eager and compiled)."""
+    return 1 < processes <= SHARED_MAX_PROCESSES and \
+        SHARED_MIN_BYTES <= nbytes <= SHARED_MAX_BYTES
 
-    A use of the slots starts with a collective of every process (the agreement
-    check) and reads them before it returns: so no process writes its slot while
-    another still reads the last use's values."""
 
-    def __init__(self, comm, nbytes: int):
-        MPI = mpi()
-        self.comm, self.nbytes = comm, nbytes
-        self.win = MPI.Win.Allocate_shared(nbytes, 1, comm=comm)
-        # one passive epoch for the window's life: Sync + Barrier order the accesses
-        self.win.Lock_all(MPI.MODE_NOCHECK)
-        self.slots = [np.frombuffer(self.win.Shared_query(r)[0], np.uint8)[:nbytes]
-                      for r in range(comm.Get_size())]
+class Slots(abc.ABC):
+    """One slot of ``nbytes`` per process of a communicator (``slots[rank]``, bytes),
+    every slot readable by every process after `exchange`.  A process writes only its
+    own slot, between `acquire` and `exchange`.
+
+    A use of the slots starts with a collective of every process (the agreement check)
+    and has read them before it returns: so no process writes its slot while another
+    still reads the last use's values."""
+
+    def __init__(self, comm, nbytes: int, slots: list):
+        self.comm, self.nbytes, self.slots = comm, nbytes, slots
+        self.bases = [slot.ctypes.data for slot in slots]
 
     def address(self, rank: int, offset: int) -> int:
         """The address of byte ``offset`` of process ``rank``'s slot, here."""
-        return self.slots[rank].ctypes.data + offset
+        return self.bases[rank] + offset
+
+    def acquire(self) -> None:
+        """Before this process writes its slot (the agreement check has run)."""
+
+    @abc.abstractmethod
+    def exchange(self, used: int) -> None:
+        """Every process has written the first ``used`` bytes of its slot: make every
+        slot's visible to all."""
+
+    @abc.abstractmethod
+    def free(self) -> None:
+        """Give the memory back (collective)."""
+
+
+class SharedSlots(Slots):
+    """The slots in the machine's shared memory: an MPI-3 shared-memory window
+    (``MPI.Win.Allocate_shared``) of the processes of one machine."""
+
+    def __init__(self, comm, nbytes: int):
+        MPI = mpi()
+        self.win = MPI.Win.Allocate_shared(nbytes, 1, comm=comm)
+        # one passive epoch for the window's life: Sync + Barrier order the accesses
+        self.win.Lock_all(MPI.MODE_NOCHECK)
+        super().__init__(comm, nbytes, [np.frombuffer(self.win.Shared_query(r)[0],
+                                                      np.uint8)[:nbytes]
+                                        for r in range(comm.Get_size())])
+
+    def acquire(self) -> None:
+        self.win.Sync()       # (MPI-3's unified model: the others' reads are done)
+
+    def exchange(self, used: int) -> None:
+        self.win.Sync()
+        self.comm.Barrier()
+        self.win.Sync()
 
     def free(self) -> None:
         self.win.Unlock_all()
         self.win.Free()
 
-    def exchange(self) -> None:
-        """Make every process's writes to its slot visible to all (MPI-3's unified
-        model: sync, barrier, sync)."""
-        self.win.Sync()
-        self.comm.Barrier()
-        self.win.Sync()
 
-
-class GatheredSlots(SharedSlots):
-    """The slots in this process's memory, where the machine's shared memory lacks
-    room: `exchange` copies every process's slot to every process (Allgather)."""
+class GatheredSlots(Slots):
+    """The slots in this process's memory, where the machine's shared memory lacks room
+    (or the processes do not share one): `exchange` copies every process's slot to
+    every process (Allgather)."""
 
     def __init__(self, comm, nbytes: int):
-        self.comm, self.nbytes = comm, nbytes
         self.memory = np.zeros(comm.Get_size() * nbytes, np.uint8)
-        self.slots = [self.memory[r * nbytes:(r + 1) * nbytes]
-                      for r in range(comm.Get_size())]
+        self._types: dict = {}
+        super().__init__(comm, nbytes, [self.memory[r * nbytes:(r + 1) * nbytes]
+                                        for r in range(comm.Get_size())])
+
+    def exchange(self, used: int) -> None:
+        kind = self._types.get(used)
+        if kind is None:     # ``used`` bytes at the start of each slot of ``nbytes``
+            kind = self._types[used] = \
+                mpi().BYTE.Create_contiguous(used).Create_resized(0, self.nbytes).Commit()
+        self.comm.Allgather(mpi().IN_PLACE, [self.memory, 1, kind])
 
     def free(self) -> None:
+        for kind in self._types.values():
+            kind.Free()
         self.memory = self.slots = None
 
-    def exchange(self) -> None:
-        self.comm.Allgather(mpi().IN_PLACE, self.memory)
+
+class ProgramSums:
+    """The sums in shared memory of a compiled program (``lowering/process_sums.py``)
+    over the process axes ``procs``: ``entries``, for each hosted buffer of the kernel
+    in order, whose slot it is (a rank, or None for this process's) and its offset
+    there; ``nbytes`` of each slot used; ``text`` says what they are (for the agreement
+    check)."""
+
+    def __init__(self, procs, entries, text: str, nbytes: int):
+        self.procs, self.entries, self.nbytes = tuple(procs), list(entries), nbytes
+        self.text = f"the sums in shared memory of a compiled program: {text}"
+        self.digest = digest(self.text)
+        self._table = (None, None)    # (the slots, the addresses of entries in them)
+
+    def bind(self, address: int) -> None:
+        """Write the hosted buffers' addresses (int64 each) at ``address``, after the
+        agreement check of every process."""
+        comm = process_groups[self.procs[0]].communicator(self.procs)
+        slots = comm.slots_for_program(self.text, self.digest, self.nbytes)
+        seen, table = self._table
+        if seen is not slots:
+            table = np.array([slots.address(comm.rank if r is None else r, off)
+                              for r, off in self.entries], np.int64)
+            self._table = slots, table
+        ctypes.memmove(address, table.ctypes.data, table.nbytes)
+
+    def exchange(self, address: int) -> None:
+        comm = process_groups[self.procs[0]].communicator(self.procs)
+        comm.exchange_program_slots(self.nbytes)
 
 
-def _read_slots(slots: SharedSlots, works: list, offsets: list) -> list:
+def _read_slots(slots: Slots, works: list, offsets: list) -> list:
     """Each process's copy of ``works`` in ``slots`` (views), by rank."""
     return [[slot[o:o + w.nbytes].view(w.dtype).reshape(w.shape)
              for o, w in zip(offsets, works)] for slot in slots.slots]
@@ -161,36 +230,46 @@ class Communicator:
         self.comm, self.names = comm, names
         self.size, self.rank = comm.Get_size(), comm.Get_rank()
         self.one_machine = one_machine   # whether they all run on this machine
-        self._slots = None               # their `SharedSlots`, made at the first use
+        # the slots of eager sums, and those of compiled programs (apart: an eager sum
+        # inside a compiled program, a loop body's, must not touch the program's)
+        self._slots = self._program_slots = None
 
-    def slots(self, nbytes: int) -> SharedSlots:
-        """The slots with room for ``nbytes`` per process: in the machine's shared memory
-        where it has room, else gathered.  Collective: every process asks with the same
-        ``nbytes`` (after an agreement check), so all decide alike."""
-        if self._slots is not None and self._slots.nbytes >= nbytes:
-            return self._slots
-        want = max(nbytes, min(2 * self._slots.nbytes, SHARED_MAX_BYTES)
-                   if self._slots is not None else 0)
+    def _grown(self, slots, nbytes: int) -> Slots:
+        """``slots``, or new ones with room for ``nbytes`` per process: in the machine's
+        shared memory where it has room, else gathered.  Collective: every process asks
+        with the same ``nbytes`` (after an agreement check), so all decide alike."""
+        if slots is not None and slots.nbytes >= nbytes:
+            return slots
+        want = max(nbytes, min(2 * slots.nbytes, SHARED_MAX_BYTES) if slots is not None
+                   else 0)
         MPI = mpi()
         room = np.array([self.one_machine and
                          _shared_memory_free() >= 2 * want * self.size], np.int8)
         every = np.empty(1, np.int8)
         self.comm.Allreduce(room, every, op=MPI.MIN)
-        if self._slots is not None:
-            self._slots.free()
-        self._slots = (SharedSlots if every[0] else GatheredSlots)(self.comm, want)
+        if slots is not None:
+            slots.free()
+        return (SharedSlots if every[0] else GatheredSlots)(self.comm, want)
+
+    def eager_slots(self, nbytes: int) -> Slots:
+        self._slots, old = None, self._slots     # (never kept once freed)
+        self._slots = self._grown(old, nbytes)
+        self._slots.acquire()
         return self._slots
 
-    def slots_for_program(self, text: str, digest: int, nbytes: int) -> SharedSlots:
-        """The slots of a compiled program's reductions (`text`: what they are, for the
-        agreement check; ``digest``: its `digest`), checked to be the same program's on
-        every process first."""
-        self._agree_digest(text, text, digest)
-        return self.slots(nbytes)
+    def slots_for_program(self, text: str, text_digest: int, nbytes: int) -> Slots:
+        """The slots of a compiled program's sums (``text``: what they are, for the
+        agreement check, ``text_digest`` its `digest`), after checking that every
+        process runs the same sums."""
+        self._agree_digest(text, text, text_digest)
+        self._program_slots, old = None, self._program_slots
+        self._program_slots = self._grown(old, nbytes)
+        self._program_slots.acquire()
+        return self._program_slots
 
-    def exchange(self) -> None:
-        """Every process has written its slot of the slots in use: make them visible."""
-        self._slots.exchange()
+    def exchange_program_slots(self, used: int) -> None:
+        """Every process has written its slot of the program slots: make them visible."""
+        self._program_slots.exchange(used)
 
     # -- agreement
     def _agree(self, what: str, x, detail: str = "", nan: bool = False) -> bool:
@@ -233,11 +312,12 @@ class Communicator:
     # -- collectives
     def allreduce(self, xs: list, op: str, what: str, outs=None) -> list:
         """The elementwise ``op`` ("sum", "max", "min") over the processes of each array
-        of ``xs``: one agreement check, then one nonblocking Iallreduce per array, all
-        in flight together (packing them into one buffer first measured several times
-        slower: the copy and the fresh pages cost more than the calls they save).
-        ``outs`` (or None): writable C-contiguous arrays of the results' shapes and
-        dtypes, received into directly where no conversion is needed."""
+        of ``xs``: one agreement check, then through the shared slots (a few processes
+        of one machine, a message of a size that gains) or one nonblocking Iallreduce
+        per array, all in flight together (packing them into one buffer first measured
+        several times slower: the copy and the fresh pages cost more than the calls
+        they save).  ``outs`` (or None): writable C-contiguous arrays of the results'
+        shapes and dtypes, written into directly where no conversion is needed."""
         xs = [_contiguous(x) for x in xs]
         if any(x.dtype.kind == "c" for x in xs) and op != "sum":
             raise errors.ZeraxTypeError(
@@ -245,8 +325,7 @@ class Communicator:
                 "(take pmax of their real part or magnitude)")
         works = [_arithmetic(x) for x in xs]
         offsets, nbytes = slot_offsets([w.nbytes for w in works])
-        shared = self.one_machine and 1 < self.size <= SHARED_MAX_PROCESSES and \
-            SHARED_MIN_BYTES <= nbytes <= SHARED_MAX_BYTES
+        shared = self.one_machine and shared_sum_fits(self.size, nbytes)
         # (the shared reduction's maximum is NaN wherever a process holds one already)
         has_nan = self._agree(what, xs, nan=op != "sum" and not shared)
         MPI = mpi()
@@ -258,11 +337,11 @@ class Communicator:
                 else np.empty_like(w) for x, w, o in zip(xs, works, given)]
         live = [k for k, w in enumerate(works) if w.size]
         if shared:
-            slots = self.slots(nbytes)
+            slots = self.eager_slots(nbytes)
             views = _read_slots(slots, works, offsets)
             for mine, w in zip(views[self.rank], works):
                 np.copyto(mine, w)
-            slots.exchange()
+            slots.exchange(nbytes)
             add = {"sum": np.add, "max": np.maximum, "min": np.minimum}[op]
             for k, out in enumerate(outs):     # in rank order: the same bits everywhere
                 add(views[0][k], views[1][k], out=out)
@@ -402,8 +481,7 @@ class AxisGroup:
                  if isinstance(process_groups.get(g), AxisGroup)
                  and process_groups[g].mesh is self.mesh]
         return self.mesh.one_machine and len(sizes) == len(group_ids) and \
-            1 < math.prod(sizes) <= SHARED_MAX_PROCESSES and \
-            SHARED_MIN_BYTES <= nbytes <= SHARED_MAX_BYTES
+            shared_sum_fits(math.prod(sizes), nbytes)
 
     def communicator(self, group_ids) -> Communicator:
         axes = []
