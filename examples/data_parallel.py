@@ -5,8 +5,9 @@
 
 Each of the 4 processes reads every 4th example of each global batch of 64 (a
 ``DataLoader.shard`` of the shared shuffled order), computes the gradient of the mean
-loss on its 16 examples, and ``lax.pmean`` over the processes (an MPI Allreduce inside
-the compiled step) turns them into the gradient of the whole batch; every process
+loss on its 16 examples, and ``lax.pmean`` over the processes (inside the compiled
+step: summed in shared memory when the processes share a machine, else an MPI
+Allreduce) turns them into the gradient of the whole batch; every process
 then takes the same Adam step.  So the run ends with the parameters of one process
 trained on the global batches: in float64 they agree to 1e-12 (the sums are added in
 another order), which ``tests/api/test_distributed.py`` checks by running this script
