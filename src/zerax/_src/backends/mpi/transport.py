@@ -175,10 +175,13 @@ class GatheredSlots(Slots):
                                         for r in range(comm.Get_size())])
 
     def exchange(self, used: int) -> None:
+        if not used:
+            return
         kind = self._types.get(used)
         if kind is None:     # ``used`` bytes at the start of each slot of ``nbytes``
-            kind = self._types[used] = \
-                mpi().BYTE.Create_contiguous(used).Create_resized(0, self.nbytes).Commit()
+            run = mpi().BYTE.Create_contiguous(used)
+            kind = self._types[used] = run.Create_resized(0, self.nbytes).Commit()
+            run.Free()
         self.comm.Allgather(mpi().IN_PLACE, [self.memory, 1, kind])
 
     def free(self) -> None:
@@ -213,6 +216,8 @@ class ProgramSums:
         ctypes.memmove(address, table.ctypes.data, table.nbytes)
 
     def exchange(self, address: int) -> None:
+        """Every process has computed its operands into its slot: make the slots
+        visible to all (``address``: the host call's table, empty)."""
         comm = process_groups[self.procs[0]].communicator(self.procs)
         comm.exchange_program_slots(self.nbytes)
 
@@ -252,6 +257,8 @@ class Communicator:
         return (SharedSlots if every[0] else GatheredSlots)(self.comm, want)
 
     def eager_slots(self, nbytes: int) -> Slots:
+        """The slots of eager sums (and of host calls' sums), with room for ``nbytes``
+        per process; the caller has run the agreement check."""
         self._slots, old = None, self._slots     # (never kept once freed)
         self._slots = self._grown(old, nbytes)
         self._slots.acquire()
