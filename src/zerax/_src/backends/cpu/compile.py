@@ -19,6 +19,7 @@ import numpy as np
 
 from ...base.config import __version__, config
 from .. import kernel_ir as K
+from ..lowering.context import PARALLEL_THRESHOLD
 from . import blas, diskcache, engine, threads
 from .emit import Emitter, walk
 
@@ -134,8 +135,7 @@ def _compile(kernel, symbol, fast_math) -> dict:
         raise RuntimeError("NumPy's array layout could not be verified")
     em = Emitter(renamed, module, data_offset=offset, fast_math=fast_math)
     em.build()
-    obj = engine.compile_module(module, unroll=not em.parallel and
-                                loop_count(kernel.body) <= UNROLL_MAX_LOOPS)
+    obj = engine.compile_module(module, unroll=_unrolls(kernel, em.parallel))
     return {"symbol": symbol, "parallel": em.parallel, "offset": offset,
             "blas": sorted(em.blas_letters), "object": obj}
 
@@ -144,8 +144,20 @@ def _compile(kernel, symbol, fast_math) -> dict:
 # of hundreds of loops is data movement (JAX's VAE example's 10x10 grid of transposed
 # 28x28 images: 624 loops): LLVM fully unrolled each and SLP-vectorised the result, 13 s
 # of O3 and code emission for that one kernel, 3.5 s without unrolling.  The serial
-# kernels of the benchmark programs have at most ~50 loops.
+# kernels of the benchmark programs have at most ~50 loops.  A kernel with a large
+# product is a layer's: its loops run over the layer's arrays, already vectorised (the
+# MLP step's gradient compiled in 146 ms unrolled, 113 ms not, and ran as fast).
 UNROLL_MAX_LOOPS = 256
+
+
+def _unrolls(kernel, parallel: bool) -> bool:
+    """Whether LLVM unrolls ``kernel``'s loops: a serial kernel of a few small loops
+    (a loop body's 3-vectors), not one with parallel loops (over large arrays), a large
+    product, or hundreds of loops."""
+    return not parallel and loop_count(kernel.body) <= UNROLL_MAX_LOOPS and not any(
+        type(s) is K.Call and s.name == "gemm" and
+        s.params["batch"] * s.params["m"] * s.params["n"] >= PARALLEL_THRESHOLD
+        for s in walk(kernel.body))
 
 
 def loop_count(body) -> int:
