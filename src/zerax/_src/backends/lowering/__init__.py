@@ -7,7 +7,9 @@ of the primitives in `HOST` (their NumPy implementations) at its top level.  In 
 shape and slicing primitives in `shape.py`, reductions in `reduce.py`); elementwise
 primitives have one scalar rule each (`elementwise.py`); an equation with no rule (and
 one of `HOST` inside a loop body, a branch or a call) is a host call in the kernel
-(`host.py`: its NumPy implementation, called back from the machine code).  A program
+(`host.py`: its NumPy implementation, called back from the machine code); a ``psum``
+over the processes of one machine, at the top level, sums in shared memory
+(`process_sums.py`).  A program
 with a primitive or dtype this lowering does not carry raises `Unlowerable`.
 
 Equations on values of a dtype the kernels lack (long double) are host steps too, as

@@ -29,11 +29,11 @@ import math
 
 import numpy as np
 
-from .. import kernel_ir as K
-from ..mpi.transport import SHARED_MAX_BYTES, AxisGroup, ProgramSums, slot_offsets
 from ...core.core import process_groups
 from ...ir.ir import Literal
 from ...ops.collectives import describe, psum_p, split_axes
+from .. import kernel_ir as K
+from ..mpi.transport import SHARED_MAX_BYTES, AxisGroup, ProgramSums, slot_offsets
 from .context import Ctx
 from .fused import fusible
 from .inplace import use_positions
