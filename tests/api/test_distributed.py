@@ -95,6 +95,30 @@ def test_allreduce_receives_into_the_buffers_it_is_given():
         np.testing.assert_array_equal(r, x)
 
 
+def test_slots_that_cannot_be_allocated_are_a_clear_error(monkeypatch):
+    """Shared-memory slots MPI cannot allocate are a DistributedError saying how many
+    bytes and where (never mpi4py's own exception), and none are kept; where the
+    machine's shared memory has no room, the slots are the process's own (gathered)."""
+    from mpi4py import MPI
+
+    from zerax._src.backends.mpi import transport
+    comm = transport.Communicator(MPI.COMM_SELF, ("data",), one_machine=True)
+
+    def refuse(self, *args):
+        raise MPI.Exception(MPI.ERR_NO_MEM)
+    with monkeypatch.context() as m:
+        m.setattr(transport.SharedSlots, "__init__", refuse)
+        with pytest.raises(errors.DistributedError,
+                           match=r"'data': 65536 bytes .* could not be allocated in the "
+                                 r"machine's shared memory"):
+            comm.eager_slots(1 << 16)
+    assert comm._slots is None
+    monkeypatch.setattr(transport, "_shared_memory_free", lambda: 0)
+    slots = comm.eager_slots(1 << 16)
+    assert type(slots) is transport.GatheredSlots and slots.nbytes == 1 << 16
+    slots.free()
+
+
 def test_devices_and_meshes(local_devices):
     devs = zx.devices()
     assert [d.id for d in devs] == [0, 1, 2, 3] and zx.local_device_count() == 4

@@ -254,7 +254,15 @@ class Communicator:
         self.comm.Allreduce(room, every, op=MPI.MIN)
         if slots is not None:
             slots.free()
-        return (SharedSlots if every[0] else GatheredSlots)(self.comm, want)
+        try:
+            return (SharedSlots if every[0] else GatheredSlots)(self.comm, want)
+        except (MPI.Exception, MemoryError) as e:   # (MPI's own error, not for the user)
+            where = "the machine's shared memory" if every[0] else "this process"
+            raise errors.DistributedError(
+                f"sums over the process axes {', '.join(map(repr, self.names))}: "
+                f"{want * self.size} bytes for their slots could not be allocated in "
+                f"{where} ({type(e).__name__}: {e}). Free memory (or space in /dev/shm), "
+                "or sum smaller values at a time.") from None
 
     def eager_slots(self, nbytes: int) -> Slots:
         """The slots of eager sums (and of host calls' sums), with room for ``nbytes``
